@@ -1,0 +1,93 @@
+//! The tree-sitter grammar of each language, and their versions for the layer fingerprints.
+
+use crate::lang::Lang;
+use tree_sitter::Language;
+
+/// The grammar for a language (`None` for the line-window kinds).
+pub fn language(lang: Lang) -> Option<Language> {
+    Some(match lang {
+        Lang::CSharp => tree_sitter_c_sharp::LANGUAGE.into(),
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+        Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
+        Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Lang::C => tree_sitter_c::LANGUAGE.into(),
+        Lang::Cpp => tree_sitter_cpp::LANGUAGE.into(),
+        Lang::ObjC => tree_sitter_objc::LANGUAGE.into(),
+        Lang::Go => tree_sitter_go::LANGUAGE.into(),
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Java => tree_sitter_java::LANGUAGE.into(),
+        Lang::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+        Lang::Php => tree_sitter_php::LANGUAGE_PHP.into(),
+        Lang::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+        Lang::Swift => tree_sitter_swift::LANGUAGE.into(),
+        Lang::Scala => tree_sitter_scala::LANGUAGE.into(),
+        Lang::Lua => tree_sitter_lua::LANGUAGE.into(),
+        Lang::Bash => tree_sitter_bash::LANGUAGE.into(),
+        Lang::Sql => tree_sitter_sequel::LANGUAGE.into(),
+        Lang::Markdown | Lang::Json | Lang::Yaml | Lang::Toml | Lang::Text => return None,
+    })
+}
+
+/// Grammar crate versions (as pinned in Cargo.toml) and the tree-sitter core: part of the
+/// chunk and graph fingerprints, so a grammar upgrade re-parses.
+pub const GRAMMAR_VERSIONS: &str = "ts0.27.1;rust0.24.2;python0.25.0;javascript0.25.0;typescript0.23.2;go0.25.0;java0.23.5;\
+c0.24.2;cpp0.23.4;csharp0.23.5;ruby0.23.1;php0.25.1;kotlin-ng1.1.0;swift0.7.4;scala0.26.9;lua0.5.0;bash0.25.1;objc3.0.2;sequel0.3.11";
+
+thread_local! {
+    static PARSERS: std::cell::RefCell<std::collections::HashMap<Lang, tree_sitter::Parser>> = Default::default();
+}
+
+/// Parses `src` with a per-thread cached parser. `None` when the language has no grammar or the
+/// parser gave up (time-out or cancellation).
+pub fn parse(lang: Lang, src: &[u8]) -> Option<tree_sitter::Tree> {
+    let language = language(lang)?;
+    PARSERS.with(|cell| {
+        let mut parsers = cell.borrow_mut();
+        let parser = parsers.entry(lang).or_insert_with(|| {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&language).expect("grammar ABI is supported by the pinned tree-sitter core");
+            p
+        });
+        parser.parse(src, None)
+    })
+}
+
+/// S-expression of the tree with field names (for `git lynx debug parse`).
+pub fn sexp(lang: Lang, src: &[u8]) -> Option<String> {
+    let tree = parse(lang, src)?;
+    let mut out = String::new();
+    let mut cursor = tree.walk();
+    dump(&mut cursor, src, 0, &mut out);
+    Some(out)
+}
+
+fn dump(cursor: &mut tree_sitter::TreeCursor, src: &[u8], depth: usize, out: &mut String) {
+    let node = cursor.node();
+    if node.is_named() {
+        let field = cursor.field_name().map(|f| format!("{f}: ")).unwrap_or_default();
+        let text = if node.child_count() == 0 {
+            format!(" {:?}", String::from_utf8_lossy(&src[node.byte_range()]))
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "{}{}{} [{}-{}]{}\n",
+            "  ".repeat(depth),
+            field,
+            node.kind(),
+            node.start_position().row + 1,
+            node.end_position().row + 1,
+            text
+        ));
+    }
+    if cursor.goto_first_child() {
+        loop {
+            dump(cursor, src, depth + usize::from(node.is_named()), out);
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+        cursor.goto_parent();
+    }
+}

@@ -1,0 +1,83 @@
+//! Crash-safe file writes: everything the store keeps is written to a temp file in the same
+//! directory tree, fsynced, then renamed into place, so a reader or a crash sees whole files
+//! or nothing.
+
+use anyhow::{Context, Result};
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Suffix of in-progress writes; `gc` removes stale ones left by a crash.
+pub const TMP_SUFFIX: &str = ".lynx-tmp";
+
+/// A unique temp path next to `target`.
+pub fn temp_path_for(target: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let name = target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    target.with_file_name(format!(".{name}.{}.{n}{TMP_SUFFIX}", std::process::id()))
+}
+
+/// Writes `bytes` to `path` atomically (temp file, fsync, rename, fsync of the directory).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().context("path has no parent directory")?;
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = temp_path_for(path);
+    let result = (|| -> Result<()> {
+        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(bytes).with_context(|| format!("writing {}", tmp.display()))?;
+        f.sync_all().with_context(|| format!("syncing {}", tmp.display()))?;
+        drop(f);
+        fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+        sync_dir(dir);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Best effort: makes a rename durable.
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Total size in bytes and number of files under `dir` (0 when missing).
+pub fn dir_size(dir: &Path) -> (u64, u64) {
+    let mut bytes = 0;
+    let mut files = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(_) => {
+                    files += 1;
+                    bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    (bytes, files)
+}
+
+/// Seconds since the Unix epoch.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Short lowercase hex of the blake3 hash of `parts` (fingerprints and cache keys).
+pub fn short_hash(parts: &[&[u8]]) -> String {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    h.finalize().to_hex()[..16].to_string()
+}

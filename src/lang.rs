@@ -1,0 +1,238 @@
+//! Language detection: which grammar (if any) a path's content is chunked with.
+
+use serde::{Deserialize, Serialize};
+
+/// Every language with a tree-sitter grammar, plus the text kinds chunked by line windows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    CSharp,
+    Python,
+    TypeScript,
+    Tsx,
+    JavaScript,
+    C,
+    Cpp,
+    ObjC,
+    Go,
+    Rust,
+    Java,
+    Ruby,
+    Php,
+    Kotlin,
+    Swift,
+    Scala,
+    Lua,
+    Bash,
+    Sql,
+    Markdown,
+    Json,
+    Yaml,
+    Toml,
+    Text,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 24] = [
+        Lang::CSharp,
+        Lang::Python,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::JavaScript,
+        Lang::C,
+        Lang::Cpp,
+        Lang::ObjC,
+        Lang::Go,
+        Lang::Rust,
+        Lang::Java,
+        Lang::Ruby,
+        Lang::Php,
+        Lang::Kotlin,
+        Lang::Swift,
+        Lang::Scala,
+        Lang::Lua,
+        Lang::Bash,
+        Lang::Sql,
+        Lang::Markdown,
+        Lang::Json,
+        Lang::Yaml,
+        Lang::Toml,
+        Lang::Text,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::CSharp => "csharp",
+            Lang::Python => "python",
+            Lang::TypeScript => "typescript",
+            Lang::Tsx => "tsx",
+            Lang::JavaScript => "javascript",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::ObjC => "objc",
+            Lang::Go => "go",
+            Lang::Rust => "rust",
+            Lang::Java => "java",
+            Lang::Ruby => "ruby",
+            Lang::Php => "php",
+            Lang::Kotlin => "kotlin",
+            Lang::Swift => "swift",
+            Lang::Scala => "scala",
+            Lang::Lua => "lua",
+            Lang::Bash => "bash",
+            Lang::Sql => "sql",
+            Lang::Markdown => "markdown",
+            Lang::Json => "json",
+            Lang::Yaml => "yaml",
+            Lang::Toml => "toml",
+            Lang::Text => "text",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Lang> {
+        Lang::ALL.iter().copied().find(|l| l.name() == name)
+    }
+
+    /// True when the language is parsed with tree-sitter (the others use the line-window splitter).
+    pub fn has_grammar(self) -> bool {
+        !matches!(self, Lang::Markdown | Lang::Json | Lang::Yaml | Lang::Toml | Lang::Text)
+    }
+
+    /// Languages whose definitions are code (used to tell source from docs and data).
+    pub fn is_code(self) -> bool {
+        self.has_grammar()
+    }
+}
+
+/// Language by file name alone; `None` means "look at the content" (or not text at all).
+pub fn by_path(path: &str) -> Option<Lang> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let lower = name.to_ascii_lowercase();
+    match lower.as_str() {
+        "rakefile" | "gemfile" | "guardfile" | "podfile" | "vagrantfile" | "brewfile" => return Some(Lang::Ruby),
+        "cmakelists.txt" | "makefile" | "dockerfile" => return Some(Lang::Text),
+        ".bashrc" | ".bash_profile" | ".profile" | ".zshrc" | "pkgbuild" => return Some(Lang::Bash),
+        _ => {}
+    }
+    let ext = match lower.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext,
+        _ => return None,
+    };
+    Some(match ext {
+        "cs" | "csx" => Lang::CSharp,
+        "py" | "pyi" | "pyw" => Lang::Python,
+        "ts" | "mts" | "cts" => Lang::TypeScript,
+        "tsx" => Lang::Tsx,
+        "js" | "mjs" | "cjs" | "jsx" => Lang::JavaScript,
+        "c" => Lang::C,
+        "h" => return None, // decided by content: C, C++ or Objective-C
+        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" | "h++" | "ipp" | "inl" | "tpp" | "cu" | "cuh" => Lang::Cpp,
+        "m" | "mm" => Lang::ObjC,
+        "go" => Lang::Go,
+        "rs" => Lang::Rust,
+        "java" => Lang::Java,
+        "rb" | "rake" | "gemspec" | "ru" => Lang::Ruby,
+        "php" | "phtml" | "php5" | "php7" | "phps" => Lang::Php,
+        "kt" | "kts" => Lang::Kotlin,
+        "swift" => Lang::Swift,
+        "scala" | "sc" | "sbt" => Lang::Scala,
+        "lua" => Lang::Lua,
+        "sh" | "bash" | "zsh" | "ksh" | "bats" => Lang::Bash,
+        "sql" | "psql" | "pgsql" => Lang::Sql,
+        "md" | "markdown" | "mdx" | "rst" | "adoc" | "asciidoc" | "org" => Lang::Markdown,
+        "json" | "jsonc" | "json5" | "ipynb" | "geojson" => Lang::Json,
+        "yaml" | "yml" => Lang::Yaml,
+        "toml" => Lang::Toml,
+        _ => Lang::Text,
+    })
+}
+
+/// Final language decision given the content (shebangs for extensionless files, `.h` dialects).
+pub fn detect(path: &str, content: &[u8]) -> Lang {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    if name.ends_with(".h") {
+        return header_dialect(content);
+    }
+    if let Some(lang) = by_path(path) {
+        return lang;
+    }
+    shebang(content).unwrap_or(Lang::Text)
+}
+
+fn shebang(content: &[u8]) -> Option<Lang> {
+    let first = content.split(|&b| b == b'\n').next()?;
+    let line = std::str::from_utf8(first).ok()?;
+    let rest = line.strip_prefix("#!")?;
+    // "#!/usr/bin/env -S python3 -u" and "#!/bin/bash" alike: the interpreter is the first word
+    // after an optional env.
+    let mut words = rest.split_whitespace().map(|w| w.rsplit('/').next().unwrap_or(w));
+    let mut interp = words.next()?;
+    if interp == "env" {
+        interp = words.find(|w| !w.starts_with('-'))?;
+    }
+    let interp = interp.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    Some(match interp {
+        "sh" | "bash" | "zsh" | "ksh" | "dash" => Lang::Bash,
+        "python" => Lang::Python,
+        "node" | "nodejs" | "deno" | "bun" => Lang::JavaScript,
+        "ruby" => Lang::Ruby,
+        "php" => Lang::Php,
+        "lua" | "luajit" => Lang::Lua,
+        "ts-node" | "tsx" => Lang::TypeScript,
+        _ => return None,
+    })
+}
+
+/// `.h`: Objective-C when it declares `@interface`/`@protocol`, C++ when it has C++-only syntax,
+/// else C.
+fn header_dialect(content: &[u8]) -> Lang {
+    let text = String::from_utf8_lossy(&content[..content.len().min(256 * 1024)]);
+    let mut cpp = false;
+    for line in text.lines() {
+        let l = line.trim_start();
+        if l.starts_with("@interface") || l.starts_with("@protocol") || l.starts_with("@implementation") {
+            return Lang::ObjC;
+        }
+        if !cpp
+            && (l.starts_with("class ")
+                || l.starts_with("namespace ")
+                || l.starts_with("template")
+                || l.starts_with("public:")
+                || l.starts_with("private:")
+                || l.starts_with("protected:")
+                || l.starts_with("using namespace")
+                || l.contains("std::")
+                || l.starts_with("virtual ")
+                || l.contains("constexpr ")
+                || (l.starts_with("#include <") && !l.contains(".h>")))
+        {
+            cpp = true;
+        }
+    }
+    if cpp { Lang::Cpp } else { Lang::C }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_dialects() {
+        assert_eq!(detect("a/x.h", b"int add(int a, int b);\n"), Lang::C);
+        assert_eq!(detect("a/x.h", b"#pragma once\nnamespace foo {\nclass Bar {};\n}\n"), Lang::Cpp);
+        assert_eq!(detect("a/x.h", b"#import <Foundation/Foundation.h>\n@interface Foo : NSObject\n@end\n"), Lang::ObjC);
+        assert_eq!(detect("x.h", b"#include <vector>\nint f();\n"), Lang::Cpp);
+    }
+
+    #[test]
+    fn extensions_and_shebangs() {
+        assert_eq!(detect("src/main.rs", b""), Lang::Rust);
+        assert_eq!(detect("web/App.tsx", b""), Lang::Tsx);
+        assert_eq!(detect("bin/tool", b"#!/usr/bin/env python3\nprint(1)\n"), Lang::Python);
+        assert_eq!(detect("bin/run", b"#!/bin/bash\necho hi\n"), Lang::Bash);
+        assert_eq!(detect("README", b"hello\n"), Lang::Text);
+        assert_eq!(detect("docs/guide.md", b""), Lang::Markdown);
+        assert_eq!(detect("Rakefile", b""), Lang::Ruby);
+        assert_eq!(detect(".gitignore", b"target\n"), Lang::Text);
+    }
+}

@@ -1,0 +1,278 @@
+//! Git access through gix: finding the repository and its Lynx store, resolving revisions,
+//! listing the files of a tree or of the working tree (with git's own blob ids), reading blob
+//! content, and the path-level reasons a file is left out.
+
+pub mod history;
+pub mod worktree;
+
+use crate::lang;
+use anyhow::{Context, Result, bail};
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An opened repository. Cheap to share between threads (`local()` per thread).
+pub struct Repo {
+    sync: gix::ThreadSafeRepository,
+    /// Canonical root of this checkout (None for bare repositories).
+    pub workdir: Option<PathBuf>,
+    /// Canonical git directory shared by all worktrees (`.git` of the main worktree).
+    pub common_dir: PathBuf,
+    /// Where Lynx keeps its store: beside the main worktree's `.git` (shared by linked
+    /// worktrees), or inside the git directory of a bare repository.
+    pub lynx_dir: PathBuf,
+}
+
+/// Why a path is not indexed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkipReason {
+    Binary,
+    TooLarge,
+    LfsPointer,
+    Submodule,
+    Symlink,
+    Generated,
+    Vendored,
+    NoDiff,
+    Unreadable,
+}
+
+impl SkipReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipReason::Binary => "binary",
+            SkipReason::TooLarge => "too_large",
+            SkipReason::LfsPointer => "lfs_pointer",
+            SkipReason::Submodule => "submodule",
+            SkipReason::Symlink => "symlink",
+            SkipReason::Generated => "generated",
+            SkipReason::Vendored => "vendored",
+            SkipReason::NoDiff => "no_diff",
+            SkipReason::Unreadable => "unreadable",
+        }
+    }
+
+    pub fn explain(self) -> &'static str {
+        match self {
+            SkipReason::Binary => "binary content (a NUL byte in the first 8 KiB)",
+            SkipReason::TooLarge => "larger than the size cap (index.max_file_size)",
+            SkipReason::LfsPointer => "a Git LFS pointer, not the file's content",
+            SkipReason::Submodule => "a submodule (gitlink)",
+            SkipReason::Symlink => "a symbolic link",
+            SkipReason::Generated => "marked linguist-generated in .gitattributes",
+            SkipReason::Vendored => "marked linguist-vendored in .gitattributes",
+            SkipReason::NoDiff => "marked -diff in .gitattributes",
+            SkipReason::Unreadable => "could not be read",
+        }
+    }
+}
+
+/// A file of a view: where it is and which blob it holds.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    pub path: String,
+    pub blob: ObjectId,
+    /// Size in bytes when known without reading the object (working-tree files).
+    pub size: Option<u64>,
+    /// Content already in memory (working-tree files that are not in git's object database).
+    pub content: Option<Arc<Vec<u8>>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: SkipReason,
+}
+
+/// The files of a tree or of the working tree, before content-level checks.
+#[derive(Debug, Default, Clone)]
+pub struct FileList {
+    pub files: Vec<FileEntry>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// A resolved revision.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    pub commit: ObjectId,
+    pub tree: ObjectId,
+}
+
+impl Repo {
+    /// Opens the repository containing `path` (any subdirectory, linked worktrees included).
+    pub fn discover(path: &Path) -> Result<Repo> {
+        let abs = path.canonicalize().with_context(|| format!("no such directory: {}", path.display()))?;
+        let repo = gix::discover(&abs).map_err(|e| {
+            anyhow::anyhow!("{} is not inside a git repository ({e}); run `git init` or pass -C <repo>", abs.display())
+        })?;
+        let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
+        let common_dir = repo.common_dir().canonicalize()?;
+        let lynx_dir = match (repo.kind(), common_dir.file_name()) {
+            // The main worktree's root is the parent of the common `.git` directory.
+            (_, Some(name)) if name == ".git" => common_dir.parent().unwrap_or(&common_dir).join(".lynx"),
+            _ => common_dir.join("lynx"),
+        };
+        let sync = repo.into_sync();
+        Ok(Repo { sync, workdir, common_dir, lynx_dir })
+    }
+
+    /// A repository handle for the current thread.
+    pub fn local(&self) -> gix::Repository {
+        let mut r = self.sync.to_thread_local();
+        r.object_cache_size_if_unset(4 * 1024 * 1024);
+        r
+    }
+
+    pub fn workdir(&self) -> Result<&Path> {
+        self.workdir.as_deref().context("this is a bare repository: the working tree view needs a checkout (use --rev)")
+    }
+
+    pub fn object_hash(&self) -> gix::hash::Kind {
+        self.sync.to_thread_local().object_hash()
+    }
+
+    /// Resolves `HEAD`, a branch, tag, abbreviated id, `HEAD~3`, … to a commit and its tree.
+    pub fn resolve(&self, rev: &str) -> Result<Resolved> {
+        let repo = self.local();
+        let id = repo
+            .rev_parse_single(rev)
+            .map_err(|e| anyhow::anyhow!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)"))?;
+        let commit = id.object()?.peel_to_commit().with_context(|| format!("`{rev}` does not point at a commit"))?;
+        let tree = commit.tree_id()?.detach();
+        Ok(Resolved { commit: commit.id, tree })
+    }
+
+    /// HEAD's commit, or None on an unborn branch.
+    pub fn head(&self) -> Result<Option<Resolved>> {
+        let repo = self.local();
+        let mut head = repo.head()?;
+        match head.try_peel_to_id()? {
+            Some(id) => {
+                let commit = id.object()?.peel_to_commit()?;
+                Ok(Some(Resolved { commit: commit.id, tree: commit.tree_id()?.detach() }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The files of a tree, in git's path order, with path-level skips applied.
+    pub fn tree_files(&self, tree: ObjectId) -> Result<FileList> {
+        let repo = self.local();
+        let index = repo.index_from_tree(&tree).with_context(|| format!("reading tree {tree}"))?;
+        let mut list = FileList::default();
+        for e in index.entries() {
+            let path = e.path(&index).to_str_lossy().into_owned();
+            match mode_skip(e.mode) {
+                Some(reason) => list.skipped.push(Skipped { path, reason }),
+                None => list.files.push(FileEntry { path, blob: e.id, size: None, content: None }),
+            }
+        }
+        let state = gix::worktree::IndexPersistedOrInMemory::InMemory(index);
+        apply_attributes(&repo, &state, gix::worktree::stack::state::attributes::Source::IdMapping, &mut list)?;
+        Ok(list)
+    }
+
+    /// Reads a blob's content from the object database.
+    pub fn read_blob(repo: &gix::Repository, id: ObjectId) -> Result<Vec<u8>> {
+        Ok(repo.find_blob(id).with_context(|| format!("reading blob {id}"))?.detach().data)
+    }
+
+    /// Size of an object without reading its content.
+    pub fn blob_size(repo: &gix::Repository, id: ObjectId) -> Result<u64> {
+        Ok(repo.find_header(id).with_context(|| format!("reading object header {id}"))?.size())
+    }
+}
+
+fn mode_skip(mode: gix::index::entry::Mode) -> Option<SkipReason> {
+    use gix::index::entry::Mode;
+    if mode.contains(Mode::COMMIT) {
+        Some(SkipReason::Submodule)
+    } else if mode.contains(Mode::SYMLINK) {
+        Some(SkipReason::Symlink)
+    } else {
+        None
+    }
+}
+
+/// Applies `linguist-generated`, `linguist-vendored` and `-diff` from `.gitattributes` (the
+/// tree's own files for a revision, the working tree's for the working tree).
+pub(crate) fn apply_attributes(
+    repo: &gix::Repository,
+    index: &gix::worktree::IndexPersistedOrInMemory,
+    source: gix::worktree::stack::state::attributes::Source,
+    list: &mut FileList,
+) -> Result<()> {
+    let has_attributes = list.files.iter().any(|f| f.path == ".gitattributes" || f.path.ends_with("/.gitattributes"))
+        || list.skipped.iter().any(|f| f.path.ends_with(".gitattributes"))
+        || repo.common_dir().join("info").join("attributes").exists();
+    if !has_attributes {
+        return Ok(());
+    }
+    let mut stack = repo.attributes_only(index, source)?;
+    let mut out = stack.selected_attribute_matches(["linguist-generated", "linguist-vendored", "diff"]);
+    let mut keep = Vec::with_capacity(list.files.len());
+    for f in std::mem::take(&mut list.files) {
+        out.reset();
+        stack.at_entry(f.path.as_str(), None)?.matching_attributes(&mut out);
+        let mut reason = None;
+        for m in out.iter_selected() {
+            let set = match m.assignment.state {
+                gix::attrs::StateRef::Set => true,
+                gix::attrs::StateRef::Value(v) => v.as_bstr() != "false",
+                _ => false,
+            };
+            match (m.assignment.name.as_str(), m.assignment.state) {
+                ("linguist-generated", _) if set => reason = Some(SkipReason::Generated),
+                ("linguist-vendored", _) if set => reason = reason.or(Some(SkipReason::Vendored)),
+                ("diff", gix::attrs::StateRef::Unset) => reason = reason.or(Some(SkipReason::NoDiff)),
+                _ => {}
+            }
+        }
+        match reason {
+            Some(reason) => list.skipped.push(Skipped { path: f.path, reason }),
+            None => keep.push(f),
+        }
+    }
+    list.files = keep;
+    Ok(())
+}
+
+/// Content-level reasons to skip a blob: binary (NUL in the first 8 KiB) or an LFS pointer.
+pub fn content_skip(content: &[u8]) -> Option<SkipReason> {
+    if content.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Some(SkipReason::LfsPointer);
+    }
+    let head = &content[..content.len().min(8192)];
+    head.contains(&0).then_some(SkipReason::Binary)
+}
+
+/// Language hint stored with a blob's objects: the path decides the language except for `.h`
+/// and extensionless files, which are decided by content (hint 255).
+pub fn lang_hint(path: &str) -> u8 {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".h") {
+        return 255;
+    }
+    match lang::by_path(path) {
+        Some(l) => l as u8,
+        None => 255,
+    }
+}
+
+/// The hex id of an object.
+pub fn hex(id: &ObjectId) -> String {
+    id.to_hex().to_string()
+}
+
+pub fn parse_oid(hex: &str) -> Result<ObjectId> {
+    ObjectId::from_hex(hex.as_bytes()).map_err(|e| anyhow::anyhow!("invalid object id `{hex}`: {e}"))
+}
+
+pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
+    if !cond {
+        bail!(msg());
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! The catalog: for one (layer, fingerprint) in one object directory, which segment rows hold
+//! each key. It is a cache: `rebuild` derives it from the segments themselves.
+
+use super::{Key, Loc};
+use crate::fsutil;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"LYNXCAT1";
+
+#[derive(Default, Clone, Debug)]
+pub struct Catalog {
+    /// Segment names (`ab/cdef…`) referenced by `Loc::seg`.
+    pub segments: Vec<String>,
+    /// Sorted by key; one entry per key (the first writer wins).
+    pub entries: Vec<(Key, Loc)>,
+}
+
+impl Catalog {
+    pub fn get(&self, key: &Key) -> Option<Loc> {
+        self.entries.binary_search_by(|(k, _)| k.cmp(key)).ok().map(|i| self.entries[i].1)
+    }
+
+    pub fn segment_name(&self, loc: Loc) -> &str {
+        &self.segments[loc.seg as usize]
+    }
+
+    /// Adds a segment's keys; keys already present keep their old location.
+    pub fn add(&mut self, segment: &str, keys: &[(Key, u32, u32)]) {
+        let seg = match self.segments.iter().position(|s| s == segment) {
+            Some(i) => i as u32,
+            None => {
+                self.segments.push(segment.to_string());
+                (self.segments.len() - 1) as u32
+            }
+        };
+        let mut new: Vec<(Key, Loc)> = keys
+            .iter()
+            .filter(|(k, _, _)| self.get(k).is_none())
+            .map(|&(k, row, count)| (k, Loc { seg, row, count }))
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        new.sort_by(|a, b| a.0.cmp(&b.0));
+        new.dedup_by(|a, b| a.0 == b.0);
+        let old = std::mem::take(&mut self.entries);
+        self.entries = merge_sorted(old, new);
+    }
+
+    /// Drops entries pointing at the given segments (after gc or quarantine).
+    pub fn remove_segments(&mut self, names: &[String]) {
+        let dead: Vec<u32> =
+            self.segments.iter().enumerate().filter(|(_, s)| names.contains(s)).map(|(i, _)| i as u32).collect();
+        self.entries.retain(|(_, loc)| !dead.contains(&loc.seg));
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16 + self.entries.len() * 45 + self.segments.len() * 70);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(self.segments.len() as u32).to_le_bytes());
+        for s in &self.segments {
+            out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        out.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        for (k, loc) in &self.entries {
+            out.extend_from_slice(&k.0);
+            out.extend_from_slice(&loc.seg.to_le_bytes());
+            out.extend_from_slice(&loc.row.to_le_bytes());
+            out.extend_from_slice(&loc.count.to_le_bytes());
+        }
+        let sum = blake3::hash(&out);
+        out.extend_from_slice(sum.as_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Catalog> {
+        if bytes.len() < MAGIC.len() + 40 || &bytes[..8] != MAGIC {
+            bail!("not a Lynx catalog file");
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 32);
+        if blake3::hash(body).as_bytes() != sum {
+            bail!("catalog checksum mismatch (file is damaged)");
+        }
+        let mut r = Reader { b: body, pos: 8 };
+        let nseg = r.u32()? as usize;
+        let mut segments = Vec::with_capacity(nseg);
+        for _ in 0..nseg {
+            let len = r.u16()? as usize;
+            segments.push(String::from_utf8(r.take(len)?.to_vec()).context("segment name is not UTF-8")?);
+        }
+        let n = r.u32()? as usize;
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut k = [0u8; 33];
+            k.copy_from_slice(r.take(33)?);
+            let loc = Loc { seg: r.u32()?, row: r.u32()?, count: r.u32()? };
+            if loc.seg as usize >= nseg {
+                bail!("catalog entry points at a missing segment");
+            }
+            entries.push((Key(k), loc));
+        }
+        if !entries.is_sorted_by(|a, b| a.0 < b.0) {
+            bail!("catalog entries are not sorted");
+        }
+        Ok(Catalog { segments, entries })
+    }
+
+    /// Reads a catalog file; a missing file is an empty catalog.
+    pub fn load(path: &Path) -> Result<Catalog> {
+        match std::fs::read(path) {
+            Ok(bytes) => Catalog::decode(&bytes).with_context(|| format!("reading catalog {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Catalog::default()),
+            Err(e) => Err(e).with_context(|| format!("reading catalog {}", path.display())),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<()> {
+        fsutil::write_atomic(path, &self.encode())
+    }
+}
+
+pub fn catalog_path(objects: &Path, layer: &str, fingerprint: &str) -> PathBuf {
+    objects.join("catalog").join(format!("{layer}-{fingerprint}.cat"))
+}
+
+fn merge_sorted(a: Vec<(Key, Loc)>, b: Vec<(Key, Loc)>) -> Vec<(Key, Loc)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].0 <= b[j].0 {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let s = self.b.get(self.pos..self.pos + n).context("catalog file is truncated")?;
+        self.pos += n;
+        Ok(s)
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.take(2)?.try_into().unwrap()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(b: u8) -> Key {
+        let mut k = [0u8; 33];
+        k[0] = b;
+        Key(k)
+    }
+
+    #[test]
+    fn roundtrip_and_first_writer_wins() {
+        let mut c = Catalog::default();
+        c.add("aa/one", &[(key(3), 0, 2), (key(1), 2, 1)]);
+        c.add("bb/two", &[(key(1), 0, 5), (key(2), 5, 1)]);
+        assert_eq!(c.get(&key(1)), Some(Loc { seg: 0, row: 2, count: 1 }));
+        assert_eq!(c.get(&key(2)), Some(Loc { seg: 1, row: 5, count: 1 }));
+        let d = Catalog::decode(&c.encode()).unwrap();
+        assert_eq!(d.entries, c.entries);
+        assert_eq!(d.segments, c.segments);
+        let mut bad = c.encode();
+        let n = bad.len();
+        bad[n - 40] ^= 1;
+        assert!(Catalog::decode(&bad).unwrap_err().to_string().contains("checksum"));
+    }
+}
