@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Every language with a tree-sitter grammar, plus the text kinds chunked by line windows.
+/// The discriminants are stored in object keys (language hints): append, never reorder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Lang {
@@ -87,6 +88,10 @@ impl Lang {
             Lang::Toml => "toml",
             Lang::Text => "text",
         }
+    }
+
+    pub fn from_code(code: u8) -> Option<Lang> {
+        Lang::ALL.get(code as usize).copied()
     }
 
     pub fn from_name(name: &str) -> Option<Lang> {

@@ -2,8 +2,19 @@
 
 pub mod analyze;
 pub mod chunk;
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod error;
 pub mod fsutil;
+pub mod gc;
+pub mod index;
 pub mod lang;
 pub mod layer;
+pub mod ops;
+pub mod progress;
 pub mod repo;
+pub mod search;
 pub mod store;
+pub mod view;
+pub mod workspace;

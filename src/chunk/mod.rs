@@ -109,7 +109,11 @@ impl Emitter<'_> {
                 self.gap(gap_start, start - 1, symbol, kind, out);
             }
             if d.container && !self.children[k].is_empty() {
-                self.level(start, end, &self.children[k], &d.qualified, d.kind.name(), out);
+                let members = &self.children[k];
+                // `impl Foo {` alone says nothing its members' symbols do not.
+                let first_member = members.iter().map(|&m| self.defs[m].start_row).min().unwrap_or(end);
+                let lo = if d.kind == defs::Kind::Impl && first_member == start + 1 { start + 1 } else { start };
+                self.level(lo, end, members, &d.qualified, d.kind.name(), out);
             } else {
                 self.emit(start, end, &d.qualified, d.kind.name(), out);
             }
@@ -176,6 +180,11 @@ impl Emitter<'_> {
 /// Lines that only close a block (`}`, `end`, `@end`, `fi`…) carry nothing worth retrieving.
 fn is_trivial_line(line: &str) -> bool {
     let t = line.trim().trim_end_matches(';');
+    // `}  // namespace geo`: closing punctuation followed only by a comment.
+    let rest = t.trim_start_matches(|c: char| "}])();, ".contains(c));
+    if rest.len() < t.len() && (rest.is_empty() || rest.starts_with("//") || rest.starts_with("/*")) {
+        return true;
+    }
     !t.chars().any(|c| c.is_alphanumeric()) || matches!(t, "end" | "@end" | "fi" | "done" | "esac" | "endif" | "end if")
 }
 
@@ -257,4 +266,47 @@ fn markdown_sections(src: &str) -> Vec<Chunk> {
         out.extend(windows(src, *row as u32 + 1, &lines[*row..end], title, "section"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oversized_definitions_split_into_parts() {
+        let body: String = (0..600).map(|i| format!("    x{i} = compute({i})  # padding padding\n")).collect();
+        let src = format!("def huge():\n{body}    return x1\n\n\ndef small():\n    pass\n");
+        let chunks = chunk(Lang::Python, &src);
+        let parts: Vec<&Chunk> = chunks.iter().filter(|c| c.symbol.starts_with("huge#part")).collect();
+        assert!(parts.len() >= 3, "{}", parts.len());
+        assert_eq!(parts[0].symbol, "huge#part1");
+        assert_eq!(parts[0].start_line, 1);
+        assert_eq!(parts.last().unwrap().end_line, 602);
+        for w in parts.windows(2) {
+            assert_eq!(w[1].start_line, w[0].end_line + 1);
+        }
+        assert!(parts.iter().all(|p| p.text.len() <= MAX_CHUNK_CHARS));
+        assert_eq!(chunks.last().unwrap().symbol, "small");
+    }
+
+    #[test]
+    fn markdown_by_section_and_text_windows_overlap() {
+        let md = "intro line\n\n# Guide\ntext\n## Install\nrun it\n```\n# not a heading\n```\n# Other\nmore\n";
+        let got: Vec<(String, u32, u32)> = chunk(Lang::Markdown, md).into_iter().map(|c| (c.symbol, c.start_line, c.end_line)).collect();
+        assert_eq!(
+            got,
+            vec![("".into(), 1, 2), ("Guide".into(), 3, 4), ("Guide > Install".into(), 5, 9), ("Other".into(), 10, 11)]
+        );
+        let text: String = (1..=130).map(|i| format!("line {i}\n")).collect();
+        let w = chunk(Lang::Text, &text);
+        assert_eq!((w[0].start_line, w[0].end_line), (1, 60));
+        assert_eq!((w[1].start_line, w[1].end_line), (51, 110));
+        assert_eq!(w.last().unwrap().end_line, 130);
+    }
+
+    #[test]
+    fn empty_and_blank_files_have_no_chunks() {
+        assert!(chunk(Lang::Rust, "").is_empty());
+        assert!(chunk(Lang::Text, "\n\n  \n").is_empty());
+    }
 }

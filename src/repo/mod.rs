@@ -36,6 +36,7 @@ pub enum SkipReason {
     Generated,
     Vendored,
     NoDiff,
+    Excluded,
     Unreadable,
 }
 
@@ -50,6 +51,7 @@ impl SkipReason {
             SkipReason::Generated => "generated",
             SkipReason::Vendored => "vendored",
             SkipReason::NoDiff => "no_diff",
+            SkipReason::Excluded => "excluded",
             SkipReason::Unreadable => "unreadable",
         }
     }
@@ -64,6 +66,7 @@ impl SkipReason {
             SkipReason::Generated => "marked linguist-generated in .gitattributes",
             SkipReason::Vendored => "marked linguist-vendored in .gitattributes",
             SkipReason::NoDiff => "marked -diff in .gitattributes",
+            SkipReason::Excluded => "matched an index.exclude pattern in the Lynx configuration",
             SkipReason::Unreadable => "could not be read",
         }
     }
@@ -103,9 +106,11 @@ pub struct Resolved {
 impl Repo {
     /// Opens the repository containing `path` (any subdirectory, linked worktrees included).
     pub fn discover(path: &Path) -> Result<Repo> {
-        let abs = path.canonicalize().with_context(|| format!("no such directory: {}", path.display()))?;
+        let abs = path
+            .canonicalize()
+            .map_err(|e| crate::error::usage(format!("no such directory: {} ({e})", path.display())))?;
         let repo = gix::discover(&abs).map_err(|e| {
-            anyhow::anyhow!("{} is not inside a git repository ({e}); run `git init` or pass -C <repo>", abs.display())
+            crate::error::usage(format!("{} is not inside a git repository ({e}); run `git init` or pass -C <repo>", abs.display()))
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
         let common_dir = repo.common_dir().canonicalize()?;
@@ -126,7 +131,9 @@ impl Repo {
     }
 
     pub fn workdir(&self) -> Result<&Path> {
-        self.workdir.as_deref().context("this is a bare repository: the working tree view needs a checkout (use --rev)")
+        self.workdir
+            .as_deref()
+            .ok_or_else(|| crate::error::usage("this is a bare repository: the working tree view needs a checkout (use --rev)"))
     }
 
     pub fn object_hash(&self) -> gix::hash::Kind {
@@ -138,8 +145,11 @@ impl Repo {
         let repo = self.local();
         let id = repo
             .rev_parse_single(rev)
-            .map_err(|e| anyhow::anyhow!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)"))?;
-        let commit = id.object()?.peel_to_commit().with_context(|| format!("`{rev}` does not point at a commit"))?;
+            .map_err(|e| crate::error::usage(format!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)")))?;
+        let commit = id
+            .object()?
+            .peel_to_commit()
+            .map_err(|e| crate::error::usage(format!("`{rev}` does not point at a commit: {e}")))?;
         let tree = commit.tree_id()?.detach();
         Ok(Resolved { commit: commit.id, tree })
     }

@@ -1,0 +1,253 @@
+//! The command line: `git lynx <command>`. Parses arguments, opens the engine, runs one
+//! operation and prints its text or its JSON envelope.
+
+use crate::engine::Engine;
+use crate::error;
+use crate::ops::{self, Answer};
+use crate::progress::Progress;
+use crate::search::Mode;
+use crate::search::filter::Filters;
+use crate::workspace::Workspace;
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(name = "git-lynx", bin_name = "git lynx", version, about = "Git-native code search and navigation for AI coding assistants")]
+pub struct Cli {
+    /// Run as if started in <path> (like git -C).
+    #[arg(short = 'C', global = true, value_name = "path")]
+    pub dir: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// No progress output and fewer logs.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// More logs on stderr (-v info, -vv debug).
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Index the working tree, or the given revisions, into the object store.
+    Index(IndexArgs),
+    /// Search code: BM25 and embeddings fused (hybrid), or one of them.
+    Search(SearchCmd),
+    /// What is indexed for the working tree and HEAD, and the store's size.
+    Status,
+    /// Remove segments that no ref, recent reflog entry or working tree needs.
+    Gc(GcArgs),
+    /// Developer aids: the syntax tree or the chunks of a file.
+    #[command(hide = true)]
+    Debug {
+        #[command(subcommand)]
+        what: DebugCmd,
+    },
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// Revisions to index (any git revision); default: the working tree.
+    #[arg(long = "rev", value_name = "REV")]
+    pub revs: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct GcArgs {
+    /// Only report what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep objects that reflog entries newer than this many days need.
+    #[arg(long, default_value_t = 30)]
+    pub reflog_days: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ViewArg {
+    /// Revision to answer from (default: the working tree).
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct FilterArgs {
+    /// Only paths matching this glob (repeatable).
+    #[arg(long = "glob", value_name = "GLOB")]
+    pub globs: Vec<String>,
+    /// Only files with this extension, e.g. `.rs` (repeatable).
+    #[arg(long = "ext", value_name = "EXT")]
+    pub extensions: Vec<String>,
+    /// Only paths containing this substring.
+    #[arg(long, value_name = "TEXT")]
+    pub path_contains: Option<String>,
+}
+
+impl FilterArgs {
+    pub fn filters(&self) -> Filters {
+        Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone() }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct SearchCmd {
+    /// What to look for: words, identifiers or a question.
+    pub query: String,
+    /// Number of results.
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    pub k: usize,
+    /// hybrid (default), dense or sparse.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Lines of code shown per result in text output.
+    #[arg(long, default_value_t = 6)]
+    pub lines: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DebugCmd {
+    /// Print the tree-sitter syntax tree of a file.
+    Parse { file: PathBuf, #[arg(long)] lang: Option<String> },
+    /// Print the chunks of a file.
+    Chunks { file: PathBuf, #[arg(long)] lang: Option<String> },
+}
+
+impl Command {
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Index(_) => "index",
+            Command::Search(_) => "search",
+            Command::Status => "status",
+            Command::Gc(_) => "gc",
+            Command::Debug { .. } => "debug",
+        }
+    }
+}
+
+/// Entry point; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => error::EXIT_USAGE,
+            };
+        }
+    };
+    init_logging(cli.verbose, cli.quiet);
+    let op = cli.command.name();
+    match run(&cli) {
+        Ok(answer) => {
+            print_answer(&cli, &answer);
+            0
+        }
+        Err(e) => {
+            if cli.json {
+                println!("{}", ops::failure_json(op, &e));
+            } else {
+                eprintln!("error: {e:#}");
+            }
+            error::exit_code(&e)
+        }
+    }
+}
+
+pub fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (_, 0) => "warn",
+        (_, 1) => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LYNX_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},tantivy=warn,ort=warn")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}
+
+fn print_answer(cli: &Cli, answer: &Answer) {
+    let mut out = std::io::stdout().lock();
+    if cli.json {
+        let _ = writeln!(out, "{}", answer.json());
+    } else {
+        let _ = write!(out, "{}", answer.text);
+    }
+}
+
+fn engine(cli: &Cli) -> Result<Engine> {
+    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let ws = Workspace::open(&dir)?;
+    Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json)))
+}
+
+fn run(cli: &Cli) -> Result<Answer> {
+    match &cli.command {
+        Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
+        Command::Search(a) => {
+            let mode = a.mode.as_deref().map(Mode::parse).transpose()?;
+            let args = ops::search::SearchArgs {
+                query: a.query.clone(),
+                k: a.k,
+                rev: a.view.rev.clone(),
+                mode,
+                filters: a.filter.filters(),
+                snippet_lines: a.lines,
+            };
+            ops::search::run(&engine(cli)?, &args)
+        }
+        Command::Status => ops::status::run(&engine(cli)?),
+        Command::Gc(a) => {
+            let engine = engine(cli)?;
+            let r = crate::gc::gc(&engine.ws, a.dry_run, a.reflog_days)?;
+            let text = format!(
+                "{}{} of {} segments ({}), {} temp files; kept what {} commits and {} worktrees need\n",
+                if r.dry_run { "would remove " } else { "removed " },
+                r.segments_removed,
+                r.segments_total,
+                ops::status::human_bytes(r.bytes_removed),
+                r.temp_files_removed,
+                r.live_commits,
+                r.worktrees
+            );
+            Ok(Answer::new("gc", None, &r, text))
+        }
+        Command::Debug { what } => debug(what),
+    }
+}
+
+fn debug(what: &DebugCmd) -> Result<Answer> {
+    let (file, lang) = match what {
+        DebugCmd::Parse { file, lang } | DebugCmd::Chunks { file, lang } => (file, lang),
+    };
+    let content = std::fs::read(file).map_err(|e| error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let path = file.to_string_lossy();
+    let lang = match lang {
+        Some(l) => crate::lang::Lang::from_name(l).ok_or_else(|| error::usage(format!("unknown language `{l}`")))?,
+        None => crate::lang::detect(&path, &content),
+    };
+    let text = match what {
+        DebugCmd::Parse { .. } => crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name())),
+        DebugCmd::Chunks { .. } => {
+            let mut out = String::new();
+            for c in crate::chunk::chunk(lang, &String::from_utf8_lossy(&content)) {
+                out.push_str(&format!("{}-{} {} [{}]\n", c.start_line, c.end_line, c.symbol, c.kind));
+            }
+            out
+        }
+    };
+    Ok(Answer::new("debug", None, serde_json::json!({ "language": lang.name() }), text))
+}

@@ -1,0 +1,34 @@
+//! Error kinds that decide the exit code: usage errors (bad arguments or input: exit 2),
+//! lock time-outs (exit 75), everything else (exit 1). "Found nothing" is not an error.
+
+use std::fmt;
+
+/// A problem with what the user asked for, with the fix in the message.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+pub const EXIT_FAILURE: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+/// The exit code for an error.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    if e.chain().any(|c| c.downcast_ref::<UsageError>().is_some()) {
+        EXIT_USAGE
+    } else if e.chain().any(|c| c.downcast_ref::<crate::store::lock::LockTimeout>().is_some()) {
+        crate::store::lock::EXIT_LOCKED
+    } else {
+        EXIT_FAILURE
+    }
+}

@@ -1,0 +1,162 @@
+//! `gc`: removes segments that no ref, no reflog entry of the last 30 days and no working tree
+//! needs, and temp files left behind by a crash. Segments are removed whole: one that still
+//! holds a needed blob stays.
+
+use crate::fsutil::{self, TMP_SUFFIX};
+use crate::layer;
+use crate::repo::Repo;
+use crate::store::catalog::{Catalog, catalog_path};
+use crate::store::{Key, list_segments, lock::StoreLock};
+use crate::view::{View, ViewSpec};
+use crate::workspace::Workspace;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// Unreferenced segments younger than this may belong to an index run still in progress.
+const GRACE: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Default, Serialize)]
+pub struct GcReport {
+    pub dry_run: bool,
+    pub live_commits: usize,
+    pub worktrees: usize,
+    pub segments_total: usize,
+    pub segments_removed: usize,
+    pub bytes_removed: u64,
+    pub temp_files_removed: usize,
+    pub removed: Vec<String>,
+}
+
+pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
+    let mut report = GcReport { dry_run, ..Default::default() };
+    let cutoff = fsutil::now_secs() as i64 - (reflog_days as i64) * 86_400;
+
+    // Everything a ref, a recent reflog entry or a working tree needs.
+    let mut needed: HashSet<Key> = HashSet::new();
+    let commits = ws.repo.live_commits(cutoff)?;
+    report.live_commits = commits.len();
+    for c in &commits {
+        let view = View::open(ws, &ViewSpec::Rev(c.to_hex().to_string()))?;
+        needed.extend(view.files.iter().map(|f| f.key));
+    }
+    for dir in ws.repo.worktree_dirs()? {
+        let Ok(repo) = Repo::discover(&dir) else { continue };
+        let other = Workspace { repo, store: crate::store::Store::open(&ws.store.root)?, config: ws.config.clone() };
+        if let Ok(view) = View::open(&other, &ViewSpec::Worktree) {
+            needed.extend(view.files.iter().map(|f| f.key));
+            report.worktrees += 1;
+        }
+    }
+
+    let _lock = if dry_run { None } else { Some(StoreLock::acquire(&ws.store.root, "gc")?) };
+    let objects = ws.store.objects().to_path_buf();
+    let on_disk: BTreeSet<String> = list_segments(&objects)?.into_iter().collect();
+    report.segments_total = on_disk.len();
+    let current: Vec<(String, String)> = vec![
+        (layer::CHUNKS.into(), layer::chunks_fingerprint()),
+        (layer::LEXICAL.into(), layer::lexical_fingerprint()),
+    ];
+    let mut live: HashSet<String> = HashSet::new();
+    let mut referenced: HashSet<String> = HashSet::new();
+    let mut catalogs: Vec<(std::path::PathBuf, Catalog, bool)> = Vec::new();
+    for entry in std::fs::read_dir(objects.join("catalog"))?.flatten() {
+        let path = entry.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
+        if path.extension().is_none_or(|e| e != "cat") {
+            continue;
+        }
+        let cat = Catalog::load(&path)?;
+        let is_current = current.iter().any(|(l, fp)| catalog_path(&objects, l, fp) == path);
+        referenced.extend(cat.segments.iter().cloned());
+        if is_current {
+            let blob_keyed = !stem.starts_with(layer::VECTORS);
+            for (k, loc) in &cat.entries {
+                if blob_keyed && needed.contains(k) {
+                    live.insert(cat.segments[loc.seg as usize].clone());
+                }
+            }
+        }
+        catalogs.push((path, cat, is_current));
+    }
+    // Vectors are needed when their chunk is: keep them with any live chunk segment's hashes.
+    crate::layer::keep_needed_vectors(ws, &needed, &mut live, &catalogs.iter().map(|(p, c, cur)| (p.as_path(), c, *cur)).collect::<Vec<_>>())?;
+
+    let now = SystemTime::now();
+    let mut dead = Vec::new();
+    for name in &on_disk {
+        if live.contains(name) {
+            continue;
+        }
+        let path = objects.join(format!("{name}.parquet"));
+        let young = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).unwrap_or_default() < GRACE);
+        if !referenced.contains(name) && young {
+            continue; // may be an index run's segment not yet in the catalog
+        }
+        dead.push(name.clone());
+    }
+    for name in &dead {
+        let path = objects.join(format!("{name}.parquet"));
+        report.bytes_removed += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        report.removed.push(name.clone());
+    }
+    report.segments_removed = dead.len();
+    report.temp_files_removed = remove_temp_files(&ws.store.root, dry_run)?;
+    if dry_run {
+        return Ok(report);
+    }
+    for (path, mut cat, is_current) in catalogs {
+        cat.remove_segments(&dead);
+        if cat.entries.is_empty() && !is_current {
+            let _ = std::fs::remove_file(&path);
+        } else {
+            cat.save(&path)?;
+        }
+    }
+    for name in &dead {
+        let _ = std::fs::remove_file(objects.join(format!("{name}.parquet")));
+    }
+    // Removed segments may back cached views; those rebuild on demand.
+    let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&ws.store));
+    Ok(report)
+}
+
+/// Removes `*.lynx-tmp` files and directories whose writer is gone (dead pid or old).
+fn remove_temp_files(root: &Path, dry_run: bool) -> Result<usize> {
+    let mut n = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if name.ends_with(TMP_SUFFIX) {
+                if writer_gone(&name, &path) {
+                    n += 1;
+                    if !dry_run {
+                        let _ = if is_dir { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+                    }
+                }
+            } else if is_dir {
+                stack.push(path);
+            }
+        }
+    }
+    Ok(n)
+}
+
+/// Temp names carry the writer's pid: `.<name>.<pid>.<n>.lynx-tmp`.
+fn writer_gone(name: &str, path: &Path) -> bool {
+    let parts: Vec<&str> = name.trim_end_matches(TMP_SUFFIX).rsplit('.').collect();
+    let pid = parts.get(1).and_then(|p| p.parse::<u32>().ok());
+    let alive = pid.is_some_and(|p| p == std::process::id() || Path::new(&format!("/proc/{p}")).exists());
+    let old = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() > GRACE);
+    !alive || old
+}

@@ -1,0 +1,199 @@
+//! Indexing: makes sure every blob of a view has objects for the current layer fingerprints.
+//! Blobs that already have them are not read; the others are read (from git's object
+//! database or the working tree), chunked and analysed in parallel, and written as new
+//! segments. Vectors follow in a second phase that never blocks the first.
+
+pub mod process;
+
+use crate::layer::{self, chunks, lexical};
+use crate::progress::Progress;
+use crate::repo::{Repo, SkipReason};
+use crate::store::{Key, Store};
+use crate::view::{View, ViewFile};
+use crate::workspace::Workspace;
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+/// What an `index` run did (`git lynx index --json` prints this).
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct IndexReport {
+    pub view: Option<crate::view::ViewId>,
+    pub files_seen: usize,
+    pub files_indexed: usize,
+    pub blobs_new: usize,
+    pub blobs_reused: usize,
+    pub chunks_written: usize,
+    pub segments_written: usize,
+    pub chunks_embedded: usize,
+    pub dense: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_coverage: Option<f64>,
+    pub skipped: BTreeMap<String, usize>,
+    pub seconds: BTreeMap<String, f64>,
+}
+
+impl IndexReport {
+    pub fn add(&mut self, other: &IndexReport) {
+        self.files_seen += other.files_seen;
+        self.files_indexed += other.files_indexed;
+        self.blobs_new += other.blobs_new;
+        self.blobs_reused += other.blobs_reused;
+        self.chunks_written += other.chunks_written;
+        self.segments_written += other.segments_written;
+        self.chunks_embedded += other.chunks_embedded;
+        for (k, v) in &other.skipped {
+            *self.skipped.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &other.seconds {
+            *self.seconds.entry(k.clone()).or_default() += v;
+        }
+        self.dense = other.dense.clone();
+        self.dense_reason = other.dense_reason.clone();
+        self.dense_coverage = other.dense_coverage;
+        self.view = other.view.clone();
+    }
+}
+
+/// Rows per segment before a flush (keeps segments and memory bounded).
+const SEGMENT_TEXT_BYTES: usize = 32 * 1024 * 1024;
+
+/// Indexes the chunk and lexical layers of `view`. Returns the report; `skipped` counts both
+/// path-level and content-level reasons.
+pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<IndexReport> {
+    let t0 = Instant::now();
+    let mut report = IndexReport { view: Some(view.id.clone()), files_seen: view.files.len() + view.skipped.len(), ..Default::default() };
+    for s in &view.skipped {
+        *report.skipped.entry(s.reason.name().to_string()).or_default() += 1;
+    }
+    let chunks_fp = layer::chunks_fingerprint();
+    let lexical_fp = layer::lexical_fingerprint();
+    let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
+    let lex_cat = ws.store.catalogs(layer::LEXICAL, &lexical_fp)?;
+
+    // One representative file per distinct key still missing a layer.
+    let mut first: HashMap<Key, &ViewFile> = HashMap::with_capacity(view.files.len());
+    for f in &view.files {
+        first.entry(f.key).or_insert(f);
+    }
+    let mut todo: Vec<&ViewFile> =
+        first.values().filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key)).copied().collect();
+    todo.sort_by(|a, b| a.key.cmp(&b.key));
+    report.blobs_reused = first.len() - todo.len();
+    report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
+
+    // Read, chunk and analyse in parallel.
+    let t1 = Instant::now();
+    progress.start("indexing files", todo.len() as u64);
+    let max = ws.config.index.max_file_size;
+    let results: Vec<Result<process::Outcome>> = todo
+        .par_iter()
+        .map_init(
+            || ws.repo.local(),
+            |repo, f| {
+                let out = process_file(repo, f, max);
+                progress.inc(1);
+                out
+            },
+        )
+        .collect();
+    progress.finish();
+    let mut processed = Vec::with_capacity(results.len());
+    let mut too_large = std::collections::HashSet::new();
+    for r in results {
+        match r? {
+            process::Outcome::Skipped(key, _) => {
+                too_large.insert(key);
+            }
+            process::Outcome::Done(p) => processed.push(p),
+        }
+    }
+    report.seconds.insert("process".into(), t1.elapsed().as_secs_f64());
+
+    // Write segments (sorted by key, so identical work gives identical segments).
+    let t2 = Instant::now();
+    report.blobs_new = processed.len();
+    report.chunks_written = processed.iter().map(|p| p.chunks.chunks.len()).sum();
+    let (chunk_blobs, term_blobs): (Vec<_>, Vec<_>) = processed.into_iter().map(|p| (p.chunks, p.terms)).unzip();
+    let missing_chunks: Vec<chunks::BlobChunks> = chunk_blobs.into_iter().filter(|b| !chunk_cat.contains(&b.key)).collect();
+    let missing_terms: Vec<lexical::BlobTerms> = term_blobs.into_iter().filter(|b| !lex_cat.contains(&b.key)).collect();
+    report.segments_written += write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
+        b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
+    }, chunks::to_batch)?;
+    report.segments_written += write_batches(&ws.store, layer::LEXICAL, &lexical_fp, &missing_terms, |b| {
+        b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
+    }, lexical::to_batch)?;
+    report.seconds.insert("write".into(), t2.elapsed().as_secs_f64());
+
+    // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.
+    let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
+    let keys: Vec<Key> = first.keys().copied().collect();
+    let summary = crate::view::cache::blob_summaries(&ws.store, &chunk_cat, &keys)?;
+    let mut indexed_files = 0;
+    for f in &view.files {
+        let reason = match summary.get(&f.key) {
+            Some(s) => s.skip_reason(max),
+            None => too_large.contains(&f.key).then_some(SkipReason::TooLarge),
+        };
+        match reason {
+            Some(reason) => *report.skipped.entry(reason.name().to_string()).or_default() += 1,
+            None => indexed_files += 1,
+        }
+    }
+    report.files_indexed = indexed_files;
+    report.seconds.insert("total".into(), t0.elapsed().as_secs_f64());
+    Ok(report)
+}
+
+fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64) -> Result<process::Outcome> {
+    let content: std::borrow::Cow<[u8]> = match &f.content {
+        Some(c) => std::borrow::Cow::Borrowed(c.as_slice()),
+        None => {
+            let size = match f.size {
+                Some(s) => s,
+                None => Repo::blob_size(repo, f.blob)?,
+            };
+            if size > max {
+                return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge));
+            }
+            std::borrow::Cow::Owned(Repo::read_blob(repo, f.blob)?)
+        }
+    };
+    if content.len() as u64 > max {
+        return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge));
+    }
+    Ok(process::Outcome::Done(process::process(f.key, &f.path, &content)))
+}
+
+/// Writes `items` as segments of at most ~SEGMENT_TEXT_BYTES each and records them in the
+/// catalog. Returns the number of segments written.
+fn write_batches<T>(
+    store: &Store,
+    layer_name: &str,
+    fp: &str,
+    items: &[T],
+    weight: impl Fn(&T) -> usize,
+    to_batch: impl Fn(&[T]) -> Result<(arrow::array::RecordBatch, Vec<(Key, u32, u32)>)>,
+) -> Result<usize> {
+    let mut added = Vec::new();
+    let mut start = 0;
+    while start < items.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < items.len() && (end == start || bytes + weight(&items[end]) <= SEGMENT_TEXT_BYTES) {
+            bytes += weight(&items[end]);
+            end += 1;
+        }
+        let (batch, keys) = to_batch(&items[start..end])?;
+        let name = store.write_segment(layer_name, fp, &batch)?;
+        added.push((name, keys));
+        start = end;
+    }
+    let n = added.len();
+    store.commit(layer_name, fp, &added)?;
+    Ok(n)
+}

@@ -1,0 +1,47 @@
+//! Processing one blob: content checks, language, chunks and lexical terms.
+
+use crate::chunk;
+use crate::lang::{self, Lang};
+use crate::layer::chunks::{BlobChunks, Status};
+use crate::layer::lexical::{BlobTerms, ChunkTerms};
+use crate::repo::{self, SkipReason};
+use crate::store::Key;
+
+pub struct Processed {
+    pub chunks: BlobChunks,
+    pub terms: BlobTerms,
+}
+
+pub enum Outcome {
+    Done(Processed),
+    /// Not stored (depends on settings, e.g. the size cap).
+    Skipped(Key, SkipReason),
+}
+
+/// Everything derived from one blob's content. Pure: same input, same output.
+pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
+    let size = content.len() as u64;
+    let status = match repo::content_skip(content) {
+        Some(SkipReason::LfsPointer) => Some(Status::LfsPointer),
+        Some(_) => Some(Status::Binary),
+        None => None,
+    };
+    if let Some(status) = status {
+        return Processed {
+            chunks: BlobChunks { key, status, lang: Lang::Text, size, chunks: Vec::new(), hashes: Vec::new() },
+            terms: BlobTerms { key, chunks: Vec::new() },
+        };
+    }
+    let lang = match Lang::from_code(key.hint()) {
+        Some(l) => l,
+        None => lang::detect(path, content),
+    };
+    let text = String::from_utf8_lossy(content);
+    let chunks = chunk::chunk(lang, &text);
+    let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();
+    let terms = chunks.iter().map(|c| ChunkTerms::analyse(&c.text, &c.symbol)).collect();
+    Processed {
+        chunks: BlobChunks { key, status: Status::Text, lang, size, chunks, hashes },
+        terms: BlobTerms { key, chunks: terms },
+    }
+}

@@ -1,0 +1,67 @@
+//! Operations: each is one function returning a typed result plus a text renderer; the CLI
+//! (text and `--json`) and the MCP server render the same `Answer`.
+
+pub mod index;
+pub mod search;
+pub mod status;
+
+use crate::view::ViewId;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// The result of an operation in both renderings.
+pub struct Answer {
+    pub operation: &'static str,
+    pub view: Option<ViewId>,
+    /// Operation-specific fields, merged into the JSON envelope.
+    pub data: Map<String, Value>,
+    pub text: String,
+}
+
+impl Answer {
+    pub fn new(operation: &'static str, view: Option<ViewId>, data: impl Serialize, text: String) -> Answer {
+        let data = match serde_json::to_value(data) {
+            Ok(Value::Object(m)) => m,
+            Ok(other) => {
+                let mut m = Map::new();
+                m.insert("result".into(), other);
+                m
+            }
+            Err(e) => {
+                let mut m = Map::new();
+                m.insert("serialization_error".into(), Value::String(e.to_string()));
+                m
+            }
+        };
+        Answer { operation, view, data, text }
+    }
+
+    /// `{"ok": true, "operation": …, "view": …, …}`
+    pub fn json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("ok".into(), Value::Bool(true));
+        m.insert("operation".into(), Value::String(self.operation.into()));
+        if let Some(v) = &self.view {
+            m.insert("view".into(), serde_json::to_value(v).unwrap_or(Value::Null));
+        }
+        for (k, v) in &self.data {
+            m.insert(k.clone(), v.clone());
+        }
+        Value::Object(m)
+    }
+}
+
+/// `{"ok": false, "operation": …, "error": …}`
+pub fn failure_json(operation: &str, err: &anyhow::Error) -> Value {
+    json!({ "ok": false, "operation": operation, "error": format!("{err:#}") })
+}
+
+/// The one-line view citation every answer starts with.
+pub fn view_line(view: &ViewId) -> String {
+    match (&view.kind[..], &view.commit) {
+        ("worktree", Some(c)) => format!("view: worktree (HEAD {})", &c[..12.min(c.len())]),
+        ("worktree", None) => "view: worktree (no commits yet)".into(),
+        (_, Some(c)) => format!("view: commit {}", &c[..12.min(c.len())]),
+        _ => format!("view: {}", view.label),
+    }
+}

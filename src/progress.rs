@@ -1,0 +1,97 @@
+//! Progress on long work: a bar on stderr when it is a terminal and output is not quiet or
+//! JSON; otherwise silent. Also counts for the MCP server's "what is loading" answers.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Clone, Default)]
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    /// Shared counters readable from other threads (done, total) and the current phase.
+    pub state: Arc<ProgressState>,
+}
+
+#[derive(Default)]
+pub struct ProgressState {
+    pub done: AtomicU64,
+    pub total: AtomicU64,
+    pub phase: std::sync::Mutex<String>,
+}
+
+impl Progress {
+    /// A progress reporter that draws only when stderr is a terminal and `enabled`.
+    pub fn new(enabled: bool) -> Progress {
+        let draw = enabled && std::io::stderr().is_terminal();
+        let bar = draw.then(|| {
+            let b = ProgressBar::new(0);
+            b.set_style(
+                ProgressStyle::with_template("{spinner} {msg:<22} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Progress { bar, state: Arc::default() }
+    }
+
+    pub fn hidden() -> Progress {
+        Progress::default()
+    }
+
+    pub fn start(&self, phase: &str, total: u64) {
+        self.state.done.store(0, Ordering::Relaxed);
+        self.state.total.store(total, Ordering::Relaxed);
+        if let Ok(mut p) = self.state.phase.lock() {
+            *p = phase.to_string();
+        }
+        if let Some(b) = &self.bar {
+            b.reset();
+            b.set_length(total);
+            b.set_position(0);
+            b.set_message(phase.to_string());
+        }
+    }
+
+    pub fn inc(&self, n: u64) {
+        self.state.done.fetch_add(n, Ordering::Relaxed);
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+        if let Ok(mut p) = self.state.phase.lock() {
+            p.clear();
+        }
+    }
+
+    /// "indexing 1,240 of 3,100 files" (empty when idle).
+    pub fn describe(&self) -> String {
+        let phase = self.state.phase.lock().map(|p| p.clone()).unwrap_or_default();
+        if phase.is_empty() {
+            return String::new();
+        }
+        format!(
+            "{phase} {} of {}",
+            thousands(self.state.done.load(Ordering::Relaxed)),
+            thousands(self.state.total.load(Ordering::Relaxed))
+        )
+    }
+}
+
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

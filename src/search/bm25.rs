@@ -1,0 +1,230 @@
+//! A view's BM25 index (tantivy), built from the lexical layer's pre-analysed terms: one
+//! document per chunk with three separately weighted fields (chunk text, symbol, path), and
+//! the chunk's ordinal in the view as a fast field.
+
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::sync::Arc;
+use tantivy::collector::{Collector, SegmentCollector, TopDocs};
+use tantivy::columnar::Column;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::{PreTokenizedString, Token, TokenStream, Tokenizer};
+use tantivy::{BitSet, DocId, Index, IndexReader, ReloadPolicy, Score, SegmentOrdinal, SegmentReader, TantivyDocument, Term};
+
+const TOKENIZER: &str = "lynx_code";
+
+/// Field weights: a query word in the symbol name or path says more than one in the body.
+pub const CONTENT_BOOST: f32 = 1.0;
+pub const SYMBOL_BOOST: f32 = 2.0;
+pub const PATH_BOOST: f32 = 1.5;
+
+struct Fields {
+    content: Field,
+    symbol: Field,
+    path: Field,
+    ord: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut sb = Schema::builder();
+    let idx = TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
+    let opts = TextOptions::default().set_indexing_options(idx);
+    let content = sb.add_text_field("content", opts.clone());
+    let symbol = sb.add_text_field("symbol", opts.clone());
+    let path = sb.add_text_field("path", opts);
+    let ord = sb.add_u64_field("ord", NumericOptions::default().set_fast());
+    (sb.build(), Fields { content, symbol, path, ord })
+}
+
+fn pre_tokenized<'a>(terms: impl Iterator<Item = (&'a str, u32)>) -> PreTokenizedString {
+    let mut tokens = Vec::new();
+    let mut pos = 0usize;
+    for (t, n) in terms {
+        for _ in 0..n {
+            tokens.push(Token { offset_from: 0, offset_to: 0, position: pos, text: t.to_string(), position_length: 1 });
+            pos += 1;
+        }
+    }
+    PreTokenizedString { text: String::new(), tokens }
+}
+
+/// Writes a view's BM25 index; documents must be added in chunk-ordinal order.
+pub struct Bm25Writer {
+    writer: tantivy::indexer::SingleSegmentIndexWriter<TantivyDocument>,
+    fields: Fields,
+}
+
+impl Bm25Writer {
+    /// Starts an index in `dir` (which must exist and be empty).
+    pub fn create(dir: &Path) -> Result<Bm25Writer> {
+        let (schema, fields) = schema();
+        let tm = tantivy::tokenizer::TokenizerManager::default();
+        tm.register(TOKENIZER, CodeTokenizer);
+        let mmap = tantivy::directory::MmapDirectory::open(dir).context("opening BM25 index directory")?;
+        let writer = tantivy::IndexBuilder::new()
+            .schema(schema)
+            .tokenizers(tm)
+            .single_segment_index_writer(mmap, 64 * 1024 * 1024)
+            .context("creating BM25 index")?;
+        Ok(Bm25Writer { writer, fields })
+    }
+
+    pub fn add<'a>(
+        &mut self,
+        ord: u32,
+        content: impl Iterator<Item = (&'a str, u32)>,
+        symbol: impl Iterator<Item = &'a str>,
+        path: &[String],
+    ) -> Result<()> {
+        let f = &self.fields;
+        let mut doc = TantivyDocument::default();
+        doc.add_pre_tokenized_text(f.content, pre_tokenized(content));
+        doc.add_pre_tokenized_text(f.symbol, pre_tokenized(symbol.map(|t| (t, 1))));
+        doc.add_pre_tokenized_text(f.path, pre_tokenized(path.iter().map(|t| (t.as_str(), 1))));
+        doc.add_u64(f.ord, ord as u64);
+        self.writer.add_document(doc)?;
+        Ok(())
+    }
+
+    pub fn finish(self) -> Result<()> {
+        self.writer.finalize().context("writing BM25 index")?;
+        Ok(())
+    }
+}
+
+/// An opened BM25 index.
+pub struct Bm25 {
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl Bm25 {
+    pub fn open(dir: &Path) -> Result<Bm25> {
+        let index = Index::open_in_dir(dir).with_context(|| format!("opening BM25 index {}", dir.display()))?;
+        index.tokenizers().register(TOKENIZER, CodeTokenizer);
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(Bm25 { reader, fields: schema().1 })
+    }
+
+    /// Top `k` chunk ordinals for the analysed query `terms`, restricted to `allowed` (chunk
+    /// ordinals) before ranking when given.
+    pub fn search(&self, terms: &[String], k: usize, allowed: Option<&Arc<BitSet>>) -> Result<Vec<(u32, f32)>> {
+        if terms.is_empty() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 3);
+        for t in terms {
+            for (field, boost) in
+                [(self.fields.content, CONTENT_BOOST), (self.fields.symbol, SYMBOL_BOOST), (self.fields.path, PATH_BOOST)]
+            {
+                let q = TermQuery::new(Term::from_field_text(field, t), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+            }
+        }
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let top = TopDocs::with_limit(k).order_by_score();
+        let hits = match allowed {
+            Some(set) => searcher.search(&query, &Allowed { allowed: set.clone(), inner: top })?,
+            None => searcher.search(&query, &top)?,
+        };
+        let mut out = Vec::with_capacity(hits.len());
+        for (score, addr) in hits {
+            let col: Column<u64> = searcher.segment_reader(addr.segment_ord).fast_fields().u64("ord")?;
+            if let Some(ord) = col.first(addr.doc_id) {
+                out.push((ord as u32, score));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Number of documents (chunks) that contain `term` in their text.
+    pub fn doc_freq(&self, term: &str) -> Result<u64> {
+        Ok(self.reader.searcher().doc_freq(&Term::from_field_text(self.fields.content, term))?)
+    }
+}
+
+/// Keeps only allowed chunk ordinals, before the top-k selection.
+struct Allowed<C> {
+    allowed: Arc<BitSet>,
+    inner: C,
+}
+
+struct AllowedSegment<S> {
+    ord: Column<u64>,
+    allowed: Arc<BitSet>,
+    inner: S,
+}
+
+impl<C: Collector> Collector for Allowed<C> {
+    type Fruit = C::Fruit;
+    type Child = AllowedSegment<C::Child>;
+
+    fn for_segment(&self, id: SegmentOrdinal, segment: &SegmentReader) -> tantivy::Result<Self::Child> {
+        Ok(AllowedSegment {
+            ord: segment.fast_fields().u64("ord")?,
+            allowed: self.allowed.clone(),
+            inner: self.inner.for_segment(id, segment)?,
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        self.inner.requires_scoring()
+    }
+
+    fn merge_fruits(&self, fruits: Vec<<Self::Child as SegmentCollector>::Fruit>) -> tantivy::Result<Self::Fruit> {
+        self.inner.merge_fruits(fruits)
+    }
+}
+
+impl<S: SegmentCollector> SegmentCollector for AllowedSegment<S> {
+    type Fruit = S::Fruit;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if let Some(o) = self.ord.first(doc) {
+            if self.allowed.contains(o as u32) {
+                self.inner.collect(doc, score);
+            }
+        }
+    }
+
+    fn harvest(self) -> S::Fruit {
+        self.inner.harvest()
+    }
+}
+
+/// The Lynx analyser as a tantivy tokenizer (registered for completeness; documents arrive
+/// pre-tokenized).
+#[derive(Clone, Default)]
+pub struct CodeTokenizer;
+
+pub struct CodeTokenStream {
+    tokens: Vec<Token>,
+    index: usize,
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
+        let mut tokens = Vec::new();
+        crate::analyze::tokenize(text, |t| {
+            let position = tokens.len();
+            tokens.push(Token { offset_from: 0, offset_to: 0, position, text: t.to_string(), position_length: 1 });
+        });
+        CodeTokenStream { tokens, index: 0 }
+    }
+}
+
+impl TokenStream for CodeTokenStream {
+    fn advance(&mut self) -> bool {
+        self.index += 1;
+        self.index <= self.tokens.len()
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.index - 1]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.index - 1]
+    }
+}

@@ -1,0 +1,122 @@
+//! Views: the index of one revision or of the working tree, as the list of (path, blob) pairs
+//! its tree holds, joined with the objects those blobs already have. Everything that depends
+//! on the whole view (BM25 statistics, the dense matrix, the resolved graph) is derived from a
+//! view and cached under `.lynx/cache/`, keyed by the view's content.
+
+pub mod cache;
+pub mod table;
+
+use crate::repo::{self, FileEntry, SkipReason, Skipped};
+use crate::store::Key;
+use crate::workspace::Workspace;
+use anyhow::Result;
+use gix::ObjectId;
+use serde::Serialize;
+
+/// Which view to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViewSpec {
+    /// HEAD overlaid with staged, unstaged and untracked changes.
+    Worktree,
+    /// Any revision git can resolve.
+    Rev(String),
+}
+
+impl ViewSpec {
+    pub fn from_option(rev: Option<&str>) -> ViewSpec {
+        match rev {
+            None | Some("") | Some("worktree") => ViewSpec::Worktree,
+            Some(r) => ViewSpec::Rev(r.to_string()),
+        }
+    }
+}
+
+/// How a view names itself in every answer.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ViewId {
+    /// "worktree" or "commit".
+    pub kind: &'static str,
+    /// Full commit id (for the working tree: HEAD's, when there is one).
+    pub commit: Option<String>,
+    /// "worktree" or the abbreviated commit id.
+    pub label: String,
+}
+
+/// A file of a view with its object key.
+#[derive(Debug, Clone)]
+pub struct ViewFile {
+    pub path: String,
+    pub blob: ObjectId,
+    pub key: Key,
+    pub size: Option<u64>,
+    pub content: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+pub struct View {
+    pub id: ViewId,
+    pub files: Vec<ViewFile>,
+    /// Files left out for path-level reasons (content-level reasons are found at indexing).
+    pub skipped: Vec<Skipped>,
+}
+
+impl View {
+    /// Lists the files of `spec` (reads no file content except changed working-tree files).
+    pub fn open(ws: &Workspace, spec: &ViewSpec) -> Result<View> {
+        let max = ws.config.index.max_file_size;
+        let (id, list) = match spec {
+            ViewSpec::Worktree => {
+                let head = ws.repo.head()?;
+                let list = ws.repo.worktree_files(max)?;
+                (
+                    ViewId { kind: "worktree", commit: head.map(|h| repo::hex(&h.commit)), label: "worktree".into() },
+                    list,
+                )
+            }
+            ViewSpec::Rev(rev) => {
+                let r = ws.repo.resolve(rev)?;
+                let hex = repo::hex(&r.commit);
+                let list = ws.repo.tree_files(r.tree)?;
+                (ViewId { kind: "commit", label: hex[..12].to_string(), commit: Some(hex) }, list)
+            }
+        };
+        let excludes = exclude_set(&ws.config.index.exclude)?;
+        let mut skipped = list.skipped;
+        let mut files = Vec::with_capacity(list.files.len());
+        for f in list.files {
+            if excludes.as_ref().is_some_and(|g| g.is_match(&f.path)) {
+                skipped.push(Skipped { path: f.path, reason: SkipReason::Excluded });
+                continue;
+            }
+            files.push(to_view_file(f));
+        }
+        Ok(View { id, files, skipped })
+    }
+
+    /// Distinct keys of the view's files, in first-seen order.
+    pub fn distinct_keys(&self) -> Vec<Key> {
+        let mut seen = std::collections::HashSet::with_capacity(self.files.len());
+        self.files.iter().filter(|f| seen.insert(f.key)).map(|f| f.key).collect()
+    }
+}
+
+fn to_view_file(f: FileEntry) -> ViewFile {
+    let key = Key::blob(f.blob.as_bytes(), repo::lang_hint(&f.path));
+    ViewFile { path: f.path, blob: f.blob, key, size: f.size, content: f.content }
+}
+
+/// Globs from `index.exclude`, gitignore-like: a pattern without `/` matches at any depth.
+pub fn exclude_set(patterns: &[String]) -> Result<Option<globset::GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for p in patterns {
+        let p = p.trim_start_matches('/');
+        let pat = if p.contains('/') { p.to_string() } else { format!("**/{p}") };
+        b.add(globset::Glob::new(&pat).map_err(|e| anyhow::anyhow!("invalid index.exclude pattern `{p}`: {e}"))?);
+        if !p.contains('*') {
+            b.add(globset::Glob::new(&format!("{}/**", pat.trim_end_matches('/')))?);
+        }
+    }
+    Ok(Some(b.build()?))
+}

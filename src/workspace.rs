@@ -1,0 +1,51 @@
+//! A workspace: the repository, its object store and its configuration, opened once per
+//! command (or once per server).
+
+use crate::config::Config;
+use crate::repo::Repo;
+use crate::store::Store;
+use anyhow::Result;
+use std::path::Path;
+
+pub struct Workspace {
+    pub repo: Repo,
+    pub store: Store,
+    pub config: Config,
+}
+
+impl Workspace {
+    /// Opens the repository containing `path`, creating `.lynx` (excluded from commits via
+    /// `info/exclude`) on first use.
+    pub fn open(path: &Path) -> Result<Workspace> {
+        let repo = Repo::discover(path)?;
+        let fresh = !repo.lynx_dir.exists();
+        let store = Store::open(&repo.lynx_dir)?;
+        if fresh {
+            exclude_store(&repo)?;
+        }
+        let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
+        Ok(Workspace { repo, store, config })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.store.root
+    }
+}
+
+/// Adds `/.lynx/` to the repository's `info/exclude` so the store never shows as untracked.
+fn exclude_store(repo: &Repo) -> Result<()> {
+    if repo.lynx_dir.file_name().is_none_or(|n| n != ".lynx") {
+        return Ok(()); // bare repository: the store lives inside the git directory
+    }
+    let path = repo.common_dir.join("info").join("exclude");
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    if current.lines().any(|l| matches!(l.trim(), "/.lynx/" | "/.lynx" | ".lynx/" | ".lynx")) {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# Lynx code index (git lynx)\n/.lynx/\n");
+    crate::fsutil::write_atomic(&path, text.as_bytes())
+}

@@ -1,0 +1,120 @@
+//! Shared helpers for integration tests: real git repositories in temp dirs (made with the
+//! `git` CLI) and the real `git-lynx` binary.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-lynx");
+
+pub struct TestRepo {
+    pub dir: tempfile::TempDir,
+}
+
+/// Isolates git and lynx from the machine's global configuration.
+pub fn isolate(cmd: &mut Command) -> &mut Command {
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .env_remove("LYNX_MODEL")
+        .env_remove("LYNX_ALTERNATE_OBJECT_DIRECTORIES")
+        .env("LYNX_LOG", "warn")
+}
+
+impl TestRepo {
+    pub fn new() -> TestRepo {
+        let dir = tempfile::tempdir().unwrap();
+        let r = TestRepo { dir };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.git(&["config", "commit.gpgsign", "false"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn file(&self, rel: &str) -> PathBuf {
+        self.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.file(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn write_bytes(&self, rel: &str, content: &[u8]) {
+        let p = self.file(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn remove(&self, rel: &str) {
+        std::fs::remove_file(self.file(rel)).unwrap();
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = isolate(Command::new("git").args(args).current_dir(self.path())).output().unwrap();
+        assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn commit_all(&self, msg: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", msg]);
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args).current_dir(self.path());
+        isolate(&mut c);
+        c
+    }
+
+    pub fn lynx(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Runs with `--json`, asserts success and one JSON object on stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = self.lynx(&full);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "git lynx {args:?} failed ({}): {stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"));
+        assert_eq!(v["ok"], true, "{v}");
+        v
+    }
+
+    pub fn text(&self, args: &[&str]) -> String {
+        let out = self.lynx(args);
+        assert!(out.status.success(), "git lynx {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Paths of search results.
+    pub fn search_paths(&self, args: &[&str]) -> Vec<String> {
+        let mut full = vec!["search"];
+        full.extend_from_slice(args);
+        let v = self.json(&full);
+        v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect()
+    }
+}
+
+/// A small multi-language project with distinctive words in each file.
+pub fn seed_project(r: &TestRepo, n: usize) {
+    for i in 0..n {
+        r.write(
+            &format!("src/mod{i}.py"),
+            &format!("def handler_{i}(request):\n    \"\"\"Handle request number {i}.\"\"\"\n    return compute_{i}(request) + {i}\n\n\ndef compute_{i}(x):\n    return x * {i}\n"),
+        );
+    }
+    r.write("README.md", "# Demo\n\nA demo project for tests.\n");
+}

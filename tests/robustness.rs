@@ -1,0 +1,112 @@
+//! Crashes, concurrency, subdirectories and linked worktrees.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn big_project(r: &TestRepo, n: usize) {
+    for i in 0..n {
+        let body: String = (0..20).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}\n\n")).collect();
+        r.write(&format!("pkg{}/mod{i}.py", i % 17), &format!("\"\"\"Module {i}: unicorn{i} helpers.\"\"\"\n\n{body}"));
+    }
+}
+
+fn results(r: &TestRepo, q: &str) -> Vec<(String, u64, u64)> {
+    let v = r.json(&["search", q, "-k", "8"]);
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["start_line"].as_u64().unwrap(), h["end_line"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn sigkill_during_index_leaves_a_consistent_store() {
+    let reference = TestRepo::new();
+    big_project(&reference, 1500);
+    reference.commit_all("first");
+    reference.json(&["index"]);
+    let queries = ["unicorn42 helpers", "fn_7_3 value", "module unicorn1499"];
+    let expected: Vec<_> = queries.iter().map(|q| results(&reference, q)).collect();
+
+    let r = TestRepo::new();
+    big_project(&r, 1500);
+    r.commit_all("first");
+    for delay_ms in [30u64, 120, 300, 600] {
+        let mut child = r.cmd(&["index", "--quiet"]).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+    }
+    let again = r.json(&["index"]);
+    assert_eq!(again["files_seen"], 1500, "{again}");
+    let got: Vec<_> = queries.iter().map(|q| results(&r, q)).collect();
+    assert_eq!(got, expected);
+    // Nothing left to do, and every catalogued segment is readable.
+    assert_eq!(r.json(&["index"])["blobs_new"], 0);
+    let st = r.json(&["status"]);
+    assert_eq!(st["worktree"]["state"], "indexed", "{st}");
+}
+
+#[test]
+fn two_concurrent_index_processes() {
+    let r = TestRepo::new();
+    big_project(&r, 600);
+    r.commit_all("first");
+    let a = r.cmd(&["--json", "index"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let b = r.cmd(&["--json", "index"]).stdout(std::process::Stdio::piped()).spawn().unwrap();
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["files_indexed"], 600, "{v}");
+    }
+    assert_eq!(r.json(&["index"])["blobs_new"], 0);
+    let hits = results(&r, "unicorn77 helpers");
+    assert_eq!(hits[0].0, "pkg9/mod77.py");
+}
+
+#[test]
+fn subdirectories_and_linked_worktrees_share_one_store() {
+    let r = TestRepo::new();
+    seed_project(&r, 4);
+    r.commit_all("first");
+    // From a subdirectory, and with -C.
+    let sub = r.file("src");
+    let out = r.cmd(&["--json", "index"]).current_dir(&sub).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["blobs_new"], 5, "{v}");
+    let out = std::process::Command::new(BIN).args(["-C", sub.to_str().unwrap(), "--json", "search", "compute_2"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["path"], "src/mod2.py");
+    assert!(r.file(".lynx/objects").is_dir() && !sub.join(".lynx").exists());
+    // The store stays out of `git status`.
+    assert!(!r.git(&["status", "--porcelain"]).contains(".lynx"));
+
+    // A linked worktree on another branch reuses the main store's objects.
+    let wt = tempfile::tempdir().unwrap();
+    let wt_path = wt.path().join("wt");
+    r.git(&["worktree", "add", "-q", "-b", "side", wt_path.to_str().unwrap()]);
+    std::fs::write(wt_path.join("src/side.py"), "def side_branch_only():\n    pass\n").unwrap();
+    let mut c = std::process::Command::new(BIN);
+    isolate(&mut c).args(["--json", "index"]).current_dir(&wt_path);
+    let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
+    assert_eq!(v["blobs_new"], 1, "only the new file is processed: {v}");
+    assert!(!wt_path.join(".lynx").exists());
+    let mut c = std::process::Command::new(BIN);
+    isolate(&mut c).args(["--json", "search", "side_branch_only"]).current_dir(&wt_path);
+    let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
+    assert_eq!(v["results"][0]["path"], "src/side.py");
+}
+
+#[test]
+fn outside_a_repository_is_a_clear_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = std::process::Command::new(BIN);
+    let out = isolate(&mut c).args(["--json", "status"]).current_dir(dir.path()).env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("not inside a git repository"), "{v}");
+}
