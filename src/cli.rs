@@ -25,6 +25,12 @@ pub struct Cli {
     /// No progress output and fewer logs.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
+    /// Embedding model: a HuggingFace repo id or a local folder (default: LYNX_MODEL, then the config).
+    #[arg(long, global = true, value_name = "NAME|PATH")]
+    pub model: Option<String>,
+    /// Turn dense (embedding) retrieval off for this run.
+    #[arg(long, global = true)]
+    pub no_dense: bool,
     /// More logs on stderr (-v info, -vv debug).
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -38,10 +44,17 @@ pub enum Command {
     Index(IndexArgs),
     /// Search code: BM25 and embeddings fused (hybrid), or one of them.
     Search(SearchCmd),
+    /// Ask query variants in order; stop at the first strong result set.
+    DeepSearch(DeepCmd),
     /// What is indexed for the working tree and HEAD, and the store's size.
     Status,
     /// Remove segments that no ref, recent reflog entry or working tree needs.
     Gc(GcArgs),
+    /// Embedding models: pull, list, import, export.
+    Model {
+        #[command(subcommand)]
+        what: ModelCmd,
+    },
     /// Developer aids: the syntax tree or the chunks of a file.
     #[command(hide = true)]
     Debug {
@@ -112,6 +125,46 @@ pub struct SearchCmd {
     pub filter: FilterArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct DeepCmd {
+    /// Query variants, tried in order.
+    #[arg(required = true)]
+    pub variants: Vec<String>,
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    pub k: usize,
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Strong hits needed to accept a variant.
+    #[arg(long, default_value_t = 2)]
+    pub min_results: usize,
+    /// Run every variant and include each one's results.
+    #[arg(long)]
+    pub return_all_variants: bool,
+    #[arg(long, default_value_t = 6)]
+    pub lines: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ModelCmd {
+    /// Download a model (default: the configured one) into the HuggingFace cache.
+    Pull { name: Option<String> },
+    /// Models in the HuggingFace cache.
+    List,
+    /// Import a model folder or archive (tar, tar.gz, tar.zst) for offline use.
+    Import {
+        path: PathBuf,
+        /// Repo id to file it under (default: the archive's manifest).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Write a model to an archive for an air-gapped machine (.tar, .tar.gz or .tar.zst).
+    Export { name: String, file: PathBuf },
+}
+
 #[derive(Subcommand, Debug)]
 pub enum DebugCmd {
     /// Print the tree-sitter syntax tree of a file.
@@ -125,8 +178,10 @@ impl Command {
         match self {
             Command::Index(_) => "index",
             Command::Search(_) => "search",
+            Command::DeepSearch(_) => "deep_search",
             Command::Status => "status",
             Command::Gc(_) => "gc",
+            Command::Model { .. } => "model",
             Command::Debug { .. } => "debug",
         }
     }
@@ -191,7 +246,9 @@ fn print_answer(cli: &Cli, answer: &Answer) {
 fn engine(cli: &Cli) -> Result<Engine> {
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let ws = Workspace::open(&dir)?;
-    Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json)))
+    let downloads = matches!(cli.command, Command::Index(_));
+    let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config.model, downloads);
+    Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json), model))
 }
 
 fn run(cli: &Cli) -> Result<Answer> {
@@ -208,6 +265,19 @@ fn run(cli: &Cli) -> Result<Answer> {
                 snippet_lines: a.lines,
             };
             ops::search::run(&engine(cli)?, &args)
+        }
+        Command::DeepSearch(a) => {
+            let args = ops::deep_search::DeepArgs {
+                variants: a.variants.clone(),
+                k: a.k,
+                rev: a.view.rev.clone(),
+                mode: a.mode.as_deref().map(Mode::parse).transpose()?,
+                filters: a.filter.filters(),
+                min_results: a.min_results,
+                return_all_variants: a.return_all_variants,
+                snippet_lines: a.lines,
+            };
+            ops::deep_search::run(&engine(cli)?, &args)
         }
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => {
@@ -226,6 +296,20 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("gc", None, &r, text))
         }
         Command::Debug { what } => debug(what),
+        Command::Model { what } => {
+            let configured = || -> String {
+                cli.model.clone().or_else(|| std::env::var("LYNX_MODEL").ok()).unwrap_or_else(|| {
+                    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+                    Workspace::open(&dir).map(|w| w.config.model.name).unwrap_or_else(|_| crate::config::DEFAULT_MODEL.to_string())
+                })
+            };
+            match what {
+                ModelCmd::Pull { name } => ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json),
+                ModelCmd::List => ops::model::list(&configured()),
+                ModelCmd::Import { path, name } => ops::model::import(path, name.as_deref()),
+                ModelCmd::Export { name, file } => ops::model::export(name, file),
+            }
+        }
     }
 }
 

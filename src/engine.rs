@@ -1,19 +1,51 @@
-//! The engine: a workspace plus the views (and, later, models) opened from it, kept warm for
-//! the life of the process. The CLI makes one per command; the MCP server keeps one.
+//! The engine: a workspace plus what is opened from it and kept warm for the life of the
+//! process — views (chunk table, BM25 index, dense matrix) and the embedding model. The CLI
+//! makes one per command; the MCP server keeps one.
 
+use crate::embed::{self, Embedder};
 use crate::index::{self, IndexReport};
 use crate::progress::Progress;
 use crate::view::cache::{self, ViewData};
+use crate::view::dense::{self, DenseMatrix};
 use crate::view::{View, ViewSpec};
 use crate::workspace::Workspace;
 use anyhow::Result;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Which embedding model this process uses (flag > `LYNX_MODEL` > config), or none.
+#[derive(Debug, Clone)]
+pub struct ModelChoice {
+    pub name: Option<String>,
+    /// Why there is no model, when `name` is None.
+    pub off_reason: Option<String>,
+    /// May fetch a missing model from the hub (index, model pull); queries never wait on it.
+    pub allow_download: bool,
+}
+
+impl ModelChoice {
+    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::ModelConfig, allow_download: bool) -> ModelChoice {
+        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download };
+        if no_dense {
+            return off("turned off with --no-dense");
+        }
+        let name = flag.map(str::to_string).or_else(|| std::env::var("LYNX_MODEL").ok().filter(|s| !s.is_empty()));
+        match name {
+            Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)"),
+            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download },
+            None if !config.dense => off("turned off in the configuration (model.dense = false)"),
+            None => ModelChoice { name: Some(config.name.clone()), off_reason: None, allow_download },
+        }
+    }
+}
 
 pub struct Engine {
     pub ws: Workspace,
     pub progress: Progress,
+    pub model: ModelChoice,
     views: Mutex<HashMap<String, Arc<ViewData>>>,
+    dense: Mutex<HashMap<(String, String), Arc<DenseMatrix>>>,
+    embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
 }
 
 /// A view ready to query, with what opening it took.
@@ -23,9 +55,38 @@ pub struct Opened {
     pub indexed: Option<IndexReport>,
 }
 
+/// Chunks a query may embed before answering; beyond that it answers with partial coverage.
+const QUERY_EMBED_BUDGET_STATIC: usize = 50_000;
+const QUERY_EMBED_BUDGET_TRANSFORMER: usize = 256;
+
 impl Engine {
-    pub fn new(ws: Workspace, progress: Progress) -> Engine {
-        Engine { ws, progress, views: Mutex::new(HashMap::new()) }
+    pub fn new(ws: Workspace, progress: Progress, model: ModelChoice) -> Engine {
+        Engine {
+            ws,
+            progress,
+            model,
+            views: Mutex::new(HashMap::new()),
+            dense: Mutex::new(HashMap::new()),
+            embedder: OnceLock::new(),
+        }
+    }
+
+    /// The embedding model, loaded once; `Err(reason)` when dense retrieval is off.
+    pub fn embedder(&self) -> std::result::Result<Arc<dyn Embedder>, String> {
+        self.embedder
+            .get_or_init(|| {
+                let name = match &self.model.name {
+                    Some(n) => n.clone(),
+                    None => return Err(self.model.off_reason.clone().unwrap_or_else(|| "no model".into())),
+                };
+                let load = || -> Result<Arc<dyn Embedder>> {
+                    let files = embed::resolve::resolve(&name, self.model.allow_download, self.progress.visible())?;
+                    let cache = self.ws.store.root.join("cache");
+                    embed::load_files(&files, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref(), Some(&cache))
+                };
+                load().map_err(|e| format!("model `{name}` unavailable: {e:#}"))
+            })
+            .clone()
     }
 
     /// Opens a view, indexing whatever it lacks first.
@@ -49,5 +110,42 @@ impl Engine {
         }
         views.insert(key, data.clone());
         Ok(Opened { data, indexed })
+    }
+
+    /// The dense matrix of an opened view for the current model, embedding what is missing
+    /// when that is quick. `Err(reason)` when dense retrieval is unavailable.
+    pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseMatrix>, String> {
+        let model = self.embedder()?;
+        let fp = model.fingerprint().to_string();
+        let cache_key = (data.key.clone(), fp.clone());
+        if let Some(m) = self.dense.lock().unwrap().get(&cache_key) {
+            if m.covered == m.n {
+                return Ok(m.clone());
+            }
+        }
+        let path = dense::path_for(&data.dir, &fp);
+        let build = || -> Result<Arc<DenseMatrix>> {
+            if let Ok(m) = DenseMatrix::open(&path, &fp) {
+                if m.covered == m.n || self.vector_count(data, &fp)? == m.covered {
+                    return Ok(Arc::new(m));
+                }
+            }
+            let budget = if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
+            let missing = data.table.len().saturating_sub(self.vector_count(data, &fp)?);
+            if missing > 0 && missing <= budget {
+                index::embed::embed_view(&self.ws.store, view, model.as_ref(), &self.progress)?;
+            }
+            dense::build(&self.ws.store, &data.table, &fp, model.dim(), &path)?;
+            Ok(Arc::new(DenseMatrix::open(&path, &fp)?))
+        };
+        let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
+        self.dense.lock().unwrap().insert(cache_key, m.clone());
+        Ok(m)
+    }
+
+    /// How many of the view's chunks have a vector under `fp`.
+    fn vector_count(&self, data: &ViewData, fp: &str) -> Result<usize> {
+        let cat = self.ws.store.catalogs(crate::layer::VECTORS, fp)?;
+        Ok((0..data.table.len() as u32).filter(|&o| cat.contains(&crate::store::Key::hash(&data.table.chunk_hash(o)))).count())
     }
 }

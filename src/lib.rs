@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod chunk;
 pub mod cli;
 pub mod config;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod fsutil;

@@ -36,6 +36,11 @@ impl Progress {
         Progress { bar, state: Arc::default() }
     }
 
+    /// True when progress is drawn (a terminal, not quiet or JSON).
+    pub fn visible(&self) -> bool {
+        self.bar.is_some()
+    }
+
     pub fn hidden() -> Progress {
         Progress::default()
     }

@@ -3,6 +3,7 @@
 //! database or the working tree), chunked and analysed in parallel, and written as new
 //! segments. Vectors follow in a second phase that never blocks the first.
 
+pub mod embed;
 pub mod process;
 
 use crate::layer::{self, chunks, lexical};

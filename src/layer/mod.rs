@@ -5,6 +5,7 @@
 
 pub mod chunks;
 pub mod lexical;
+pub mod vectors;
 
 use crate::fsutil::short_hash;
 

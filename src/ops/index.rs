@@ -13,13 +13,10 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
     let mut per_view = Vec::new();
     for spec in &specs {
         let view = View::open(&engine.ws, spec)?;
-        let report = index::index_view(&engine.ws, &view, &engine.progress)?;
+        let mut report = index::index_view(&engine.ws, &view, &engine.progress)?;
+        embed(engine, &view, &mut report);
         total.add(&report);
         per_view.push(report);
-    }
-    if total.dense.is_empty() {
-        total.dense = "off".into();
-        total.dense_reason = Some("no embedding model is configured in this build".into());
     }
     let text = render(&per_view, &total);
     let mut answer = Answer::new("index", total.view.clone(), &total, text);
@@ -29,17 +26,47 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
     Ok(answer)
 }
 
+/// The dense phase: never fails the run; a model problem turns dense off with its reason.
+fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
+    let t = std::time::Instant::now();
+    let model = match engine.embedder() {
+        Ok(m) => m,
+        Err(reason) => {
+            report.dense = "off".into();
+            report.dense_reason = Some(reason);
+            return;
+        }
+    };
+    match index::embed::embed_view(&engine.ws.store, view, model.as_ref(), &engine.progress) {
+        Ok(d) => {
+            report.chunks_embedded = d.embedded;
+            report.segments_written += d.segments;
+            report.dense = if d.covered == d.total { "ready".into() } else { "partial".into() };
+            report.dense_coverage = Some(if d.total == 0 { 1.0 } else { d.covered as f64 / d.total as f64 });
+        }
+        Err(e) => {
+            report.dense = "off".into();
+            report.dense_reason = Some(format!("embedding with `{}` failed: {e:#}", model.name()));
+        }
+    }
+    report.seconds.insert("embed".into(), t.elapsed().as_secs_f64());
+    if let Some(total) = report.seconds.get_mut("total") {
+        *total += t.elapsed().as_secs_f64();
+    }
+}
+
 fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     let mut out = String::new();
     for r in per_view {
         let label = r.view.as_ref().map(|v| v.label.clone()).unwrap_or_default();
         out.push_str(&format!(
-            "indexed {label}: {} files ({} indexed), {} new blobs, {} reused, {} chunks written, {} segments, {:.2}s\n",
+            "indexed {label}: {} files ({} indexed), {} new blobs, {} reused, {} chunks written, {} embedded, {} segments, {:.2}s\n",
             r.files_seen,
             r.files_indexed,
             r.blobs_new,
             r.blobs_reused,
             r.chunks_written,
+            r.chunks_embedded,
             r.segments_written,
             r.seconds.get("total").copied().unwrap_or(0.0)
         ));
@@ -49,6 +76,9 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
         out.push_str(&format!("skipped: {}\n", parts.join(", ")));
     }
     out.push_str(&format!("dense: {}", total.dense));
+    if let Some(c) = total.dense_coverage {
+        out.push_str(&format!(" ({:.0}% of chunks)", c * 100.0));
+    }
     if let Some(r) = &total.dense_reason {
         out.push_str(&format!(" ({r})"));
     }

@@ -1,7 +1,9 @@
 //! Operations: each is one function returning a typed result plus a text renderer; the CLI
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
+pub mod deep_search;
 pub mod index;
+pub mod model;
 pub mod search;
 pub mod status;
 

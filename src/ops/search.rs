@@ -65,30 +65,89 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
     }
 }
 
+/// Ranked chunks of a view for a query (shared by search, deep_search and search_diff).
+pub struct Retrieved {
+    pub mode: Mode,
+    pub ranked: Vec<Ranked>,
+    pub notes: Vec<String>,
+    /// Best raw scores of each retriever (BM25, cosine), for strength checks.
+    pub top_sparse: Option<f32>,
+    pub top_dense: Option<f32>,
+}
+
+pub fn retrieve(
+    engine: &Engine,
+    view: &crate::view::View,
+    data: &ViewData,
+    query: &str,
+    requested: Mode,
+    pool: usize,
+    allowed: Option<&std::sync::Arc<tantivy::BitSet>>,
+) -> Result<Retrieved> {
+    let mut notes = Vec::new();
+    let dense = if requested == Mode::Sparse {
+        None
+    } else {
+        match engine.dense_for(view, data) {
+            Ok(m) => {
+                if m.covered < m.n {
+                    notes.push(format!(
+                        "dense coverage {:.0}% ({} of {} chunks embedded); run `git lynx index` to complete it",
+                        100.0 * m.covered as f64 / m.n.max(1) as f64,
+                        m.covered,
+                        m.n
+                    ));
+                }
+                Some(m)
+            }
+            Err(reason) => {
+                notes.push(format!("results are lexical only: {reason}"));
+                None
+            }
+        }
+    };
+    let mode = if dense.is_none() { Mode::Sparse } else { requested };
+    let sparse_hits = if mode == Mode::Dense { Vec::new() } else { search::sparse(data, query, pool, allowed)? };
+    let dense_hits = match (&dense, mode) {
+        (Some(m), Mode::Dense | Mode::Hybrid) => {
+            let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
+            let q = model.embed_query(query)?;
+            m.search(&q, pool, allowed)
+        }
+        _ => Vec::new(),
+    };
+    let top_sparse = sparse_hits.first().map(|h| h.1);
+    let top_dense = dense_hits.first().map(|h| h.1);
+    let ranked = match mode {
+        Mode::Sparse => sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect(),
+        Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
+        Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits),
+    };
+    Ok(Retrieved { mode, ranked: search::dedup_identical(data, ranked), notes, top_sparse, top_dense })
+}
+
 pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.query.trim().is_empty() {
         return Err(crate::error::usage("the search query is empty"));
     }
-    let opened = engine.open_view(&ViewSpec::from_option(args.rev.as_deref()))?;
-    let view = &opened.data;
-    let allowed = args.filters.allowed(&view.table)?;
-    let requested = args.mode.unwrap_or(Mode::parse(&engine.ws.config.search.mode)?);
-    // Dense retrieval arrives with the embedding layer; until then every mode answers lexically.
-    let (mode, note) = match requested {
-        Mode::Sparse => (Mode::Sparse, None),
-        m => (Mode::Sparse, Some(format!("{} search unavailable: no embedding model configured; results are lexical only", m.name()))),
+    if args.k == 0 {
+        return Err(crate::error::usage("-k must be at least 1"));
+    }
+    let view = crate::view::View::open(&engine.ws, &ViewSpec::from_option(args.rev.as_deref()))?;
+    let opened = engine.open_listed(&view)?;
+    let data = &opened.data;
+    let allowed = args.filters.allowed(&data.table)?;
+    let requested = match args.mode {
+        Some(m) => m,
+        None => Mode::parse(&engine.ws.config.search.mode)?,
     };
-    let pool = args.k.max(engine.ws.config.search.pool) * 2;
-    let ranked: Vec<Ranked> = search::sparse(view, &args.query, pool, allowed.as_ref())?
-        .into_iter()
-        .enumerate()
-        .map(|(i, (ord, score))| Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None })
-        .collect();
-    let ranked = search::dedup_identical(view, ranked);
-    let results: Vec<Hit> = ranked.iter().take(args.k).map(|r| hit(view, r)).collect();
-    let result = SearchResult { query: args.query.clone(), mode, note, filters: args.filters.clone(), results };
-    let text = render(&view.id, &result, args.snippet_lines);
-    Ok(Answer::new("search", Some(view.id.clone()), &result, text))
+    let pool = args.k.max(engine.ws.config.search.pool);
+    let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_ref())?;
+    let results: Vec<Hit> = r.ranked.iter().take(args.k).map(|x| hit(data, x)).collect();
+    let note = if r.notes.is_empty() { None } else { Some(r.notes.join("; ")) };
+    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results };
+    let text = render(&data.id, &result, args.snippet_lines);
+    Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
 
 pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize) -> String {

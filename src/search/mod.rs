@@ -43,12 +43,49 @@ pub struct Ranked {
     pub score: f32,
     pub sparse_rank: Option<usize>,
     pub dense_rank: Option<usize>,
+    /// Raw retriever scores behind the fused one (BM25, cosine).
+    pub sparse_score: Option<f32>,
+    pub dense_score: Option<f32>,
+}
+
+impl Ranked {
+    pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
+        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None }
+    }
+
+    pub fn dense(i: usize, ord: u32, score: f32) -> Ranked {
+        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score) }
+    }
 }
 
 /// BM25 candidates for `query` (chunk ordinal, score), best first.
 pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&std::sync::Arc<tantivy::BitSet>>) -> Result<Vec<(u32, f32)>> {
     let terms = analyze::query_terms(query);
     view.bm25.search(&terms, pool, allowed)
+}
+
+/// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).
+pub const RRF_K: f32 = 60.0;
+
+/// Fuses ranked lists by RRF: each list contributes 1 / (RRF_K + rank) (rank from 1).
+pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)]) -> Vec<Ranked> {
+    let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
+    for (i, &(ord, s)) in sparse.iter().enumerate() {
+        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        e.score += 1.0 / (RRF_K + (i + 1) as f32);
+        e.sparse_rank = Some(i + 1);
+        e.sparse_score = Some(s);
+    }
+    for (i, &(ord, s)) in dense.iter().enumerate() {
+        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        e.score += 1.0 / (RRF_K + (i + 1) as f32);
+        e.dense_rank = Some(i + 1);
+        e.dense_score = Some(s);
+    }
+    let mut v: Vec<Ranked> = by_ord.into_values().collect();
+    v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX))).then(a.ord.cmp(&b.ord)));
+    v
 }
 
 /// Drops byte-identical chunks (same content hash) after the first, keeping order.

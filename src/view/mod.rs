@@ -4,6 +4,7 @@
 //! view and cached under `.lynx/cache/`, keyed by the view's content.
 
 pub mod cache;
+pub mod dense;
 pub mod table;
 
 use crate::repo::{self, FileEntry, SkipReason, Skipped};

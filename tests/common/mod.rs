@@ -23,6 +23,10 @@ pub fn isolate(cmd: &mut Command) -> &mut Command {
         .env_remove("LYNX_MODEL")
         .env_remove("LYNX_ALTERNATE_OBJECT_DIRECTORIES")
         .env("LYNX_LOG", "warn")
+        // Never reach the network or a developer's model cache from tests.
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", "/nonexistent/lynx-test-hf-home")
+        .env_remove("HF_HUB_CACHE")
 }
 
 impl TestRepo {

@@ -1,0 +1,80 @@
+//! Helpers shared by the benchmarks: timing, percentiles, running the release binary on a
+//! throwaway clone of a real repository.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_git-lynx");
+
+pub fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
+    if sorted_ms.is_empty() {
+        return f64::NAN;
+    }
+    let idx = ((sorted_ms.len() as f64 - 1.0) * p).round() as usize;
+    sorted_ms[idx.min(sorted_ms.len() - 1)]
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").args(args).current_dir(dir).output().expect("git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A fresh clone of `source` at `rev` in a temp dir (shares objects, own .lynx).
+pub fn clone_at(source: &Path, rev: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("repo");
+    let out = Command::new("git")
+        .args(["clone", "-q", "--shared", "--no-checkout", source.to_str().unwrap(), dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "clone: {}", String::from_utf8_lossy(&out.stderr));
+    // Large files missing from snapshots must not stop the checkout.
+    let _ = Command::new("git").args(["-c", "advice.detachedHead=false", "checkout", "-q", rev]).current_dir(&dir).output();
+    (tmp, dir)
+}
+
+pub struct Run {
+    pub ms: f64,
+    pub json: serde_json::Value,
+}
+
+pub fn lynx(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut c = Command::new(BIN);
+    c.arg("--json").arg("-q").args(args).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let t = Instant::now();
+    let out = c.output().unwrap();
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!("git lynx {args:?}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    });
+    assert_eq!(json["ok"], true, "{json}");
+    Run { ms, json }
+}
+
+pub fn du(path: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                total += m.len();
+            }
+        }
+    }
+    total
+}
+
+/// The benchmark repository: `LYNX_BENCH_REPO` or the first argument after `--`.
+pub fn repo_arg() -> Option<PathBuf> {
+    std::env::args().skip(1).find(|a| !a.starts_with('-')).map(PathBuf::from).or_else(|| std::env::var("LYNX_BENCH_REPO").ok().map(PathBuf::from))
+}

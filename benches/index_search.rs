@@ -1,0 +1,114 @@
+//! Indexing and search on a real repository, through the CLI process.
+//!
+//!     cargo bench --bench index_search -- /path/to/repo [REV]
+//!
+//! (or LYNX_BENCH_REPO=...; scripts/bench-repos.sh fetches the pinned repositories). Reports
+//! cold index time and files/s, a second revision with ~1% changed blobs, warm CLI search
+//! latency p50/p95, and on-disk size. Dense vectors are off unless LYNX_BENCH_MODEL names a
+//! model (then embedding is reported separately).
+
+mod common;
+use common::*;
+
+const QUERIES: &[&str] = &[
+    "parse configuration file",
+    "http handler",
+    "retry with backoff",
+    "compaction of blocks",
+    "query engine evaluation",
+    "remote write queue",
+    "label matcher regex",
+    "tsdb head append",
+    "scrape target discovery",
+    "alerting rules evaluation",
+    "error when file not found",
+    "time series chunk encoding",
+    "websocket connection",
+    "metrics registry",
+    "storage interface",
+];
+
+fn main() {
+    let Some(source) = repo_arg() else {
+        eprintln!("usage: cargo bench --bench index_search -- /path/to/repo [REV]   (see scripts/bench-repos.sh)");
+        return;
+    };
+    let rev = std::env::args().skip(1).filter(|a| !a.starts_with('-')).nth(1).unwrap_or_else(|| "HEAD".into());
+    let head = git(&source, &["rev-parse", &rev]);
+    let (_tmp, dir) = clone_at(&source, &head);
+    let files: usize = git(&dir, &["ls-files"]).lines().count();
+    let model = std::env::var("LYNX_BENCH_MODEL").ok();
+    let dense: Vec<&str> = match &model {
+        Some(m) => vec!["--model", m.as_str()],
+        None => vec!["--no-dense"],
+    };
+
+    // Cold: the objects of one revision from nothing.
+    let mut args = dense.clone();
+    args.extend(["index", "--rev", head.as_str()]);
+    let cold = lynx(&dir, &args, &[]);
+    let secs = &cold.json["seconds"];
+    let chunk_secs = secs["total"].as_f64().unwrap() - secs["embed"].as_f64().unwrap_or(0.0);
+    let indexed = cold.json["files_indexed"].as_u64().unwrap();
+
+    // A second revision with about 1% of blobs changed: walk back first-parent history.
+    let target = (files as f64 * 0.01).round().max(1.0) as usize;
+    let mut second = None;
+    for n in 1..400 {
+        let cand = format!("{head}~{n}");
+        let Ok(changed) = std::panic::catch_unwind(|| git(&dir, &["diff", "--name-only", &head, &cand]).lines().count()) else { break };
+        if changed >= target {
+            second = Some((cand, changed));
+            break;
+        }
+    }
+    let (second_rev, changed) = second.unwrap_or((format!("{head}~1"), 0));
+    let mut args = dense.clone();
+    args.extend(["index", "--rev", second_rev.as_str()]);
+    let incr = lynx(&dir, &args, &[]);
+
+    // Warm CLI search latency (one untimed run builds the view cache).
+    let mut args = dense.clone();
+    args.extend(["search", "warm up", "--rev", head.as_str()]);
+    let first_search = lynx(&dir, &args, &[]);
+    let mut times = Vec::new();
+    for round in 0..3 {
+        for q in QUERIES {
+            let mut args = dense.clone();
+            args.extend(["search", q, "--rev", head.as_str(), "-k", "10"]);
+            let r = lynx(&dir, &args, &[]);
+            if round > 0 || times.len() >= QUERIES.len() / 2 {
+                times.push(r.ms);
+            }
+        }
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let objects = du(&dir.join(".lynx/objects"));
+    let cache = du(&dir.join(".lynx/cache"));
+
+    let report = serde_json::json!({
+        "repository": source.display().to_string(),
+        "revision": head,
+        "tracked_files": files,
+        "files_indexed": indexed,
+        "cold_index_ms_wall": cold.ms,
+        "cold_chunks_lexical_s": chunk_secs,
+        "cold_files_per_s": indexed as f64 / chunk_secs,
+        "cold_phases_s": secs,
+        "chunks": cold.json["chunks_written"],
+        "embedded": cold.json["chunks_embedded"],
+        "embed_s": secs["embed"],
+        "second_revision": second_rev,
+        "second_changed_files": changed,
+        "second_blobs_new": incr.json["blobs_new"],
+        "second_index_ms_wall": incr.ms,
+        "second_vs_cold": incr.ms / cold.ms,
+        "first_search_ms_including_view_build": first_search.ms,
+        "search_p50_ms": percentile(&times, 0.5),
+        "search_p95_ms": percentile(&times, 0.95),
+        "search_runs": times.len(),
+        "objects_bytes": objects,
+        "view_cache_bytes": cache,
+    });
+    println!("{}", serde_json::to_string_pretty(&report).unwrap());
+}

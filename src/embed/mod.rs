@@ -1,0 +1,127 @@
+//! Local embedding models behind one interface: static (model2vec, pure Rust) and transformer
+//! (ONNX Runtime), plus the cross-encoder reranker. A model's fingerprint covers its name,
+//! kind, a hash of its files, dimension, pooling and length, so changed model files can never
+//! mix vectors.
+
+pub mod onnx;
+pub mod rerank;
+pub mod resolve;
+pub mod static_model;
+pub mod transformer;
+
+use anyhow::{Context, Result};
+use resolve::{ModelFiles, ModelKind};
+use std::path::Path;
+use std::sync::Arc;
+
+pub trait Embedder: Send + Sync {
+    fn dim(&self) -> usize;
+    /// Identity of the vectors this model makes (the vector layer's fingerprint).
+    fn fingerprint(&self) -> &str;
+    fn name(&self) -> &str;
+    fn kind(&self) -> &'static str;
+    /// Unit vectors, `texts.len() × dim`, row-major.
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<f32>>;
+    /// A unit vector for a search query (with the model's query instruction, if any).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>>;
+}
+
+pub fn normalize(v: &mut [f32]) {
+    let n: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}
+
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators let the compiler vectorise without fast-math.
+    let mut acc = [0f32; 8];
+    let chunks = a.len() / 8;
+    for i in 0..chunks {
+        for j in 0..8 {
+            acc[j] += a[i * 8 + j] * b[i * 8 + j];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for i in chunks * 8..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+/// The unknown-token id named by tokenizer.json's model (`unk_token`), if the vocabulary has it.
+pub(crate) fn read_unk_id(dir: &Path, tok: &tokenizers::Tokenizer) -> Option<u32> {
+    let text = std::fs::read_to_string(dir.join("tokenizer.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let model = &v["model"];
+    if let Some(id) = model["unk_id"].as_u64() {
+        return Some(id as u32); // Unigram
+    }
+    let unk = model["unk_token"].as_str().unwrap_or("[UNK]");
+    tok.token_to_id(unk)
+}
+
+/// Content hashes of a model's files, cached by (path, size, mtime) so a warm start does not
+/// re-read hundreds of megabytes.
+fn files_hash(files: &[std::path::PathBuf], cache_dir: Option<&Path>) -> Result<String> {
+    let mut h = blake3::Hasher::new();
+    let cache_path = cache_dir.map(|d| d.join("model-file-hashes.json"));
+    let mut cache: std::collections::BTreeMap<String, String> = cache_path
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let mut changed = false;
+    for f in files {
+        let md = std::fs::metadata(f).with_context(|| format!("model file {} is missing", f.display()))?;
+        let mtime = md.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
+        let canon = f.canonicalize().unwrap_or(f.clone());
+        let id = format!("{}|{}|{}", canon.display(), md.len(), mtime);
+        let hex = match cache.get(&id) {
+            Some(hx) => hx.clone(),
+            None => {
+                let mut fh = blake3::Hasher::new();
+                fh.update_reader(std::fs::File::open(&canon)?).with_context(|| format!("reading {}", f.display()))?;
+                let hx = fh.finalize().to_hex().to_string();
+                cache.insert(id, hx.clone());
+                changed = true;
+                hx
+            }
+        };
+        h.update(hex.as_bytes());
+    }
+    if changed {
+        if let Some(p) = cache_path {
+            let _ = crate::fsutil::write_atomic(&p, serde_json::to_string(&cache)?.as_bytes());
+        }
+    }
+    Ok(h.finalize().to_hex()[..16].to_string())
+}
+
+/// Loads the embedder for `files`. `cache_dir` keeps file hashes between runs.
+pub fn load_files(files: &ModelFiles, threads: usize, ort_setting: Option<&str>, cache_dir: Option<&Path>) -> Result<Arc<dyn Embedder>> {
+    let tok = files.dir.join("tokenizer.json");
+    match files.kind {
+        ModelKind::Static => {
+            let weights = files.dir.join("model.safetensors");
+            let fh = files_hash(&[weights, tok], cache_dir)?;
+            let fp = crate::fsutil::short_hash(&[b"static", files.name.as_bytes(), fh.as_bytes()]);
+            Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp)?))
+        }
+        ModelKind::Transformer => {
+            let onnx = files.onnx.clone().context("transformer model without an ONNX file")?;
+            let s = transformer::settings(&files.name, &files.dir);
+            let fh = files_hash(&[onnx.clone(), tok], cache_dir)?;
+            let fp = crate::fsutil::short_hash(&[
+                b"transformer",
+                files.name.as_bytes(),
+                fh.as_bytes(),
+                format!("{:?}/{}/{}", s.pooling, s.max_len, s.query_prefix).as_bytes(),
+            ]);
+            Ok(Arc::new(transformer::Transformer::load(&files.name, &files.dir, &onnx, threads, ort_setting, fp)?))
+        }
+        ModelKind::CrossEncoder => {
+            anyhow::bail!("{} is a cross-encoder (a reranker), not an embedding model; use it with --rerank", files.name)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Finding a model's files, offline first: a local folder (or an `.onnx` file inside one), then
+//! the HuggingFace cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`, so models
+//! other tools downloaded are reused), then a download from `HF_ENDPOINT` (default
+//! huggingface.co) unless `HF_HUB_OFFLINE` is set.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+/// Which embedder a model folder is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// model2vec: `model.safetensors` with an `embeddings` table.
+    Static,
+    /// A transformer exported to ONNX (HF repo layout).
+    Transformer,
+    /// A cross-encoder (sequence classification) exported to ONNX.
+    CrossEncoder,
+}
+
+/// A model's files on disk.
+#[derive(Debug, Clone)]
+pub struct ModelFiles {
+    /// What the user asked for (repo id or path).
+    pub name: String,
+    pub dir: PathBuf,
+    pub kind: ModelKind,
+    /// The ONNX file for transformer kinds.
+    pub onnx: Option<PathBuf>,
+}
+
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// The HuggingFace hub cache directory.
+pub fn hf_cache_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("HF_HUB_CACHE") {
+        return PathBuf::from(p);
+    }
+    if let Ok(p) = std::env::var("HF_HOME") {
+        return PathBuf::from(p).join("hub");
+    }
+    let base = std::env::var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| ".".into())).join(".cache"));
+    base.join("huggingface").join("hub")
+}
+
+pub fn offline() -> bool {
+    std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| !v.is_empty() && v != "0" && v.to_ascii_lowercase() != "false")
+}
+
+fn looks_like_repo_id(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('/').collect();
+    parts.len() == 2 && parts.iter().all(|p| !p.is_empty() && !p.starts_with('.')) && !name.starts_with('/')
+}
+
+/// Classifies a local folder (and picks the ONNX file).
+pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result<ModelFiles> {
+    if !dir.join("tokenizer.json").exists() {
+        bail!("model folder {} has no tokenizer.json (expected a HuggingFace model layout)", dir.display());
+    }
+    let config: serde_json::Value = std::fs::read_to_string(dir.join("config.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let onnx = onnx_file.or_else(|| {
+        ["onnx/model.onnx", "model.onnx"].iter().map(|f| dir.join(f)).find(|p| p.exists())
+    });
+    let is_cross = config["architectures"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|s| s.ends_with("ForSequenceClassification"))));
+    let kind = if config["model_type"] == "model2vec" || (onnx.is_none() && dir.join("model.safetensors").exists()) {
+        ModelKind::Static
+    } else if onnx.is_some() {
+        if is_cross { ModelKind::CrossEncoder } else { ModelKind::Transformer }
+    } else {
+        bail!(
+            "model folder {} has neither model.safetensors (static) nor onnx/model.onnx (transformer)",
+            dir.display()
+        );
+    };
+    Ok(ModelFiles { name: name.to_string(), dir: dir.to_path_buf(), kind, onnx })
+}
+
+/// Resolves a model name or path to its files. `download` allows fetching missing files.
+pub fn resolve(name: &str, download: bool, progress: bool) -> Result<ModelFiles> {
+    let p = Path::new(name);
+    if p.exists() {
+        if p.is_file() {
+            // An .onnx file: its model folder is the parent (or grandparent for onnx/…).
+            let parent = p.parent().context("model file has no folder")?;
+            let dir = if parent.join("tokenizer.json").exists() { parent } else { parent.parent().unwrap_or(parent) };
+            return inspect_dir(name, dir, Some(p.to_path_buf()));
+        }
+        return inspect_dir(name, p, None);
+    }
+    if !looks_like_repo_id(name) {
+        bail!("model `{name}` is neither an existing folder nor a HuggingFace repo id (owner/name)");
+    }
+    if let Some(dir) = cached_snapshot(name) {
+        if let Ok(m) = inspect_dir(name, &dir, None) {
+            if complete(&m) {
+                return Ok(m);
+            }
+        }
+    }
+    if !download {
+        bail!(
+            "model `{name}` is not in the HuggingFace cache ({}); run `git lynx model pull {name}` \
+             (or `git lynx model import` on an air-gapped machine)",
+            hf_cache_dir().display()
+        );
+    }
+    if offline() {
+        bail!("model `{name}` is not cached and HF_HUB_OFFLINE is set; import it with `git lynx model import PATH`");
+    }
+    download_model(name, progress)
+}
+
+fn complete(m: &ModelFiles) -> bool {
+    match m.kind {
+        ModelKind::Static => m.dir.join("model.safetensors").exists(),
+        _ => m.onnx.as_ref().is_some_and(|p| p.exists()),
+    }
+}
+
+/// `models--owner--name/snapshots/<commit>` per `refs/main`, or the newest snapshot.
+pub fn cached_snapshot(repo_id: &str) -> Option<PathBuf> {
+    let base = hf_cache_dir().join(format!("models--{}", repo_id.replace('/', "--")));
+    let snaps = base.join("snapshots");
+    if let Ok(commit) = std::fs::read_to_string(base.join("refs").join("main")) {
+        let d = snaps.join(commit.trim());
+        if d.is_dir() {
+            return Some(d);
+        }
+    }
+    let rd = std::fs::read_dir(&snaps).ok()?;
+    rd.flatten()
+        .filter(|e| e.path().is_dir())
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
+}
+
+/// Downloads the files an embedder needs into the HuggingFace cache.
+pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
+    let endpoint = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| DEFAULT_ENDPOINT.to_string());
+    let api = hf_hub::api::sync::ApiBuilder::from_cache(hf_hub::Cache::new(hf_cache_dir()))
+        .with_endpoint(endpoint.clone())
+        .with_progress(progress)
+        .with_token(std::env::var("HF_TOKEN").ok())
+        .build()
+        .context("setting up the HuggingFace client")?;
+    let repo = api.model(repo_id.to_string());
+    let fetch = |f: &str| repo.get(f);
+    let config = fetch("config.json").with_context(|| format!("downloading {repo_id}/config.json from {endpoint}"))?;
+    fetch("tokenizer.json").with_context(|| format!("downloading {repo_id}/tokenizer.json from {endpoint}"))?;
+    let dir = config.parent().context("cache path")?.to_path_buf();
+    let cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config)?).unwrap_or_default();
+    if cfg["model_type"] == "model2vec" {
+        fetch("model.safetensors").with_context(|| format!("downloading {repo_id}/model.safetensors"))?;
+    } else {
+        // Optional files first, then the ONNX export (onnx/model.onnx or model.onnx).
+        for f in ["1_Pooling/config.json", "sentence_bert_config.json", "config_sentence_transformers.json", "special_tokens_map.json"] {
+            let _ = fetch(f);
+        }
+        if fetch("onnx/model.onnx").is_err() {
+            fetch("model.onnx").with_context(|| format!("{repo_id} has no onnx/model.onnx or model.onnx to download"))?;
+        }
+    }
+    inspect_dir(repo_id, &dir, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_ids_and_cache_layout() {
+        assert!(looks_like_repo_id("BAAI/bge-small-en-v1.5"));
+        assert!(!looks_like_repo_id("/abs/path"));
+        assert!(!looks_like_repo_id("just-a-name"));
+    }
+}

@@ -1,0 +1,126 @@
+//! Static (model2vec) embeddings: tokenize without special tokens, drop the unknown-token id,
+//! average the rows of the `embeddings` table, L2-normalise. Pure Rust, no ONNX Runtime.
+
+use super::{Embedder, normalize, read_unk_id};
+use anyhow::{Context, Result, bail};
+use rayon::prelude::*;
+use std::path::Path;
+use tokenizers::Tokenizer;
+
+/// Tokens looked at per text (model2vec's default maximum).
+const MAX_TOKENS: usize = 512;
+/// Characters looked at per text: enough for MAX_TOKENS, and tokenizing beyond them is waste.
+const MAX_CHARS: usize = 4 * MAX_TOKENS;
+
+pub struct StaticModel {
+    tokenizer: Tokenizer,
+    table: Vec<f32>,
+    dim: usize,
+    rows: usize,
+    unk: Option<u32>,
+    normalize: bool,
+    fingerprint: String,
+    name: String,
+}
+
+impl StaticModel {
+    pub fn load(name: &str, dir: &Path, fingerprint: String) -> Result<StaticModel> {
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
+        tokenizer.with_padding(None);
+        tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let unk = read_unk_id(dir, &tokenizer);
+        let path = dir.join("model.safetensors");
+        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+        let st = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| anyhow::anyhow!("{} is not a valid safetensors file: {e}", path.display()))?;
+        let tensor = match st.tensor("embeddings") {
+            Ok(t) => t,
+            Err(_) => {
+                let names = st.names();
+                let first = names.first().with_context(|| format!("{} holds no tensors", path.display()))?;
+                st.tensor(first).map_err(|e| anyhow::anyhow!("{e}"))?
+            }
+        };
+        let shape = tensor.shape().to_vec();
+        if shape.len() != 2 || shape[1] == 0 {
+            bail!("{}: the embeddings tensor must be 2-D [vocab, dim], found {shape:?}", path.display());
+        }
+        let (rows, dim) = (shape[0], shape[1]);
+        let data = tensor.data();
+        let table: Vec<f32> = match tensor.dtype() {
+            safetensors::Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+            safetensors::Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            safetensors::Dtype::BF16 => data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+            other => bail!("{}: unsupported embeddings dtype {other:?} (f32, f16 or bf16 expected)", path.display()),
+        };
+        if table.len() != rows * dim {
+            bail!("{}: tensor data does not match its shape", path.display());
+        }
+        let config: serde_json::Value = std::fs::read_to_string(dir.join("config.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or_default();
+        let normalize = config["normalize"].as_bool().unwrap_or(true);
+        Ok(StaticModel { tokenizer, table, dim, rows, unk, normalize, fingerprint, name: name.to_string() })
+    }
+
+    fn embed_one(&self, text: &str, out: &mut [f32]) -> Result<()> {
+        let mut end = text.len().min(MAX_CHARS);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let enc = self.tokenizer.encode_fast(&text[..end], false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+        out.iter_mut().for_each(|v| *v = 0.0);
+        let mut n = 0usize;
+        for &id in enc.get_ids().iter().take(MAX_TOKENS) {
+            if Some(id) == self.unk || id as usize >= self.rows {
+                continue;
+            }
+            let row = &self.table[id as usize * self.dim..(id as usize + 1) * self.dim];
+            for (o, r) in out.iter_mut().zip(row) {
+                *o += r;
+            }
+            n += 1;
+        }
+        if n > 0 {
+            let inv = 1.0 / n as f32;
+            out.iter_mut().for_each(|v| *v *= inv);
+        }
+        if self.normalize || n > 0 {
+            // Cosine similarity needs unit vectors whatever the model's own setting.
+            normalize(out);
+        }
+        Ok(())
+    }
+}
+
+impl Embedder for StaticModel {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "static"
+    }
+
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; texts.len() * self.dim];
+        out.par_chunks_mut(self.dim).zip(texts.par_iter()).try_for_each(|(o, t)| self.embed_one(t, o))?;
+        Ok(out)
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        let mut out = vec![0f32; self.dim];
+        self.embed_one(text, &mut out)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,186 @@
+//! `deep_search`: asks query variants in order and stops at the first strong result set; when
+//! none is strong it returns the strongest weak set with an explicit warning. Strength is
+//! judged on the retrievers' own scores (BM25, cosine), never on fused RRF scores, whose
+//! rank-1 value alone (1/61) would pass any fixed threshold.
+
+use super::search::{Hit, hit, render as render_hits, retrieve};
+use super::{Answer, view_line};
+use crate::engine::Engine;
+use crate::search::filter::Filters;
+use crate::search::{Mode, Ranked};
+use crate::view::{View, ViewSpec};
+use anyhow::Result;
+use serde::Serialize;
+
+/// A hit is strong when one retriever is confident about it on its own scale.
+pub struct Thresholds {
+    /// BM25 (summed over the text, symbol and path fields).
+    pub sparse: f32,
+    /// Cosine for transformer models.
+    pub dense_transformer: f32,
+    /// Cosine for static models, whose similarities run higher across the board.
+    pub dense_static: f32,
+}
+
+pub const THRESHOLDS: Thresholds = Thresholds { sparse: 8.0, dense_transformer: 0.45, dense_static: 0.62 };
+
+pub struct DeepArgs {
+    pub variants: Vec<String>,
+    pub k: usize,
+    pub rev: Option<String>,
+    pub mode: Option<Mode>,
+    pub filters: Filters,
+    pub min_results: usize,
+    pub return_all_variants: bool,
+    pub snippet_lines: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Variant {
+    pub query: String,
+    pub mode: Mode,
+    pub strong: bool,
+    pub strong_results: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_sparse: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best_dense: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results: Option<Vec<Hit>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DeepResult {
+    pub chosen: usize,
+    pub strong: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub variants: Vec<Variant>,
+    pub mode: Mode,
+    pub results: Vec<Hit>,
+}
+
+pub fn is_strong(r: &Ranked, dense_threshold: f32) -> bool {
+    r.sparse_score.is_some_and(|s| s >= THRESHOLDS.sparse) || r.dense_score.is_some_and(|d| d >= dense_threshold)
+}
+
+pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
+    let variants: Vec<&String> = a.variants.iter().filter(|v| !v.trim().is_empty()).collect();
+    if variants.is_empty() {
+        return Err(crate::error::usage("deep_search needs at least one non-empty query variant"));
+    }
+    let view = View::open(&engine.ws, &ViewSpec::from_option(a.rev.as_deref()))?;
+    let data = engine.open_listed(&view)?.data;
+    let allowed = a.filters.allowed(&data.table)?;
+    let requested = match a.mode {
+        Some(m) => m,
+        None => Mode::parse(&engine.ws.config.search.mode)?,
+    };
+    let dense_threshold = match engine.embedder() {
+        Ok(m) if m.kind() == "static" => THRESHOLDS.dense_static,
+        _ => THRESHOLDS.dense_transformer,
+    };
+    let pool = a.k.max(engine.ws.config.search.pool);
+    let mut out_variants = Vec::new();
+    let mut sets: Vec<(Vec<Ranked>, Mode)> = Vec::new();
+    let mut notes = Vec::new();
+    let mut chosen = None;
+    for q in &variants {
+        let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_ref())?;
+        notes.extend(r.notes.iter().cloned());
+        let top: Vec<Ranked> = r.ranked.into_iter().take(a.k).collect();
+        let strong_results = top.iter().filter(|x| is_strong(x, dense_threshold)).count();
+        let strong = strong_results >= a.min_results.max(1);
+        out_variants.push(Variant {
+            query: q.to_string(),
+            mode: r.mode,
+            strong,
+            strong_results,
+            best_sparse: r.top_sparse,
+            best_dense: r.top_dense,
+            results: a.return_all_variants.then(|| top.iter().map(|x| hit(&data, x)).collect()),
+        });
+        sets.push((top, r.mode));
+        if strong && chosen.is_none() {
+            chosen = Some(out_variants.len() - 1);
+            if !a.return_all_variants {
+                break;
+            }
+        }
+    }
+    let (chosen, strong) = match chosen {
+        Some(i) => (i, true),
+        // The strongest weak set: most strong hits, then the best raw scores.
+        None => {
+            let best = (0..out_variants.len())
+                .max_by(|&i, &j| {
+                    let (a, b) = (&out_variants[i], &out_variants[j]);
+                    a.strong_results
+                        .cmp(&b.strong_results)
+                        .then(a.best_dense.unwrap_or(-1.0).total_cmp(&b.best_dense.unwrap_or(-1.0)))
+                        .then(a.best_sparse.unwrap_or(0.0).total_cmp(&b.best_sparse.unwrap_or(0.0)))
+                        .then(j.cmp(&i))
+                })
+                .unwrap_or(0);
+            (best, false)
+        }
+    };
+    let warning = (!strong).then(|| {
+        format!(
+            "no variant found a strong result set (needed {} hits above BM25 {:.1} or cosine {:.2}); these are the strongest weak results — verify before relying on them",
+            a.min_results.max(1),
+            THRESHOLDS.sparse,
+            dense_threshold
+        )
+    });
+    notes.sort();
+    notes.dedup();
+    let (set, mode) = &sets[chosen];
+    let results: Vec<Hit> = set.iter().map(|x| hit(&data, x)).collect();
+    let result = DeepResult {
+        chosen: chosen + 1,
+        strong,
+        warning,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        variants: out_variants,
+        mode: *mode,
+        results,
+    };
+    let text = render(&data.id, &result, a.snippet_lines);
+    Ok(Answer::new("deep_search", Some(data.id.clone()), &result, text))
+}
+
+fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
+    let mut out = format!("{} · deep search · chose variant {} of {}\n", view_line(view), r.chosen, r.variants.len());
+    for (i, v) in r.variants.iter().enumerate() {
+        let scores = match (v.best_sparse, v.best_dense) {
+            (Some(s), Some(d)) => format!("best bm25 {s:.2}, cosine {d:.3}"),
+            (Some(s), None) => format!("best bm25 {s:.2}"),
+            (None, Some(d)) => format!("best cosine {d:.3}"),
+            (None, None) => "no hits".into(),
+        };
+        out.push_str(&format!(
+            "  {}. \"{}\": {} ({} strong; {scores})\n",
+            i + 1,
+            v.query,
+            if v.strong { "strong" } else { "weak" },
+            v.strong_results
+        ));
+    }
+    if let Some(w) = &r.warning {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    let inner = super::search::SearchResult {
+        query: r.variants[r.chosen - 1].query.clone(),
+        mode: r.mode,
+        note: r.note.clone(),
+        filters: Filters::default(),
+        results: r.results.clone(),
+    };
+    let body = render_hits(view, &inner, lines);
+    // Skip the repeated view line of the inner rendering.
+    out.push_str(body.split_once('\n').map(|x| x.1).unwrap_or(""));
+    out
+}

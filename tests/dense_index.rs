@@ -1,0 +1,83 @@
+//! The dense layer through the binary: vectors computed once per distinct chunk, hybrid search
+//! by default, and model problems that turn dense off without failing anything.
+
+mod common;
+use common::*;
+
+fn static_model() -> String {
+    format!("{}/tests/fixtures/models/tiny-static", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn vectors_are_computed_once_and_shared_across_revisions() {
+    let r = TestRepo::new();
+    r.write("a.py", "def parse_json_config(file):\n    return json.load(file)\n\n\ndef compute_distance(a, b):\n    return abs(a - b)\n");
+    r.write("b.py", "def handle_http_request(user):\n    return user\n");
+    r.write("copy.py", "def handle_http_request(user):\n    return user\n");
+    r.commit_all("first");
+    let m = static_model();
+    let first = r.json(&["--model", &m, "index", "--rev", "HEAD"]);
+    assert_eq!(first["dense"], "ready", "{first}");
+    // Identical chunks (b.py and copy.py) share one vector.
+    assert_eq!(first["chunks_embedded"], 3, "{first}");
+    r.write("a.py", "def parse_json_config(file):\n    return json.loads(file.read())\n\n\ndef compute_distance(a, b):\n    return abs(a - b)\n");
+    r.commit_all("change one function");
+    let second = r.json(&["--model", &m, "index", "--rev", "HEAD"]);
+    assert_eq!(second["blobs_new"], 1);
+    assert_eq!(second["chunks_embedded"], 1, "only the changed function is embedded: {second}");
+    assert_eq!(second["dense_coverage"], 1.0);
+    // Hybrid is the default mode and the answer names both retrievers' ranks.
+    let v = r.json(&["--model", &m, "search", "parse json config", "-k", "3"]);
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    assert_eq!(v["results"][0]["symbol"], "parse_json_config");
+    assert!(v["results"][0]["dense_rank"].is_u64() && v["results"][0]["sparse_rank"].is_u64(), "{v}");
+    assert!(v.get("note").is_none(), "{v}");
+    let d = r.json(&["--model", &m, "search", "compute distance", "--mode", "dense", "-k", "1"]);
+    assert_eq!(d["mode"], "dense");
+    assert_eq!(d["results"][0]["symbol"], "compute_distance");
+    // Byte-identical chunks appear once.
+    let v = r.json(&["--model", &m, "search", "handle http request", "-k", "5"]);
+    let same = v["results"].as_array().unwrap().iter().filter(|h| h["symbol"] == "handle_http_request").count();
+    assert_eq!(same, 1, "{v}");
+}
+
+#[test]
+fn model_problems_turn_dense_off_but_never_fail() {
+    let r = TestRepo::new();
+    r.write("a.py", "def parse_json_config(file):\n    return json.load(file)\n");
+    r.commit_all("first");
+
+    // Missing model.
+    let v = r.json(&["--model", "/no/such/model", "index"]);
+    assert_eq!(v["dense"], "off");
+    assert!(v["dense_reason"].as_str().unwrap().contains("/no/such/model"), "{v}");
+    let s = r.json(&["--model", "/no/such/model", "search", "json"]);
+    assert_eq!(s["mode"], "sparse");
+    assert!(s["note"].as_str().unwrap().contains("lexical only"), "{s}");
+    let text = r.text(&["--model", "/no/such/model", "search", "json"]);
+    assert!(text.contains("note: results are lexical only"), "{text}");
+
+    // Corrupt model file.
+    let bad = tempfile::tempdir().unwrap();
+    for f in ["tokenizer.json", "config.json"] {
+        std::fs::copy(format!("{}/{f}", static_model()), bad.path().join(f)).unwrap();
+    }
+    std::fs::write(bad.path().join("model.safetensors"), b"\x10\x00\x00\x00not safetensors").unwrap();
+    let v = r.json(&["--model", bad.path().to_str().unwrap(), "index"]);
+    assert_eq!(v["dense"], "off");
+    assert!(v["dense_reason"].as_str().unwrap().contains("safetensors"), "{v}");
+
+    // ONNX Runtime missing for a transformer model.
+    let tiny_bert = format!("{}/tests/fixtures/models/tiny-bert", env!("CARGO_MANIFEST_DIR"));
+    let out = r.cmd(&["--json", "--model", &tiny_bert, "index"]).env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["dense"], "off");
+    let reason = v["dense_reason"].as_str().unwrap();
+    assert!(reason.contains("ONNX Runtime") && reason.contains("/nonexistent"), "{reason}");
+
+    // Off on request.
+    let v = r.json(&["--no-dense", "index"]);
+    assert_eq!(v["dense"], "off");
+    assert!(v["dense_reason"].as_str().unwrap().contains("--no-dense"));
+}

@@ -1,0 +1,155 @@
+//! Embedders on the real code paths (tokenizers, safetensors, ONNX Runtime) against reference
+//! values computed in Python (tests/fixtures/models/reference.json), and the real models in
+//! ../shared/models when present.
+
+use lynx::embed::{self, Embedder, resolve};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models")
+}
+
+fn reference() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(fixtures().join("reference.json")).unwrap()).unwrap()
+}
+
+fn load(path: PathBuf) -> Arc<dyn Embedder> {
+    let files = resolve::resolve(path.to_str().unwrap(), false, false).unwrap();
+    embed::load_files(&files, 1, None, None).unwrap()
+}
+
+fn ort_available() -> bool {
+    let found = embed::onnx::find_library(None).is_some();
+    if !found {
+        eprintln!("skipped: ONNX Runtime not found ({})", embed::onnx::not_found_message());
+    }
+    found
+}
+
+fn assert_close(got: &[f32], want: &Value, tol: f32, what: &str) {
+    let want: Vec<f32> = want.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect();
+    assert_eq!(got.len(), want.len(), "{what}: dimension");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= tol, "{what}[{i}]: got {g}, want {w}");
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    embed::dot(a, b)
+}
+
+#[test]
+fn static_model_matches_reference_f16_and_f32() {
+    let r = reference();
+    let texts: Vec<String> = r["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+    for name in ["tiny-static", "tiny-static-f32"] {
+        let m = load(fixtures().join(name));
+        assert_eq!(m.kind(), "static");
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let docs = m.embed_documents(&refs).unwrap();
+        let dim = m.dim();
+        for (i, t) in texts.iter().enumerate() {
+            assert_close(&docs[i * dim..(i + 1) * dim], &r[name]["embeddings"][t], 1e-4, &format!("{name} {t}"));
+            // Queries embed the same way for static models.
+            assert_close(&m.embed_query(t).unwrap(), &r[name]["embeddings"][t], 1e-4, &format!("{name} query {t}"));
+        }
+    }
+    // Different file contents give different fingerprints.
+    assert_ne!(load(fixtures().join("tiny-static")).fingerprint(), load(fixtures().join("tiny-static-f32")).fingerprint());
+}
+
+#[test]
+fn transformer_mean_and_cls_pooling_match_reference() {
+    if !ort_available() {
+        return;
+    }
+    let r = reference();
+    let texts: Vec<&str> = r["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    for name in ["tiny-bert", "tiny-bge-cls"] {
+        let m = load(fixtures().join(name));
+        assert_eq!((m.kind(), m.dim()), ("transformer", 32));
+        // All texts in one call: batches are sorted by length and padded to the longest, and
+        // the tokenizer's shipped `Fixed: 16` padding / 16-token truncation are overridden
+        // (three texts are longer than 16 tokens).
+        let all = m.embed_documents(&texts).unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            assert_close(&all[i * 32..(i + 1) * 32], &r[name]["embeddings"][*t], 1e-4, &format!("{name} {t}"));
+        }
+        // One at a time gives the same vectors (no dependence on batch padding).
+        let single = m.embed_documents(&texts[4..5]).unwrap();
+        assert_close(&single, &r[name]["embeddings"][texts[4]], 1e-4, &format!("{name} alone"));
+    }
+}
+
+#[test]
+fn int8_model_agrees_with_fp32() {
+    if !ort_available() {
+        return;
+    }
+    let r = reference();
+    let m = load(fixtures().join("tiny-bert/onnx/model_int8.onnx"));
+    let texts: Vec<&str> = r["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    let v = m.embed_documents(&texts).unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        let want: Vec<f32> = r["tiny-bert"]["embeddings"][*t].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let c = cosine(&v[i * 32..(i + 1) * 32], &want);
+        assert!(c > 0.95, "int8 vs fp32 cosine {c} for {t}");
+    }
+    assert_ne!(m.fingerprint(), load(fixtures().join("tiny-bert")).fingerprint());
+}
+
+#[test]
+fn cross_encoder_logits_match_reference() {
+    if !ort_available() {
+        return;
+    }
+    let r = reference();
+    let dir = fixtures().join("tiny-cross-encoder");
+    let files = resolve::resolve(dir.to_str().unwrap(), false, false).unwrap();
+    assert_eq!(files.kind, resolve::ModelKind::CrossEncoder);
+    let ce = embed::rerank::CrossEncoder::load("tiny", &dir, files.onnx.as_ref().unwrap(), 1, None).unwrap();
+    for pair in r["tiny-cross-encoder"]["pairs"].as_array().unwrap() {
+        let got = ce.score(pair["query"].as_str().unwrap(), &[pair["document"].as_str().unwrap()]).unwrap();
+        let want = pair["logit"].as_f64().unwrap() as f32;
+        assert!((got[0] - want).abs() < 1e-3, "{pair}: got {}", got[0]);
+    }
+    // Batched scoring keeps order.
+    let q = "parse json config";
+    let docs = ["compute distance between points", "def parse_json_config(file): return json.load(file)"];
+    let s = ce.score(q, &docs).unwrap();
+    assert!(s[1] > s[0], "{s:?}");
+}
+
+/// The real all-MiniLM-L6-v2 (fp32, int8) and its static distillation, checked against the
+/// numbers in ../shared/models/README.md (mean pooling, truncation 256).
+#[test]
+fn shared_real_models_agree_with_reference_numbers() {
+    let shared = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/models");
+    if !shared.join("all-MiniLM-L6-v2").exists() {
+        eprintln!("skipped: ../shared/models is not present");
+        return;
+    }
+    let q = "compute distance between two points";
+    let f = "fn euclidean(a: Point, b: Point) -> f64";
+    let j = "parse a JSON config file";
+    let check = |m: &dyn Embedder, want: [f32; 3], tol: f32| {
+        let v = m.embed_documents(&[q, f, j]).unwrap();
+        let d = m.dim();
+        let (vq, vf, vj) = (&v[..d], &v[d..2 * d], &v[2 * d..]);
+        let got = [cosine(vq, vf), cosine(vq, vj), cosine(vf, vj)];
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= tol, "{}: got {got:?}, want {want:?}", m.name());
+        }
+        assert!(got[0] > got[1] && got[0] > got[2], "related pair must be closest: {got:?}");
+    };
+    check(load(shared.join("minilm-static-256")).as_ref(), [0.478, 0.121, 0.127], 0.002);
+    if ort_available() {
+        let fp32 = load(shared.join("all-MiniLM-L6-v2"));
+        assert_eq!(fp32.dim(), 384);
+        check(fp32.as_ref(), [0.343, 0.048, -0.035], 0.002);
+        // int8 kernels differ by CPU (the reference machine had AVX2 without VNNI).
+        check(load(shared.join("all-MiniLM-L6-v2/onnx/model_int8.onnx")).as_ref(), [0.349, 0.035, -0.028], 0.025);
+    }
+}
