@@ -26,15 +26,25 @@ pub struct Def {
 pub trait Visitor {
     fn def(&mut self, _index: usize, _def: &Def, _node: &defs::DefNode) {}
     fn node(&mut self, _node: Node, _scope: Option<usize>) {}
+    /// False when only definitions matter (skips visiting function bodies).
+    fn wants_nodes(&self) -> bool {
+        true
+    }
 }
 
 pub struct NoVisitor;
-impl Visitor for NoVisitor {}
+impl Visitor for NoVisitor {
+    fn wants_nodes(&self) -> bool {
+        false
+    }
+}
 
 /// All definitions of `tree`, in document order (parents before children).
 pub fn outline(lang: Lang, tree: &Tree, src: &[u8], visitor: &mut dyn Visitor) -> Vec<Def> {
-    let mut walker = Walker { lang, src, defs: Vec::new(), visitor };
-    walker.walk(tree.root_node(), None, false);
+    let wants_nodes = visitor.wants_nodes();
+    let mut walker = Walker { lang, src, defs: Vec::new(), visitor, wants_nodes };
+    let root = tree.root_node();
+    walker.walk_children(root, None, false);
     walker.defs
 }
 
@@ -43,13 +53,48 @@ struct Walker<'a> {
     src: &'a [u8],
     defs: Vec<Def>,
     visitor: &'a mut dyn Visitor,
+    wants_nodes: bool,
 }
 
 impl Walker<'_> {
+    /// Walks the children of `node` with one cursor for the whole subtree below it (cursors
+    /// are allocated per definition level, not per node).
+    fn walk_children(&mut self, node: Node, scope: Option<usize>, in_leaf: bool) {
+        let mut cursor = node.walk();
+        self.walk_cursor_children(&mut cursor, scope, in_leaf);
+    }
+
+    /// Children of the cursor's node; the cursor is back on that node afterwards.
+    fn walk_cursor_children(&mut self, cursor: &mut tree_sitter::TreeCursor, scope: Option<usize>, in_leaf: bool) {
+        let parent = cursor.node();
+        if !cursor.goto_first_child() {
+            return;
+        }
+        let mut scope = scope;
+        loop {
+            // Anonymous nodes (keywords, punctuation) are leaves and never definitions.
+            if cursor.node().is_named() {
+                if let Some(owner) = self.walk_at(cursor, scope, in_leaf) {
+                    // A statement-form namespace spans the rest of its parent.
+                    let end = parent.end_position();
+                    let d = &mut self.defs[owner];
+                    d.end_row = if end.column == 0 && end.row > d.start_row { end.row - 1 } else { end.row };
+                    d.end_byte = parent.end_byte();
+                    scope = Some(owner);
+                }
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+        cursor.goto_parent();
+    }
+
     /// `scope`: the enclosing definition; `in_leaf`: inside a function body, where nested
     /// definitions stay part of the enclosing chunk. Returns the definition that owns the
-    /// following siblings (`namespace X;`), if `node` is one.
-    fn walk(&mut self, node: Node, scope: Option<usize>, in_leaf: bool) -> Option<usize> {
+    /// following siblings (`namespace X;`), if the cursor's node is one.
+    fn walk_at(&mut self, cursor: &mut tree_sitter::TreeCursor, scope: Option<usize>, in_leaf: bool) -> Option<usize> {
+        let node = cursor.node();
         if !in_leaf {
             let in_type = scope.is_some_and(|s| {
                 let k = self.defs[s].kind;
@@ -62,41 +107,44 @@ impl Walker<'_> {
                 match def_node.body {
                     Some(body) if def_node.container => {
                         // Nodes of the definition outside its body (name, bases, signature).
-                        self.visit_except(outer, body, index);
+                        if self.wants_nodes {
+                            self.visit_except(outer, body, index);
+                        }
                         self.walk_children(body, Some(index), false);
                     }
-                    _ => self.visit_all(outer, index),
+                    _ if self.wants_nodes => self.visit_all(outer, index),
+                    _ => {}
                 }
                 return def_node.owns_following.then_some(index);
             }
         }
-        self.visitor.node(node, scope);
-        self.walk_children(node, scope, in_leaf);
+        if self.wants_nodes {
+            self.visitor.node(node, scope);
+        }
+        self.walk_cursor_children(cursor, scope, in_leaf);
         None
     }
 
-    fn walk_children(&mut self, node: Node, scope: Option<usize>, in_leaf: bool) {
-        let mut scope = scope;
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            if let Some(owner) = self.walk(child, scope, in_leaf) {
-                // A statement-form namespace spans the rest of its parent.
-                let end = node.end_position();
-                let d = &mut self.defs[owner];
-                d.end_row = if end.column == 0 && end.row > d.start_row { end.row - 1 } else { end.row };
-                d.end_byte = node.end_byte();
-                scope = Some(owner);
-            }
-        }
-    }
-
     /// Every node under `node` belongs to definition `index` (a leaf: nested definitions stay
-    /// inside its chunk).
+    /// inside its chunk). Iterative, one cursor.
     fn visit_all(&mut self, node: Node, index: usize) {
-        self.visitor.node(node, Some(index));
         let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            self.visit_all(child, index);
+        loop {
+            self.visitor.node(cursor.node(), Some(index));
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node().id() == node.id() {
+                    return;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
         }
     }
 

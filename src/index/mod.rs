@@ -104,11 +104,11 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
         .collect();
     progress.finish();
     let mut processed = Vec::with_capacity(results.len());
-    let mut too_large = std::collections::HashSet::new();
+    let mut not_stored: HashMap<Key, SkipReason> = HashMap::new();
     for r in results {
         match r? {
-            process::Outcome::Skipped(key, _) => {
-                too_large.insert(key);
+            process::Outcome::Skipped(key, reason) => {
+                not_stored.insert(key, reason);
             }
             process::Outcome::Done(p) => processed.push(p),
         }
@@ -122,12 +122,20 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     let (chunk_blobs, term_blobs): (Vec<_>, Vec<_>) = processed.into_iter().map(|p| (p.chunks, p.terms)).unzip();
     let missing_chunks: Vec<chunks::BlobChunks> = chunk_blobs.into_iter().filter(|b| !chunk_cat.contains(&b.key)).collect();
     let missing_terms: Vec<lexical::BlobTerms> = term_blobs.into_iter().filter(|b| !lex_cat.contains(&b.key)).collect();
-    report.segments_written += write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
-        b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
-    }, chunks::to_batch)?;
-    report.segments_written += write_batches(&ws.store, layer::LEXICAL, &lexical_fp, &missing_terms, |b| {
-        b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
-    }, lexical::to_batch)?;
+    // The two layers encode in parallel (Parquet encoding of one file is single-threaded).
+    let (written_chunks, written_terms) = rayon::join(
+        || {
+            write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
+                b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
+            }, chunks::to_batch)
+        },
+        || {
+            write_batches(&ws.store, layer::LEXICAL, &lexical_fp, &missing_terms, |b| {
+                b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
+            }, lexical::to_batch)
+        },
+    );
+    report.segments_written += written_chunks? + written_terms?;
     report.seconds.insert("write".into(), t2.elapsed().as_secs_f64());
 
     // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.
@@ -138,7 +146,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     for f in &view.files {
         let reason = match summary.get(&f.key) {
             Some(s) => s.skip_reason(max),
-            None => too_large.contains(&f.key).then_some(SkipReason::TooLarge),
+            None => not_stored.get(&f.key).copied(),
         };
         match reason {
             Some(reason) => *report.skipped.entry(reason.name().to_string()).or_default() += 1,
@@ -154,14 +162,26 @@ fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64) -> Result<proces
     let content: std::borrow::Cow<[u8]> = match &f.content {
         Some(c) => std::borrow::Cow::Borrowed(c.as_slice()),
         None => {
-            let size = match f.size {
-                Some(s) => s,
-                None => Repo::blob_size(repo, f.blob)?,
+            // A blob can be absent (partial clones, pruned or damaged object databases): that
+            // file is left out, the rest of the view is indexed.
+            let read = || -> Result<Option<Vec<u8>>> {
+                let size = match f.size {
+                    Some(s) => s,
+                    None => Repo::blob_size(repo, f.blob)?,
+                };
+                if size > max {
+                    return Ok(None);
+                }
+                Ok(Some(Repo::read_blob(repo, f.blob)?))
             };
-            if size > max {
-                return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge));
+            match read() {
+                Ok(Some(c)) => std::borrow::Cow::Owned(c),
+                Ok(None) => return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge)),
+                Err(e) => {
+                    tracing::warn!("{}: {e:#}", f.path);
+                    return Ok(process::Outcome::Skipped(f.key, SkipReason::Unreadable));
+                }
             }
-            std::borrow::Cow::Owned(Repo::read_blob(repo, f.blob)?)
         }
     };
     if content.len() as u64 > max {
