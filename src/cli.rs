@@ -46,6 +46,27 @@ pub enum Command {
     Search(SearchCmd),
     /// Ask query variants in order; stop at the first strong result set.
     DeepSearch(DeepCmd),
+    /// Where a symbol is defined (graph, with a lexical fallback).
+    FindDefinition(SymbolCmd),
+    /// Who uses a symbol: graph callers and subclasses plus lexical references.
+    FindUsages(UsagesCmd),
+    /// Tests that exercise a symbol (through the call graph, and by file naming convention).
+    FindTestsFor(SymbolCmd),
+    /// Code similar to a snippet or to a file's chunks.
+    FindSimilar(SimilarCmd),
+    /// Definition, callers, callees, bases and tests of a symbol.
+    DescribeSymbol(SymbolCmd),
+    /// Blast radius: transitive callers with hop distance, and the tests to re-run.
+    Impact(ImpactCmd),
+    /// Definitions, imports and dependents of a file.
+    ModuleSummary(ModuleCmd),
+    /// Languages, frameworks, manifests, entry points and build/test/run commands.
+    RepoOverview(ViewOnly),
+    /// Graph queries, counts and HTML export.
+    Graph {
+        #[command(subcommand)]
+        what: GraphCmd,
+    },
     /// What is indexed for the working tree and HEAD, and the store's size.
     Status,
     /// Remove segments that no ref, recent reflog entry or working tree needs.
@@ -148,6 +169,105 @@ pub struct DeepCmd {
     pub filter: FilterArgs,
 }
 
+#[derive(Args, Debug)]
+pub struct SymbolCmd {
+    /// Symbol: qualified (`Class.method`) or leaf name.
+    pub symbol: String,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct UsagesCmd {
+    pub symbol: String,
+    #[arg(short = 'k', long = "limit", default_value_t = 50)]
+    pub k: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ImpactCmd {
+    pub symbol: String,
+    /// Hops of callers to follow.
+    #[arg(long, default_value_t = 3)]
+    pub max_depth: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ModuleCmd {
+    /// Path of the file (repository-relative).
+    pub file: String,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ViewOnly {
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct SimilarCmd {
+    /// A code snippet (or use --file).
+    pub snippet: Option<String>,
+    /// Find code similar to this file's chunks.
+    #[arg(long)]
+    pub file: Option<String>,
+    /// With --file: only the chunk at this line.
+    #[arg(long)]
+    pub line: Option<u32>,
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    pub k: usize,
+    #[arg(long, default_value_t = 6)]
+    pub lines: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum GraphCmd {
+    /// callers | callees | subclasses | superclasses | imports | neighbors | shortest_path | overview | surprising_connections | status
+    Query {
+        #[arg(long = "op")]
+        op: String,
+        #[arg(long)]
+        symbol: Option<String>,
+        /// Target symbol for shortest_path.
+        #[arg(long)]
+        target: Option<String>,
+        /// Relation filter for neighbors (calls, contains, extends, implements, inherits, imports, all).
+        #[arg(long)]
+        relation: Option<String>,
+        #[arg(long, default_value_t = 1)]
+        depth: usize,
+        #[arg(short = 'k', long = "limit", default_value_t = 200)]
+        limit: usize,
+        #[command(flatten)]
+        view: ViewArg,
+    },
+    /// Node and edge counts by language, kind and relation.
+    Status(ViewOnly),
+    /// Write an offline HTML view of a symbol's blast radius or a module's hub.
+    Export {
+        #[arg(long)]
+        symbol: Option<String>,
+        #[arg(long)]
+        module: Option<String>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long, default_value_t = 2)]
+        depth: usize,
+        #[command(flatten)]
+        view: ViewArg,
+    },
+}
+
 #[derive(Subcommand, Debug)]
 pub enum ModelCmd {
     /// Download a model (default: the configured one) into the HuggingFace cache.
@@ -179,6 +299,16 @@ impl Command {
             Command::Index(_) => "index",
             Command::Search(_) => "search",
             Command::DeepSearch(_) => "deep_search",
+            Command::FindDefinition(_) => "find_definition",
+            Command::FindUsages(_) => "find_usages",
+            Command::FindTestsFor(_) => "find_tests_for",
+            Command::FindSimilar(_) => "find_similar",
+            Command::DescribeSymbol(_) => "describe_symbol",
+            Command::Impact(_) => "impact",
+            Command::ModuleSummary(_) => "module_summary",
+            Command::RepoOverview(_) => "repo_overview",
+            Command::Graph { what: GraphCmd::Export { .. } } => "export_graph",
+            Command::Graph { .. } => "graph_query",
             Command::Status => "status",
             Command::Gc(_) => "gc",
             Command::Model { .. } => "model",
@@ -279,6 +409,47 @@ fn run(cli: &Cli) -> Result<Answer> {
             };
             ops::deep_search::run(&engine(cli)?, &args)
         }
+        Command::FindDefinition(a) => ops::nav::find_definition(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
+        Command::FindUsages(a) => ops::nav::find_usages(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.k),
+        Command::FindTestsFor(a) => ops::nav::find_tests_for(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
+        Command::DescribeSymbol(a) => ops::nav::describe_symbol(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
+        Command::Impact(a) => ops::nav::impact(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.max_depth),
+        Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref()),
+        Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
+        Command::FindSimilar(a) => {
+            let args = ops::similar::SimilarArgs {
+                snippet: a.snippet.clone(),
+                file: a.file.clone(),
+                line: a.line,
+                k: a.k,
+                rev: a.view.rev.clone(),
+                filters: a.filter.filters(),
+                snippet_lines: a.lines,
+            };
+            ops::similar::run(&engine(cli)?, &args)
+        }
+        Command::Graph { what } => match what {
+            GraphCmd::Query { op, symbol, target, relation, depth, limit, view } => {
+                let args = ops::graph::GraphArgs {
+                    op: op.clone(),
+                    symbol: symbol.clone(),
+                    target: target.clone(),
+                    relation: relation.clone(),
+                    depth: *depth,
+                    rev: view.rev.clone(),
+                    limit: *limit,
+                };
+                ops::graph::run(&engine(cli)?, &args)
+            }
+            GraphCmd::Status(v) => {
+                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0 };
+                ops::graph::run(&engine(cli)?, &args)
+            }
+            GraphCmd::Export { symbol, module, out, depth, view } => {
+                let args = ops::export::ExportArgs { symbol: symbol.clone(), module: module.clone(), out: out.clone(), depth: *depth, rev: view.rev.clone() };
+                ops::export::run(&engine(cli)?, &args)
+            }
+        },
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => {
             let engine = engine(cli)?;

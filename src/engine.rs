@@ -45,6 +45,7 @@ pub struct Engine {
     pub model: ModelChoice,
     views: Mutex<HashMap<String, Arc<ViewData>>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseMatrix>>>,
+    graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
 }
 
@@ -67,6 +68,7 @@ impl Engine {
             model,
             views: Mutex::new(HashMap::new()),
             dense: Mutex::new(HashMap::new()),
+            graphs: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
         }
     }
@@ -141,6 +143,22 @@ impl Engine {
         let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
         self.dense.lock().unwrap().insert(cache_key, m.clone());
         Ok(m)
+    }
+
+    /// The resolved code graph of an opened view (built once per process and view).
+    pub fn graph(&self, data: &ViewData) -> Result<Arc<crate::graph::model::CodeGraph>> {
+        if let Some(g) = self.graphs.lock().unwrap().get(&data.key) {
+            return Ok(g.clone());
+        }
+        let t = std::time::Instant::now();
+        let g = Arc::new(crate::graph::load::build_for_table(&self.ws.store, &data.table)?);
+        tracing::info!("graph of {} files built in {:.0} ms", data.table.file_count(), t.elapsed().as_secs_f64() * 1000.0);
+        let mut graphs = self.graphs.lock().unwrap();
+        if graphs.len() > 4 {
+            graphs.clear();
+        }
+        graphs.insert(data.key.clone(), g.clone());
+        Ok(g)
     }
 
     /// How many of the view's chunks have a vector under `fp`.

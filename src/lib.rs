@@ -8,6 +8,7 @@ pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod fsutil;
+pub mod graph;
 pub mod gc;
 pub mod index;
 pub mod lang;

@@ -6,7 +6,7 @@
 pub mod embed;
 pub mod process;
 
-use crate::layer::{self, chunks, lexical};
+use crate::layer::{self, chunks, graph, lexical};
 use crate::progress::Progress;
 use crate::repo::{Repo, SkipReason};
 use crate::store::{Key, Store};
@@ -75,6 +75,8 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     let lexical_fp = layer::lexical_fingerprint();
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
     let lex_cat = ws.store.catalogs(layer::LEXICAL, &lexical_fp)?;
+    let graph_fp = layer::graph_fingerprint();
+    let graph_cat = ws.store.catalogs(layer::GRAPH, &graph_fp)?;
 
     // One representative file per distinct key still missing a layer.
     let mut first: HashMap<Key, &ViewFile> = HashMap::with_capacity(view.files.len());
@@ -82,7 +84,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
         first.entry(f.key).or_insert(f);
     }
     let mut todo: Vec<&ViewFile> =
-        first.values().filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key)).copied().collect();
+        first.values().filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || !graph_cat.contains(&f.key)).copied().collect();
     todo.sort_by(|a, b| a.key.cmp(&b.key));
     report.blobs_reused = first.len() - todo.len();
     report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
@@ -119,15 +121,31 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     let t2 = Instant::now();
     report.blobs_new = processed.len();
     report.chunks_written = processed.iter().map(|p| p.chunks.chunks.len()).sum();
-    let (chunk_blobs, term_blobs): (Vec<_>, Vec<_>) = processed.into_iter().map(|p| (p.chunks, p.terms)).unzip();
-    let missing_chunks: Vec<chunks::BlobChunks> = chunk_blobs.into_iter().filter(|b| !chunk_cat.contains(&b.key)).collect();
-    let missing_terms: Vec<lexical::BlobTerms> = term_blobs.into_iter().filter(|b| !lex_cat.contains(&b.key)).collect();
+    let mut missing_chunks: Vec<chunks::BlobChunks> = Vec::new();
+    let mut missing_terms: Vec<lexical::BlobTerms> = Vec::new();
+    let mut missing_facts: Vec<graph::BlobFacts> = Vec::new();
+    for p in processed {
+        if !chunk_cat.contains(&p.chunks.key) {
+            missing_chunks.push(p.chunks);
+        }
+        if !lex_cat.contains(&p.terms.key) {
+            missing_terms.push(p.terms);
+        }
+        if !graph_cat.contains(&p.facts.key) {
+            missing_facts.push(p.facts);
+        }
+    }
     // The two layers encode in parallel (Parquet encoding of one file is single-threaded).
-    let (written_chunks, written_terms) = rayon::join(
+    let ((written_chunks, written_facts), written_terms) = rayon::join(
         || {
-            write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
-                b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
-            }, chunks::to_batch)
+            (
+                write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
+                    b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
+                }, chunks::to_batch),
+                write_batches(&ws.store, layer::GRAPH, &graph_fp, &missing_facts, |b| {
+                    (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64
+                }, graph::to_batch),
+            )
         },
         || {
             write_batches(&ws.store, layer::LEXICAL, &lexical_fp, &missing_terms, |b| {
@@ -135,7 +153,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
             }, lexical::to_batch)
         },
     );
-    report.segments_written += written_chunks? + written_terms?;
+    report.segments_written += written_chunks? + written_terms? + written_facts?;
     report.seconds.insert("write".into(), t2.elapsed().as_secs_f64());
 
     // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.

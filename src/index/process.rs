@@ -1,6 +1,8 @@
 //! Processing one blob: content checks, language, chunks and lexical terms.
 
-use crate::chunk;
+use crate::chunk::{self, grammar, outline};
+use crate::graph::facts::{Extractor, Facts};
+use crate::layer::graph::BlobFacts;
 use crate::lang::{self, Lang};
 use crate::layer::chunks::{BlobChunks, Status};
 use crate::layer::lexical::{BlobTerms, ChunkTerms};
@@ -10,6 +12,7 @@ use crate::store::Key;
 pub struct Processed {
     pub chunks: BlobChunks,
     pub terms: BlobTerms,
+    pub facts: BlobFacts,
 }
 
 pub enum Outcome {
@@ -30,6 +33,7 @@ pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
         return Processed {
             chunks: BlobChunks { key, status, lang: Lang::Text, size, chunks: Vec::new(), hashes: Vec::new() },
             terms: BlobTerms { key, chunks: Vec::new() },
+            facts: BlobFacts { key, facts: Facts::default() },
         };
     }
     let lang = match Lang::from_code(key.hint()) {
@@ -37,11 +41,29 @@ pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
         None => lang::detect(path, content),
     };
     let text = String::from_utf8_lossy(content);
-    let chunks = chunk::chunk(lang, &text);
+    let (chunks, facts) = chunks_and_facts(lang, &text);
     let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();
     let terms = chunks.iter().map(|c| ChunkTerms::analyse(&c.text, &c.symbol)).collect();
     Processed {
         chunks: BlobChunks { key, status: Status::Text, lang, size, chunks, hashes },
         terms: BlobTerms { key, chunks: terms },
+        facts: BlobFacts { key, facts },
     }
+}
+
+/// One parse for both: chunks from the definitions, graph facts from the same walk.
+fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
+    // SQL has no call graph; grammar-less kinds are windowed.
+    if !lang.has_grammar() || lang == Lang::Sql || text.trim().is_empty() {
+        return (chunk::chunk(lang, text), Facts::default());
+    }
+    let Some(tree) = grammar::parse(lang, text.as_bytes()) else {
+        return (chunk::chunk(lang, text), Facts::default());
+    };
+    let mut ex = Extractor::new(lang, text.as_bytes());
+    let defs = outline::outline(lang, &tree, text.as_bytes(), &mut ex);
+    let chunks = chunk::chunks_from_defs(text, &defs);
+    let mut facts = ex.facts;
+    facts.defs = Facts::from_defs(&defs, text.as_bytes());
+    (chunks, facts)
 }

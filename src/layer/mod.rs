@@ -4,6 +4,7 @@
 //! selects new objects for that layer only.
 
 pub mod chunks;
+pub mod graph;
 pub mod lexical;
 pub mod vectors;
 
@@ -25,6 +26,15 @@ pub fn chunks_fingerprint() -> String {
 
 pub fn lexical_fingerprint() -> String {
     short_hash(&[LEXICAL.as_bytes(), &crate::analyze::ANALYZER_VERSION.to_le_bytes(), chunks_fingerprint().as_bytes()])
+}
+
+pub fn graph_fingerprint() -> String {
+    short_hash(&[
+        GRAPH.as_bytes(),
+        &crate::graph::facts::EXTRACTOR_VERSION.to_le_bytes(),
+        &crate::chunk::CHUNKER_VERSION.to_le_bytes(),
+        crate::chunk::grammar::GRAMMAR_VERSIONS.as_bytes(),
+    ])
 }
 
 /// Content hash of a chunk's text: the key of its vector, shared by identical chunks anywhere.

@@ -2,8 +2,13 @@
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
 pub mod deep_search;
+pub mod export;
+pub mod graph;
 pub mod index;
 pub mod model;
+pub mod nav;
+pub mod overview;
+pub mod similar;
 pub mod search;
 pub mod status;
 

@@ -1,0 +1,821 @@
+//! Per-blob graph facts, extracted from the same syntax tree walk as chunks: definitions (with
+//! containment), raw calls, raw bases, imports and receiver-type hints. Nothing here looks at
+//! other files; resolution happens per view (`resolve.rs`).
+
+use crate::chunk::defs::{DefNode, clean_name};
+use crate::chunk::outline::{Def, Visitor};
+use crate::lang::Lang;
+use serde::{Deserialize, Serialize};
+use tree_sitter::Node;
+
+/// Bump when extracted facts change for a given input.
+pub const EXTRACTOR_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    Extends,
+    Implements,
+    ExtendsOrImplements,
+}
+
+impl Relation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Relation::Extends => "extends",
+            Relation::Implements => "implements",
+            Relation::ExtendsOrImplements => "extends_or_implements",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Relation {
+        match s {
+            "extends" => Relation::Extends,
+            "implements" => Relation::Implements,
+            _ => Relation::ExtendsOrImplements,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefFact {
+    pub name: String,
+    pub qualified: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Index of the containing definition, -1 at file level.
+    pub parent: i32,
+    /// Marked as a test by an attribute or annotation (`#[test]`, `@Test`, `[Fact]`…).
+    pub test: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallFact {
+    /// Callee leaf name as written (`foo` in `a.b.foo()`).
+    pub name: String,
+    /// Receiver text for member calls (`a.b`, `self`, `Point`), empty for direct calls.
+    pub receiver: String,
+    pub member: bool,
+    pub line: u32,
+    /// Enclosing definition, -1 at file level.
+    pub scope: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaseFact {
+    pub def: i32,
+    pub name: String,
+    pub relation: Relation,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportFact {
+    /// Module or path text (`os.path`, `./util`, `github.com/x/y`, `stdio.h`).
+    pub module: String,
+    /// Names imported from it (may be empty).
+    pub names: Vec<String>,
+    pub line: u32,
+}
+
+/// `var` has type `ty` inside definition `scope` (file level: -1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeHint {
+    pub scope: i32,
+    pub var: String,
+    pub ty: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    pub defs: Vec<DefFact>,
+    pub calls: Vec<CallFact>,
+    pub bases: Vec<BaseFact>,
+    pub imports: Vec<ImportFact>,
+    pub types: Vec<TypeHint>,
+}
+
+impl Facts {
+    pub fn from_defs(defs: &[Def], src: &[u8]) -> Vec<DefFact> {
+        defs.iter()
+            .map(|d| DefFact {
+                name: d.name.clone(),
+                qualified: d.qualified.clone(),
+                kind: d.kind.name().to_string(),
+                start_line: d.start_row as u32 + 1,
+                end_line: d.end_row as u32 + 1,
+                parent: d.parent.map_or(-1, |p| p as i32),
+                test: has_test_marker(&src[d.start_byte..d.end_byte.min(d.start_byte + 400)]),
+            })
+            .collect()
+    }
+}
+
+/// Collects calls, bases, imports and type hints during the outline walk.
+pub struct Extractor<'a> {
+    pub lang: Lang,
+    pub src: &'a [u8],
+    pub facts: Facts,
+    /// Per node kind id: 0 not seen yet, 1 never yields a fact, 2 may (the match below depends
+    /// only on (language, kind), so one look per kind decides).
+    seen: Vec<u8>,
+}
+
+impl<'a> Extractor<'a> {
+    pub fn new(lang: Lang, src: &'a [u8]) -> Self {
+        Extractor { lang, src, facts: Facts::default(), seen: Vec::new() }
+    }
+}
+
+fn text<'a>(n: Node, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[n.byte_range()]).unwrap_or("")
+}
+
+fn line(n: Node) -> u32 {
+    n.start_position().row as u32 + 1
+}
+
+fn scope_i(s: Option<usize>) -> i32 {
+    s.map_or(-1, |v| v as i32)
+}
+
+const IDENT_KINDS: &[&str] = &[
+    "identifier",
+    "simple_identifier",
+    "field_identifier",
+    "property_identifier",
+    "type_identifier",
+    "name",
+    "constant",
+    "word",
+    "command_name",
+    "shorthand_property_identifier",
+    "private_property_identifier",
+    "variable_name",
+    "scoped_type_identifier",
+    "user_type",
+    "selector",
+];
+
+fn field<'t>(n: Node<'t>, names: &[&str]) -> Option<Node<'t>> {
+    names.iter().find_map(|f| n.child_by_field_name(f))
+}
+
+fn last_named<'t>(n: Node<'t>) -> Option<Node<'t>> {
+    let c = n.named_child_count();
+    if c == 0 { None } else { n.named_child(c as u32 - 1) }
+}
+
+/// Leaf name of an expression naming a callee or type: `a.b.c` → `c`, `Foo<T>` → `Foo`.
+fn leaf_name(n: Node, src: &[u8]) -> Option<String> {
+    let mut cur = n;
+    for _ in 0..12 {
+        let k = cur.kind();
+        if IDENT_KINDS.contains(&k) && cur.named_child_count() == 0 {
+            let t = clean_name(text(cur, src));
+            let t = t.trim_start_matches('$').trim_start_matches('@').to_string();
+            return (!t.is_empty()).then_some(t);
+        }
+        cur = match field(cur, &["name", "property", "field", "attribute", "suffix", "method", "type", "function", "constructor"]) {
+            Some(f) => f,
+            None => last_named(cur)?,
+        };
+    }
+    None
+}
+
+/// (callee name, receiver text) of a callee expression.
+fn callee_parts(callee: Node, src: &[u8]) -> Option<(String, Option<String>)> {
+    let k = callee.kind();
+    if IDENT_KINDS.contains(&k) && callee.named_child_count() == 0 {
+        return leaf_name(callee, src).map(|n| (n, None));
+    }
+    match k {
+        "member_expression" | "attribute" | "selector_expression" | "field_expression" | "navigation_expression"
+        | "member_access_expression" | "dot_index_expression" | "method_index_expression" | "scoped_identifier"
+        | "qualified_identifier" | "scope_resolution" | "qualified_name" | "member_access" | "optional_chain" => {
+            let name = leaf_name(callee, src)?;
+            let recv = field(callee, &["object", "operand", "value", "argument", "expression", "target", "scope", "path", "table", "receiver"])
+                .or_else(|| callee.named_child(0))
+                .filter(|r| r.id() != callee.id())
+                .map(|r| text(r, src).trim().to_string())
+                .filter(|r| !r.is_empty() && r != &name);
+            Some((name, recv))
+        }
+        "generic_name" | "template_function" | "generic_function" | "parenthesized_expression" | "type_arguments" => {
+            let inner = field(callee, &["name", "function"]).or_else(|| callee.named_child(0))?;
+            callee_parts(inner, src)
+        }
+        // Swift parses `a * helper(r)` as a call of the whole product: the callee is the
+        // rightmost operand.
+        "multiplicative_expression" | "additive_expression" | "binary_expression" => callee_parts(last_named(callee)?, src),
+        _ => None,
+    }
+}
+
+impl Extractor<'_> {
+    fn call(&mut self, name: String, receiver: Option<String>, n: Node, scope: Option<usize>) {
+        let receiver = receiver.unwrap_or_default();
+        let member = !receiver.is_empty();
+        self.facts.calls.push(CallFact { name, receiver, member, line: line(n), scope: scope_i(scope) });
+    }
+
+    fn import(&mut self, module: String, names: Vec<String>, n: Node) {
+        let module = module.trim().trim_matches(|c| c == '"' || c == '\'' || c == '<' || c == '>' || c == '`').to_string();
+        if !module.is_empty() {
+            self.facts.imports.push(ImportFact { module, names, line: line(n) });
+        }
+    }
+
+    fn base(&mut self, def: usize, n: Node, relation: Relation) {
+        if let Some(name) = leaf_name(n, self.src) {
+            self.facts.bases.push(BaseFact { def: def as i32, name, relation });
+        }
+    }
+
+    fn type_hint(&mut self, var: Node, ty: String, scope: Option<usize>) {
+        let v = text(var, self.src).trim().trim_start_matches('$').to_string();
+        if !v.is_empty() && !ty.is_empty() && v.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty });
+        }
+    }
+
+    /// `Name(...)` / `new Name(...)` / `Name.new` / `Name::new(...)` / `&Name{}`: the type it builds.
+    fn constructed_type(&self, value: Node) -> Option<String> {
+        let src = self.src;
+        match value.kind() {
+            "new_expression" | "object_creation_expression" | "instance_expression" => {
+                field(value, &["constructor", "type", "name"]).or_else(|| value.named_child(0)).and_then(|t| leaf_name(t, src))
+            }
+            "composite_literal" => field(value, &["type"]).and_then(|t| leaf_name(t, src)),
+            "unary_expression" | "reference_expression" | "pointer_expression" => {
+                value.named_child((value.named_child_count() as u32).checked_sub(1)?).and_then(|v| self.constructed_type(v))
+            }
+            "call" | "call_expression" | "function_call" => {
+                let callee = field(value, &["function", "method", "name"]).or_else(|| value.named_child(0))?;
+                // Ruby's `call` has method/receiver fields; Python's has `function`.
+                let (name, recv) = if value.kind() == "call" && field(value, &["method"]).is_some() {
+                    let m = field(value, &["method"]).map(|m| text(m, src).to_string())?;
+                    (m, field(value, &["receiver"]).map(|r| text(r, src).to_string()))
+                } else {
+                    callee_parts(callee, src)?
+                };
+                match recv {
+                    Some(r) if name == "new" => Some(clean_name(&r).rsplit('.').next()?.to_string()),
+                    None if name.chars().next().is_some_and(char::is_uppercase) => Some(name),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Visitor for Extractor<'_> {
+    fn def(&mut self, index: usize, _def: &Def, d: &DefNode) {
+        let n = d.outer;
+        // Find the definition node itself inside wrappers (export, decorators, templates).
+        let core = match n.kind() {
+            "export_statement" => field(n, &["declaration"]).unwrap_or(n),
+            "decorated_definition" => field(n, &["definition"]).unwrap_or(n),
+            "template_declaration" => {
+                let mut c = n.walk();
+                let found = n.named_children(&mut c).find(|x| x.kind().ends_with("_specifier") || x.kind() == "function_definition");
+                found.unwrap_or(n)
+            }
+            _ => n,
+        };
+        let mut cursor = core.walk();
+        let children: Vec<Node> = core.named_children(&mut cursor).collect();
+        match self.lang {
+            Lang::Python => {
+                if let Some(args) = field(core, &["superclasses"]) {
+                    let mut c = args.walk();
+                    for a in args.named_children(&mut c) {
+                        if a.kind() != "keyword_argument" {
+                            self.base(index, a, Relation::Extends);
+                        }
+                    }
+                }
+            }
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => {
+                for ch in &children {
+                    if ch.kind() == "class_heritage" {
+                        let mut c = ch.walk();
+                        let parts: Vec<Node> = ch.named_children(&mut c).collect();
+                        for p in parts {
+                            match p.kind() {
+                                "extends_clause" => {
+                                    if let Some(v) = field(p, &["value"]).or_else(|| p.named_child(0)) {
+                                        self.base(index, v, Relation::Extends)
+                                    }
+                                }
+                                "implements_clause" => {
+                                    let mut c2 = p.walk();
+                                    for t in p.named_children(&mut c2) {
+                                        self.base(index, t, Relation::Implements);
+                                    }
+                                }
+                                _ => self.base(index, p, Relation::Extends), // JS: `extends Expr`
+                            }
+                        }
+                    }
+                    if ch.kind() == "extends_type_clause" {
+                        let mut c2 = ch.walk();
+                        for t in ch.named_children(&mut c2) {
+                            self.base(index, t, Relation::Extends);
+                        }
+                    }
+                }
+            }
+            Lang::Java => {
+                if let Some(s) = field(core, &["superclass"]) {
+                    if let Some(t) = s.named_child(0) {
+                        self.base(index, t, Relation::Extends);
+                    }
+                }
+                for (f, rel) in [("interfaces", Relation::Implements)] {
+                    if let Some(i) = field(core, &[f]) {
+                        for t in type_list(i) {
+                            self.base(index, t, rel);
+                        }
+                    }
+                }
+                for ch in &children {
+                    if ch.kind() == "extends_interfaces" {
+                        for t in type_list(*ch) {
+                            self.base(index, t, Relation::Extends);
+                        }
+                    }
+                }
+            }
+            Lang::CSharp => {
+                for ch in &children {
+                    if ch.kind() == "base_list" {
+                        let mut c = ch.walk();
+                        for t in ch.named_children(&mut c) {
+                            let t = if t.kind() == "primary_constructor_base_type" { t.named_child(0).unwrap_or(t) } else { t };
+                            self.base(index, t, Relation::ExtendsOrImplements);
+                        }
+                    }
+                }
+            }
+            Lang::Cpp => {
+                for ch in &children {
+                    if ch.kind() == "base_class_clause" {
+                        let mut c = ch.walk();
+                        for t in ch.named_children(&mut c) {
+                            if !matches!(t.kind(), "access_specifier" | "virtual") {
+                                self.base(index, t, Relation::Extends);
+                            }
+                        }
+                    }
+                }
+            }
+            Lang::ObjC => {
+                if let Some(s) = field(core, &["superclass"]) {
+                    self.base(index, s, Relation::Extends);
+                }
+                for ch in &children {
+                    if matches!(ch.kind(), "parameterized_arguments" | "protocol_qualifiers" | "protocol_reference_list") {
+                        let mut c = ch.walk();
+                        for t in ch.named_children(&mut c) {
+                            self.base(index, t, Relation::Implements);
+                        }
+                    }
+                }
+            }
+            Lang::Rust => {
+                if core.kind() == "impl_item" {
+                    if let Some(t) = field(core, &["trait"]) {
+                        self.base(index, t, Relation::Implements);
+                    }
+                }
+                if core.kind() == "trait_item" {
+                    if let Some(b) = field(core, &["bounds"]) {
+                        let mut c = b.walk();
+                        for t in b.named_children(&mut c) {
+                            self.base(index, t, Relation::Extends);
+                        }
+                    }
+                }
+            }
+            Lang::Ruby => {
+                if let Some(s) = field(core, &["superclass"]) {
+                    if let Some(t) = s.named_child(0) {
+                        self.base(index, t, Relation::Extends);
+                    }
+                }
+            }
+            Lang::Php => {
+                for ch in &children {
+                    match ch.kind() {
+                        "base_clause" => {
+                            let mut c = ch.walk();
+                            for t in ch.named_children(&mut c) {
+                                self.base(index, t, Relation::Extends);
+                            }
+                        }
+                        "class_interface_clause" => {
+                            let mut c = ch.walk();
+                            for t in ch.named_children(&mut c) {
+                                self.base(index, t, Relation::Implements);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Lang::Kotlin => {
+                for ch in &children {
+                    if ch.kind() == "delegation_specifiers" {
+                        let mut c = ch.walk();
+                        for spec in ch.named_children(&mut c) {
+                            let inner = spec.named_child(0).unwrap_or(spec);
+                            // `Base()` calls a superclass constructor; a bare type is an interface.
+                            let rel = if inner.kind() == "constructor_invocation" { Relation::Extends } else { Relation::Implements };
+                            self.base(index, inner.named_child(0).unwrap_or(inner), rel);
+                        }
+                    }
+                }
+            }
+            Lang::Swift => {
+                for ch in &children {
+                    if ch.kind() == "inheritance_specifier" {
+                        if let Some(t) = field(*ch, &["inherits_from"]).or_else(|| ch.named_child(0)) {
+                            self.base(index, t, Relation::ExtendsOrImplements);
+                        }
+                    }
+                }
+            }
+            Lang::Scala => {
+                if let Some(e) = field(core, &["extend"]) {
+                    let mut c = e.walk();
+                    let types: Vec<Node> = e.named_children(&mut c).filter(|t| t.kind() != "arguments").collect();
+                    for (i, t) in types.into_iter().enumerate() {
+                        self.base(index, t, if i == 0 { Relation::Extends } else { Relation::Implements });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn node(&mut self, n: Node, scope: Option<usize>) {
+        let id = n.kind_id() as usize;
+        if id >= self.seen.len() {
+            self.seen.resize(id + 1, 0);
+        }
+        if self.seen[id] == 1 {
+            return;
+        }
+        let hit = self.dispatch(n, scope);
+        self.seen[id] = if hit { 2 } else { 1 };
+    }
+}
+
+impl Extractor<'_> {
+    /// Extracts what node `n` says; false when its kind never says anything in this language.
+    fn dispatch(&mut self, n: Node, scope: Option<usize>) -> bool {
+        let src = self.src;
+        let k = n.kind();
+        match (self.lang, k) {
+            // ---- calls
+            (Lang::Python, "call") | (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Go | Lang::C | Lang::Cpp | Lang::ObjC | Lang::Scala, "call_expression")
+            | (Lang::Rust, "call_expression")
+            | (Lang::CSharp, "invocation_expression")
+            | (Lang::Php, "function_call_expression") => {
+                let Some(callee) = field(n, &["function"]).or_else(|| n.named_child(0)) else { return true };
+                if let Some((name, recv)) = callee_parts(callee, src) {
+                    if matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) && name == "require" {
+                        if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
+                            self.import(text(arg, src).to_string(), Vec::new(), n);
+                        }
+                    }
+                    self.call(name, recv, n, scope);
+                }
+            }
+            (Lang::Kotlin | Lang::Swift, "call_expression") => {
+                let Some(callee) = n.named_child(0) else { return true };
+                if let Some((name, recv)) = callee_parts(callee, src) {
+                    self.call(name, recv, n, scope);
+                }
+            }
+            (Lang::Rust, "macro_invocation") => {
+                if let Some(m) = field(n, &["macro"]).and_then(|m| leaf_name(m, src)) {
+                    self.call(m, None, n, scope);
+                }
+            }
+            // Macro arguments are unparsed token trees: `f(x)`, `a.f(x)` and `T::f(x)` inside
+            // `assert_eq!(…)`, `println!(…)` are calls too.
+            (Lang::Rust, "token_tree") => self.token_tree_calls(n, scope),
+            (Lang::Java, "method_invocation") => {
+                if let Some(name) = field(n, &["name"]).map(|x| text(x, src).to_string()) {
+                    let recv = field(n, &["object"]).map(|o| text(o, src).to_string());
+                    self.call(name, recv, n, scope);
+                }
+            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "new_expression")
+            | (Lang::Java | Lang::CSharp | Lang::Php, "object_creation_expression")
+            | (Lang::Cpp, "new_expression")
+            | (Lang::Scala, "instance_expression") => {
+                if let Some(t) = self.constructed_type(n) {
+                    self.call(t, None, n, scope);
+                }
+            }
+            (Lang::Php, "member_call_expression" | "nullsafe_member_call_expression" | "scoped_call_expression") => {
+                if let Some(name) = field(n, &["name"]).map(|x| text(x, src).to_string()) {
+                    let recv = field(n, &["object", "scope"]).map(|o| text(o, src).to_string());
+                    self.call(name, recv, n, scope);
+                }
+            }
+            (Lang::Ruby, "call") => {
+                let Some(method) = field(n, &["method"]).map(|m| text(m, src).to_string()) else { return true };
+                let recv = field(n, &["receiver"]).map(|r| text(r, src).to_string());
+                if recv.is_none() && matches!(method.as_str(), "require" | "require_relative" | "load") {
+                    if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
+                        self.import(text(arg, src).to_string(), Vec::new(), n);
+                    }
+                    return true;
+                }
+                if recv.is_none() && matches!(method.as_str(), "include" | "extend" | "prepend") {
+                    // Mixins: the enclosing class implements the module.
+                    if let (Some(s), Some(arg)) = (scope, field(n, &["arguments"]).and_then(|a| a.named_child(0))) {
+                        self.base(s, arg, Relation::Implements);
+                    }
+                    return true;
+                }
+                self.call(method, recv, n, scope);
+            }
+            (Lang::ObjC, "message_expression") => {
+                let recv = field(n, &["receiver"]).map(|r| text(r, src).to_string());
+                let mut c = n.walk();
+                let parts: Vec<String> = n
+                    .children_by_field_name("method", &mut c)
+                    .map(|m| text(m, src).to_string())
+                    .collect();
+                if !parts.is_empty() {
+                    let selector = if n.child_by_field_name("arguments").is_some() || parts.len() > 1 || text(n, src).contains(':') {
+                        parts.iter().map(|p| format!("{p}:")).collect::<String>()
+                    } else {
+                        parts.concat()
+                    };
+                    self.call(selector, recv, n, scope);
+                }
+            }
+            (Lang::Lua, "function_call") => {
+                let Some(callee) = field(n, &["name"]) else { return true };
+                if let Some((name, recv)) = callee_parts(callee, src) {
+                    if name == "require" && recv.is_none() {
+                        if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
+                            self.import(text(arg, src).to_string(), Vec::new(), n);
+                        }
+                    }
+                    self.call(name, recv, n, scope);
+                }
+            }
+            (Lang::Bash, "command") => {
+                let Some(name) = field(n, &["name"]).map(|x| text(x, src).to_string()) else { return true };
+                if matches!(name.as_str(), "source" | ".") {
+                    if let Some(arg) = field(n, &["argument"]) {
+                        self.import(text(arg, src).to_string(), Vec::new(), n);
+                    }
+                    return true;
+                }
+                self.call(name, None, n, scope);
+            }
+            // ---- imports
+            (Lang::Python, "import_statement") => {
+                let mut c = n.walk();
+                for m in n.children_by_field_name("name", &mut c) {
+                    let module = field(m, &["name"]).unwrap_or(m);
+                    self.import(text(module, src).to_string(), Vec::new(), n);
+                }
+            }
+            (Lang::Python, "import_from_statement") => {
+                let module = field(n, &["module_name"]).map(|m| text(m, src).to_string()).unwrap_or_default();
+                let mut c = n.walk();
+                let names: Vec<String> = n
+                    .children_by_field_name("name", &mut c)
+                    .map(|x| text(field(x, &["name"]).unwrap_or(x), src).to_string())
+                    .collect();
+                self.import(module, names, n);
+            }
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement" | "export_statement") => {
+                let Some(source) = field(n, &["source"]) else { return true };
+                let mut names = Vec::new();
+                collect_idents(n, src, &mut names, source.id());
+                self.import(text(source, src).to_string(), names, n);
+            }
+            (Lang::Go, "import_spec") => {
+                if let Some(p) = field(n, &["path"]) {
+                    self.import(text(p, src).to_string(), Vec::new(), n);
+                }
+            }
+            (Lang::Rust, "use_declaration") => {
+                if let Some(arg) = field(n, &["argument"]) {
+                    let (module, names) = rust_use(arg, src);
+                    self.import(module, names, n);
+                }
+            }
+            (Lang::Java, "import_declaration") | (Lang::Kotlin, "import") | (Lang::Swift, "import_declaration") => {
+                let t = text(n, src);
+                let body = t.trim_start_matches("import").trim_start_matches(" static").trim().trim_end_matches(';').trim();
+                let (module, name) = body.rsplit_once('.').unwrap_or(("", body));
+                if module.is_empty() {
+                    self.import(body.to_string(), Vec::new(), n);
+                } else {
+                    self.import(module.to_string(), vec![name.to_string()], n);
+                }
+            }
+            (Lang::Scala, "import_declaration") => {
+                let t = text(n, src).trim_start_matches("import").trim().to_string();
+                match t.split_once('{') {
+                    Some((m, rest)) => {
+                        let names = rest.trim_end_matches('}').split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                        self.import(m.trim_end_matches('.').to_string(), names, n);
+                    }
+                    None => {
+                        let (m, name) = t.rsplit_once('.').unwrap_or(("", &t));
+                        self.import(m.to_string(), vec![name.to_string()], n);
+                    }
+                }
+            }
+            (Lang::CSharp, "using_directive") => {
+                if let Some(m) = n.named_child((n.named_child_count() as u32).saturating_sub(1)) {
+                    self.import(text(m, src).to_string(), Vec::new(), n);
+                }
+            }
+            (Lang::C | Lang::Cpp | Lang::ObjC, "preproc_include") => {
+                if let Some(p) = field(n, &["path"]) {
+                    self.import(text(p, src).to_string(), Vec::new(), n);
+                }
+            }
+            (Lang::Php, "namespace_use_clause") => {
+                let t = text(n, src).to_string();
+                let (module, name) = t.rsplit_once('\\').unwrap_or(("", &t));
+                self.import(module.replace('\\', "."), vec![name.split_whitespace().next().unwrap_or(name).to_string()], n);
+            }
+            (Lang::Php, "require_expression" | "require_once_expression" | "include_expression" | "include_once_expression") => {
+                if let Some(arg) = n.named_child(0) {
+                    self.import(text(arg, src).to_string(), Vec::new(), n);
+                }
+            }
+            // ---- receiver type hints
+            (_, "assignment" | "assignment_expression" | "variable_declarator" | "short_var_declaration" | "let_declaration"
+            | "property_declaration" | "val_definition" | "var_definition" | "local_variable_declaration" | "variable_declaration"
+            | "var_spec" | "declaration" | "init_declarator") => self.hint(n, scope),
+            _ => return false,
+        }
+        true
+    }
+}
+
+impl Extractor<'_> {
+    /// Calls written inside a Rust macro's token tree (identifier followed by a parenthesised
+    /// tree; `.` or `::` before it makes it a member or path call).
+    fn token_tree_calls(&mut self, n: Node, scope: Option<usize>) {
+        let src = self.src;
+        let mut c = n.walk();
+        let kids: Vec<Node> = n.children(&mut c).collect();
+        for i in 0..kids.len() {
+            let k = kids[i];
+            if k.kind() != "identifier" {
+                continue;
+            }
+            let Some(next) = kids.get(i + 1) else { continue };
+            if next.kind() != "token_tree" || !text(*next, src).starts_with('(') {
+                continue;
+            }
+            let name = text(k, src).to_string();
+            let sep = i.checked_sub(1).map(|j| text(kids[j], src));
+            let recv = match sep {
+                Some(".") | Some("::") => i.checked_sub(2).map(|j| text(kids[j], src).to_string()),
+                _ => None,
+            };
+            // `self.f(…)` / `x.f(…)` / `Type::f(…)` / `f(…)`
+            self.call(name, recv.filter(|r| !r.is_empty()), k, scope);
+        }
+    }
+
+    fn hint(&mut self, n: Node, scope: Option<usize>) {
+        let src = self.src;
+        // Explicit type: `T x`, `x: T`, `var x T`.
+        let ty = field(n, &["type"]).and_then(|t| {
+            let t = if t.kind() == "type_annotation" { t.named_child(0)? } else { t };
+            leaf_name(t, src)
+        });
+        let var = field(n, &["left", "name", "pattern", "declarator"]).or_else(|| n.named_child(0));
+        let value = field(n, &["right", "value"]);
+        let Some(mut var) = var else { return };
+        // `let p = …` / declarators wrap the identifier.
+        for _ in 0..3 {
+            if matches!(var.kind(), "identifier" | "simple_identifier" | "variable_name") {
+                break;
+            }
+            match field(var, &["name", "declarator", "pattern", "left"]).or_else(|| var.named_child(0)) {
+                Some(v) => var = v,
+                None => break,
+            }
+        }
+        if var.kind() == "expression_list" {
+            var = match var.named_child(0) {
+                Some(v) => v,
+                None => return,
+            };
+        }
+        let value = value.map(|v| if v.kind() == "expression_list" { v.named_child(0).unwrap_or(v) } else { v });
+        let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
+        if let Some(t) = inferred {
+            self.type_hint(var, t, scope);
+        }
+        // Java/C# local declarations: `T x = …;` has the declarator as a child.
+        if matches!(n.kind(), "local_variable_declaration" | "variable_declaration" | "declaration") {
+            if let Some(t) = ty {
+                let mut c = n.walk();
+                let decls: Vec<Node> = n.named_children(&mut c).filter(|d| d.kind().ends_with("declarator")).collect();
+                for d in decls {
+                    if let Some(name) = field(d, &["name", "declarator"]).or_else(|| d.named_child(0)) {
+                        if matches!(name.kind(), "identifier") {
+                            self.type_hint(name, t.clone(), scope);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Test attributes and annotations in the head of a definition (its decorators included).
+fn has_test_marker(head: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(head);
+    let head = match head.find('{') {
+        Some(i) => &head[..i],
+        None => &head[..],
+    };
+    ["#[test]", "#[tokio::test", "#[rstest", "#[cfg(test)]", "@Test", "@ParameterizedTest", "[Test]", "[TestMethod]", "[Fact]", "[Theory]", "@pytest"]
+        .iter()
+        .any(|m| head.contains(m))
+}
+
+fn type_list(n: Node) -> Vec<Node> {
+    let mut out = Vec::new();
+    let mut c = n.walk();
+    for ch in n.named_children(&mut c) {
+        if ch.kind() == "type_list" {
+            out.extend(type_list(ch));
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+fn collect_idents(n: Node, src: &[u8], out: &mut Vec<String>, skip: usize) {
+    if n.id() == skip {
+        return;
+    }
+    if matches!(n.kind(), "identifier" | "type_identifier" | "property_identifier") {
+        out.push(text(n, src).to_string());
+        return;
+    }
+    let mut c = n.walk();
+    for ch in n.named_children(&mut c) {
+        collect_idents(ch, src, out, skip);
+    }
+}
+
+/// `use a::b::{C, d::E}` → ("a.b", [C, E]); `use a::b::C` → ("a.b", [C]).
+fn rust_use(arg: Node, src: &[u8]) -> (String, Vec<String>) {
+    match arg.kind() {
+        "scoped_use_list" => {
+            let module = field(arg, &["path"]).map(|p| clean_name(text(p, src))).unwrap_or_default();
+            let mut names = Vec::new();
+            if let Some(list) = field(arg, &["list"]) {
+                let mut c = list.walk();
+                for item in list.named_children(&mut c) {
+                    names.push(clean_name(text(item, src)).rsplit('.').next().unwrap_or("").to_string());
+                }
+            }
+            (module, names)
+        }
+        "use_as_clause" => rust_use(field(arg, &["path"]).unwrap_or(arg), src),
+        _ => {
+            let full = clean_name(text(arg, src));
+            match full.rsplit_once('.') {
+                Some((m, n)) => (m.to_string(), vec![n.to_string()]),
+                None => (full, Vec::new()),
+            }
+        }
+    }
+}
+
+/// True for definition kinds a call can target.
+pub fn callable_kind(kind: &str) -> bool {
+    matches!(kind, "function" | "method" | "constructor" | "macro")
+}
+
+/// True for definition kinds a base clause or a constructor call can target.
+pub fn type_kind(kind: &str) -> bool {
+    matches!(kind, "class" | "struct" | "interface" | "trait" | "enum" | "object" | "protocol" | "record" | "union" | "type")
+}

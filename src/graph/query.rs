@@ -1,0 +1,432 @@
+//! Queries over a view's code graph: symbol matching, callers/callees, inheritance, imports,
+//! neighbourhoods, shortest paths, overview (hubs and communities), surprising connections and
+//! counts. Traversals are cycle-safe and capped; capped answers say `truncated`.
+
+use super::model::{CodeGraph, Confidence, Node, Rel};
+use petgraph::Direction;
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+/// Most nodes a traversal returns.
+pub const MAX_NODES: usize = 400;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKind {
+    Exact,
+    CaseInsensitive,
+    Substring,
+}
+
+/// Definitions going by `symbol`: exact qualified or leaf name, then case-insensitive, then
+/// substring of the qualified name. Empty when nothing matches.
+pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind>) {
+    // `path/to/file.py:name` restricts the match to one file.
+    if let Some((path, name)) = symbol.rsplit_once(':') {
+        if let Some(&f) = cg.by_path.get(path.trim_start_matches("./")) {
+            let (defs, how) = match_symbol(cg, name);
+            let in_file: Vec<u32> = defs.into_iter().filter(|&d| cg.defs[d as usize].file == f).collect();
+            return if in_file.is_empty() { (Vec::new(), None) } else { (in_file, how) };
+        }
+    }
+    let s = symbol.trim().replace("::", ".").replace('#', ".");
+    if s.is_empty() {
+        return (Vec::new(), None);
+    }
+    let mut exact: Vec<u32> = cg.by_qualified.get(&s).cloned().unwrap_or_default();
+    if exact.is_empty() {
+        exact = cg.by_name.get(&s).cloned().unwrap_or_default();
+    }
+    if exact.is_empty() {
+        // `Class.method` written without its namespace.
+        exact = cg.defs.iter().enumerate().filter(|(_, d)| d.qualified.ends_with(&format!(".{s}"))).map(|(i, _)| i as u32).collect();
+    }
+    if !exact.is_empty() {
+        return (rank(cg, exact), Some(MatchKind::Exact));
+    }
+    let lower = s.to_lowercase();
+    let ci: Vec<u32> = cg
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.name.to_lowercase() == lower || d.qualified.to_lowercase() == lower)
+        .map(|(i, _)| i as u32)
+        .collect();
+    if !ci.is_empty() {
+        return (rank(cg, ci), Some(MatchKind::CaseInsensitive));
+    }
+    let sub: Vec<u32> = cg.defs.iter().enumerate().filter(|(_, d)| d.qualified.to_lowercase().contains(&lower)).map(|(i, _)| i as u32).collect();
+    if !sub.is_empty() {
+        return (rank(cg, sub).into_iter().take(50).collect(), Some(MatchKind::Substring));
+    }
+    (Vec::new(), None)
+}
+
+/// Non-test definitions first, then by kind (types and functions before the rest), then path.
+fn rank(cg: &CodeGraph, mut v: Vec<u32>) -> Vec<u32> {
+    v.sort_by_key(|&d| {
+        let def = &cg.defs[d as usize];
+        (cg.is_test(Node::Def(d)), def.kind == "impl", cg.def_path(d).to_string(), def.start_line)
+    });
+    v.dedup();
+    v
+}
+
+/// One node of an answer, with where it is.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NodeRef {
+    pub name: String,
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
+}
+
+pub fn node_ref(cg: &CodeGraph, n: Node) -> NodeRef {
+    match n {
+        Node::Def(d) => {
+            let def = &cg.defs[d as usize];
+            NodeRef {
+                name: def.qualified.clone(),
+                kind: def.kind.clone(),
+                path: Some(cg.def_path(d).to_string()),
+                start_line: Some(def.start_line),
+                end_line: Some(def.end_line),
+                test: cg.is_test(n),
+            }
+        }
+        Node::File(f) => NodeRef {
+            name: cg.files[f as usize].path.clone(),
+            kind: "file".into(),
+            path: Some(cg.files[f as usize].path.clone()),
+            start_line: None,
+            end_line: None,
+            test: cg.files[f as usize].is_test,
+        },
+        Node::External(e) => {
+            NodeRef { name: cg.externals[e as usize].clone(), kind: "external".into(), path: None, start_line: None, end_line: None, test: false }
+        }
+    }
+}
+
+/// An edge of an answer: the node at the other end, the relation and where it happens.
+#[derive(Debug, Clone, Serialize)]
+pub struct Link {
+    pub node: NodeRef,
+    pub relation: &'static str,
+    pub confidence: &'static str,
+    /// Line of the call/import in the caller's file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Hops from the start (1 = direct).
+    pub depth: usize,
+}
+
+/// Direct neighbours of `starts` over `rels` in `dir`.
+pub fn adjacent(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Direction) -> Vec<Link> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for &s in starts {
+        for e in cg.g.edges_directed(cg.node_of(s), dir) {
+            if !rels.contains(&e.weight().rel) {
+                continue;
+            }
+            let other = if dir == Direction::Outgoing { e.target() } else { e.source() };
+            let n = cg.g[other];
+            if !seen.insert((n, e.weight().rel)) {
+                continue;
+            }
+            out.push(Link {
+                node: node_ref(cg, n),
+                relation: e.weight().rel.name(),
+                confidence: e.weight().confidence.name(),
+                line: (e.weight().line > 0).then_some(e.weight().line),
+                depth: 1,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.node.path, a.node.start_line, &a.node.name).cmp(&(&b.node.path, b.node.start_line, &b.node.name)));
+    out
+}
+
+/// Breadth-first traversal: nodes reachable from `starts` within `depth` hops over `rels`
+/// (`dir` None = both ways). Cycle-safe; capped at `limit` with `truncated`.
+pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize) -> (Vec<Link>, bool) {
+    let mut seen: HashSet<Node> = starts.iter().copied().collect();
+    let mut queue: VecDeque<(Node, usize)> = starts.iter().map(|&s| (s, 0)).collect();
+    let mut out = Vec::new();
+    let mut truncated = false;
+    while let Some((n, d)) = queue.pop_front() {
+        if d >= depth {
+            continue;
+        }
+        let dirs: &[Direction] = match dir {
+            Some(Direction::Outgoing) => &[Direction::Outgoing],
+            Some(Direction::Incoming) => &[Direction::Incoming],
+            None => &[Direction::Outgoing, Direction::Incoming],
+        };
+        for &dd in dirs {
+            for e in cg.g.edges_directed(cg.node_of(n), dd) {
+                if !rels.contains(&e.weight().rel) {
+                    continue;
+                }
+                let other = cg.g[if dd == Direction::Outgoing { e.target() } else { e.source() }];
+                if !seen.insert(other) {
+                    continue;
+                }
+                if out.len() >= limit {
+                    truncated = true;
+                    return (out, truncated);
+                }
+                out.push(Link {
+                    node: node_ref(cg, other),
+                    relation: e.weight().rel.name(),
+                    confidence: e.weight().confidence.name(),
+                    line: (e.weight().line > 0).then_some(e.weight().line),
+                    depth: d + 1,
+                });
+                queue.push_back((other, d + 1));
+            }
+        }
+    }
+    (out, truncated)
+}
+
+/// Shortest path between any start and any target over `rels`, ignoring direction.
+pub fn shortest_path(cg: &CodeGraph, from: &[Node], to: &[Node], rels: &[Rel], max_depth: usize) -> Option<Vec<(NodeRef, Option<&'static str>)>> {
+    let targets: HashSet<Node> = to.iter().copied().collect();
+    let mut prev: HashMap<Node, (Node, Rel)> = HashMap::new();
+    let mut seen: HashSet<Node> = from.iter().copied().collect();
+    let mut queue: VecDeque<(Node, usize)> = from.iter().map(|&s| (s, 0)).collect();
+    let mut hit = from.iter().copied().find(|n| targets.contains(n));
+    while hit.is_none() {
+        let Some((n, d)) = queue.pop_front() else { break };
+        if d >= max_depth {
+            continue;
+        }
+        for dd in [Direction::Outgoing, Direction::Incoming] {
+            for e in cg.g.edges_directed(cg.node_of(n), dd) {
+                if !rels.contains(&e.weight().rel) {
+                    continue;
+                }
+                let other = cg.g[if dd == Direction::Outgoing { e.target() } else { e.source() }];
+                if seen.insert(other) {
+                    prev.insert(other, (n, e.weight().rel));
+                    if targets.contains(&other) {
+                        hit = Some(other);
+                        break;
+                    }
+                    queue.push_back((other, d + 1));
+                }
+            }
+            if hit.is_some() {
+                break;
+            }
+        }
+    }
+    let end = hit?;
+    let mut path = vec![(node_ref(cg, end), None)];
+    let mut cur = end;
+    while let Some(&(p, rel)) = prev.get(&cur) {
+        path.last_mut().unwrap().1 = Some(rel.name());
+        path.push((node_ref(cg, p), None));
+        cur = p;
+    }
+    path.reverse();
+    // Relations label the hop into the next node.
+    let rels: Vec<Option<&'static str>> = path.iter().map(|(_, r)| *r).collect();
+    let mut fixed: Vec<(NodeRef, Option<&'static str>)> = Vec::with_capacity(path.len());
+    for (i, (n, _)) in path.into_iter().enumerate() {
+        fixed.push((n, if i + 1 < rels.len() + 1 && i > 0 { rels[i - 1] } else { None }));
+    }
+    Some(fixed)
+}
+
+/// Undirected, weighted adjacency of definitions over calls / inheritance (the structural
+/// graph used by overview and surprising connections; containment and tests excluded).
+pub fn structural(cg: &CodeGraph) -> (Vec<u32>, Vec<Vec<(usize, f64)>>) {
+    let nodes: Vec<u32> = (0..cg.defs.len() as u32).filter(|&d| !cg.is_test(Node::Def(d))).collect();
+    let index: HashMap<u32, usize> = nodes.iter().enumerate().map(|(i, &d)| (d, i)).collect();
+    let mut adj: Vec<HashMap<usize, f64>> = vec![HashMap::new(); nodes.len()];
+    for e in cg.g.edge_indices() {
+        let w = cg.g[e];
+        if !(w.rel == Rel::Calls || w.rel.is_inherits()) {
+            continue;
+        }
+        let (a, b) = cg.g.edge_endpoints(e).unwrap();
+        if let (Node::Def(x), Node::Def(y)) = (cg.g[a], cg.g[b]) {
+            if let (Some(&i), Some(&j)) = (index.get(&x), index.get(&y)) {
+                if i != j {
+                    *adj[i].entry(j).or_default() += 1.0;
+                    *adj[j].entry(i).or_default() += 1.0;
+                }
+            }
+        }
+    }
+    (nodes, adj.into_iter().map(|m| m.into_iter().collect()).collect())
+}
+
+/// Louvain-style local moving: each node joins the neighbouring community with the best
+/// modularity gain until nothing moves. Returns a community id per node.
+pub fn communities(adj: &[Vec<(usize, f64)>]) -> Vec<usize> {
+    let n = adj.len();
+    let mut comm: Vec<usize> = (0..n).collect();
+    let degree: Vec<f64> = adj.iter().map(|v| v.iter().map(|(_, w)| w).sum()).collect();
+    let m2: f64 = degree.iter().sum();
+    if m2 == 0.0 {
+        return comm;
+    }
+    let mut tot: Vec<f64> = degree.clone();
+    for _round in 0..20 {
+        let mut moved = false;
+        for i in 0..n {
+            if adj[i].is_empty() {
+                continue;
+            }
+            let ci = comm[i];
+            let mut links: HashMap<usize, f64> = HashMap::new();
+            for &(j, w) in &adj[i] {
+                *links.entry(comm[j]).or_default() += w;
+            }
+            tot[ci] -= degree[i];
+            let gain = |c: usize, k_in: f64| k_in - tot[c] * degree[i] / m2;
+            let mut best = ci;
+            let mut best_gain = gain(ci, *links.get(&ci).unwrap_or(&0.0));
+            let mut cands: Vec<(&usize, &f64)> = links.iter().collect();
+            cands.sort_by_key(|(c, _)| **c);
+            for (&c, &k_in) in cands {
+                let g = gain(c, k_in);
+                if g > best_gain + 1e-12 {
+                    best = c;
+                    best_gain = g;
+                }
+            }
+            tot[best] += degree[i];
+            if best != ci {
+                comm[i] = best;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    comm
+}
+
+/// Edge betweenness (Brandes) on the structural graph; sampled sources above `sample_above`
+/// nodes (scaled up), so large graphs stay fast.
+pub fn edge_betweenness(adj: &[Vec<(usize, f64)>], sample_above: usize) -> HashMap<(usize, usize), f64> {
+    let n = adj.len();
+    let sources: Vec<usize> = if n > sample_above {
+        let step = n as f64 / sample_above as f64;
+        (0..sample_above).map(|i| (i as f64 * step) as usize).collect()
+    } else {
+        (0..n).collect()
+    };
+    let scale = n as f64 / sources.len().max(1) as f64;
+    let mut eb: HashMap<(usize, usize), f64> = HashMap::new();
+    for &s in &sources {
+        let mut stack = Vec::new();
+        let mut pred: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut sigma = vec![0f64; n];
+        let mut dist = vec![-1i64; n];
+        sigma[s] = 1.0;
+        dist[s] = 0;
+        let mut q = VecDeque::from([s]);
+        while let Some(v) = q.pop_front() {
+            stack.push(v);
+            for &(w, _) in &adj[v] {
+                if dist[w] < 0 {
+                    dist[w] = dist[v] + 1;
+                    q.push_back(w);
+                }
+                if dist[w] == dist[v] + 1 {
+                    sigma[w] += sigma[v];
+                    pred[w].push(v);
+                }
+            }
+        }
+        let mut delta = vec![0f64; n];
+        while let Some(w) = stack.pop() {
+            for &v in &pred[w] {
+                let c = sigma[v] / sigma[w] * (1.0 + delta[w]);
+                let key = if v < w { (v, w) } else { (w, v) };
+                *eb.entry(key).or_default() += c * scale;
+                delta[v] += c;
+            }
+        }
+    }
+    eb
+}
+
+/// Node/edge counts by language, kind, relation and confidence.
+#[derive(Debug, Serialize)]
+pub struct GraphStats {
+    pub files: usize,
+    pub definitions: usize,
+    pub externals: usize,
+    pub edges: usize,
+    pub by_language: BTreeMap<String, usize>,
+    pub by_kind: BTreeMap<String, usize>,
+    pub by_relation: BTreeMap<String, usize>,
+    pub by_confidence: BTreeMap<String, usize>,
+}
+
+pub fn stats(cg: &CodeGraph) -> GraphStats {
+    let mut by_language = BTreeMap::new();
+    for d in &cg.defs {
+        *by_language.entry(cg.files[d.file as usize].lang.name().to_string()).or_default() += 1;
+    }
+    let mut by_kind = BTreeMap::new();
+    for d in &cg.defs {
+        *by_kind.entry(d.kind.clone()).or_default() += 1;
+    }
+    let mut by_relation = BTreeMap::new();
+    let mut by_confidence = BTreeMap::new();
+    for e in cg.g.edge_weights() {
+        *by_relation.entry(e.rel.name().to_string()).or_default() += 1;
+        if e.rel != Rel::Contains {
+            *by_confidence.entry(e.confidence.name().to_string()).or_default() += 1;
+        }
+    }
+    GraphStats {
+        files: cg.files.len(),
+        definitions: cg.defs.len(),
+        externals: cg.externals.len(),
+        edges: cg.g.edge_count(),
+        by_language,
+        by_kind,
+        by_relation,
+        by_confidence,
+    }
+}
+
+/// Degree over calls and inheritance (containment and tests excluded).
+pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
+    let n = cg.def_nodes[d as usize];
+    cg.g
+        .edges_directed(n, Direction::Incoming)
+        .chain(cg.g.edges_directed(n, Direction::Outgoing))
+        .filter(|e| e.weight().rel == Rel::Calls || e.weight().rel.is_inherits())
+        .filter(|e| {
+            let other = if e.source() == n { e.target() } else { e.source() };
+            !cg.is_test(cg.g[other])
+        })
+        .count()
+}
+
+pub fn confidence_rank(c: Confidence) -> u8 {
+    match c {
+        Confidence::Extracted => 0,
+        Confidence::Resolved => 1,
+        Confidence::Ambiguous => 2,
+        Confidence::External => 3,
+    }
+}

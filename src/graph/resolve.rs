@@ -1,0 +1,620 @@
+//! Resolution over a view: a symbol table built from every file's facts turns raw calls and
+//! bases into edges. A candidate in the same file wins (`extracted`); otherwise candidates are
+//! narrowed by the receiver's type (`self`/`this`, a type name, or a variable whose type the
+//! file declares), by what the caller's file imports, then by package/directory; one left is
+//! `resolved`, several for a direct call are `ambiguous` (an edge to each), several for a
+//! member call are dropped, none is an external node. Names are case-sensitive.
+
+use super::facts::{Facts, Relation, callable_kind, type_kind};
+use super::model::{CodeGraph, Confidence, DefNode, Edge, FileNode, Node, Rel, is_test_path};
+use crate::lang::Lang;
+use std::collections::{HashMap, HashSet};
+
+/// At most this many edges for one ambiguous direct call.
+const MAX_AMBIGUOUS: usize = 8;
+
+/// One file of the view with its facts.
+pub struct FileFacts<'a> {
+    pub path: &'a str,
+    pub lang: Lang,
+    pub facts: &'a Facts,
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn strip_ext(path: &str) -> &str {
+    let name_start = path.rfind('/').map_or(0, |i| i + 1);
+    match path[name_start..].rfind('.') {
+        Some(i) if i > 0 => &path[..name_start + i],
+        _ => path,
+    }
+}
+
+/// Joins a relative module path onto a directory (`./a/../b`).
+fn join_rel(dir: &str, rel: &str) -> String {
+    let mut parts: Vec<&str> = if dir.is_empty() { Vec::new() } else { dir.split('/').collect() };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+struct PathIndex {
+    /// Path without extension → files ("a/b/c" → a/b/c.py); also "a/b/c/__init__"-style
+    /// package entries under "a/b/c".
+    stems: HashMap<String, Vec<u32>>,
+    /// Directory → files.
+    dirs: HashMap<String, Vec<u32>>,
+}
+
+impl PathIndex {
+    fn new(files: &[FileNode]) -> PathIndex {
+        let mut stems: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut dirs: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, f) in files.iter().enumerate() {
+            let stem = strip_ext(&f.path).to_string();
+            let name = stem.rsplit('/').next().unwrap_or("");
+            if matches!(name, "__init__" | "index" | "mod" | "init") {
+                stems.entry(dir_of(&f.path).to_string()).or_default().push(i as u32);
+            }
+            stems.entry(stem).or_default().push(i as u32);
+            dirs.entry(dir_of(&f.path).to_string()).or_default().push(i as u32);
+        }
+        PathIndex { stems, dirs }
+    }
+
+    /// Files an import of `module` from `from` can mean.
+    fn resolve(&self, from: &FileNode, module: &str) -> Vec<u32> {
+        let dir = dir_of(&from.path);
+        let m = module.trim();
+        if m.is_empty() {
+            return Vec::new();
+        }
+        // Relative imports first.
+        if m.starts_with("./") || m.starts_with("../") || m.starts_with('.') && from.lang == Lang::Python {
+            let rel = if from.lang == Lang::Python {
+                let dots = m.chars().take_while(|&c| c == '.').count();
+                let mut d = dir.to_string();
+                for _ in 1..dots {
+                    d = dir_of(&d).to_string();
+                }
+                join_rel(&d, &m[dots..].replace('.', "/"))
+            } else {
+                join_rel(dir, m)
+            };
+            return self.lookup_exact(&rel);
+        }
+        let slashed = match from.lang {
+            Lang::C | Lang::Cpp | Lang::ObjC | Lang::Bash | Lang::Ruby => m.to_string(),
+            _ => m.replace("::", "/").replace(['.', '\\'], "/"),
+        };
+        let slashed = slashed.trim_start_matches("crate/").trim_start_matches('/');
+        // Same directory (C includes, Ruby require_relative, Bash source, Lua).
+        let local = self.lookup_exact(&join_rel(dir, slashed));
+        if !local.is_empty() {
+            return local;
+        }
+        // Longest suffix of the module path that names a file or a package directory.
+        let segs: Vec<&str> = slashed.split('/').filter(|s| !s.is_empty()).collect();
+        for start in 0..segs.len() {
+            let tail = segs[start..].join("/");
+            let found = self.lookup_suffix(&tail);
+            if !found.is_empty() {
+                return found;
+            }
+            if start + 2 > segs.len() {
+                break;
+            }
+        }
+        Vec::new()
+    }
+
+    fn lookup_exact(&self, stem: &str) -> Vec<u32> {
+        let s = strip_ext(stem);
+        if let Some(v) = self.stems.get(s) {
+            return v.clone();
+        }
+        if let Some(v) = self.stems.get(stem) {
+            return v.clone();
+        }
+        self.dirs.get(stem).cloned().unwrap_or_default()
+    }
+
+    fn lookup_suffix(&self, tail: &str) -> Vec<u32> {
+        let tail_noext = strip_ext(tail);
+        let mut out: Vec<u32> = Vec::new();
+        for (stem, files) in &self.stems {
+            if stem == tail_noext || stem.ends_with(&format!("/{tail_noext}")) {
+                out.extend(files);
+            }
+        }
+        if out.is_empty() {
+            for (d, files) in &self.dirs {
+                if d == tail || d.ends_with(&format!("/{tail}")) {
+                    out.extend(files);
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+const SELF_NAMES: &[&str] = &["self", "this", "cls", "@", "$this", "super", "Self", "static", "parent"];
+
+/// Builds the resolved graph of a view. Files must be in a stable (path) order.
+pub fn build(files_in: &[FileFacts]) -> CodeGraph {
+    let mut cg = CodeGraph::default();
+    let mut first_def: Vec<u32> = Vec::with_capacity(files_in.len());
+    for (fi, f) in files_in.iter().enumerate() {
+        cg.files.push(FileNode { path: f.path.to_string(), lang: f.lang, is_test: is_test_path(f.path) });
+        cg.by_path.insert(f.path.to_string(), fi as u32);
+        first_def.push(cg.defs.len() as u32);
+        let base = cg.defs.len() as u32;
+        for d in &f.facts.defs {
+            let parent = (d.parent >= 0).then(|| base + d.parent as u32);
+            let inherited_test = parent.is_some_and(|p| cg.defs[p as usize].is_test);
+            cg.defs.push(DefNode {
+                file: fi as u32,
+                name: d.name.clone(),
+                qualified: d.qualified.clone(),
+                kind: d.kind.clone(),
+                start_line: d.start_line,
+                end_line: d.end_line,
+                parent,
+                is_test: d.test || inherited_test,
+            });
+        }
+    }
+    for f in &cg.files {
+        let n = cg.g.add_node(Node::File(cg.file_nodes.len() as u32));
+        cg.file_nodes.push(n);
+        let _ = f;
+    }
+    for i in 0..cg.defs.len() {
+        let n = cg.g.add_node(Node::Def(i as u32));
+        cg.def_nodes.push(n);
+    }
+    for (i, d) in cg.defs.iter().enumerate() {
+        cg.by_name.entry(d.name.clone()).or_default().push(i as u32);
+        cg.by_qualified.entry(d.qualified.clone()).or_default().push(i as u32);
+    }
+    // Containment.
+    for i in 0..cg.defs.len() {
+        let d = &cg.defs[i];
+        let from = match d.parent {
+            Some(p) => cg.def_nodes[p as usize],
+            None => cg.file_nodes[d.file as usize],
+        };
+        cg.g.add_edge(from, cg.def_nodes[i], Edge { rel: Rel::Contains, confidence: Confidence::Extracted, line: d.start_line });
+    }
+
+    // Members of each type: by containment and by qualified prefix (Go methods, C++
+    // out-of-line definitions).
+    let mut members: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (i, d) in cg.defs.iter().enumerate() {
+        if let Some(p) = d.parent {
+            members.entry(p).or_default().push(i as u32);
+        } else if let Some((owner, _)) = d.qualified.rsplit_once('.') {
+            if let Some(types) = cg.by_qualified.get(owner) {
+                for &t in types {
+                    if type_kind(&cg.defs[t as usize].kind) && cg.defs[t as usize].file == d.file
+                        || type_kind(&cg.defs[t as usize].kind) && dir_of(cg.def_path(t)) == dir_of(&cg.files[d.file as usize].path)
+                    {
+                        members.entry(t).or_default().push(i as u32);
+                    }
+                }
+            }
+        }
+    }
+
+    // Imports: file → files (or external modules), and the names each file imports.
+    let paths = PathIndex::new(&cg.files);
+    let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
+    let mut imported_names: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
+    for (fi, f) in files_in.iter().enumerate() {
+        for imp in &f.facts.imports {
+            let targets: Vec<u32> = paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect();
+            // Java/Kotlin/Scala/PHP name a type in a package: the file of that type, if any.
+            let mut named: Vec<u32> = Vec::new();
+            for name in &imp.names {
+                let by_type: Vec<u32> = cg
+                    .by_name
+                    .get(name)
+                    .map(|v| v.iter().map(|&d| cg.defs[d as usize].file).filter(|&t| t as usize != fi).collect())
+                    .unwrap_or_default();
+                let within: Vec<u32> = if targets.is_empty() { by_type.clone() } else { by_type.iter().copied().filter(|t| targets.contains(t)).collect() };
+                let chosen = if within.is_empty() && targets.is_empty() {
+                    // `import a.b.Name` resolves to a file named Name in a matching package.
+                    paths.resolve(&cg.files[fi], &format!("{}.{}", imp.module, name))
+                } else {
+                    within
+                };
+                imported_names[fi].entry(name.clone()).or_default().extend(&chosen);
+                named.extend(chosen);
+            }
+            let mut all: Vec<u32> = targets.iter().chain(named.iter()).copied().collect();
+            all.sort_unstable();
+            all.dedup();
+            if all.is_empty() {
+                let ext = external(&mut cg, &imp.module);
+                cg.g.add_edge(cg.file_nodes[fi], ext, Edge { rel: Rel::Imports, confidence: Confidence::External, line: imp.line });
+            } else {
+                for t in &all {
+                    imported_files[fi].insert(*t);
+                    let conf = if all.len() == 1 { Confidence::Resolved } else { Confidence::Ambiguous };
+                    cg.g.add_edge(cg.file_nodes[fi], cg.file_nodes[*t as usize], Edge { rel: Rel::Imports, confidence: conf, line: imp.line });
+                }
+            }
+        }
+    }
+
+    // Bases first, so that member calls can follow inheritance.
+    let mut base_edges = Vec::new();
+    {
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names };
+        for (fi, f) in files_in.iter().enumerate() {
+            let base = first_def[fi];
+            for b in &f.facts.bases {
+                let from = base + b.def as u32;
+                let rel = match b.relation {
+                    Relation::Extends => Rel::Extends,
+                    Relation::Implements => Rel::Implements,
+                    Relation::ExtendsOrImplements => Rel::ExtendsOrImplements,
+                };
+                let targets = resolver.resolve_type(fi as u32, &b.name, from);
+                base_edges.push((Node::Def(from), targets, Edge { rel, confidence: Confidence::Resolved, line: cg.defs[from as usize].start_line }));
+            }
+        }
+    }
+    let mut seen: HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)> = HashSet::new();
+    add_edges(&mut cg, base_edges, &mut seen);
+    let mut call_edges = Vec::new();
+    {
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names };
+        for (fi, f) in files_in.iter().enumerate() {
+            let base = first_def[fi];
+            let hints = type_hints(f.facts);
+            for c in &f.facts.calls {
+                let scope = (c.scope >= 0).then(|| base + c.scope as u32);
+                let from = match scope {
+                    Some(s) => Node::Def(s),
+                    None => Node::File(fi as u32),
+                };
+                match resolver.resolve_call(fi as u32, scope, c, &hints, base) {
+                    Ok(t) if t.is_empty() => {}
+                    other => call_edges.push((from, other, Edge { rel: Rel::Calls, confidence: Confidence::Resolved, line: c.line })),
+                }
+            }
+        }
+    }
+    add_edges(&mut cg, call_edges, &mut seen);
+    cg
+}
+
+type Pending = (Node, Result<Vec<(u32, Confidence)>, String>, Edge);
+
+fn add_edges(cg: &mut CodeGraph, edges: Vec<Pending>, seen: &mut HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)>) {
+    for (from, targets, mut edge) in edges {
+        let from_ix = cg.node_of(from);
+        match targets {
+            Ok(ts) => {
+                for (t, conf) in ts {
+                    let to = cg.def_nodes[t as usize];
+                    if to == from_ix || !seen.insert((from_ix, to, edge.rel)) {
+                        continue;
+                    }
+                    edge.confidence = conf;
+                    cg.g.add_edge(from_ix, to, edge);
+                }
+            }
+            Err(ext_name) => {
+                let to = external(cg, &ext_name);
+                if seen.insert((from_ix, to, edge.rel)) {
+                    edge.confidence = Confidence::External;
+                    cg.g.add_edge(from_ix, to, edge);
+                }
+            }
+        }
+    }
+}
+
+fn external(cg: &mut CodeGraph, name: &str) -> petgraph::graph::NodeIndex {
+    if let Some(&i) = cg.external_by_name.get(name) {
+        return cg.external_nodes[i as usize];
+    }
+    let i = cg.externals.len() as u32;
+    cg.externals.push(name.to_string());
+    cg.external_by_name.insert(name.to_string(), i);
+    let n = cg.g.add_node(Node::External(i));
+    cg.external_nodes.push(n);
+    n
+}
+
+/// (scope def index within the file, variable) → type name.
+fn type_hints(f: &Facts) -> HashMap<(i32, &str), &str> {
+    f.types.iter().map(|t| ((t.scope, t.var.as_str()), t.ty.as_str())).collect()
+}
+
+struct Resolver<'a> {
+    cg: &'a CodeGraph,
+    members: &'a HashMap<u32, Vec<u32>>,
+    imported_files: &'a [HashSet<u32>],
+    imported_names: &'a [HashMap<String, Vec<u32>>],
+}
+
+impl Resolver<'_> {
+    fn defs_named(&self, name: &str, want: impl Fn(&str) -> bool) -> Vec<u32> {
+        self.cg.by_name.get(name).map(|v| v.iter().copied().filter(|&d| want(&self.cg.defs[d as usize].kind)).collect()).unwrap_or_default()
+    }
+
+    /// Narrows cross-file candidates: imported names, imported files, then same directory.
+    fn narrow(&self, file: u32, name: &str, cands: Vec<u32>) -> Vec<u32> {
+        if cands.len() <= 1 {
+            return cands;
+        }
+        let f = file as usize;
+        if let Some(files) = self.imported_names[f].get(name) {
+            let by_name: Vec<u32> = cands.iter().copied().filter(|&d| files.contains(&self.cg.defs[d as usize].file)).collect();
+            if !by_name.is_empty() {
+                return by_name;
+            }
+        }
+        let by_import: Vec<u32> = cands.iter().copied().filter(|&d| self.imported_files[f].contains(&self.cg.defs[d as usize].file)).collect();
+        if !by_import.is_empty() {
+            return by_import;
+        }
+        let dir = dir_of(&self.cg.files[f].path);
+        let same_dir: Vec<u32> = cands.iter().copied().filter(|&d| dir_of(self.cg.def_path(d)) == dir).collect();
+        if !same_dir.is_empty() {
+            return same_dir;
+        }
+        // Prefer code over tests when a non-test caller has both.
+        if !self.cg.files[f].is_test {
+            let non_test: Vec<u32> = cands.iter().copied().filter(|&d| !self.cg.is_test(Node::Def(d))).collect();
+            if !non_test.is_empty() {
+                return non_test;
+            }
+        }
+        cands
+    }
+
+    fn resolve_type(&self, file: u32, name: &str, from: u32) -> Result<Vec<(u32, Confidence)>, String> {
+        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from).collect();
+        let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
+        if local.len() == 1 {
+            return Ok(vec![(local[0], Confidence::Extracted)]);
+        }
+        let cands = self.narrow(file, name, cands);
+        match cands.len() {
+            0 => Err(name.to_string()),
+            1 => Ok(vec![(cands[0], Confidence::Resolved)]),
+            _ => Ok(cands.into_iter().take(MAX_AMBIGUOUS).map(|d| (d, Confidence::Ambiguous)).collect()),
+        }
+    }
+
+    /// The type a receiver refers to: `self` → enclosing type; a type name; a variable with a
+    /// declared type in scope.
+    fn receiver_types(&self, file: u32, scope: Option<u32>, receiver: &str, hints: &HashMap<(i32, &str), &str>, base: u32) -> Vec<u32> {
+        let r = receiver.trim();
+        if SELF_NAMES.contains(&r) {
+            let mut s = scope;
+            while let Some(d) = s {
+                let def = &self.cg.defs[d as usize];
+                if type_kind(&def.kind) || def.kind == "impl" || def.kind == "extension" {
+                    // An impl/extension stands for its type.
+                    let named = self.defs_named(&def.name, type_kind);
+                    let mut out = vec![d];
+                    out.extend(named.into_iter().filter(|&t| self.cg.defs[t as usize].file == file || dir_of(self.cg.def_path(t)) == dir_of(self.cg.def_path(d))));
+                    return out;
+                }
+                // Go methods are not nested: their owner is the qualified prefix.
+                if let Some((owner, _)) = def.qualified.rsplit_once('.') {
+                    if def.parent.is_none() {
+                        let owners: Vec<u32> = self.cg.by_qualified.get(owner).map(|v| v.iter().copied().filter(|&t| type_kind(&self.cg.defs[t as usize].kind)).collect()).unwrap_or_default();
+                        if !owners.is_empty() {
+                            return owners;
+                        }
+                    }
+                }
+                s = def.parent;
+            }
+            return Vec::new();
+        }
+        // A variable with a declared type: innermost scope first, then file level.
+        let simple = r.trim_start_matches('$').trim_start_matches('&').trim_start_matches('*');
+        let mut s = scope;
+        let mut ty: Option<&str> = None;
+        loop {
+            let key = s.map_or(-1, |d| (d - base) as i32);
+            if let Some(t) = hints.get(&(key, simple)) {
+                ty = Some(t);
+                break;
+            }
+            match s {
+                Some(d) => s = self.cg.defs[d as usize].parent,
+                None => break,
+            }
+        }
+        // `this.field` / `self.field`: look the field up as a file-level or any-scope hint.
+        let name = ty.unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r));
+        if !name.chars().next().is_some_and(|c| c.is_uppercase()) && ty.is_none() {
+            return Vec::new();
+        }
+        let types = self.defs_named(name, |k| type_kind(k) || k == "module" || k == "namespace" || k == "impl");
+        self.narrow(file, name, types)
+    }
+
+    /// Types enclosing a definition (and their resolved bases).
+    fn enclosing_types(&self, scope: Option<u32>) -> HashSet<u32> {
+        let mut out = HashSet::new();
+        let mut s = scope;
+        while let Some(d) = s {
+            let def = &self.cg.defs[d as usize];
+            if type_kind(&def.kind) || def.kind == "impl" || def.kind == "extension" {
+                out.insert(d);
+                for e in self.cg.g.edges(self.cg.def_nodes[d as usize]) {
+                    if e.weight().rel.is_inherits() {
+                        if let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)] {
+                            out.insert(b);
+                        }
+                    }
+                }
+            }
+            s = def.parent;
+        }
+        out
+    }
+
+    fn resolve_call(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        c: &super::facts::CallFact,
+        hints: &HashMap<(i32, &str), &str>,
+        base: u32,
+    ) -> Result<Vec<(u32, Confidence)>, String> {
+        let name = c.name.as_str();
+        let ctor_like = name.chars().next().is_some_and(|ch| ch.is_uppercase());
+        let want = |k: &str| callable_kind(k) || (ctor_like && type_kind(k));
+        let mut cands = self.defs_named(name, want);
+        // A constructor call reaches the type; drop the constructors of the same name there.
+        if cands.is_empty() {
+            return Err(external_name(c));
+        }
+        if c.member {
+            let types = self.receiver_types(file, scope, &c.receiver, hints, base);
+            if !types.is_empty() {
+                // Method resolution order: the receiver's own type (and its impl blocks /
+                // partial declarations) first, then its bases level by level; the first level
+                // that defines the name wins.
+                let mut owned: Vec<u32> = Vec::new();
+                let mut level: Vec<u32> = types.clone();
+                let mut visited: HashSet<u32> = HashSet::new();
+                while !level.is_empty() && owned.is_empty() && visited.len() < 64 {
+                    let mut same_type: Vec<u32> = Vec::new();
+                    for &t in &level {
+                        for other in self.defs_named(&self.cg.defs[t as usize].name, |k| type_kind(k) || k == "impl" || k == "extension") {
+                            if dir_of(self.cg.def_path(other)) == dir_of(self.cg.def_path(t)) {
+                                same_type.push(other);
+                            }
+                        }
+                    }
+                    level.extend(same_type);
+                    let mut next = Vec::new();
+                    for &t in &level {
+                        if !visited.insert(t) {
+                            continue;
+                        }
+                        if let Some(ms) = self.members.get(&t) {
+                            owned.extend(ms.iter().copied().filter(|m| cands.contains(m)));
+                        }
+                        for e in self.cg.g.edges(self.cg.def_nodes[t as usize]) {
+                            if e.weight().rel.is_inherits() {
+                                if let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)] {
+                                    next.push(b);
+                                }
+                            }
+                        }
+                    }
+                    level = next;
+                }
+                owned.sort_unstable();
+                owned.dedup();
+                if !owned.is_empty() {
+                    let conf = |d: u32| if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved };
+                    return Ok(if owned.len() == 1 {
+                        vec![(owned[0], conf(owned[0]))]
+                    } else {
+                        owned.into_iter().take(MAX_AMBIGUOUS).map(|d| (d, Confidence::Ambiguous)).collect()
+                    });
+                }
+                // The receiver is a known type without such a member: not our call.
+                if !SELF_NAMES.contains(&c.receiver.as_str()) {
+                    return Err(external_name(c));
+                }
+            }
+            // Unknown receiver: a module alias (`fmt.Println`, `os.path.join`) is external
+            // unless an imported file defines the name.
+            let f = file as usize;
+            let via_import: Vec<u32> = cands.iter().copied().filter(|&d| self.imported_files[f].contains(&self.cg.defs[d as usize].file)).collect();
+            if via_import.len() == 1 {
+                return Ok(vec![(via_import[0], Confidence::Resolved)]);
+            }
+            let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
+            if local.len() == 1 {
+                return Ok(vec![(local[0], Confidence::Extracted)]);
+            }
+            cands = self.narrow(file, name, cands);
+            return match cands.len() {
+                1 => Ok(vec![(cands[0], Confidence::Resolved)]),
+                // Several candidates for a member call with an unknown receiver: no edge.
+                _ => Ok(Vec::new()),
+            };
+        }
+        // Direct call: a method is reachable only through an implicit `this` — from inside its
+        // own type (or the same file); free functions and types from anywhere.
+        let enclosing = self.enclosing_types(scope);
+        cands.retain(|&d| {
+            let def = &self.cg.defs[d as usize];
+            match def.kind.as_str() {
+                "method" | "constructor" => def.file == file || def.parent.is_some_and(|p| enclosing.contains(&p)),
+                _ => true,
+            }
+        });
+        // `Foo(…)` in a language with constructors named like their class: the type wins.
+        if ctor_like && cands.iter().any(|&d| type_kind(&self.cg.defs[d as usize].kind)) {
+            cands.retain(|&d| type_kind(&self.cg.defs[d as usize].kind));
+        }
+        if cands.is_empty() {
+            return Err(external_name(c));
+        }
+        // The same file wins, then narrowing.
+        let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
+        if !local.is_empty() {
+            let best = prefer_enclosing(self.cg, &local, scope);
+            return Ok(best.into_iter().map(|d| (d, Confidence::Extracted)).collect());
+        }
+        let cands = self.narrow(file, name, cands);
+        Ok(match cands.len() {
+            0 => return Err(external_name(c)),
+            1 => vec![(cands[0], Confidence::Resolved)],
+            _ => cands.into_iter().take(MAX_AMBIGUOUS).map(|d| (d, Confidence::Ambiguous)).collect(),
+        })
+    }
+}
+
+/// Among same-file candidates, those sharing the caller's container; else all (one if only one).
+fn prefer_enclosing(cg: &CodeGraph, local: &[u32], scope: Option<u32>) -> Vec<u32> {
+    if local.len() == 1 {
+        return local.to_vec();
+    }
+    let caller_parent = scope.and_then(|s| cg.defs[s as usize].parent);
+    let same: Vec<u32> = local.iter().copied().filter(|&d| cg.defs[d as usize].parent == caller_parent).collect();
+    let top: Vec<u32> = local.iter().copied().filter(|&d| cg.defs[d as usize].parent.is_none()).collect();
+    if !same.is_empty() {
+        same
+    } else if !top.is_empty() {
+        top
+    } else {
+        local.to_vec()
+    }
+}
+
+fn external_name(c: &super::facts::CallFact) -> String {
+    let r = c.receiver.trim();
+    if !r.is_empty() && r.len() <= 40 && r.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.') && !SELF_NAMES.contains(&r) {
+        format!("{r}.{}", c.name)
+    } else {
+        c.name.clone()
+    }
+}

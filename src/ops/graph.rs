@@ -1,0 +1,289 @@
+//! `graph_query` (callers | callees | subclasses | superclasses | imports | neighbors |
+//! shortest_path | overview | surprising_connections | status) and `graph status`.
+
+use super::nav::{Ctx, link_line, open};
+use super::{Answer, view_line};
+use crate::engine::Engine;
+use crate::graph::model::{Node, Rel};
+use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
+use anyhow::Result;
+use petgraph::Direction;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+pub const OPERATIONS: &[&str] =
+    &["callers", "callees", "subclasses", "superclasses", "imports", "neighbors", "shortest_path", "overview", "surprising_connections", "status"];
+
+#[derive(Debug, Clone)]
+pub struct GraphArgs {
+    pub op: String,
+    pub symbol: Option<String>,
+    pub target: Option<String>,
+    pub relation: Option<String>,
+    pub depth: usize,
+    pub rev: Option<String>,
+    pub limit: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Traversal {
+    op: String,
+    symbol: String,
+    matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    match_kind: Option<MatchKind>,
+    depth: usize,
+    results: Vec<Link>,
+    truncated: bool,
+}
+
+fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
+    let (defs, how) = query::match_symbol(&ctx.graph, symbol);
+    if !defs.is_empty() {
+        return (defs.into_iter().map(Node::Def).collect(), how);
+    }
+    // A file path works as a node too (imports, neighbors).
+    if let Some(&f) = ctx.graph.by_path.get(symbol.trim_start_matches("./")) {
+        return (vec![Node::File(f)], Some(MatchKind::Exact));
+    }
+    (Vec::new(), None)
+}
+
+pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
+    let op = a.op.as_str();
+    if !OPERATIONS.contains(&op) {
+        return Err(crate::error::usage(format!("unknown graph operation `{op}`; use one of: {}", OPERATIONS.join(", "))));
+    }
+    let ctx = open(engine, a.rev.as_deref())?;
+    match op {
+        "status" => return status(&ctx),
+        "overview" => return overview(&ctx, a.limit),
+        "surprising_connections" => return surprising(&ctx, a.limit),
+        _ => {}
+    }
+    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("graph operation `{op}` needs --symbol")))?;
+    let (nodes, how) = starts(&ctx, &symbol);
+    let view = ctx.data.id.clone();
+    if nodes.is_empty() {
+        let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false)\n", view_line(&view));
+        let t = Traversal { op: op.into(), symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false };
+        return Ok(Answer::new("graph_query", Some(view), &t, text));
+    }
+    let g = &ctx.graph;
+    let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+    let depth = a.depth.max(1);
+    let (results, truncated) = match op {
+        "callers" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, a.limit),
+        "callees" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, a.limit),
+        "subclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, a.limit),
+        "superclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, a.limit),
+        "imports" => {
+            // A definition stands for its file.
+            let files: Vec<Node> = nodes
+                .iter()
+                .map(|n| match n {
+                    Node::Def(d) => Node::File(g.defs[*d as usize].file),
+                    other => *other,
+                })
+                .collect();
+            let mut out = query::adjacent(g, &files, &[Rel::Imports], Direction::Outgoing);
+            out.extend(query::adjacent(g, &files, &[Rel::Imports], Direction::Incoming).into_iter().map(|mut l| {
+                l.relation = "imported_by";
+                l
+            }));
+            (out, false)
+        }
+        "neighbors" => {
+            let rels = match &a.relation {
+                Some(r) => Rel::parse_filter(r).ok_or_else(|| crate::error::usage(format!("unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)")))?,
+                None => Rel::parse_filter("all").unwrap(),
+            };
+            query::bfs(g, &nodes, &rels, None, depth, a.limit)
+        }
+        "shortest_path" => {
+            let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs --target"))?;
+            let (to, _) = starts(&ctx, &target);
+            if to.is_empty() {
+                let text = format!("{}\nno symbol named \"{target}\" in this view (matched: false)\n", view_line(&view));
+                return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}), text));
+            }
+            let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all")).unwrap_or_else(|| Rel::parse_filter("all").unwrap());
+            let path = query::shortest_path(g, &nodes, &to, &rels, a.depth.max(6));
+            let mut text = format!("{}\n", view_line(&view));
+            let steps: Vec<serde_json::Value> = match &path {
+                Some(p) => {
+                    text.push_str(&format!("path from {symbol} to {target} ({} hops):\n", p.len().saturating_sub(1)));
+                    for (n, rel) in p {
+                        let arrow = rel.map(|r| format!("--{r}--> ")).unwrap_or_default();
+                        text.push_str(&format!("  {arrow}{} {} {}\n", n.kind, n.name, n.path.clone().map(|p| format!("{p}:{}", n.start_line.unwrap_or(0))).unwrap_or_default()));
+                    }
+                    p.iter().map(|(n, r)| serde_json::json!({"node": n, "via": r})).collect()
+                }
+                None => {
+                    text.push_str(&format!("no path from {symbol} to {target} within {} hops\n", a.depth.max(6)));
+                    Vec::new()
+                }
+            };
+            return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "path": steps}), text));
+        }
+        _ => unreachable!(),
+    };
+    let mut text = format!("{}\n{op} of {symbol} ({}{}):\n", view_line(&view), results.len(), if truncated { ", truncated" } else { "" });
+    if results.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    for l in results.iter() {
+        text.push_str(&format!("  {}\n", link_line(l)));
+    }
+    let t = Traversal { op: op.into(), symbol, matched: true, match_kind: how, depth, results, truncated };
+    Ok(Answer::new("graph_query", Some(view), &t, text))
+}
+
+fn status(ctx: &Ctx) -> Result<Answer> {
+    let s = query::stats(&ctx.graph);
+    let mut text = format!(
+        "{}\ngraph: {} files, {} definitions, {} external symbols, {} edges\n",
+        view_line(&ctx.data.id),
+        s.files,
+        s.definitions,
+        s.externals,
+        s.edges
+    );
+    for (title, m) in [("by language", &s.by_language), ("by kind", &s.by_kind), ("by relation", &s.by_relation), ("by confidence", &s.by_confidence)] {
+        let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        text.push_str(&format!("  {title}: {}\n", parts.join(", ")));
+    }
+    Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), serde_json::json!({"op": "status", "stats": s}), text))
+}
+
+#[derive(Debug, Serialize)]
+struct Hub {
+    #[serde(flatten)]
+    node: NodeRef,
+    degree: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Community {
+    id: usize,
+    size: usize,
+    /// The most common directories of its members.
+    directories: Vec<String>,
+    hubs: Vec<String>,
+}
+
+fn overview(ctx: &Ctx, limit: usize) -> Result<Answer> {
+    let g = &ctx.graph;
+    let mut hubs: Vec<Hub> = (0..g.defs.len() as u32)
+        .filter(|&d| !g.is_test(Node::Def(d)))
+        .map(|d| Hub { node: node_ref(g, Node::Def(d)), degree: query::structural_degree(g, d) })
+        .filter(|h| h.degree > 0)
+        .collect();
+    hubs.sort_by(|a, b| b.degree.cmp(&a.degree).then(a.node.name.cmp(&b.node.name)));
+    hubs.truncate(limit.min(25));
+    let (nodes, adj) = query::structural(g);
+    let comm = query::communities(&adj);
+    let mut groups: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, &c) in comm.iter().enumerate() {
+        if !adj[i].is_empty() {
+            groups.entry(c).or_default().push(i);
+        }
+    }
+    let mut communities: Vec<Community> = groups
+        .into_values()
+        .filter(|m| m.len() >= 3)
+        .map(|members| {
+            let mut dirs: BTreeMap<String, usize> = BTreeMap::new();
+            for &i in &members {
+                let p = g.def_path(nodes[i]);
+                *dirs.entry(p.rsplit_once('/').map_or(".".to_string(), |(d, _)| d.to_string())).or_default() += 1;
+            }
+            let mut dv: Vec<(String, usize)> = dirs.into_iter().collect();
+            dv.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let mut top: Vec<usize> = members.clone();
+            top.sort_by_key(|&i| std::cmp::Reverse(adj[i].len()));
+            Community {
+                id: 0,
+                size: members.len(),
+                directories: dv.into_iter().take(3).map(|(d, _)| d).collect(),
+                hubs: top.into_iter().take(3).map(|i| g.defs[nodes[i] as usize].qualified.clone()).collect(),
+            }
+        })
+        .collect();
+    communities.sort_by(|a, b| b.size.cmp(&a.size).then(a.hubs.cmp(&b.hubs)));
+    for (i, c) in communities.iter_mut().enumerate() {
+        c.id = i + 1;
+    }
+    communities.truncate(limit.min(20));
+    let stats = query::stats(g);
+    let mut text = format!("{}\noverview: {} files, {} definitions, {} edges\n", view_line(&ctx.data.id), stats.files, stats.definitions, stats.edges);
+    text.push_str("hubs (calls + inheritance degree, tests excluded):\n");
+    for h in &hubs {
+        text.push_str(&format!("  {:>4}  {} {} {}:{}\n", h.degree, h.node.kind, h.node.name, h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0)));
+    }
+    text.push_str("communities (modularity, largest first):\n");
+    for c in &communities {
+        text.push_str(&format!("  #{} {} definitions in {} — e.g. {}\n", c.id, c.size, c.directories.join(", "), c.hubs.join(", ")));
+    }
+    Ok(Answer::new(
+        "graph_query",
+        Some(ctx.data.id.clone()),
+        serde_json::json!({"op": "overview", "hubs": hubs, "communities": communities, "stats": stats}),
+        text,
+    ))
+}
+
+#[derive(Debug, Serialize)]
+struct Surprise {
+    from: NodeRef,
+    to: NodeRef,
+    betweenness: f64,
+    cross_directory: bool,
+}
+
+/// Nodes above which betweenness samples its sources.
+const SAMPLE_ABOVE: usize = 1500;
+
+fn surprising(ctx: &Ctx, limit: usize) -> Result<Answer> {
+    let g = &ctx.graph;
+    let (nodes, adj) = query::structural(g);
+    let eb = query::edge_betweenness(&adj, SAMPLE_ABOVE);
+    let dir = |d: u32| g.def_path(d).rsplit_once('/').map_or(String::new(), |(d, _)| d.to_string());
+    let mut edges: Vec<((usize, usize), f64)> = eb.into_iter().collect();
+    // Bridges between directories first, then by betweenness.
+    edges.sort_by(|a, b| {
+        let ca = dir(nodes[a.0.0]) != dir(nodes[a.0.1]);
+        let cb = dir(nodes[b.0.0]) != dir(nodes[b.0.1]);
+        cb.cmp(&ca).then(b.1.total_cmp(&a.1)).then(a.0.cmp(&b.0))
+    });
+    let results: Vec<Surprise> = edges
+        .into_iter()
+        .take(limit.min(30))
+        .map(|((i, j), b)| Surprise {
+            from: node_ref(g, Node::Def(nodes[i])),
+            to: node_ref(g, Node::Def(nodes[j])),
+            betweenness: (b * 10.0).round() / 10.0,
+            cross_directory: dir(nodes[i]) != dir(nodes[j]),
+        })
+        .collect();
+    let mut text = format!(
+        "{}\nsurprising connections (edge betweenness{}):\n",
+        view_line(&ctx.data.id),
+        if nodes.len() > SAMPLE_ABOVE { format!(", sampled over {SAMPLE_ABOVE} of {} nodes", nodes.len()) } else { String::new() }
+    );
+    if results.is_empty() {
+        text.push_str("  (none: no calls or inheritance between definitions)\n");
+    }
+    for s in &results {
+        text.push_str(&format!(
+            "  {:>8.1}  {} ({}) — {} ({}){}\n",
+            s.betweenness,
+            s.from.name,
+            s.from.path.as_deref().unwrap_or(""),
+            s.to.name,
+            s.to.path.as_deref().unwrap_or(""),
+            if s.cross_directory { "  [crosses directories]" } else { "" }
+        ));
+    }
+    Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), serde_json::json!({"op": "surprising_connections", "results": results, "sampled": nodes.len() > SAMPLE_ABOVE}), text))
+}

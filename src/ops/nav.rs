@@ -1,0 +1,602 @@
+//! Navigation over the code graph: find_definition, find_usages, find_tests_for,
+//! describe_symbol, impact and module_summary. Each returns a typed result rendered as JSON
+//! or text by the same `Answer`.
+
+use super::search::{Hit, cite, hit as search_hit, snippet};
+use super::{Answer, view_line};
+use crate::engine::Engine;
+use crate::graph::model::{CodeGraph, Node, Rel};
+use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
+use crate::search::{self, Ranked};
+use crate::view::cache::ViewData;
+use crate::view::{View, ViewId, ViewSpec};
+use anyhow::Result;
+use petgraph::Direction;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+/// An opened view with its graph.
+pub struct Ctx {
+    pub view: View,
+    pub data: Arc<ViewData>,
+    pub graph: Arc<CodeGraph>,
+}
+
+pub fn open(engine: &Engine, rev: Option<&str>) -> Result<Ctx> {
+    let view = View::open(&engine.ws, &ViewSpec::from_option(rev))?;
+    let data = engine.open_listed(&view)?.data;
+    let graph = engine.graph(&data)?;
+    Ok(Ctx { view, data, graph })
+}
+
+/// A definition with the code of its chunk (first lines).
+#[derive(Debug, Clone, Serialize)]
+pub struct Definition {
+    #[serde(flatten)]
+    pub node: NodeRef,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+}
+
+fn definition(ctx: &Ctx, d: u32) -> Definition {
+    let node = node_ref(&ctx.graph, Node::Def(d));
+    let sig = code_at(ctx, node.path.as_deref().unwrap_or(""), node.start_line.unwrap_or(0), node.end_line.unwrap_or(0))
+        .map(|t| first_code_lines(&t, 3))
+        .unwrap_or_default();
+    Definition { node, signature: sig }
+}
+
+/// Lines `start..=end` of a file of the view, from its chunks.
+pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
+    let t = &ctx.data.table;
+    let mut best: Option<(u32, String)> = None;
+    for ord in 0..t.len() as u32 {
+        let c = t.chunk(ord);
+        if c.path != path || c.end_line < start || c.start_line > end {
+            continue;
+        }
+        let overlap = c.end_line.min(end).saturating_sub(c.start_line.max(start)) + 1;
+        if best.as_ref().is_none_or(|(o, _)| overlap > *o) {
+            let from = start.max(c.start_line) - c.start_line;
+            let to = end.min(c.end_line) - c.start_line;
+            let text: Vec<&str> = c.text.lines().skip(from as usize).take((to - from + 1) as usize).collect();
+            best = Some((overlap, text.join("\n")));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The first lines of code, skipping doc comments and attributes.
+fn first_code_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| {
+            let t = l.trim_start();
+            t.is_empty() || t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*') || t.starts_with('@') || t.starts_with("\"\"\"")
+        })
+        .take(n)
+        .collect();
+    lines.join("\n")
+}
+
+fn no_match(op: &'static str, view: &ViewId, symbol: &str) -> Answer {
+    let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false)\n", view_line(view));
+    Answer::new(op, Some(view.clone()), serde_json::json!({ "symbol": symbol, "matched": false, "results": [] }), text)
+}
+
+fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
+    let how = match how {
+        MatchKind::Exact => "",
+        MatchKind::CaseInsensitive => " (case-insensitive match)",
+        MatchKind::Substring => " (substring match)",
+    };
+    let mut out = format!("{symbol}{how}: {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });
+    for d in defs.iter().take(10) {
+        out.push_str(&format!("  {} {}:{}-{}\n", d.node.kind, d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0), d.node.end_line.unwrap_or(0)));
+    }
+    out
+}
+
+fn render_links(title: &str, links: &[Link], out: &mut String) {
+    out.push_str(&format!("{title} ({}):\n", links.len()));
+    if links.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for l in links.iter().take(60) {
+        out.push_str(&format!("  {}\n", link_line(l)));
+    }
+    if links.len() > 60 {
+        out.push_str(&format!("  … {} more\n", links.len() - 60));
+    }
+}
+
+pub fn link_line(l: &Link) -> String {
+    let at = match (&l.node.path, l.node.start_line, l.node.end_line) {
+        (Some(p), Some(s), Some(e)) => format!("{p}:{s}-{e}"),
+        (Some(p), _, _) => p.clone(),
+        _ => "external".into(),
+    };
+    let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
+    let line = l.line.map(|x| format!(" @{x}")).unwrap_or_default();
+    let test = if l.node.test { " (test)" } else { "" };
+    format!("{} {} {}{line}{depth}{test} — {}, {}", l.node.kind, l.node.name, at, l.relation, l.confidence)
+}
+
+// ---------------------------------------------------------------- find_definition
+
+#[derive(Debug, Serialize)]
+pub struct FindDefinition {
+    pub symbol: String,
+    pub matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_kind: Option<MatchKind>,
+    pub results: Vec<Definition>,
+    /// BM25 hits when the graph knows no such definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lexical: Vec<Hit>,
+}
+
+pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let (defs, how) = query::match_symbol(&ctx.graph, symbol);
+    if defs.is_empty() {
+        // Lexical fallback: chunks whose symbol or text mention it.
+        let hits = search::sparse(&ctx.data, symbol, 5, None)?;
+        let lexical: Vec<Hit> =
+            hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
+        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph (matched: false)", view_line(&ctx.data.id));
+        if lexical.is_empty() {
+            text.push('\n');
+        } else {
+            text.push_str("; lexical matches:\n");
+            for h in &lexical {
+                text.push_str(&format!("  {}\n", cite(h)));
+            }
+        }
+        let r = FindDefinition { symbol: symbol.into(), matched: false, match_kind: None, results: vec![], lexical };
+        return Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text));
+    }
+    let results: Vec<Definition> = defs.iter().take(20).map(|&d| definition(&ctx, d)).collect();
+    let mut text = format!("{}\n", view_line(&ctx.data.id));
+    for d in &results {
+        text.push_str(&format!(
+            "{} {} {}:{}-{}{}\n",
+            d.node.kind,
+            d.node.name,
+            d.node.path.as_deref().unwrap_or(""),
+            d.node.start_line.unwrap_or(0),
+            d.node.end_line.unwrap_or(0),
+            if d.node.test { " (test)" } else { "" }
+        ));
+        text.push_str(&snippet(&d.signature, 3));
+    }
+    let r = FindDefinition { symbol: symbol.into(), matched: true, match_kind: how, results, lexical: vec![] };
+    Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text))
+}
+
+// ---------------------------------------------------------------- find_usages
+
+#[derive(Debug, Serialize)]
+pub struct Usage {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: String,
+    pub kind: String,
+    /// "graph" (a resolved call or inheritance edge) or "lexical" (the name appears in the code).
+    pub origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relation: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindUsages {
+    pub symbol: String,
+    pub matched: bool,
+    pub definitions: Vec<Definition>,
+    pub results: Vec<Usage>,
+    pub truncated: bool,
+}
+
+fn contains_identifier(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(name) {
+        let s = from + i;
+        let e = s + name.len();
+        let before = s == 0 || !(bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_');
+        let after = e >= bytes.len() || !(bytes[e].is_ascii_alphanumeric() || bytes[e] == b'_');
+        if before && after {
+            return true;
+        }
+        from = e;
+    }
+    false
+}
+
+pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usize) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let (defs, _) = query::match_symbol(&ctx.graph, symbol);
+    let leaf = symbol.rsplit(['.', ':']).next().unwrap_or(symbol).to_string();
+    let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
+    let mut results = Vec::new();
+    let mut seen: HashSet<(String, u32, u32)> = HashSet::new();
+    let def_spans: HashSet<(String, u32)> =
+        defs.iter().map(|&d| (ctx.graph.def_path(d).to_string(), ctx.graph.defs[d as usize].start_line)).collect();
+    let graph_links = query::adjacent(&ctx.graph, &starts, &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Direction::Incoming);
+    for l in &graph_links {
+        let (Some(p), Some(s), Some(e)) = (l.node.path.clone(), l.node.start_line, l.node.end_line) else { continue };
+        if seen.insert((p.clone(), s, e)) {
+            results.push(Usage { path: p, start_line: s, end_line: e, symbol: l.node.name.clone(), kind: l.node.kind.clone(), origin: "graph", relation: Some(l.relation), confidence: Some(l.confidence), line: l.line });
+        }
+    }
+    // Calls from file level (scripts, module initialisers).
+    for &s in &starts {
+        for e in ctx.graph.g.edges_directed(ctx.graph.node_of(s), Direction::Incoming) {
+            if let Node::File(f) = ctx.graph.g[petgraph::visit::EdgeRef::source(&e)] {
+                if e.weight().rel == Rel::Calls {
+                    let p = ctx.graph.files[f as usize].path.clone();
+                    let line = e.weight().line;
+                    if seen.insert((p.clone(), line, line)) {
+                        results.push(Usage { path: p, start_line: line, end_line: line, symbol: String::new(), kind: "file".into(), origin: "graph", relation: Some("calls"), confidence: Some(e.weight().confidence.name()), line: Some(line) });
+                    }
+                }
+            }
+        }
+    }
+    // Lexical references: chunks that contain the identifier, outside the definition itself.
+    let hits = search::sparse(&ctx.data, &leaf, 200, None)?;
+    for (o, _) in hits {
+        let c = ctx.data.table.chunk(o);
+        if !contains_identifier(c.text, &leaf) || def_spans.contains(&(c.path.to_string(), c.start_line)) {
+            continue;
+        }
+        let covered = results.iter().any(|u| u.path == c.path && u.start_line <= c.end_line && c.start_line <= u.end_line);
+        if covered || !seen.insert((c.path.to_string(), c.start_line, c.end_line)) {
+            continue;
+        }
+        // The definition's own chunk is not a usage.
+        if defs.iter().any(|&d| {
+            let dd = &ctx.graph.defs[d as usize];
+            ctx.graph.def_path(d) == c.path && dd.start_line <= c.start_line && c.end_line <= dd.end_line && c.symbol == dd.qualified
+        }) {
+            continue;
+        }
+        results.push(Usage { path: c.path.into(), start_line: c.start_line, end_line: c.end_line, symbol: c.symbol.into(), kind: c.kind.into(), origin: "lexical", relation: None, confidence: None, line: None });
+    }
+    let truncated = results.len() > limit;
+    results.truncate(limit);
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
+    let matched = !defs.is_empty();
+    let mut text = format!("{}\n", view_line(&ctx.data.id));
+    if matched {
+        text.push_str(&matched_line(symbol, &definitions, MatchKind::Exact));
+    } else {
+        text.push_str(&format!("no definition named \"{symbol}\" (matched: false); lexical references only\n"));
+    }
+    text.push_str(&format!("usages ({}{}):\n", results.len(), if truncated { ", truncated" } else { "" }));
+    if results.is_empty() {
+        text.push_str("  (none)\n");
+    }
+    for u in &results {
+        let sym = if u.symbol.is_empty() { format!("<{}>", u.kind) } else { u.symbol.clone() };
+        let how = match (u.relation, u.confidence) {
+            (Some(r), Some(c)) => format!("{r}, {c}"),
+            _ => "mentions".into(),
+        };
+        text.push_str(&format!("  {}:{}-{} {} [{}: {how}]\n", u.path, u.start_line, u.end_line, sym, u.origin));
+    }
+    let r = FindUsages { symbol: symbol.into(), matched, definitions, results, truncated };
+    Ok(Answer::new("find_usages", Some(ctx.data.id.clone()), &r, text))
+}
+
+// ---------------------------------------------------------------- tests
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TestRef {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// "graph" (calls the symbol, maybe through others) or "convention" (a test file for its file).
+    pub origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+}
+
+/// Test files that by naming convention test `path` (`test_x.py`, `x_test.go`, `XTest.java`,
+/// `x.spec.ts`, `tests/x.rs`, …), among the view's files.
+pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
+    let lower = stem.to_lowercase();
+    let mut out = Vec::new();
+    for f in &cg.files {
+        if !f.is_test || f.path == path {
+            continue;
+        }
+        let fname = f.path.rsplit('/').next().unwrap_or(&f.path);
+        let (fstem, fext) = fname.rsplit_once('.').unwrap_or((fname, ""));
+        let fl = fstem.to_lowercase();
+        let same_family = fext == ext || matches!((ext, fext), ("ts" | "tsx" | "js" | "jsx", "ts" | "tsx" | "js" | "jsx"));
+        if !same_family {
+            continue;
+        }
+        let candidates = [
+            format!("test_{lower}"),
+            format!("{lower}_test"),
+            format!("{lower}_tests"),
+            format!("{lower}test"),
+            format!("{lower}tests"),
+            format!("{lower}.test"),
+            format!("{lower}.spec"),
+            format!("{lower}_spec"),
+            lower.clone(),
+        ];
+        if candidates.iter().any(|c| *c == fl) {
+            out.push(f.path.clone());
+        }
+    }
+    out.sort();
+    out
+}
+
+fn tests_for(ctx: &Ctx, defs: &[u32], depth: usize) -> Vec<TestRef> {
+    let g = &ctx.graph;
+    let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
+    let (callers, _) = query::bfs(g, &starts, &[Rel::Calls], Some(Direction::Incoming), depth, query::MAX_NODES);
+    let mut out: Vec<TestRef> = Vec::new();
+    let mut seen = HashSet::new();
+    for l in callers.iter().filter(|l| l.node.test) {
+        if seen.insert((l.node.path.clone(), l.node.start_line)) {
+            out.push(TestRef {
+                path: l.node.path.clone().unwrap_or_default(),
+                symbol: Some(l.node.name.clone()),
+                start_line: l.node.start_line,
+                end_line: l.node.end_line,
+                origin: "graph",
+                depth: Some(l.depth),
+            });
+        }
+    }
+    let mut files: Vec<String> = defs.iter().map(|&d| g.def_path(d).to_string()).collect();
+    files.sort();
+    files.dedup();
+    for f in files {
+        for t in conventional_tests(g, &f) {
+            if !out.iter().any(|x| x.path == t) {
+                out.push(TestRef { path: t, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None });
+            }
+        }
+        // Tests inside the same file (Rust `#[cfg(test)] mod tests`, Go examples…).
+        if let Some(&fi) = g.by_path.get(&f) {
+            for (i, d) in g.defs.iter().enumerate() {
+                if d.file == fi && d.is_test && d.kind != "module" && !out.iter().any(|x| x.symbol.as_deref() == Some(&d.qualified)) {
+                    let _ = i;
+                    out.push(TestRef { path: f.clone(), symbol: Some(d.qualified.clone()), start_line: Some(d.start_line), end_line: Some(d.end_line), origin: "convention", depth: None });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn render_tests(tests: &[TestRef], out: &mut String) {
+    out.push_str(&format!("tests ({}):\n", tests.len()));
+    if tests.is_empty() {
+        out.push_str("  (none found)\n");
+    }
+    for t in tests.iter().take(50) {
+        match (&t.symbol, t.start_line, t.end_line) {
+            (Some(s), Some(a), Some(b)) => out.push_str(&format!("  {}:{a}-{b} {s} [{}{}]\n", t.path, t.origin, t.depth.map(|d| format!(", depth {d}")).unwrap_or_default())),
+            _ => out.push_str(&format!("  {} [{}]\n", t.path, t.origin)),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindTests {
+    pub symbol: String,
+    pub matched: bool,
+    pub results: Vec<TestRef>,
+}
+
+pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let (defs, how) = query::match_symbol(&ctx.graph, symbol);
+    let defs: Vec<u32> = defs.into_iter().filter(|&d| !ctx.graph.is_test(Node::Def(d))).collect();
+    if defs.is_empty() {
+        // A file path names its tests too.
+        if let Some(&fi) = ctx.graph.by_path.get(symbol) {
+            let tests: Vec<TestRef> = conventional_tests(&ctx.graph, symbol)
+                .into_iter()
+                .map(|p| TestRef { path: p, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None })
+                .collect();
+            let _ = fi;
+            let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
+            render_tests(&tests, &mut text);
+            let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
+            return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
+        }
+        return Ok(no_match("find_tests_for", &ctx.data.id, symbol));
+    }
+    let tests = tests_for(&ctx, &defs, 4);
+    let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
+    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
+    render_tests(&tests, &mut text);
+    let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
+    Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text))
+}
+
+// ---------------------------------------------------------------- describe_symbol
+
+#[derive(Debug, Serialize)]
+pub struct Describe {
+    pub symbol: String,
+    pub matched: bool,
+    pub definitions: Vec<Definition>,
+    pub callers: Vec<Link>,
+    pub callees: Vec<Link>,
+    pub superclasses: Vec<Link>,
+    pub subclasses: Vec<Link>,
+    pub tests: Vec<TestRef>,
+}
+
+pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let (defs, how) = query::match_symbol(&ctx.graph, symbol);
+    if defs.is_empty() {
+        return Ok(no_match("describe_symbol", &ctx.data.id, symbol));
+    }
+    // Describe the best match (several same-named definitions are listed).
+    let main = vec![defs[0]];
+    let starts = [Node::Def(defs[0])];
+    let g = &ctx.graph;
+    let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+    let r = Describe {
+        symbol: symbol.into(),
+        matched: true,
+        definitions: defs.iter().take(10).map(|&d| definition(&ctx, d)).collect(),
+        callers: query::adjacent(g, &starts, &[Rel::Calls], Direction::Incoming),
+        callees: query::adjacent(g, &starts, &[Rel::Calls], Direction::Outgoing),
+        superclasses: query::adjacent(g, &starts, &inh, Direction::Outgoing),
+        subclasses: query::adjacent(g, &starts, &inh, Direction::Incoming),
+        tests: tests_for(&ctx, &main, 3),
+    };
+    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &r.definitions, how.unwrap_or(MatchKind::Exact)));
+    if let Some(d) = r.definitions.first() {
+        text.push_str(&snippet(&d.signature, 3));
+    }
+    if !r.superclasses.is_empty() {
+        render_links("bases", &r.superclasses, &mut text);
+    }
+    if !r.subclasses.is_empty() {
+        render_links("subclasses", &r.subclasses, &mut text);
+    }
+    render_links("callers", &r.callers, &mut text);
+    render_links("callees", &r.callees, &mut text);
+    render_tests(&r.tests, &mut text);
+    Ok(Answer::new("describe_symbol", Some(ctx.data.id.clone()), &r, text))
+}
+
+// ---------------------------------------------------------------- impact
+
+#[derive(Debug, Serialize)]
+pub struct Impact {
+    pub symbol: String,
+    pub matched: bool,
+    pub max_depth: usize,
+    pub definitions: Vec<Definition>,
+    /// Transitive callers (and subclasses), with hop distance.
+    pub results: Vec<Link>,
+    pub truncated: bool,
+    pub tests: Vec<TestRef>,
+    /// Affected definitions per file.
+    pub by_file: BTreeMap<String, usize>,
+}
+
+pub fn impact_of(ctx: &Ctx, defs: &[u32], max_depth: usize) -> (Vec<Link>, bool, Vec<TestRef>, BTreeMap<String, usize>) {
+    let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
+    let (links, truncated) = query::bfs(
+        &ctx.graph,
+        &starts,
+        &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
+        Some(Direction::Incoming),
+        max_depth,
+        query::MAX_NODES,
+    );
+    let tests = tests_for(ctx, defs, max_depth.max(1));
+    let mut by_file = BTreeMap::new();
+    for l in &links {
+        if let Some(p) = &l.node.path {
+            *by_file.entry(p.clone()).or_default() += 1;
+        }
+    }
+    (links, truncated, tests, by_file)
+}
+
+pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let (defs, how) = query::match_symbol(&ctx.graph, symbol);
+    if defs.is_empty() {
+        return Ok(no_match("impact", &ctx.data.id, symbol));
+    }
+    let defs: Vec<u32> = if how == Some(MatchKind::Substring) { defs.into_iter().take(1).collect() } else { defs };
+    let (results, truncated, tests, by_file) = impact_of(&ctx, &defs, max_depth);
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
+    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
+    text.push_str(&format!(
+        "blast radius: {} definitions in {} files within {max_depth} hops{}\n",
+        results.len(),
+        by_file.len(),
+        if truncated { " (truncated)" } else { "" }
+    ));
+    for l in results.iter().take(80) {
+        text.push_str(&format!("  {}\n", link_line(l)));
+    }
+    if results.len() > 80 {
+        text.push_str(&format!("  … {} more\n", results.len() - 80));
+    }
+    render_tests(&tests, &mut text);
+    let r = Impact { symbol: symbol.into(), matched: true, max_depth, definitions, results, truncated, tests, by_file };
+    Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
+}
+
+// ---------------------------------------------------------------- module_summary
+
+#[derive(Debug, Serialize)]
+pub struct ModuleSummary {
+    pub path: String,
+    pub matched: bool,
+    pub language: String,
+    pub definitions: Vec<NodeRef>,
+    pub imports: Vec<Link>,
+    pub dependents: Vec<Link>,
+    pub tests: Vec<String>,
+}
+
+pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>) -> Result<Answer> {
+    let ctx = open(engine, rev)?;
+    let g = &ctx.graph;
+    let path = path.trim_start_matches("./");
+    let Some(&fi) = g.by_path.get(path).or_else(|| {
+        // A unique suffix is enough (`config.go` for `config/config.go`).
+        let m: Vec<&String> = g.by_path.keys().filter(|p| p.ends_with(&format!("/{path}"))).collect();
+        if m.len() == 1 { g.by_path.get(m[0]) } else { None }
+    }) else {
+        let text = format!("{}\nno file \"{path}\" in this view (matched: false)\n", view_line(&ctx.data.id));
+        return Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), serde_json::json!({"path": path, "matched": false}), text));
+    };
+    let file = &g.files[fi as usize];
+    let definitions: Vec<NodeRef> =
+        g.defs.iter().enumerate().filter(|(_, d)| d.file == fi).map(|(i, _)| node_ref(g, Node::Def(i as u32))).collect();
+    let imports = query::adjacent(g, &[Node::File(fi)], &[Rel::Imports], Direction::Outgoing);
+    // Dependents: files importing this one, and definitions elsewhere calling into it.
+    let mut dependents = query::adjacent(g, &[Node::File(fi)], &[Rel::Imports], Direction::Incoming);
+    let own: Vec<Node> = g.defs.iter().enumerate().filter(|(_, d)| d.file == fi).map(|(i, _)| Node::Def(i as u32)).collect();
+    let mut callers: Vec<Link> = query::adjacent(g, &own, &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Direction::Incoming)
+        .into_iter()
+        .filter(|l| l.node.path.as_deref() != Some(file.path.as_str()))
+        .collect();
+    callers.dedup_by(|a, b| a.node.path == b.node.path && a.node.name == b.node.name);
+    dependents.extend(callers);
+    let tests = conventional_tests(g, &file.path);
+    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), file.path, file.lang.name(), definitions.len());
+    for d in definitions.iter().take(80) {
+        let depth = d.name.matches('.').count();
+        text.push_str(&format!("  {}{} {} {}-{}\n", "  ".repeat(depth.min(4)), d.kind, d.name, d.start_line.unwrap_or(0), d.end_line.unwrap_or(0)));
+    }
+    render_links("imports", &imports, &mut text);
+    render_links("dependents", &dependents, &mut text);
+    text.push_str(&format!("tests: {}\n", if tests.is_empty() { "(none by convention)".to_string() } else { tests.join(", ") }));
+    let r = ModuleSummary { path: file.path.clone(), matched: true, language: file.lang.name().into(), definitions, imports, dependents, tests };
+    Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), &r, text))
+}

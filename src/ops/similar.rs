@@ -1,0 +1,89 @@
+//! `find_similar`: code that looks like a snippet or like a file's chunks, by embedding
+//! (byte-identical chunks and the source itself removed); BM25 when dense is off.
+
+use super::search::{Hit, hit, render};
+use super::{Answer, search::SearchResult};
+use crate::engine::Engine;
+use crate::search::filter::Filters;
+use crate::search::{self, Mode, Ranked};
+use crate::view::{View, ViewSpec};
+use anyhow::Result;
+use std::collections::HashSet;
+
+pub struct SimilarArgs {
+    pub snippet: Option<String>,
+    pub file: Option<String>,
+    /// With `file`: only the chunk covering this line.
+    pub line: Option<u32>,
+    pub k: usize,
+    pub rev: Option<String>,
+    pub filters: Filters,
+    pub snippet_lines: usize,
+}
+
+pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
+    let view = View::open(&engine.ws, &ViewSpec::from_option(a.rev.as_deref()))?;
+    let data = engine.open_listed(&view)?.data;
+    let t = &data.table;
+    // The source: chunks of a file (or the one at a line), or a snippet.
+    let (source_ords, text): (Vec<u32>, String) = match (&a.file, &a.snippet) {
+        (Some(f), _) => {
+            let f = f.trim_start_matches("./");
+            let ords: Vec<u32> = (0..t.len() as u32)
+                .filter(|&o| {
+                    let c = t.chunk(o);
+                    c.path == f && a.line.is_none_or(|l| c.start_line <= l && l <= c.end_line)
+                })
+                .collect();
+            if ords.is_empty() {
+                return Err(crate::error::usage(format!("no indexed chunk of `{f}`{} in this view", a.line.map(|l| format!(" at line {l}")).unwrap_or_default())));
+            }
+            let text = ords.iter().map(|&o| t.chunk(o).text).collect::<Vec<_>>().join("\n");
+            (ords, text)
+        }
+        (None, Some(s)) if !s.trim().is_empty() => (Vec::new(), s.clone()),
+        _ => return Err(crate::error::usage("find_similar needs a code snippet or --file")),
+    };
+    let exclude: HashSet<[u8; 16]> = source_ords.iter().map(|&o| t.chunk_hash(o)).collect();
+    let exclude_ords: HashSet<u32> = source_ords.iter().copied().collect();
+    let allowed = a.filters.allowed(t)?;
+    let pool = (a.k + exclude_ords.len()) * 3 + 10;
+    let mut notes = Vec::new();
+    let (mode, ranked): (Mode, Vec<Ranked>) = match engine.dense_for(&view, &data) {
+        Ok(m) => {
+            let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
+            // A file's chunks: the mean of their stored vectors; a snippet: embed it.
+            let q: Vec<f32> = if !source_ords.is_empty() && source_ords.iter().all(|&o| m.has(o)) {
+                let mut v = vec![0f32; m.dim];
+                for &o in &source_ords {
+                    for (x, y) in v.iter_mut().zip(m.row(o)) {
+                        *x += y;
+                    }
+                }
+                crate::embed::normalize(&mut v);
+                v
+            } else {
+                model.embed_documents(&[text.as_str()])?
+            };
+            (Mode::Dense, m.search(&q, pool, allowed.as_ref()).into_iter().enumerate().map(|(i, (o, s))| Ranked::dense(i, o, s)).collect())
+        }
+        Err(reason) => {
+            notes.push(format!("results are lexical only: {reason}"));
+            let hits = search::sparse(&data, &text, pool, allowed.as_ref())?;
+            (Mode::Sparse, hits.into_iter().enumerate().map(|(i, (o, s))| Ranked::sparse(i, o, s)).collect())
+        }
+    };
+    let ranked: Vec<Ranked> = search::dedup_identical(&data, ranked)
+        .into_iter()
+        .filter(|r| !exclude_ords.contains(&r.ord) && !exclude.contains(&t.chunk_hash(r.ord)))
+        .take(a.k)
+        .collect();
+    let results: Vec<Hit> = ranked.iter().map(|r| hit(&data, r)).collect();
+    let query = match &a.file {
+        Some(f) => format!("similar to {f}{}", a.line.map(|l| format!(":{l}")).unwrap_or_default()),
+        None => "similar to snippet".into(),
+    };
+    let r = SearchResult { query, mode, note: (!notes.is_empty()).then(|| notes.join("; ")), filters: a.filters.clone(), results };
+    let text = render(&data.id, &r, a.snippet_lines);
+    Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))
+}

@@ -1,0 +1,227 @@
+//! The code graph on small multi-file projects with hand-written expected edges.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+
+fn names(v: &serde_json::Value) -> BTreeSet<String> {
+    v["results"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect()
+}
+
+fn query(r: &TestRepo, op: &str, symbol: &str) -> serde_json::Value {
+    r.json(&["--no-dense", "graph", "query", "--op", op, "--symbol", symbol])
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn confidence_of(v: &serde_json::Value, name: &str) -> String {
+    v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["confidence"].as_str().unwrap().to_string()).unwrap_or_default()
+}
+
+#[test]
+fn python_calls_bases_imports_ambiguity_and_cycles() {
+    let r = TestRepo::new();
+    r.write("pkg/__init__.py", "");
+    r.write("pkg/shapes.py", "class Shape:\n    def area(self):\n        return 0\n\n\nclass Circle(Shape):\n    def area(self):\n        return helper(2)\n\n\ndef helper(x):\n    return x * 2\n");
+    r.write("pkg/util.py", "def helper(x):\n    return x\n\n\ndef format_area(s):\n    return str(s)\n");
+    r.write("pkg/main.py", "from pkg.util import helper\nfrom pkg.shapes import Circle\n\n\ndef main():\n    c = Circle()\n    print(helper(c.area()))\n    format_area(1)\n");
+    r.write("pkg/other.py", "def use_helper():\n    return helper(3)\n");
+    r.write("pkg/cycle.py", "def ping(n):\n    return pong(n - 1)\n\n\ndef pong(n):\n    return ping(n)\n");
+    r.commit_all("py");
+
+    // Import-disambiguated: main imports util.helper, so only util's helper gets that edge.
+    let util = query(&r, "callers", "pkg/util.py:helper");
+    assert_eq!(names(&util), set(&["main", "use_helper"]));
+    assert_eq!(confidence_of(&util, "main"), "resolved");
+    // Ambiguous: other.py calls `helper` with no import: an edge to each candidate.
+    assert_eq!(confidence_of(&util, "use_helper"), "ambiguous");
+    let shapes = query(&r, "callers", "pkg/shapes.py:helper");
+    assert_eq!(names(&shapes), set(&["Circle.area", "use_helper"]));
+    assert_eq!(confidence_of(&shapes, "Circle.area"), "extracted");
+    // Callees of main: the constructor, the imported helper, the method through `c = Circle()`.
+    let callees = query(&r, "callees", "main");
+    let got = names(&callees);
+    for want in ["Circle", "helper", "Circle.area", "format_area", "print"] {
+        assert!(got.contains(want), "{want} missing from {got:?}");
+    }
+    assert!(!got.contains("Shape.area"), "receiver type narrows to Circle.area: {got:?}");
+    assert_eq!(names(&query(&r, "subclasses", "Shape")), set(&["Circle"]));
+    assert_eq!(names(&query(&r, "superclasses", "Circle")), set(&["Shape"]));
+    let imports = query(&r, "imports", "pkg/main.py");
+    let got = names(&imports);
+    assert!(got.contains("pkg/util.py") && got.contains("pkg/shapes.py"), "{got:?}");
+    // A cycle: traversals terminate and report each node once.
+    let c = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "ping", "--depth", "10"]);
+    assert_eq!(names(&c), set(&["pong"]));
+    let i = r.json(&["--no-dense", "impact", "ping", "--max-depth", "10"]);
+    assert_eq!(i["results"].as_array().unwrap().len(), 1, "{i}");
+    // Unknown symbols say so.
+    let none = query(&r, "callers", "does_not_exist");
+    assert_eq!(none["matched"], false);
+}
+
+#[test]
+fn typescript_rust_go_java_csharp_edges() {
+    let r = TestRepo::new();
+    // TypeScript: relative imports, extends/implements, a method through `new`.
+    r.write("ts/base.ts", "export interface Shape { area(): number; }\nexport class Base { describe(): string { return 'b'; } }\nexport function helper(x: number): number { return x; }\n");
+    r.write("ts/circle.ts", "import { Base, Shape, helper } from './base';\n\nexport class Circle extends Base implements Shape {\n  area(): number {\n    return helper(3);\n  }\n}\n\nexport function make(): number {\n  const c = new Circle();\n  return c.area();\n}\n");
+    // Rust: a trait impl, a method call through `Point::new`.
+    r.write("rs/src/geo.rs", "pub trait Area { fn area(&self) -> f64; }\npub struct Point { x: f64 }\nimpl Point {\n    pub fn new(x: f64) -> Self { Point { x } }\n    pub fn norm(&self) -> f64 { self.x.abs() }\n}\nimpl Area for Point {\n    fn area(&self) -> f64 { self.norm() }\n}\n");
+    r.write("rs/src/main.rs", "mod geo;\nuse crate::geo::Point;\n\nfn main() {\n    let p = Point::new(1.0);\n    println!(\"{}\", p.norm());\n}\n");
+    // Go: methods on a receiver type across files of one package.
+    r.write("go/geo/point.go", "package geo\n\ntype Point struct{ X float64 }\n\nfunc (p *Point) Norm() float64 { return p.X }\n\nfunc NewPoint(x float64) *Point { return &Point{X: x} }\n");
+    r.write("go/geo/use.go", "package geo\n\nfunc Use() float64 {\n\tp := NewPoint(2)\n\treturn p.Norm()\n}\n");
+    // Java: extends + implements, a static call.
+    r.write("java/com/ex/Shape.java", "package com.ex;\npublic interface Shape { double area(); }\n");
+    r.write("java/com/ex/Base.java", "package com.ex;\npublic class Base { protected double scale() { return 1.0; } }\n");
+    r.write("java/com/ex/Circle.java", "package com.ex;\nimport com.ex.util.MathUtil;\npublic class Circle extends Base implements Shape {\n    public double area() { return MathUtil.square(scale()); }\n}\n");
+    r.write("java/com/ex/util/MathUtil.java", "package com.ex.util;\npublic class MathUtil { public static double square(double x) { return x * x; } }\n");
+    // C#: base list, a call through a typed local.
+    r.write("cs/Enemy.cs", "namespace Game {\n  public interface IDamageable { void TakeDamage(int a); }\n  public class Unit { }\n  public class Enemy : Unit, IDamageable {\n    public void TakeDamage(int a) { }\n  }\n  public class Arena {\n    public void Fight() {\n      Enemy e = new Enemy();\n      e.TakeDamage(3);\n    }\n  }\n}\n");
+    r.commit_all("multi");
+
+    assert_eq!(names(&query(&r, "callers", "ts/base.ts:helper")), set(&["Circle.area"]));
+    let sup = query(&r, "superclasses", "ts/circle.ts:Circle");
+    assert_eq!(names(&sup), set(&["Base", "Shape"]));
+    let rels: BTreeSet<String> = sup["results"].as_array().unwrap().iter().map(|l| l["relation"].as_str().unwrap().to_string()).collect();
+    assert_eq!(rels, set(&["extends", "implements"]));
+    assert!(names(&query(&r, "callees", "make")).contains("Circle.area"));
+
+    assert_eq!(names(&query(&r, "callers", "Point.norm")), set(&["Point.area", "main"]));
+    assert_eq!(names(&query(&r, "subclasses", "Area")), set(&["Point"]));
+
+    assert_eq!(names(&query(&r, "callers", "Point.Norm")), set(&["Use"]));
+    assert_eq!(names(&query(&r, "callers", "NewPoint")), set(&["Use"]));
+
+    assert_eq!(names(&query(&r, "callers", "MathUtil.square")), set(&["Circle.area"]));
+    assert_eq!(names(&query(&r, "callers", "Base.scale")), set(&["Circle.area"]));
+    assert_eq!(names(&query(&r, "superclasses", "java/com/ex/Circle.java:Circle")), set(&["Base", "Shape"]));
+
+    assert_eq!(names(&query(&r, "callers", "Game.Enemy.TakeDamage")), set(&["Game.Arena.Fight"]));
+    let sup = query(&r, "superclasses", "Game.Enemy");
+    assert_eq!(names(&sup), set(&["Game.Unit", "Game.IDamageable"]));
+    assert_eq!(sup["results"][0]["relation"], "extends_or_implements");
+}
+
+#[test]
+fn renamed_function_old_view_answers_old_name_and_graph_is_reproducible() {
+    let r = TestRepo::new();
+    r.write("a.py", "def old_name():\n    return 1\n\n\ndef caller():\n    return old_name()\n");
+    let first = r.commit_all("first");
+    r.write("a.py", "def new_name():\n    return 1\n\n\ndef caller():\n    return new_name()\n");
+    r.write("b.py", "def extra():\n    return 2\n");
+    r.commit_all("rename");
+    let at = |rev: &str, sym: &str| r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym, "--rev", rev]);
+    assert_eq!(names(&at(&first, "old_name")), set(&["caller"]));
+    assert_eq!(at(&first, "new_name")["matched"], false);
+    assert_eq!(names(&at("HEAD", "new_name")), set(&["caller"]));
+    assert_eq!(at("HEAD", "old_name")["matched"], false);
+
+    // The graph of a view is the same built cold or after indexing other revisions first.
+    let status_at = |repo: &TestRepo, rev: &str| repo.json(&["--no-dense", "graph", "status", "--rev", rev])["stats"].clone();
+    let cold = TestRepo::new();
+    cold.write("a.py", "def old_name():\n    return 1\n\n\ndef caller():\n    return old_name()\n");
+    cold.commit_all("first");
+    cold.write("a.py", "def new_name():\n    return 1\n\n\ndef caller():\n    return new_name()\n");
+    cold.write("b.py", "def extra():\n    return 2\n");
+    cold.commit_all("rename");
+    assert_eq!(status_at(&r, "HEAD"), status_at(&cold, "HEAD"));
+    let callers_cold = cold.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "new_name"]);
+    assert_eq!(names(&callers_cold), names(&at("HEAD", "new_name")));
+}
+
+#[test]
+fn navigation_operations() {
+    let r = TestRepo::new();
+    r.write("src/calc.py", "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
+    r.write("tests/test_calc.py", "from src.calc import add, total\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n");
+    r.write("src/report.py", "from src.calc import total\n\n\ndef report(xs):\n    # uses add indirectly\n    return 'sum=%d' % total(xs)\n");
+    r.commit_all("calc");
+    let d = r.json(&["--no-dense", "find-definition", "add"]);
+    assert_eq!(d["matched"], true);
+    assert_eq!(d["results"][0]["path"], "src/calc.py");
+    assert_eq!(d["results"][0]["start_line"], 1);
+    let d = r.json(&["--no-dense", "find-definition", "nonexistent_zzz"]);
+    assert_eq!(d["matched"], false);
+
+    let u = r.json(&["--no-dense", "find-usages", "add"]);
+    let origins: BTreeSet<(String, String)> =
+        u["results"].as_array().unwrap().iter().map(|x| (x["symbol"].as_str().unwrap().to_string(), x["origin"].as_str().unwrap().to_string())).collect();
+    assert!(origins.contains(&("total".into(), "graph".into())), "{origins:?}");
+    assert!(origins.contains(&("test_add".into(), "graph".into())), "{origins:?}");
+    // The comment in report() mentions `add`: a lexical reference, tagged as such.
+    assert!(origins.contains(&("report".into(), "lexical".into())), "{origins:?}");
+
+    let t = r.json(&["--no-dense", "find-tests-for", "total"]);
+    let tests: BTreeSet<String> = t["results"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
+    assert!(tests.contains("test_total"), "{t}");
+    let files: BTreeSet<String> = t["results"].as_array().unwrap().iter().map(|x| x["path"].as_str().unwrap().to_string()).collect();
+    assert!(files.contains("tests/test_calc.py"));
+
+    // add is reached from report through total: depth 2, and both tests need re-running.
+    let i = r.json(&["--no-dense", "impact", "add", "--max-depth", "3"]);
+    let depth_of = |name: &str| i["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["depth"].as_u64().unwrap());
+    assert_eq!(depth_of("total"), Some(1));
+    assert_eq!(depth_of("report"), Some(2));
+    let tests: BTreeSet<String> = i["tests"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
+    assert!(tests.contains("test_add") && tests.contains("test_total"), "{i}");
+
+    let s = r.json(&["--no-dense", "describe-symbol", "total"]);
+    assert_eq!(names(&serde_json::json!({"results": s["callees"]})), set(&["add"]));
+    assert!(names(&serde_json::json!({"results": s["callers"]})).contains("report"));
+
+    let m = r.json(&["--no-dense", "module-summary", "src/calc.py"]);
+    assert_eq!(m["definitions"].as_array().unwrap().len(), 2);
+    let deps: BTreeSet<String> = m["dependents"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect();
+    assert!(deps.contains("src/report.py") && deps.contains("tests/test_calc.py"), "{deps:?}");
+    assert_eq!(m["tests"][0], "tests/test_calc.py");
+
+    let o = r.json(&["--no-dense", "repo-overview"]);
+    assert_eq!(o["languages"][0][0], "python");
+
+    let ov = r.json(&["--no-dense", "graph", "query", "--op", "overview"]);
+    assert_eq!(ov["hubs"][0]["name"], "total", "{ov}");
+    let st = r.json(&["--no-dense", "graph", "query", "--op", "status"]);
+    assert_eq!(st["stats"]["by_language"]["python"], 5);
+    let sp = r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "report", "--target", "add"]);
+    assert_eq!(sp["found"], true);
+    assert_eq!(sp["path"].as_array().unwrap().len(), 3, "{sp}");
+    let sc = r.json(&["--no-dense", "graph", "query", "--op", "surprising_connections"]);
+    assert!(!sc["results"].as_array().unwrap().is_empty());
+    let nb = r.json(&["--no-dense", "graph", "query", "--op", "neighbors", "--symbol", "total", "--relation", "calls", "--depth", "1"]);
+    assert_eq!(names(&nb), set(&["add", "report", "test_total"]));
+}
+
+#[test]
+fn export_graph_html_renders_offline_in_chromium() {
+    let r = TestRepo::new();
+    r.write("a.py", "def leaf():\n    return 1\n\n\ndef mid():\n    return leaf()\n\n\ndef top():\n    return mid()\n");
+    r.commit_all("x");
+    let out = r.file("report.html");
+    let v = r.json(&["--no-dense", "graph", "export", "--symbol", "leaf", "--out", out.to_str().unwrap()]);
+    assert_eq!(v["nodes"], 3, "{v}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("\"name\":\"leaf\"") && !html.contains("http://") || html.contains("http://www.w3.org/2000/svg"));
+    assert!(!html.contains("<script src"), "must be self-contained");
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    let Some(chromium) = chromium else {
+        eprintln!("skipped: Chromium is not installed (apt-get install chromium) — the HTML was checked statically only");
+        return;
+    };
+    let profile = tempfile::tempdir().unwrap();
+    let dom = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(["--virtual-time-budget=3000", "--dump-dom"])
+        .arg(format!("file://{}", out.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for name in ["leaf", "mid", "top"] {
+        assert!(dom.contains(&format!("data-name=\"{name}\"")), "node {name} not rendered: {dom}");
+    }
+    assert!(dom.contains("<circle"), "no SVG nodes drawn");
+}
