@@ -58,7 +58,9 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     let current: Vec<(String, String)> = vec![
         (layer::CHUNKS.into(), layer::chunks_fingerprint()),
         (layer::LEXICAL.into(), layer::lexical_fingerprint()),
+        (layer::GRAPH.into(), layer::graph_fingerprint()),
     ];
+    let needed_hashes = chunk_hashes(ws, &needed)?;
     let mut live: HashSet<String> = HashSet::new();
     let mut referenced: HashSet<String> = HashSet::new();
     let mut catalogs: Vec<(std::path::PathBuf, Catalog, bool)> = Vec::new();
@@ -69,20 +71,21 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
             continue;
         }
         let cat = Catalog::load(&path)?;
-        let is_current = current.iter().any(|(l, fp)| catalog_path(&objects, l, fp) == path);
+        // Vectors of every model stay valid for their fingerprint: any model's vector of a
+        // needed chunk is kept.
+        let is_vectors = stem.starts_with(&format!("{}-", layer::VECTORS));
+        let is_current = is_vectors || current.iter().any(|(l, fp)| catalog_path(&objects, l, fp) == path);
         referenced.extend(cat.segments.iter().cloned());
         if is_current {
-            let blob_keyed = !stem.starts_with(layer::VECTORS);
             for (k, loc) in &cat.entries {
-                if blob_keyed && needed.contains(k) {
+                let keep = if is_vectors { needed_hashes.contains(k) } else { needed.contains(k) };
+                if keep {
                     live.insert(cat.segments[loc.seg as usize].clone());
                 }
             }
         }
         catalogs.push((path, cat, is_current));
     }
-    // Vectors are needed when their chunk is: keep them with any live chunk segment's hashes.
-    crate::layer::keep_needed_vectors(ws, &needed, &mut live, &catalogs.iter().map(|(p, c, cur)| (p.as_path(), c, *cur)).collect::<Vec<_>>())?;
 
     let now = SystemTime::now();
     let mut dead = Vec::new();
@@ -123,6 +126,33 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     // Removed segments may back cached views; those rebuild on demand.
     let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&ws.store));
     Ok(report)
+}
+
+/// Content hashes (as vector keys) of the chunks of `needed` blobs.
+fn chunk_hashes(ws: &Workspace, needed: &HashSet<Key>) -> Result<HashSet<Key>> {
+    use arrow::array::{Array, FixedSizeBinaryArray, Int32Array};
+    let cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
+    let mut by_segment: std::collections::HashMap<(usize, String), Vec<crate::store::Found>> = Default::default();
+    for k in needed {
+        if let Some(f) = cat.get(k) {
+            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push(f);
+        }
+    }
+    let mut out = HashSet::new();
+    for ((dir, name), founds) in by_segment {
+        let b = crate::view::cache::read_columns(&ws.store.segment_path(dir, &name), &["ord", "hash"])?;
+        let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        for f in founds {
+            for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
+                if ord.value(row) >= 0 {
+                    let h: [u8; 16] = hash.value(row).try_into().unwrap_or([0; 16]);
+                    out.insert(Key::hash(&h));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Removes `*.lynx-tmp` files and directories whose writer is gone (dead pid or old).

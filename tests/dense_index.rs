@@ -35,6 +35,11 @@ fn vectors_are_computed_once_and_shared_across_revisions() {
     let d = r.json(&["--model", &m, "search", "compute distance", "--mode", "dense", "-k", "1"]);
     assert_eq!(d["mode"], "dense");
     assert_eq!(d["results"][0]["symbol"], "compute_distance");
+    // gc keeps the vectors live chunks need (any model), so nothing is embedded again.
+    r.json(&["gc"]);
+    let again = r.json(&["--model", &m, "index"]);
+    assert_eq!(again["chunks_embedded"], 0, "{again}");
+    assert_eq!(again["dense"], "ready");
     // Byte-identical chunks appear once.
     let v = r.json(&["--model", &m, "search", "handle http request", "-k", "5"]);
     let same = v["results"].as_array().unwrap().iter().filter(|h| h["symbol"] == "handle_http_request").count();

@@ -44,13 +44,3 @@ pub fn chunk_hash(text: &str) -> [u8; 16] {
     out.copy_from_slice(&h.as_bytes()[..16]);
     out
 }
-
-/// Marks as live the vector segments holding vectors of chunks that `needed` blobs have.
-pub fn keep_needed_vectors(
-    _ws: &crate::workspace::Workspace,
-    _needed: &std::collections::HashSet<crate::store::Key>,
-    _live: &mut std::collections::HashSet<String>,
-    _catalogs: &[(&std::path::Path, &crate::store::catalog::Catalog, bool)],
-) -> anyhow::Result<()> {
-    Ok(())
-}
