@@ -56,7 +56,8 @@ pub enum Command {
     FindSimilar(SimilarCmd),
     /// Definition, callers, callees, bases and tests of a symbol.
     DescribeSymbol(SymbolCmd),
-    /// Blast radius: transitive callers with hop distance, and the tests to re-run.
+    /// Blast radius of a symbol, or of changes: `impact SYMBOL`, `impact A..B`, `impact A...B`,
+    /// `impact --staged`, `impact` (uncommitted work).
     Impact(ImpactCmd),
     /// Definitions, imports and dependents of a file.
     ModuleSummary(ModuleCmd),
@@ -66,6 +67,51 @@ pub enum Command {
     Graph {
         #[command(subcommand)]
         what: GraphCmd,
+    },
+    /// Search only inside changed code (vs the base branch; staged and unstaged work included).
+    SearchDiff(SearchDiffCmd),
+    /// Alias of `graph query` (the MCP tool's name).
+    #[command(hide = true)]
+    GraphQuery(GraphQueryArgs),
+    /// Alias of `graph export` (the MCP tool's name).
+    #[command(hide = true)]
+    ExportGraph(ExportArgs),
+    /// Run the MCP server on stdio (for Claude Code, Cursor, Codex…).
+    Serve(ServeCmd),
+    /// Keep the working-tree index fresh as files change.
+    Watch,
+    /// Sources beside the repository: add, remove, list.
+    Source {
+        #[command(subcommand)]
+        what: SourceCmd,
+    },
+    /// Configured sources and their index state.
+    ListSources,
+    /// Index health: fresh / stale / degraded / not indexed, coverage, model, writers.
+    GetRagStatus(SourceArg),
+    /// Re-index a source now (`--force` also rebuilds its view caches).
+    UpdateSourceIndex {
+        #[command(flatten)]
+        source: SourceArg,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Record feedback (with --outcome), or summarise what agents reported.
+    Feedback(FeedbackCmd),
+    /// Print the MCP configuration snippet for a client.
+    McpConfig {
+        /// claude | cursor | codex | generic
+        #[arg(default_value = "generic")]
+        client: String,
+    },
+    /// Write a rules section teaching an agent when to call which tool (CLAUDE.md / AGENTS.md).
+    Rules {
+        /// claude | agents
+        #[arg(default_value = "claude")]
+        target: String,
+        /// Print instead of writing the file.
+        #[arg(long)]
+        print: bool,
     },
     /// What is indexed for the working tree and HEAD, and the store's size.
     Status,
@@ -140,6 +186,9 @@ pub struct SearchCmd {
     /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
+    /// Source to search (default: all sources).
+    #[arg(long)]
+    pub source: Option<String>,
     #[command(flatten)]
     pub view: ViewArg,
     #[command(flatten)]
@@ -188,12 +237,126 @@ pub struct UsagesCmd {
 
 #[derive(Args, Debug)]
 pub struct ImpactCmd {
-    pub symbol: String,
+    /// A symbol, or a range `A..B` / `A...B`; omitted: uncommitted work.
+    pub target: Option<String>,
+    /// The staged change (HEAD against the index).
+    #[arg(long)]
+    pub staged: bool,
+    /// A revision against the working tree.
+    #[arg(long, value_name = "REV")]
+    pub since: Option<String>,
     /// Hops of callers to follow.
     #[arg(long, default_value_t = 3)]
     pub max_depth: usize,
+    /// text | markdown | json (for ranges).
+    #[arg(long, default_value = "text")]
+    pub format: String,
+    /// Exit 3 when a check trips: callers>N, tests>N, deleted, public-api (repeatable).
+    #[arg(long = "fail-on", value_name = "CHECK")]
+    pub fail_on: Vec<String>,
     #[command(flatten)]
     pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchDiffCmd {
+    pub query: String,
+    /// Base to compare with (default: upstream, else main/master/trunk/develop).
+    #[arg(long)]
+    pub base: Option<String>,
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
+    pub k: usize,
+    #[arg(long, default_value_t = 6)]
+    pub lines: usize,
+}
+
+#[derive(Args, Debug)]
+pub struct GraphQueryArgs {
+    #[arg(long = "op", alias = "operation")]
+    pub op: String,
+    #[arg(long)]
+    pub symbol: Option<String>,
+    #[arg(long)]
+    pub target: Option<String>,
+    #[arg(long)]
+    pub relation: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub depth: usize,
+    #[arg(short = 'k', long = "limit", default_value_t = 200)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    #[arg(long)]
+    pub symbol: Option<String>,
+    #[arg(long)]
+    pub module: Option<String>,
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long, default_value_t = 2)]
+    pub depth: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeCmd {
+    /// Tool profile: core, standard (default) or full.
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// A LynxMCP config.json (config_version 2) to read sources from (also RAG_CONFIG_PATH).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Do not watch the working tree.
+    #[arg(long)]
+    pub no_watch: bool,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceArg {
+    /// Source name (default: all).
+    #[arg(long)]
+    pub source: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SourceCmd {
+    /// Add a folder or repository as a source.
+    Add {
+        name: String,
+        path: String,
+        /// Only these extensions (repeatable).
+        #[arg(long = "ext")]
+        extensions: Vec<String>,
+        /// Glob patterns to leave out (repeatable).
+        #[arg(long)]
+        ignore: Vec<String>,
+        /// No code graph for this source.
+        #[arg(long)]
+        no_graph: bool,
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// Remove a source from .lynx/config.toml.
+    Remove { name: String },
+    /// List sources.
+    List,
+}
+
+#[derive(Args, Debug)]
+pub struct FeedbackCmd {
+    /// helpful | partial | unhelpful | error (records an entry; omit to print the summary).
+    #[arg(long)]
+    pub outcome: Option<String>,
+    #[arg(long, default_value = "")]
+    pub tool: String,
+    #[arg(long, default_value = "")]
+    pub query: String,
+    #[arg(long, default_value = "")]
+    pub comment: String,
 }
 
 #[derive(Args, Debug)]
@@ -309,6 +472,18 @@ impl Command {
             Command::RepoOverview(_) => "repo_overview",
             Command::Graph { what: GraphCmd::Export { .. } } => "export_graph",
             Command::Graph { .. } => "graph_query",
+            Command::SearchDiff(_) => "search_diff",
+            Command::GraphQuery(_) => "graph_query",
+            Command::ExportGraph(_) => "export_graph",
+            Command::Serve(_) => "serve",
+            Command::Watch => "watch",
+            Command::Source { .. } => "source",
+            Command::ListSources => "list_sources",
+            Command::GetRagStatus(_) => "get_rag_status",
+            Command::UpdateSourceIndex { .. } => "update_source_index",
+            Command::Feedback(_) => "feedback",
+            Command::McpConfig { .. } => "mcp_config",
+            Command::Rules { .. } => "rules",
             Command::Status => "status",
             Command::Gc(_) => "gc",
             Command::Model { .. } => "model",
@@ -331,10 +506,21 @@ pub fn main() -> i32 {
     };
     init_logging(cli.verbose, cli.quiet);
     let op = cli.command.name();
+    // Long-running commands own stdout (serve: JSON-RPC only) and print no answer.
+    if matches!(cli.command, Command::Serve(_) | Command::Watch) {
+        return match run(&cli) {
+            Ok(_) => 0,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                error::exit_code(&e)
+            }
+        };
+    }
     match run(&cli) {
         Ok(answer) => {
             print_answer(&cli, &answer);
-            0
+            let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
+            if failed { ops::changes::EXIT_CHECK_FAILED } else { 0 }
         }
         Err(e) => {
             if cli.json {
@@ -394,7 +580,8 @@ fn run(cli: &Cli) -> Result<Answer> {
                 filters: a.filter.filters(),
                 snippet_lines: a.lines,
             };
-            ops::search::run(&engine(cli)?, &args)
+            let sources = sources(cli)?;
+            ops::search::run_sources(&sources, a.source.as_deref(), &args)
         }
         Command::DeepSearch(a) => {
             let args = ops::deep_search::DeepArgs {
@@ -413,7 +600,51 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::FindUsages(a) => ops::nav::find_usages(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.k),
         Command::FindTestsFor(a) => ops::nav::find_tests_for(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
         Command::DescribeSymbol(a) => ops::nav::describe_symbol(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
-        Command::Impact(a) => ops::nav::impact(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.max_depth),
+        Command::Impact(a) => impact(cli, a),
+        Command::SearchDiff(a) => {
+            let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines };
+            ops::changes::search_diff(&engine(cli)?, &args)
+        }
+        Command::GraphQuery(g) => {
+            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit };
+            ops::graph::run(&engine(cli)?, &args)
+        }
+        Command::ExportGraph(e) => {
+            let args = ops::export::ExportArgs { symbol: e.symbol.clone(), module: e.module.clone(), out: e.out.clone(), depth: e.depth, rev: e.view.rev.clone() };
+            ops::export::run(&engine(cli)?, &args)
+        }
+        Command::Serve(a) => {
+            let opts = crate::mcp::ServeOptions {
+                dir: cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+                profile: a.profile.clone(),
+                model: cli.model.clone(),
+                no_dense: cli.no_dense,
+                lynxmcp_config: a.config.clone(),
+                watch: !a.no_watch,
+            };
+            crate::mcp::serve(opts)?;
+            Ok(Answer::new("serve", None, serde_json::json!({}), String::new()))
+        }
+        Command::Watch => {
+            let e = engine(cli)?;
+            let debounce = std::time::Duration::from_millis(e.ws.config.watch.debounce_ms);
+            crate::watch::run_cli(&e, debounce, cli.json)?;
+            Ok(Answer::new("watch", None, serde_json::json!({}), String::new()))
+        }
+        Command::Source { what } => source_cmd(cli, what),
+        Command::ListSources => ops::status::list_sources(&sources(cli)?),
+        Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
+        Command::UpdateSourceIndex { source, force } => ops::status::update_source(&sources(cli)?, source.source.as_deref(), *force),
+        Command::Feedback(f) => {
+            let e = engine(cli)?;
+            let path = e.ws.store.root.join("feedback.jsonl");
+            match &f.outcome {
+                Some(o) => ops::feedback::record(&path, &f.tool, &f.query, o, &f.comment),
+                None => ops::feedback::summary(&path),
+            }
+        }
+        Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
+        Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
         Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref()),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
         Command::FindSimilar(a) => {
@@ -481,6 +712,87 @@ fn run(cli: &Cli) -> Result<Answer> {
                 ModelCmd::Export { name, file } => ops::model::export(name, file),
             }
         }
+    }
+}
+
+fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
+    let e = std::sync::Arc::new(engine(cli)?);
+    let progress = e.progress.clone();
+    crate::sources::Sources::open(e, std::env::var("RAG_CONFIG_PATH").ok().as_deref().map(std::path::Path::new), &progress)
+}
+
+fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
+    let e = engine(cli)?;
+    let range = match (&a.target, a.staged, &a.since) {
+        (Some(t), false, None) if !t.contains("..") => {
+            if !a.fail_on.is_empty() || a.format != "text" {
+                return Err(error::usage("--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol"));
+            }
+            return ops::nav::impact(&e, t, a.view.rev.as_deref(), a.max_depth);
+        }
+        (Some(t), false, None) => ops::changes::ImpactRangeArgs::parse(t)?.range,
+        (None, true, None) => ops::changes::Range::Staged,
+        (None, false, Some(r)) => ops::changes::Range::Since(r.clone()),
+        (None, false, None) => ops::changes::Range::Uncommitted,
+        _ => return Err(error::usage("give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)")),
+    };
+    if !matches!(a.format.as_str(), "text" | "markdown" | "json") {
+        return Err(error::usage(format!("unknown --format `{}`: text, markdown or json", a.format)));
+    }
+    let r = ops::changes::compute_range(&e, &range, a.max_depth)?;
+    let failed = ops::changes::failed_checks(&r, &a.fail_on)?;
+    let mut text = ops::changes::render_range(&r, if a.format == "markdown" { "markdown" } else { "text" });
+    if a.format == "json" {
+        text = serde_json::to_string_pretty(&r)? + "\n";
+    }
+    for f in &failed {
+        text.push_str(&format!("check failed: {f}\n"));
+    }
+    let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
+    answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);
+    Ok(answer)
+}
+
+fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
+    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let ws = Workspace::open(&dir)?;
+    match what {
+        SourceCmd::Add { name, path, extensions, ignore, no_graph, description } => {
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(error::usage("a source name must be a single word"));
+            }
+            let abs = std::path::Path::new(path);
+            if !abs.exists() && !ws.repo.workdir.as_ref().is_some_and(|w| w.join(path).exists()) {
+                return Err(error::usage(format!("{path} does not exist")));
+            }
+            crate::sources::edit_local_config(&ws.store.root, |list| {
+                if list.iter().any(|s| &s.name == name) {
+                    return Err(error::usage(format!("a source named `{name}` already exists")));
+                }
+                list.push(crate::config::SourceConfig {
+                    name: name.clone(),
+                    path: path.clone(),
+                    extensions: extensions.clone(),
+                    ignore: ignore.clone(),
+                    graph: !no_graph,
+                    description: description.clone(),
+                });
+                Ok(())
+            })?;
+            Ok(Answer::new("source", None, serde_json::json!({"added": name}), format!("added source `{name}` ({path})\n")))
+        }
+        SourceCmd::Remove { name } => {
+            crate::sources::edit_local_config(&ws.store.root, |list| {
+                let before = list.len();
+                list.retain(|s| &s.name != name);
+                if list.len() == before {
+                    return Err(error::usage(format!("no source named `{name}` in .lynx/config.toml")));
+                }
+                Ok(())
+            })?;
+            Ok(Answer::new("source", None, serde_json::json!({"removed": name}), format!("removed source `{name}`\n")))
+        }
+        SourceCmd::List => ops::status::list_sources(&sources(cli)?),
     }
 }
 

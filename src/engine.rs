@@ -41,6 +41,8 @@ impl ModelChoice {
 
 pub struct Engine {
     pub ws: Workspace,
+    /// Set for a plain-folder source: every view of this engine is that folder.
+    pub folder: Option<ViewSpec>,
     pub progress: Progress,
     pub model: ModelChoice,
     views: Mutex<HashMap<String, Arc<ViewData>>>,
@@ -64,12 +66,22 @@ impl Engine {
     pub fn new(ws: Workspace, progress: Progress, model: ModelChoice) -> Engine {
         Engine {
             ws,
+            folder: None,
             progress,
             model,
             views: Mutex::new(HashMap::new()),
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
+        }
+    }
+
+    /// The view a request means: the folder for folder sources, else the revision (default:
+    /// the working tree).
+    pub fn spec(&self, rev: Option<&str>) -> ViewSpec {
+        match &self.folder {
+            Some(f) => f.clone(),
+            None => ViewSpec::from_option(rev),
         }
     }
 
@@ -100,7 +112,10 @@ impl Engine {
     /// Opens an already listed view.
     pub fn open_listed(&self, view: &View) -> Result<Opened> {
         let key = cache::cache_key(view, self.ws.config.index.max_file_size);
-        if let Some(v) = self.views.lock().unwrap().get(&key) {
+        // The same content can be several views (a clean worktree and its commit): one cache
+        // on disk, but each answer names the view that was asked for.
+        let mem_key = format!("{key}/{}/{}", view.id.label, view.id.commit.as_deref().unwrap_or(""));
+        if let Some(v) = self.views.lock().unwrap().get(&mem_key) {
             return Ok(Opened { data: v.clone(), indexed: None });
         }
         let cached = cache::views_dir(&self.ws.store).join(&key).join("complete").exists();
@@ -110,7 +125,7 @@ impl Engine {
         if views.len() > 8 {
             views.clear();
         }
-        views.insert(key, data.clone());
+        views.insert(mem_key, data.clone());
         Ok(Opened { data, indexed })
     }
 
@@ -143,6 +158,13 @@ impl Engine {
         let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
         self.dense.lock().unwrap().insert(cache_key, m.clone());
         Ok(m)
+    }
+
+    /// Drops views, matrices and graphs kept in memory (after their caches were removed).
+    pub fn forget_views(&self) {
+        self.views.lock().unwrap().clear();
+        self.dense.lock().unwrap().clear();
+        self.graphs.lock().unwrap().clear();
     }
 
     /// The resolved code graph of an opened view (built once per process and view).

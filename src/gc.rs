@@ -60,7 +60,7 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
         (layer::LEXICAL.into(), layer::lexical_fingerprint()),
         (layer::GRAPH.into(), layer::graph_fingerprint()),
     ];
-    let needed_hashes = chunk_hashes(ws, &needed)?;
+    let needed_hashes = layer::chunk_hashes(&ws.store, &needed)?;
     let mut live: HashSet<String> = HashSet::new();
     let mut referenced: HashSet<String> = HashSet::new();
     let mut catalogs: Vec<(std::path::PathBuf, Catalog, bool)> = Vec::new();
@@ -126,33 +126,6 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     // Removed segments may back cached views; those rebuild on demand.
     let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&ws.store));
     Ok(report)
-}
-
-/// Content hashes (as vector keys) of the chunks of `needed` blobs.
-fn chunk_hashes(ws: &Workspace, needed: &HashSet<Key>) -> Result<HashSet<Key>> {
-    use arrow::array::{Array, FixedSizeBinaryArray, Int32Array};
-    let cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
-    let mut by_segment: std::collections::HashMap<(usize, String), Vec<crate::store::Found>> = Default::default();
-    for k in needed {
-        if let Some(f) = cat.get(k) {
-            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push(f);
-        }
-    }
-    let mut out = HashSet::new();
-    for ((dir, name), founds) in by_segment {
-        let b = crate::view::cache::read_columns(&ws.store.segment_path(dir, &name), &["ord", "hash"])?;
-        let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
-        let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
-        for f in founds {
-            for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
-                if ord.value(row) >= 0 {
-                    let h: [u8; 16] = hash.value(row).try_into().unwrap_or([0; 16]);
-                    out.insert(Key::hash(&h));
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Removes `*.lynx-tmp` files and directories whose writer is gone (dead pid or old).

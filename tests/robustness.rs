@@ -46,7 +46,7 @@ fn sigkill_during_index_leaves_a_consistent_store() {
     // Nothing left to do, and every catalogued segment is readable.
     assert_eq!(r.json(&["index"])["blobs_new"], 0);
     let st = r.json(&["status"]);
-    assert_eq!(st["worktree"]["state"], "indexed", "{st}");
+    assert_eq!(st["state"], "fresh", "{st}");
 }
 
 #[test]

@@ -82,6 +82,11 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
     }
     progress.start("embedding chunks", missing.len() as u64);
     let dim = model.dim();
+    let info = layer::VectorLayerInfo { model: model.name().to_string(), kind: model.kind().to_string(), dim };
+    let info_path = layer::vector_info_path(store.objects(), &fp);
+    if !info_path.exists() {
+        crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
+    }
     for group in missing.chunks(VECTORS_PER_SEGMENT) {
         let mut hashes = Vec::with_capacity(group.len());
         let mut vecs = Vec::with_capacity(group.len() * dim);

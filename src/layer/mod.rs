@@ -44,3 +44,46 @@ pub fn chunk_hash(text: &str) -> [u8; 16] {
     out.copy_from_slice(&h.as_bytes()[..16]);
     out
 }
+
+/// Content hashes (as vector keys) of the chunks of the given blobs, reading only the chunk
+/// segments' `ord` and `hash` columns.
+pub fn chunk_hashes<'a>(
+    store: &crate::store::Store,
+    keys: impl IntoIterator<Item = &'a crate::store::Key>,
+) -> anyhow::Result<std::collections::HashSet<crate::store::Key>> {
+    use arrow::array::{Array, FixedSizeBinaryArray, Int32Array};
+    let cat = store.catalogs(CHUNKS, &chunks_fingerprint())?;
+    let mut by_segment: std::collections::HashMap<(usize, String), Vec<crate::store::Found>> = Default::default();
+    for k in keys {
+        if let Some(f) = cat.get(k) {
+            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push(f);
+        }
+    }
+    let mut out = std::collections::HashSet::new();
+    for ((dir, name), founds) in by_segment {
+        let b = crate::view::cache::read_columns(&store.segment_path(dir, &name), &["ord", "hash"])?;
+        let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        for f in founds {
+            for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
+                if ord.value(row) >= 0 {
+                    let h: [u8; 16] = hash.value(row).try_into().unwrap_or([0; 16]);
+                    out.insert(crate::store::Key::hash(&h));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// What produced a vector layer (written beside its catalog when vectors are stored).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct VectorLayerInfo {
+    pub model: String,
+    pub kind: String,
+    pub dim: usize,
+}
+
+pub fn vector_info_path(objects: &std::path::Path, fingerprint: &str) -> std::path::PathBuf {
+    objects.join("catalog").join(format!("{VECTORS}-{fingerprint}.json"))
+}

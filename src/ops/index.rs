@@ -8,7 +8,7 @@ use anyhow::Result;
 
 pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
     let specs: Vec<ViewSpec> =
-        if revs.is_empty() { vec![ViewSpec::Worktree] } else { revs.iter().map(|r| ViewSpec::from_option(Some(r))).collect() };
+        if revs.is_empty() { vec![engine.spec(None)] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut total = IndexReport::default();
     let mut per_view = Vec::new();
     for spec in &specs {

@@ -1,8 +1,10 @@
 //! Operations: each is one function returning a typed result plus a text renderer; the CLI
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
+pub mod changes;
 pub mod deep_search;
 pub mod export;
+pub mod feedback;
 pub mod graph;
 pub mod index;
 pub mod model;
@@ -68,6 +70,8 @@ pub fn view_line(view: &ViewId) -> String {
     match (&view.kind[..], &view.commit) {
         ("worktree", Some(c)) => format!("view: worktree (HEAD {})", &c[..12.min(c.len())]),
         ("worktree", None) => "view: worktree (no commits yet)".into(),
+        ("staged", Some(c)) => format!("view: staged changes (HEAD {})", &c[..12.min(c.len())]),
+        ("folder", _) => format!("view: folder {}", view.label),
         (_, Some(c)) => format!("view: commit {}", &c[..12.min(c.len())]),
         _ => format!("view: {}", view.label),
     }

@@ -9,7 +9,7 @@ use crate::graph::model::{CodeGraph, Node, Rel};
 use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
 use crate::search::{self, Ranked};
 use crate::view::cache::ViewData;
-use crate::view::{View, ViewId, ViewSpec};
+use crate::view::{View, ViewId};
 use anyhow::Result;
 use petgraph::Direction;
 use serde::Serialize;
@@ -24,7 +24,7 @@ pub struct Ctx {
 }
 
 pub fn open(engine: &Engine, rev: Option<&str>) -> Result<Ctx> {
-    let view = View::open(&engine.ws, &ViewSpec::from_option(rev))?;
+    let view = View::open(&engine.ws, &engine.spec(rev))?;
     let data = engine.open_listed(&view)?.data;
     let graph = engine.graph(&data)?;
     Ok(Ctx { view, data, graph })

@@ -5,7 +5,6 @@ use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
 use crate::search::{self, Mode, Ranked};
-use crate::view::ViewSpec;
 use crate::view::cache::ViewData;
 use anyhow::Result;
 use serde::Serialize;
@@ -22,7 +21,7 @@ pub struct SearchArgs {
 }
 
 /// One hit as rendered.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Hit {
     pub path: String,
     pub start_line: u32,
@@ -35,16 +34,19 @@ pub struct Hit {
     pub sparse_rank: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_rank: Option<usize>,
+    /// The source it came from, when several were searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub text: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct SearchResult {
     pub query: String,
     pub mode: Mode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    #[serde(skip_serializing_if = "Filters::is_empty")]
+    #[serde(skip_serializing_if = "Filters::is_empty", default)]
     pub filters: Filters,
     pub results: Vec<Hit>,
 }
@@ -61,6 +63,7 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         score: r.score,
         sparse_rank: r.sparse_rank,
         dense_rank: r.dense_rank,
+        source: None,
         text: c.text.to_string(),
     }
 }
@@ -126,6 +129,48 @@ pub fn retrieve(
     Ok(Retrieved { mode, ranked: search::dedup_identical(data, ranked), notes, top_sparse, top_dense })
 }
 
+/// Search over one source, or all of them merged by score (each hit keeps its own source's
+/// score, so the scale means the same thing whatever was merged).
+pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args: &SearchArgs) -> Result<Answer> {
+    let selected = sources.select(source)?;
+    if selected.len() == 1 {
+        let mut a = run(&selected[0].engine, args)?;
+        if source.is_some() {
+            a.data.insert("source".into(), serde_json::Value::String(selected[0].name.clone()));
+        }
+        return Ok(a);
+    }
+    let mut all: Vec<Hit> = Vec::new();
+    let mut notes = Vec::new();
+    let mut mode = None;
+    let mut view = None;
+    for s in &selected {
+        let a = run(&s.engine, args)?;
+        let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
+        if let Some(n) = r.note {
+            notes.push(format!("{}: {n}", s.name));
+        }
+        mode = mode.or(Some(r.mode));
+        view = view.or(a.view.clone());
+        all.extend(r.results.into_iter().map(|mut h| {
+            h.source = Some(s.name.clone());
+            h
+        }));
+    }
+    all.sort_by(|a, b| b.score.total_cmp(&a.score));
+    all.truncate(args.k);
+    let view = view.expect("at least one source");
+    let result = SearchResult {
+        query: args.query.clone(),
+        mode: mode.unwrap_or(Mode::Sparse),
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        filters: args.filters.clone(),
+        results: all,
+    };
+    let text = render(&view, &result, args.snippet_lines);
+    Ok(Answer::new("search", Some(view), &result, text))
+}
+
 pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.query.trim().is_empty() {
         return Err(crate::error::usage("the search query is empty"));
@@ -133,7 +178,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.k == 0 {
         return Err(crate::error::usage("-k must be at least 1"));
     }
-    let view = crate::view::View::open(&engine.ws, &ViewSpec::from_option(args.rev.as_deref()))?;
+    let view = crate::view::View::open(&engine.ws, &engine.spec(args.rev.as_deref()))?;
     let opened = engine.open_listed(&view)?;
     let data = &opened.data;
     let allowed = args.filters.allowed(&data.table)?;
@@ -168,7 +213,8 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
 /// `path:start-end symbol (score)`
 pub fn cite(h: &Hit) -> String {
     let sym = if h.symbol.is_empty() { format!("<{}>", h.kind) } else { h.symbol.clone() };
-    format!("{}:{}-{} {} ({})", h.path, h.start_line, h.end_line, sym, format_score(h.score))
+    let src = h.source.as_ref().map(|s| format!("[{s}] ")).unwrap_or_default();
+    format!("{src}{}:{}-{} {} ({})", h.path, h.start_line, h.end_line, sym, format_score(h.score))
 }
 
 pub fn format_score(s: f32) -> String {

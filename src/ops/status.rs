@@ -1,108 +1,330 @@
-//! `status`: what is indexed for the working tree and HEAD, and the store's size.
+//! `status` (CLI) and `get_rag_status` / `list_sources` / `update_source_index` (MCP): is the
+//! index fresh, stale, degraded or missing; coverage per layer; which model made the vectors
+//! and how much of the view each model covers; who writes the store right now.
 
-use super::Answer;
+use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::layer;
-use crate::view::{View, ViewSpec};
+use crate::sources::Sources;
+use crate::store::lock::StoreLock;
+use crate::store::{Key, list_segments};
+use crate::view::{View, ViewId, ViewSpec};
 use anyhow::Result;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 #[derive(Debug, Serialize)]
-pub struct ViewStatus {
-    pub view: crate::view::ViewId,
-    pub files: usize,
-    pub blobs: usize,
+pub struct LayerState {
+    pub fingerprint: String,
     pub blobs_indexed: usize,
-    pub state: &'static str,
-    pub skipped: BTreeMap<String, usize>,
 }
 
 #[derive(Debug, Serialize)]
-pub struct StoreStatus {
+pub struct VectorCoverage {
+    pub fingerprint: String,
+    pub model: String,
+    pub chunks_covered: usize,
+    pub coverage: f64,
+    pub configured: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Dense {
+    /// ready | partial | off
+    pub state: String,
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub coverage: f64,
+    /// Every model with vectors for this view (a changed model selects other vectors).
+    pub models: Vec<VectorCoverage>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Health {
+    pub source: String,
+    /// fresh | stale | degraded | not indexed
+    pub state: &'static str,
+    pub reasons: Vec<String>,
+    pub view: ViewId,
+    pub files: usize,
+    pub blobs: usize,
+    pub layers: BTreeMap<&'static str, LayerState>,
+    pub head_indexed: Option<bool>,
+    pub dense: Dense,
+    pub skipped: BTreeMap<String, usize>,
+    pub last_update: Option<u64>,
+    pub writer: Option<String>,
+    pub watcher: Option<String>,
+    pub store: StoreInfo,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StoreInfo {
     pub path: String,
     pub bytes: u64,
     pub segments: usize,
+    pub missing_segments: usize,
     pub alternates: Vec<String>,
-    pub fingerprints: BTreeMap<&'static str, String>,
 }
 
-#[derive(Debug, Serialize)]
-pub struct Status {
-    pub worktree: Option<ViewStatus>,
-    pub head: Option<ViewStatus>,
-    pub store: StoreStatus,
-}
+/// Lock names: the store's write lock and the worktree watcher's.
+pub const WATCH_LOCK: &str = "watch.lock";
 
-fn view_status(engine: &Engine, spec: &ViewSpec) -> Result<ViewStatus> {
-    let view = View::open(&engine.ws, spec)?;
-    let chunks = engine.ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
-    let lex = engine.ws.store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
+/// Health of one engine's default view (working tree, or folder).
+pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health> {
+    let ws = &engine.ws;
+    let view = View::open(ws, &engine.spec(None))?;
     let keys = view.distinct_keys();
-    let indexed = keys.iter().filter(|k| chunks.contains(k) && lex.contains(k)).count();
+    let mut layers = BTreeMap::new();
+    let mut missing_segments = 0usize;
+    let mut all_indexed = true;
+    let mut any_indexed = false;
+    let mut seen_segments: HashSet<(usize, String)> = HashSet::new();
+    for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
+        let cat = ws.store.catalogs(name, &fp)?;
+        let mut n = 0;
+        for k in &keys {
+            if let Some(f) = cat.get(k) {
+                n += 1;
+                let seg = (f.dir, cat.segment_name(f).to_string());
+                if seen_segments.insert(seg.clone()) && !ws.store.segment_path(seg.0, &seg.1).exists() {
+                    missing_segments += 1;
+                }
+            }
+        }
+        all_indexed &= n == keys.len();
+        any_indexed |= n > 0;
+        layers.insert(name, LayerState { fingerprint: fp, blobs_indexed: n });
+    }
+    let chunk_cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
+    let summaries = crate::view::cache::blob_summaries(&ws.store, &chunk_cat, &keys).unwrap_or_default();
     let mut skipped = BTreeMap::new();
     for s in &view.skipped {
         *skipped.entry(s.reason.name().to_string()).or_default() += 1;
     }
-    let summaries = crate::view::cache::blob_summaries(&engine.ws.store, &chunks, &keys)?;
     for f in &view.files {
-        if let Some(r) = summaries.get(&f.key).and_then(|s| s.skip_reason(engine.ws.config.index.max_file_size)) {
+        if let Some(r) = summaries.get(&f.key).and_then(|s| s.skip_reason(ws.config.index.max_file_size)) {
             *skipped.entry(r.name().to_string()).or_default() += 1;
         }
     }
-    let state = if indexed == keys.len() { "indexed" } else if indexed == 0 { "not indexed" } else { "partial" };
-    Ok(ViewStatus { view: view.id, files: view.files.len(), blobs: keys.len(), blobs_indexed: indexed, state, skipped })
-}
-
-pub fn run(engine: &Engine) -> Result<Answer> {
-    let ws = &engine.ws;
-    let worktree = if ws.repo.workdir.is_some() { Some(view_status(engine, &ViewSpec::Worktree)?) } else { None };
-    let head = match ws.repo.head()? {
-        Some(_) => Some(view_status(engine, &ViewSpec::Rev("HEAD".into()))?),
-        None => None,
-    };
-    let (bytes, _) = crate::fsutil::dir_size(ws.store.objects());
-    let segments = crate::store::list_segments(ws.store.objects())?.len();
-    let mut fingerprints = BTreeMap::new();
-    fingerprints.insert(layer::CHUNKS, layer::chunks_fingerprint());
-    fingerprints.insert(layer::LEXICAL, layer::lexical_fingerprint());
-    let store = StoreStatus {
-        path: ws.store.root.display().to_string(),
-        bytes,
-        segments,
-        alternates: ws.store.dirs[1..].iter().map(|p| p.display().to_string()).collect(),
-        fingerprints,
-    };
-    let status = Status { worktree, head, store };
-    let text = render(&status);
-    let view = status.worktree.as_ref().map(|w| w.view.clone());
-    Ok(Answer::new("status", view, &status, text))
-}
-
-fn render(s: &Status) -> String {
-    let mut out = String::new();
-    for (name, v) in [("worktree", &s.worktree), ("HEAD", &s.head)] {
-        if let Some(v) = v {
-            out.push_str(&format!(
-                "{name} ({}): {} — {} files, {}/{} blobs indexed\n",
-                v.view.label, v.state, v.files, v.blobs_indexed, v.blobs
-            ));
-            if !v.skipped.is_empty() {
-                let parts: Vec<String> = v.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
-                out.push_str(&format!("  skipped: {}\n", parts.join(", ")));
+    let mut reasons = Vec::new();
+    let head_indexed = if engine.folder.is_none() {
+        match ws.repo.head()? {
+            Some(_) => {
+                let hv = View::open(ws, &ViewSpec::Rev("HEAD".into()))?;
+                let ok = hv.distinct_keys().iter().all(|k| chunk_cat.contains(k));
+                if !ok {
+                    reasons.push("HEAD moved: the current commit has files that are not indexed".into());
+                }
+                Some(ok)
             }
+            None => None,
+        }
+    } else {
+        None
+    };
+    let unindexed = keys.len() - layers[layer::CHUNKS].blobs_indexed;
+    if unindexed > 0 && any_indexed {
+        reasons.push(format!("{unindexed} changed or new files are not indexed yet"));
+    }
+    if missing_segments > 0 {
+        reasons.push(format!("{missing_segments} catalogued segments are missing (run `git lynx doctor --repair`)"));
+    }
+    if let Some(n) = skipped.get("unreadable") {
+        reasons.push(format!("{n} files could not be read"));
+    }
+    // Dense coverage for the configured model and any other model with vectors.
+    let dense = if with_dense { dense_state(engine, &keys)? } else { Dense { state: "unknown".into(), model: engine.model.name.clone(), reason: None, coverage: 0.0, models: vec![] } };
+    let state = if !any_indexed {
+        "not indexed"
+    } else if missing_segments > 0 || skipped.contains_key("unreadable") {
+        "degraded"
+    } else if !all_indexed || head_indexed == Some(false) {
+        "stale"
+    } else {
+        "fresh"
+    };
+    let last_update = std::fs::read_dir(ws.store.objects().join("catalog"))
+        .ok()
+        .and_then(|rd| rd.flatten().filter_map(|e| e.metadata().ok()?.modified().ok()).max())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    let (bytes, _) = crate::fsutil::dir_size(ws.store.objects());
+    Ok(Health {
+        source: source.to_string(),
+        state,
+        reasons,
+        view: view.id.clone(),
+        files: view.files.len(),
+        blobs: keys.len(),
+        layers,
+        head_indexed,
+        dense,
+        skipped,
+        last_update,
+        writer: StoreLock::holder(&ws.store.root, "lock"),
+        watcher: StoreLock::holder(&ws.store.root, WATCH_LOCK),
+        store: StoreInfo {
+            path: ws.store.root.display().to_string(),
+            bytes,
+            segments: list_segments(ws.store.objects())?.len(),
+            missing_segments,
+            alternates: ws.store.dirs[1..].iter().map(|p| p.display().to_string()).collect(),
+        },
+    })
+}
+
+fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
+    let ws = &engine.ws;
+    let hashes = layer::chunk_hashes(&ws.store, keys)?;
+    let total = hashes.len().max(1);
+    let configured = engine.embedder();
+    let configured_fp = configured.as_ref().ok().map(|m| m.fingerprint().to_string());
+    let mut models = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(ws.store.objects().join("catalog")) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(fp) = name.strip_prefix(&format!("{}-", layer::VECTORS)).and_then(|s| s.strip_suffix(".cat")) else { continue };
+            let cat = ws.store.catalogs(layer::VECTORS, fp)?;
+            let covered = hashes.iter().filter(|h| cat.contains(h)).count();
+            let info: Option<layer::VectorLayerInfo> =
+                std::fs::read_to_string(layer::vector_info_path(ws.store.objects(), fp)).ok().and_then(|s| serde_json::from_str(&s).ok());
+            models.push(VectorCoverage {
+                fingerprint: fp.to_string(),
+                model: info.map(|i| i.model).unwrap_or_else(|| "(unknown)".into()),
+                chunks_covered: covered,
+                coverage: covered as f64 / total as f64,
+                configured: configured_fp.as_deref() == Some(fp),
+            });
         }
     }
+    models.sort_by(|a, b| b.configured.cmp(&a.configured).then(b.chunks_covered.cmp(&a.chunks_covered)));
+    Ok(match configured {
+        Ok(m) => {
+            let cov = models.iter().find(|v| v.configured).map(|v| v.coverage).unwrap_or(0.0);
+            Dense {
+                state: if cov >= 0.999 { "ready".into() } else if cov > 0.0 { "partial".into() } else { "missing".into() },
+                model: Some(m.name().to_string()),
+                reason: (cov < 0.999).then(|| "vectors for the configured model are incomplete; `git lynx index` computes them".into()),
+                coverage: cov,
+                models,
+            }
+        }
+        Err(reason) => Dense { state: "off".into(), model: engine.model.name.clone(), reason: Some(reason), coverage: 0.0, models },
+    })
+}
+
+pub fn render_health(h: &Health) -> String {
+    let mut out = format!("{} · source {}: {}\n", view_line(&h.view), h.source, h.state);
+    for r in &h.reasons {
+        out.push_str(&format!("  - {r}\n"));
+    }
+    out.push_str(&format!("files {}, distinct blobs {}\n", h.files, h.blobs));
+    for (name, l) in &h.layers {
+        out.push_str(&format!("  {name} [{}]: {}/{} blobs\n", l.fingerprint, l.blobs_indexed, h.blobs));
+    }
+    match h.head_indexed {
+        Some(true) => out.push_str("HEAD: indexed\n"),
+        Some(false) => out.push_str("HEAD: not fully indexed\n"),
+        None => {}
+    }
     out.push_str(&format!(
-        "store: {} — {} segments, {}\n",
-        s.store.path,
-        s.store.segments,
-        human_bytes(s.store.bytes)
+        "dense: {} ({}{})\n",
+        h.dense.state,
+        h.dense.model.as_deref().unwrap_or("no model"),
+        if h.dense.state == "off" || h.dense.state == "unknown" { String::new() } else { format!(", {:.0}% of chunks", h.dense.coverage * 100.0) }
     ));
-    for a in &s.store.alternates {
+    if let Some(r) = &h.dense.reason {
+        out.push_str(&format!("  {r}\n"));
+    }
+    for m in h.dense.models.iter().filter(|m| !m.configured) {
+        out.push_str(&format!("  other vectors: {} [{}] cover {:.0}% (kept; not used by the configured model)\n", m.model, m.fingerprint, m.coverage * 100.0));
+    }
+    if !h.skipped.is_empty() {
+        let parts: Vec<String> = h.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        out.push_str(&format!("skipped: {}\n", parts.join(", ")));
+    }
+    out.push_str(&format!(
+        "store: {} — {} segments, {}{}\n",
+        h.store.path,
+        h.store.segments,
+        human_bytes(h.store.bytes),
+        h.last_update.map(|t| format!(", last update {}s ago", crate::fsutil::now_secs().saturating_sub(t))).unwrap_or_default()
+    ));
+    for a in &h.store.alternates {
         out.push_str(&format!("  alternate: {a}\n"));
     }
+    out.push_str(&format!("writer: {}\n", h.writer.as_deref().unwrap_or("none")));
+    if let Some(w) = &h.watcher {
+        out.push_str(&format!("watcher: {w}\n"));
+    }
     out
+}
+
+/// `git lynx status`
+pub fn run(engine: &Engine) -> Result<Answer> {
+    let h = health(engine, "repo", true)?;
+    let text = render_health(&h);
+    Ok(Answer::new("status", Some(h.view.clone()), &h, text))
+}
+
+/// MCP `get_rag_status`: one source or all.
+pub fn rag_status(sources: &Sources, source: Option<&str>) -> Result<Answer> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for s in sources.select(source)? {
+        let h = health(&s.engine, &s.name, true)?;
+        text.push_str(&render_health(&h));
+        out.push(h);
+    }
+    let view = out.first().map(|h| h.view.clone());
+    Ok(Answer::new("get_rag_status", view, serde_json::json!({ "sources": out }), text))
+}
+
+/// MCP `list_sources`.
+pub fn list_sources(sources: &Sources) -> Result<Answer> {
+    let mut items = Vec::new();
+    let mut text = format!("{} source{}:\n", sources.list.len(), if sources.list.len() == 1 { "" } else { "s" });
+    for s in &sources.list {
+        let h = health(&s.engine, &s.name, false)?;
+        text.push_str(&format!(
+            "  {} ({}, {}{}): {} — {} files, {}/{} blobs indexed{}\n",
+            s.name,
+            s.kind,
+            s.path.display(),
+            if s.graph { "" } else { ", no graph" },
+            h.state,
+            h.files,
+            h.layers[layer::CHUNKS].blobs_indexed,
+            h.blobs,
+            if s.description.is_empty() { String::new() } else { format!(" — {}", s.description) }
+        ));
+        items.push(serde_json::json!({
+            "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description,
+            "state": h.state, "files": h.files, "blobs": h.blobs, "blobs_indexed": h.layers[layer::CHUNKS].blobs_indexed, "reasons": h.reasons,
+        }));
+    }
+    if !sources.ignored_fields.is_empty() {
+        text.push_str(&format!("ignored LynxMCP config fields: {}\n", sources.ignored_fields.join(", ")));
+    }
+    Ok(Answer::new("list_sources", None, serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }), text))
+}
+
+/// MCP `update_source_index`: index a source now; `force` also rebuilds its view caches.
+pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Result<Answer> {
+    let mut text = String::new();
+    let mut reports = Vec::new();
+    for s in sources.select(source)? {
+        if force {
+            let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&s.engine.ws.store));
+            s.engine.forget_views();
+        }
+        let a = super::index::run(&s.engine, &[])?;
+        text.push_str(&format!("{}: {}", s.name, a.text));
+        reports.push(a.json());
+    }
+    Ok(Answer::new("update_source_index", None, serde_json::json!({ "force": force, "reports": reports }), text))
 }
 
 pub fn human_bytes(b: u64) -> String {

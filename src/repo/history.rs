@@ -80,3 +80,44 @@ impl Repo {
         Ok(out)
     }
 }
+
+impl Repo {
+    /// The merge base of two commits (None when unrelated).
+    pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+        let repo = self.local();
+        Ok(repo.merge_base(a, b)?.map(|id| id.detach()))
+    }
+
+    /// The current branch's short name (None when detached or unborn).
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let repo = self.local();
+        let head = repo.head()?;
+        Ok(head.referent_name().map(|n| n.shorten().to_string()))
+    }
+
+    /// The base to compare the current branch against: its upstream, else the first of
+    /// main / master / trunk / develop (local, then origin/) that exists and is not the
+    /// current branch.
+    pub fn default_base(&self) -> Result<Option<String>> {
+        let repo = self.local();
+        let head = repo.head()?;
+        let current = head.referent_name().map(|n| n.to_owned());
+        if let Some(name) = &current {
+            if let Some(Ok(up)) = repo.branch_remote_tracking_ref_name(name.as_ref(), gix::remote::Direction::Fetch) {
+                if repo.try_find_reference(up.as_ref())?.is_some() {
+                    return Ok(Some(up.shorten().to_string()));
+                }
+            }
+        }
+        let cur_short = current.as_ref().map(|n| n.shorten().to_string());
+        for cand in ["main", "master", "trunk", "develop", "origin/main", "origin/master", "origin/trunk", "origin/develop"] {
+            if Some(cand) == cur_short.as_deref() {
+                continue;
+            }
+            if repo.rev_parse_single(cand).is_ok() {
+                return Ok(Some(cand.to_string()));
+            }
+        }
+        Ok(None)
+    }
+}

@@ -112,6 +112,26 @@ impl Repo {
         Ok(list)
     }
 
+    /// The staged state: the index's entries (what `git commit` would record).
+    pub fn index_files(&self) -> Result<FileList> {
+        let repo = self.local();
+        let index = repo.index_or_empty()?;
+        let mut list = FileList::default();
+        for e in index.entries() {
+            if e.stage() != gix::index::entry::Stage::Unconflicted {
+                continue;
+            }
+            let path = e.path(&index).to_str_lossy().into_owned();
+            match super::mode_skip(e.mode) {
+                Some(reason) => list.skipped.push(Skipped { path, reason }),
+                None => list.files.push(FileEntry { path, blob: e.id, size: None, content: None }),
+            }
+        }
+        let state = gix::worktree::IndexPersistedOrInMemory::Persisted(index);
+        apply_attributes(&repo, &state, gix::worktree::stack::state::attributes::Source::IdMapping, &mut list)?;
+        Ok(list)
+    }
+
     /// Untracked, not ignored files (nested `.gitignore`, negations, `info/exclude` and
     /// `core.excludesFile` honoured), relative paths.
     pub fn untracked_files(&self) -> Result<Vec<String>> {

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 /// Retrieval mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Hybrid,

@@ -21,6 +21,10 @@ pub enum ViewSpec {
     Worktree,
     /// Any revision git can resolve.
     Rev(String),
+    /// The staged state (git's index).
+    Staged,
+    /// A plain folder (a non-git source): files from disk, filtered.
+    Folder { root: std::path::PathBuf, extensions: Vec<String>, ignore: Vec<String> },
 }
 
 impl ViewSpec {
@@ -78,6 +82,16 @@ impl View {
                 let hex = repo::hex(&r.commit);
                 let list = ws.repo.tree_files(r.tree)?;
                 (ViewId { kind: "commit", label: hex[..12].to_string(), commit: Some(hex) }, list)
+            }
+            ViewSpec::Staged => {
+                let head = ws.repo.head()?;
+                let list = ws.repo.index_files()?;
+                (ViewId { kind: "staged", commit: head.map(|h| repo::hex(&h.commit)), label: "staged".into() }, list)
+            }
+            ViewSpec::Folder { root, extensions, ignore } => {
+                let filter = repo::folder::FolderFilter::new(extensions, ignore)?;
+                let list = repo::folder::folder_files(root, &filter, max, ws.repo.object_hash())?;
+                (ViewId { kind: "folder", commit: None, label: root.display().to_string() }, list)
             }
         };
         let excludes = exclude_set(&ws.config.index.exclude)?;

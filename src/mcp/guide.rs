@@ -1,0 +1,78 @@
+//! The handshake instructions and the `lynx://guide` resource, generated from the live state:
+//! sources, this profile's tools, how to read scores, when to escalate to deep_search.
+
+use super::tools::ToolSpec;
+use crate::sources::Sources;
+
+fn has(tools: &[&ToolSpec], name: &str) -> bool {
+    tools.iter().any(|t| t.name == name)
+}
+
+/// Short instructions sent with `initialize` (agents read these once).
+pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: &str) -> String {
+    let mut s = format!("Lynx: local code search and code graph for `{repo}` (profile {profile}). ");
+    s.push_str("Use `search` first for any question about this codebase; results cite path:lines and the view (commit or worktree). ");
+    if has(tools, "describe_symbol") {
+        s.push_str("Before editing a symbol: `describe_symbol` and `impact` (callers + tests to re-run). ");
+    }
+    if has(tools, "deep_search") {
+        s.push_str("If search returns weak or off-topic hits, call `deep_search` with 2-4 rephrasings. ");
+    }
+    if let Some(src) = sources {
+        if src.list.len() > 1 {
+            let names: Vec<&str> = src.list.iter().map(|s| s.name.as_str()).collect();
+            s.push_str(&format!("Sources: {} (pass `source` to pick one). ", names.join(", ")));
+        }
+    }
+    s.push_str(&format!("Details: resource {}.", super::GUIDE_URI));
+    s
+}
+
+/// The full guide (Markdown).
+pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: &str) -> String {
+    let mut s = format!("# Lynx in `{repo}`\n\nProfile **{profile}** — tools: {}.\n\n", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "));
+    s.push_str("## Sources\n\n");
+    match sources {
+        Some(src) => {
+            for x in &src.list {
+                s.push_str(&format!("- `{}` ({}, {}){}\n", x.name, x.kind, x.path.display(), if x.description.is_empty() { String::new() } else { format!(": {}", x.description) }));
+            }
+        }
+        None => s.push_str("- (still loading)\n"),
+    }
+    s.push_str(
+        "\n## Which tool when\n\n\
+- `search`: first step for any question (\"where is X handled\", an identifier, an error message).\n",
+    );
+    for (name, when) in [
+        ("deep_search", "search was weak: pass several phrasings, best first; it stops at the first strong set and warns when none is."),
+        ("find_definition", "you know the name and want where it is defined."),
+        ("describe_symbol", "before changing a function or type: definition, callers, callees, bases, tests."),
+        ("find_usages", "every place a symbol is used (graph edges and plain mentions, tagged)."),
+        ("impact", "blast radius of a symbol (`symbol`) or of your diff (`changes`: uncommitted, staged, A..B): callers by hop and tests to re-run."),
+        ("search_diff", "reviewing a branch: search only inside what changed."),
+        ("graph_query", "structure: callers/callees/subclasses/imports, neighbors, shortest_path, overview (hubs, communities)."),
+        ("repo_overview", "first contact with the repository: languages, frameworks, entry points, build/test commands."),
+        ("find_tests_for", "which tests cover a symbol or file."),
+        ("find_similar", "code like a snippet or a file (duplicates, patterns to follow)."),
+        ("module_summary", "what a file defines, imports, and who depends on it."),
+        ("export_graph", "an HTML picture of a blast radius for a human."),
+        ("get_rag_status", "answers look stale or empty: index health and coverage."),
+        ("feedback", "tell Lynx what did not work."),
+    ] {
+        if has(tools, name) {
+            s.push_str(&format!("- `{name}`: {when}\n"));
+        }
+    }
+    s.push_str(
+        "\n## Reading scores\n\n\
+- `hybrid` (default): Reciprocal Rank Fusion, Σ 1/(60+rank) over BM25 and embeddings; at most 0.0328 (rank 1 in both). \
+Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
+- `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\
+- Escalate to `deep_search` when the top hits do not mention your terms, or come only from one retriever with low scores.\n\n\
+## Freshness\n\n\
+Every answer names its view: `worktree` (your checkout, uncommitted edits included) or a commit. \
+Pass `rev` to ask about another revision (a branch, tag, `HEAD~3`). When the index is catching up with edits, the answer says so in one line.\n",
+    );
+    s
+}

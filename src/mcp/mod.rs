@@ -1,0 +1,231 @@
+//! `git lynx serve`: the MCP server over stdio. It answers `initialize` at once and opens the
+//! repository's views in the background; a tool call that arrives early waits up to
+//! READY_WAIT, then answers with what is still loading. stdout carries only JSON-RPC; logs go
+//! to stderr. Every tool renders the same text as the matching CLI command.
+
+pub mod guide;
+pub mod tools;
+
+use crate::engine::{Engine, ModelChoice};
+use crate::progress::Progress;
+use crate::sources::Sources;
+use crate::workspace::Workspace;
+use anyhow::Result;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+/// How long an early tool call waits for the index before answering with progress.
+pub const READY_WAIT: Duration = Duration::from_secs(20);
+pub const GUIDE_URI: &str = "lynx://guide";
+
+pub struct ServeOptions {
+    pub dir: PathBuf,
+    pub profile: Option<String>,
+    pub model: Option<String>,
+    pub no_dense: bool,
+    pub lynxmcp_config: Option<PathBuf>,
+    pub watch: bool,
+}
+
+enum Load {
+    Loading,
+    Ready(Arc<Sources>),
+    Failed(String),
+}
+
+struct Shared {
+    load: Mutex<Load>,
+    cond: Condvar,
+    progress: Progress,
+    tools: Vec<&'static tools::ToolSpec>,
+    profile: String,
+    feedback: PathBuf,
+    repo_name: String,
+}
+
+#[derive(Clone)]
+pub struct LynxServer {
+    shared: Arc<Shared>,
+}
+
+/// Runs the server until stdin closes.
+pub fn serve(opts: ServeOptions) -> Result<()> {
+    // Open the workspace now so that configuration and repository errors surface at once.
+    let ws = Workspace::open(&opts.dir)?;
+    let profile = opts
+        .profile
+        .clone()
+        .or_else(|| std::env::var("LYNX_TOOL_PROFILE").ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| ws.config.tools.profile.clone());
+    let tool_list = tools::tools_for(&profile, &ws.config.tools.include, &ws.config.tools.exclude, true)?;
+    let repo_name = ws.repo.workdir.as_ref().and_then(|w| w.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+    let progress = Progress::hidden();
+    let shared = Arc::new(Shared {
+        load: Mutex::new(Load::Loading),
+        cond: Condvar::new(),
+        progress: progress.clone(),
+        tools: tool_list,
+        profile,
+        feedback: ws.store.root.join("feedback.jsonl"),
+        repo_name,
+    });
+    // Background: open sources, index what is missing, warm the views.
+    {
+        let shared = shared.clone();
+        let lynxmcp = opts.lynxmcp_config.clone().or_else(|| std::env::var("RAG_CONFIG_PATH").ok().map(PathBuf::from));
+        let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config.model, true);
+        let watch = opts.watch;
+        std::thread::spawn(move || {
+            let result = (|| -> Result<Arc<Sources>> {
+                let engine = Arc::new(Engine::new(ws, progress.clone(), model));
+                let sources = Arc::new(Sources::open(engine, lynxmcp.as_deref(), &progress)?);
+                for s in &sources.list {
+                    let view = crate::view::View::open(&s.engine.ws, &s.engine.spec(None))?;
+                    let opened = s.engine.open_listed(&view)?;
+                    if s.graph {
+                        s.engine.graph(&opened.data)?;
+                    }
+                    let _ = s.engine.dense_for(&view, &opened.data);
+                }
+                Ok(sources)
+            })();
+            let mut load = shared.load.lock().unwrap();
+            *load = match result {
+                Ok(s) => {
+                    tracing::info!("index ready");
+                    if watch {
+                        crate::watch::spawn_for_server(s.clone());
+                    }
+                    Load::Ready(s)
+                }
+                Err(e) => {
+                    tracing::error!("could not open the index: {e:#}");
+                    Load::Failed(format!("{e:#}"))
+                }
+            };
+            shared.cond.notify_all();
+        });
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let server = LynxServer { shared };
+        match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(())
+            }
+            // stdin closed before `initialize`: nothing to serve, not an error.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+            Err(e) => Err(anyhow::anyhow!("MCP handshake failed: {e}")),
+        }
+    })
+}
+
+impl LynxServer {
+    /// Waits up to `wait` for the index; Err(message) says what is still loading.
+    fn sources(&self, wait: Duration) -> std::result::Result<Arc<Sources>, String> {
+        let s = &self.shared;
+        let load = s.load.lock().unwrap();
+        let (load, _) = s.cond.wait_timeout_while(load, wait, |l| matches!(l, Load::Loading)).unwrap();
+        match &*load {
+            Load::Ready(src) => Ok(src.clone()),
+            Load::Failed(e) => Err(format!("Lynx could not open the index of {}: {e}", s.repo_name)),
+            Load::Loading => {
+                let what = s.progress.describe();
+                Err(format!(
+                    "Lynx is still preparing the index of {}{}; retry in a few seconds.",
+                    s.repo_name,
+                    if what.is_empty() { String::new() } else { format!(" ({what} files)") }
+                ))
+            }
+        }
+    }
+
+    fn tool_defs(&self) -> Vec<Tool> {
+        self.shared
+            .tools
+            .iter()
+            .map(|t| {
+                let schema = match (t.schema)() {
+                    serde_json::Value::Object(m) => m,
+                    _ => JsonObject::new(),
+                };
+                Tool::new(t.name, t.description, Arc::new(schema)).with_annotations(ToolAnnotations::new().read_only(t.read_only))
+            })
+            .collect()
+    }
+
+    fn instructions(&self) -> String {
+        let sources = match &*self.shared.load.lock().unwrap() {
+            Load::Ready(s) => Some(s.clone()),
+            _ => None,
+        };
+        guide::instructions(&self.shared.tools, sources.as_deref(), &self.shared.repo_name, &self.shared.profile)
+    }
+}
+
+impl ServerHandler for LynxServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new("git-lynx", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions())
+    }
+
+    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tool_defs()))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, _c: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !self.shared.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(format!("tool not found: {name} (profile `{}`)", self.shared.profile), None));
+        }
+        let args = request.arguments.unwrap_or_default();
+        let me = self.clone();
+        let res = tokio::task::spawn_blocking(move || {
+            let sources = match me.sources(READY_WAIT) {
+                Ok(s) => s,
+                Err(msg) => return CallToolResult::success(vec![ContentBlock::text(msg)]),
+            };
+            match tools::call(&name, &args, &sources, &me.shared.feedback) {
+                Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
+                Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e:#}"))]),
+            }
+        })
+        .await
+        .map_err(|e| McpError::internal_error(format!("tool task failed: {e}"), None))?;
+        Ok(res.into())
+    }
+
+    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(GUIDE_URI, "guide").with_title("How to use Lynx in this repository").with_mime_type("text/markdown"),
+        ]))
+    }
+
+    async fn list_resource_templates(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![]))
+    }
+
+    async fn read_resource(&self, request: ReadResourceRequestParams, _c: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+        if request.uri.as_str() != GUIDE_URI {
+            return Err(McpError::resource_not_found(format!("no resource {}", request.uri), None));
+        }
+        let me = self.clone();
+        let text = tokio::task::spawn_blocking(move || {
+            let sources = me.sources(Duration::from_millis(0)).ok();
+            guide::guide(&me.shared.tools, sources.as_deref(), &me.shared.repo_name, &me.shared.profile)
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, GUIDE_URI).with_mime_type("text/markdown")]).into())
+    }
+}

@@ -1,0 +1,414 @@
+//! The MCP tool set: names, descriptions and argument schemas (kept short: every client
+//! pays for `tools/list` in its context), profile membership, and the mapping from JSON
+//! arguments to the same operations the CLI runs.
+
+use crate::ops::{self, Answer};
+use crate::search::Mode;
+use crate::search::filter::Filters;
+use crate::sources::Sources;
+use anyhow::{Result, anyhow};
+use serde_json::{Map, Value, json};
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: fn() -> Value,
+    pub read_only: bool,
+    /// Smallest profile that includes the tool: 0 core, 1 standard, 2 full.
+    pub profile: u8,
+}
+
+fn props(p: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": p, "required": required })
+}
+
+/// Arguments most tools share.
+fn common(mut p: Map<String, Value>) -> Map<String, Value> {
+    p.insert("source".into(), json!({"type": "string", "description": "Source name; omit for all"}));
+    p.insert("rev".into(), json!({"type": "string", "description": "Git revision; omit for the working tree"}));
+    p
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+fn filters() -> Map<String, Value> {
+    obj(json!({
+        "glob": {"type": "string", "description": "Path glob, e.g. src/**/*.rs"},
+        "extensions": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\".py\"]"},
+        "path_contains": {"type": "string"}
+    }))
+}
+
+fn symbol_schema() -> Value {
+    let mut p = common(obj(json!({"symbol": {"type": "string", "description": "Name or Class.method (path:name to pick a file)"}})));
+    p.remove("source");
+    p.insert("source".into(), json!({"type": "string"}));
+    props(Value::Object(p), &["symbol"])
+}
+
+pub const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "search",
+        description: "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
+        schema: || {
+            let mut p = common(obj(json!({
+                "query": {"type": "string"},
+                "n_results": {"type": "integer", "description": "default 10"},
+                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]}
+            })));
+            p.extend(filters());
+            props(Value::Object(p), &["query"])
+        },
+        read_only: true,
+        profile: 0,
+    },
+    ToolSpec {
+        name: "describe_symbol",
+        description: "A symbol's definition, callers, callees, bases and tests in one answer.",
+        schema: symbol_schema,
+        read_only: true,
+        profile: 0,
+    },
+    ToolSpec {
+        name: "find_usages",
+        description: "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
+        schema: || {
+            let mut v = symbol_schema();
+            v["properties"]["n_results"] = json!({"type": "integer", "description": "default 50"});
+            v
+        },
+        read_only: true,
+        profile: 0,
+    },
+    ToolSpec {
+        name: "impact",
+        description: "Blast radius before editing: transitive callers with hop distance and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
+        schema: || {
+            let p = common(obj(json!({
+                "symbol": {"type": "string"},
+                "changes": {"type": "string"},
+                "max_depth": {"type": "integer", "description": "default 3"}
+            })));
+            props(Value::Object(p), &[])
+        },
+        read_only: true,
+        profile: 0,
+    },
+    ToolSpec {
+        name: "feedback",
+        description: "Report what you tried and what failed, to improve answers. Stored locally.",
+        schema: || {
+            props(
+                json!({
+                    "tool": {"type": "string"},
+                    "query": {"type": "string"},
+                    "outcome": {"type": "string", "enum": ["helpful", "partial", "unhelpful", "error"]},
+                    "comment": {"type": "string"}
+                }),
+                &["outcome"],
+            )
+        },
+        read_only: false,
+        profile: 0,
+    },
+    ToolSpec {
+        name: "find_definition",
+        description: "Where a symbol is defined (graph; lexical fallback when unknown).",
+        schema: symbol_schema,
+        read_only: true,
+        profile: 1,
+    },
+    ToolSpec {
+        name: "deep_search",
+        description: "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
+        schema: || {
+            let mut p = common(obj(json!({
+                "queries": {"type": "array", "items": {"type": "string"}, "description": "Variants, best first"},
+                "n_results": {"type": "integer"},
+                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
+                "min_results": {"type": "integer", "description": "default 2"},
+                "return_all_variants": {"type": "boolean"}
+            })));
+            p.extend(filters());
+            props(Value::Object(p), &["queries"])
+        },
+        read_only: true,
+        profile: 1,
+    },
+    ToolSpec {
+        name: "graph_query",
+        description: "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
+        schema: || {
+            let p = common(obj(json!({
+                "operation": {"type": "string", "enum": ["callers", "callees", "subclasses", "superclasses", "imports", "neighbors", "shortest_path", "overview", "surprising_connections", "status"]},
+                "symbol": {"type": "string"},
+                "target": {"type": "string", "description": "shortest_path end"},
+                "relation": {"type": "string", "description": "neighbors filter: calls|contains|inherits|imports|all"},
+                "depth": {"type": "integer", "description": "default 1"},
+                "n_results": {"type": "integer"}
+            })));
+            props(Value::Object(p), &["operation"])
+        },
+        read_only: true,
+        profile: 1,
+    },
+    ToolSpec {
+        name: "repo_overview",
+        description: "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
+        schema: || props(Value::Object(common(Map::new())), &[]),
+        read_only: true,
+        profile: 1,
+    },
+    ToolSpec {
+        name: "search_diff",
+        description: "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
+        schema: || {
+            let p = common(obj(json!({
+                "query": {"type": "string"},
+                "base": {"type": "string", "description": "default: upstream, else main/master"},
+                "n_results": {"type": "integer"}
+            })));
+            props(Value::Object(p), &["query"])
+        },
+        read_only: true,
+        profile: 1,
+    },
+    ToolSpec {
+        name: "find_tests_for",
+        description: "Tests that exercise a symbol or file.",
+        schema: symbol_schema,
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "find_similar",
+        description: "Code similar to a snippet, or to a file (optionally the chunk at a line).",
+        schema: || {
+            let mut p = common(obj(json!({
+                "code": {"type": "string"},
+                "file": {"type": "string"},
+                "line": {"type": "integer"},
+                "n_results": {"type": "integer"}
+            })));
+            p.extend(filters());
+            props(Value::Object(p), &[])
+        },
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "module_summary",
+        description: "A file's definitions, imports and dependents.",
+        schema: || props(Value::Object(common(obj(json!({"path": {"type": "string"}})))), &["path"]),
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "export_graph",
+        description: "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
+        schema: || {
+            props(Value::Object(common(obj(json!({"symbol": {"type": "string"}, "module": {"type": "string"}, "depth": {"type": "integer"}})))), &[])
+        },
+        read_only: false,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "list_sources",
+        description: "Configured sources and their index state.",
+        schema: || props(json!({}), &[]),
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "get_rag_status",
+        description: "Index health: fresh/stale, coverage, model, fingerprints.",
+        schema: || props(json!({"source": {"type": "string"}}), &[]),
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "update_source_index",
+        description: "Re-index a source now (force: rebuild view caches).",
+        schema: || props(json!({"source": {"type": "string"}, "force": {"type": "boolean"}}), &[]),
+        read_only: false,
+        profile: 2,
+    },
+];
+
+pub const PROFILES: &[&str] = &["core", "standard", "full"];
+
+/// Tools of a profile, with include/exclude adjustments.
+pub fn tools_for(profile: &str, include: &[String], exclude: &[String], search_diff_available: bool) -> Result<Vec<&'static ToolSpec>> {
+    let level = match profile {
+        "core" => 0,
+        "standard" | "" => 1,
+        "full" | "all" => 2,
+        other => return Err(crate::error::usage(format!("unknown tool profile `{other}`: use core, standard or full"))),
+    };
+    for n in include.iter().chain(exclude) {
+        if !TOOLS.iter().any(|t| t.name == n) {
+            return Err(crate::error::usage(format!("unknown tool `{n}` in tools.include/exclude")));
+        }
+    }
+    Ok(TOOLS
+        .iter()
+        .filter(|t| t.profile <= level || include.iter().any(|i| i == t.name))
+        .filter(|t| !exclude.iter().any(|e| e == t.name))
+        .filter(|t| t.name != "search_diff" || search_diff_available)
+        .collect())
+}
+
+// ------------------------------------------------------------------ arguments
+
+pub struct Args<'a>(pub &'a Map<String, Value>);
+
+impl Args<'_> {
+    pub fn str(&self, k: &str) -> Result<Option<String>> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a string, got {other}"))),
+        }
+    }
+
+    pub fn req(&self, k: &str) -> Result<String> {
+        self.str(k)?.filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("missing required argument `{k}`")))
+    }
+
+    pub fn int(&self, k: &str, default: usize, max: usize) -> Result<usize> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(default),
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(v) if v >= 1 => Ok((v as usize).min(max)),
+                _ => Err(crate::error::usage(format!("argument `{k}` must be a positive integer"))),
+            },
+            Some(Value::String(s)) => s.parse::<usize>().map(|v| v.clamp(1, max)).map_err(|_| crate::error::usage(format!("argument `{k}` must be a positive integer"))),
+            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be an integer, got {other}"))),
+        }
+    }
+
+    pub fn bool(&self, k: &str) -> Result<bool> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be true or false, got {other}"))),
+        }
+    }
+
+    pub fn strings(&self, k: &str) -> Result<Vec<String>> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(String::from).ok_or_else(|| crate::error::usage(format!("argument `{k}` must be a list of strings"))))
+                .collect(),
+            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a list of strings, got {other}"))),
+        }
+    }
+
+    pub fn mode(&self) -> Result<Option<Mode>> {
+        self.str("mode")?.map(|m| Mode::parse(&m)).transpose()
+    }
+
+    pub fn filters(&self) -> Result<Filters> {
+        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")? })
+    }
+}
+
+/// Lines of code per hit in tool answers (the CLI's default too, so texts match).
+pub const SNIPPET_LINES: usize = 6;
+
+/// Runs a tool. Usage problems come back as errors naming the argument.
+pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: &std::path::Path) -> Result<Answer> {
+    let a = Args(args);
+    let rev = a.str("rev")?;
+    let source = a.str("source")?;
+    // Single-source tools: the named source, else the repository.
+    let one = || -> Result<&crate::sources::Source> {
+        match &source {
+            Some(s) => sources.get(s),
+            None => Ok(sources.main()),
+        }
+    };
+    match name {
+        "search" => {
+            let args = ops::search::SearchArgs {
+                query: a.req("query")?,
+                k: a.int("n_results", 10, 100)?,
+                rev,
+                mode: a.mode()?,
+                filters: a.filters()?,
+                snippet_lines: SNIPPET_LINES,
+            };
+            ops::search::run_sources(sources, source.as_deref(), &args)
+        }
+        "deep_search" => {
+            let args = ops::deep_search::DeepArgs {
+                variants: a.strings("queries")?,
+                k: a.int("n_results", 10, 100)?,
+                rev,
+                mode: a.mode()?,
+                filters: a.filters()?,
+                min_results: a.int("min_results", 2, 50)?,
+                return_all_variants: a.bool("return_all_variants")?,
+                snippet_lines: SNIPPET_LINES,
+            };
+            ops::deep_search::run(&one()?.engine, &args)
+        }
+        "find_definition" => ops::nav::find_definition(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
+        "find_usages" => ops::nav::find_usages(&one()?.engine, &a.req("symbol")?, rev.as_deref(), a.int("n_results", 50, 500)?),
+        "find_tests_for" => ops::nav::find_tests_for(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
+        "describe_symbol" => ops::nav::describe_symbol(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
+        "impact" => match (a.str("symbol")?, a.str("changes")?) {
+            (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),
+            (_, Some(c)) => ops::changes::impact_range(&one()?.engine, &ops::changes::ImpactRangeArgs::parse(&c)?, a.int("max_depth", 3, 10)?),
+            _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
+        },
+        "module_summary" => ops::nav::module_summary(&one()?.engine, &a.req("path")?, rev.as_deref()),
+        "repo_overview" => ops::overview::run(&one()?.engine, rev.as_deref()),
+        "find_similar" => {
+            let args = ops::similar::SimilarArgs {
+                snippet: a.str("code")?,
+                file: a.str("file")?,
+                line: a.0.get("line").and_then(|v| v.as_u64()).map(|v| v as u32),
+                k: a.int("n_results", 10, 100)?,
+                rev,
+                filters: a.filters()?,
+                snippet_lines: SNIPPET_LINES,
+            };
+            ops::similar::run(&one()?.engine, &args)
+        }
+        "graph_query" => {
+            let op = a.req("operation")?;
+            let args = ops::graph::GraphArgs {
+                op,
+                symbol: a.str("symbol")?,
+                target: a.str("target")?,
+                relation: a.str("relation")?,
+                depth: a.int("depth", 1, 10)?,
+                rev,
+                limit: a.int("n_results", 200, 1000)?,
+            };
+            ops::graph::run(&one()?.engine, &args)
+        }
+        "export_graph" => {
+            let args = ops::export::ExportArgs { symbol: a.str("symbol")?, module: a.str("module")?, out: None, depth: a.int("depth", 2, 6)?, rev };
+            ops::export::run(&one()?.engine, &args)
+        }
+        "search_diff" => {
+            let args = ops::changes::SearchDiffArgs { query: a.req("query")?, base: a.str("base")?, k: a.int("n_results", 10, 100)?, snippet_lines: SNIPPET_LINES };
+            ops::changes::search_diff(&one()?.engine, &args)
+        }
+        "list_sources" => ops::status::list_sources(sources),
+        "get_rag_status" => ops::status::rag_status(sources, source.as_deref()),
+        "update_source_index" => ops::status::update_source(sources, source.as_deref(), a.bool("force")?),
+        "feedback" => ops::feedback::record(feedback, &a.str("tool")?.unwrap_or_default(), &a.str("query")?.unwrap_or_default(), &a.req("outcome")?, &a.str("comment")?.unwrap_or_default()),
+        other => Err(anyhow!("unknown tool `{other}`")),
+    }
+}

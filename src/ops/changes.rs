@@ -1,0 +1,589 @@
+//! Questions about changes: diff views (`A..B`, `A...B`, `--staged`, uncommitted work, a
+//! revision against the working tree), `search_diff` (search inside the changed chunks only)
+//! and `impact` over a range (changed / added / deleted definitions, their callers in the
+//! after — or, for deleted ones, the before — snapshot, and the tests to re-run).
+
+use super::nav::{TestRef, conventional_tests};
+use super::search::{Hit, cite, hit, retrieve, snippet};
+use super::{Answer, view_line};
+use crate::engine::Engine;
+use crate::graph::model::{CodeGraph, Node, Rel};
+use crate::graph::query::{self, Link};
+use crate::search::Mode;
+use crate::view::cache::ViewData;
+use crate::view::{View, ViewId, ViewSpec};
+use anyhow::Result;
+use petgraph::Direction;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+/// Which two snapshots a change question compares.
+#[derive(Debug, Clone)]
+pub enum Range {
+    /// `A..B`: the trees of A and B.
+    Between(String, String),
+    /// `A...B`: B against the merge base of A and B.
+    Symmetric(String, String),
+    /// HEAD against the index.
+    Staged,
+    /// HEAD against the working tree (staged + unstaged + untracked).
+    Uncommitted,
+    /// A revision against the working tree.
+    Since(String),
+}
+
+pub struct ImpactRangeArgs {
+    pub range: Range,
+}
+
+impl ImpactRangeArgs {
+    /// `uncommitted` (or empty), `staged`, `A..B`, `A...B`, or a revision.
+    pub fn parse(s: &str) -> Result<ImpactRangeArgs> {
+        let s = s.trim();
+        let range = match s {
+            "" | "uncommitted" | "worktree" => Range::Uncommitted,
+            "staged" | "--staged" | "cached" => Range::Staged,
+            _ => match s.split_once("...") {
+                Some((a, b)) => Range::Symmetric(or_head(a), or_head(b)),
+                None => match s.split_once("..") {
+                    Some((a, b)) => Range::Between(or_head(a), or_head(b)),
+                    None => Range::Since(s.to_string()),
+                },
+            },
+        };
+        Ok(ImpactRangeArgs { range })
+    }
+}
+
+fn or_head(s: &str) -> String {
+    if s.is_empty() { "HEAD".into() } else { s.to_string() }
+}
+
+impl Range {
+    pub fn label(&self) -> String {
+        match self {
+            Range::Between(a, b) => format!("{a}..{b}"),
+            Range::Symmetric(a, b) => format!("{a}...{b}"),
+            Range::Staged => "staged changes".into(),
+            Range::Uncommitted => "uncommitted changes".into(),
+            Range::Since(r) => format!("{r} vs working tree"),
+        }
+    }
+}
+
+/// The before and after snapshots, opened (and indexed), with their graphs.
+pub struct Diff {
+    pub before: Snapshot,
+    pub after: Snapshot,
+    pub files: Vec<FileChange>,
+    /// Chunk ordinals of the after view whose content is new or changed.
+    pub changed_chunks: Vec<u32>,
+}
+
+pub struct Snapshot {
+    pub view: View,
+    pub data: Arc<ViewData>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileChange {
+    pub path: String,
+    /// added | deleted | modified | renamed
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+}
+
+fn empty_view() -> View {
+    View { id: ViewId { kind: "commit", commit: None, label: "empty".into() }, files: Vec::new(), skipped: Vec::new() }
+}
+
+fn open_snapshot(engine: &Engine, spec: Option<ViewSpec>) -> Result<Snapshot> {
+    let view = match spec {
+        Some(s) => View::open(&engine.ws, &s)?,
+        None => empty_view(),
+    };
+    let data = engine.open_listed(&view)?.data;
+    Ok(Snapshot { view, data })
+}
+
+pub fn diff(engine: &Engine, range: &Range) -> Result<Diff> {
+    let has_head = engine.ws.repo.head()?.is_some();
+    let head_or_empty = || if has_head { Some(ViewSpec::Rev("HEAD".into())) } else { None };
+    let (before, after) = match range {
+        Range::Between(a, b) => (Some(ViewSpec::Rev(a.clone())), Some(ViewSpec::Rev(b.clone()))),
+        Range::Symmetric(a, b) => {
+            let ra = engine.ws.repo.resolve(a)?;
+            let rb = engine.ws.repo.resolve(b)?;
+            let mb = engine.ws.repo.merge_base(ra.commit, rb.commit)?.ok_or_else(|| crate::error::usage(format!("{a} and {b} have no common ancestor")))?;
+            (Some(ViewSpec::Rev(mb.to_hex().to_string())), Some(ViewSpec::Rev(b.clone())))
+        }
+        Range::Staged => (head_or_empty(), Some(ViewSpec::Staged)),
+        Range::Uncommitted => (head_or_empty(), Some(ViewSpec::Worktree)),
+        Range::Since(r) => (Some(ViewSpec::Rev(r.clone())), Some(ViewSpec::Worktree)),
+    };
+    let before = open_snapshot(engine, before)?;
+    let after = open_snapshot(engine, after)?;
+    let files = changed_files(&before.view, &after.view);
+    let changed_chunks = changed_chunks(&before.data, &after.data, &files);
+    Ok(Diff { before, after, files, changed_chunks })
+}
+
+/// Paths whose blob differs; a deleted and an added path with the same blob are a rename.
+pub fn changed_files(before: &View, after: &View) -> Vec<FileChange> {
+    let b: HashMap<&str, crate::store::Key> = before.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
+    let a: HashMap<&str, crate::store::Key> = after.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
+    let mut out = Vec::new();
+    let mut deleted: Vec<(&str, crate::store::Key)> = b.iter().filter(|(p, _)| !a.contains_key(*p)).map(|(p, k)| (*p, *k)).collect();
+    deleted.sort();
+    let mut added: Vec<(&str, crate::store::Key)> = a.iter().filter(|(p, _)| !b.contains_key(*p)).map(|(p, k)| (*p, *k)).collect();
+    added.sort();
+    let mut renamed_from: HashSet<&str> = HashSet::new();
+    for (p, k) in &added {
+        match deleted.iter().find(|(dp, dk)| dk.0[..32] == k.0[..32] && !renamed_from.contains(dp)) {
+            Some((dp, _)) => {
+                renamed_from.insert(dp);
+                out.push(FileChange { path: p.to_string(), status: "renamed", old_path: Some(dp.to_string()) });
+            }
+            None => out.push(FileChange { path: p.to_string(), status: "added", old_path: None }),
+        }
+    }
+    for (p, _) in &deleted {
+        if !renamed_from.contains(p) {
+            out.push(FileChange { path: p.to_string(), status: "deleted", old_path: None });
+        }
+    }
+    for (p, k) in &a {
+        if let Some(bk) = b.get(p) {
+            if bk != k {
+                out.push(FileChange { path: p.to_string(), status: "modified", old_path: None });
+            }
+        }
+    }
+    out.sort_by(|x, y| x.path.cmp(&y.path));
+    out
+}
+
+/// After-view chunks of added or modified files whose text is not among the before file's
+/// chunks (by content hash).
+fn changed_chunks(before: &ViewData, after: &ViewData, files: &[FileChange]) -> Vec<u32> {
+    let wanted: HashMap<&str, &FileChange> =
+        files.iter().filter(|f| matches!(f.status, "added" | "modified")).map(|f| (f.path.as_str(), f)).collect();
+    let mut before_hashes: HashMap<&str, HashSet<[u8; 16]>> = HashMap::new();
+    for o in 0..before.table.len() as u32 {
+        let c = before.table.chunk(o);
+        if wanted.get(c.path).is_some_and(|f| f.status == "modified") {
+            before_hashes.entry(c.path).or_default().insert(c.hash);
+        }
+    }
+    (0..after.table.len() as u32)
+        .filter(|&o| {
+            let c = after.table.chunk(o);
+            match wanted.get(c.path) {
+                Some(f) if f.status == "added" => true,
+                Some(_) => !before_hashes.get(c.path).is_some_and(|h| h.contains(&c.hash)),
+                None => false,
+            }
+        })
+        .collect()
+}
+
+// ------------------------------------------------------------------ search_diff
+
+pub struct SearchDiffArgs {
+    pub query: String,
+    pub base: Option<String>,
+    pub k: usize,
+    pub snippet_lines: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SearchDiffResult {
+    pub query: String,
+    pub base: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_base: Option<String>,
+    pub files: Vec<FileChange>,
+    pub changed_chunks: usize,
+    pub mode: Mode,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub results: Vec<Hit>,
+}
+
+pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
+    if a.query.trim().is_empty() {
+        return Err(crate::error::usage("the search query is empty"));
+    }
+    let base = match &a.base {
+        Some(b) => b.clone(),
+        None => engine.ws.repo.default_base()?.ok_or_else(|| crate::error::usage("no base branch found (no upstream, no main/master/trunk/develop); pass --base REF"))?,
+    };
+    let head = engine.ws.repo.head()?;
+    let base_commit = engine.ws.repo.resolve(&base)?.commit;
+    let merge_base = match head {
+        Some(h) => engine.ws.repo.merge_base(base_commit, h.commit)?.unwrap_or(base_commit),
+        None => base_commit,
+    };
+    let d = diff(engine, &Range::Since(merge_base.to_hex().to_string()))?;
+    let mut allowed = tantivy::BitSet::with_max_value(d.after.data.table.len().max(1) as u32);
+    for &o in &d.changed_chunks {
+        allowed.insert(o);
+    }
+    let allowed = Arc::new(allowed);
+    let mode = Mode::parse(&engine.ws.config.search.mode)?;
+    let pool = a.k.max(engine.ws.config.search.pool);
+    let (results, mode, note) = if d.changed_chunks.is_empty() {
+        (Vec::new(), mode, None)
+    } else {
+        let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(&allowed))?;
+        let hits: Vec<Hit> = r.ranked.iter().take(a.k).map(|x| hit(&d.after.data, x)).collect();
+        (hits, r.mode, (!r.notes.is_empty()).then(|| r.notes.join("; ")))
+    };
+    let res = SearchDiffResult {
+        query: a.query.clone(),
+        base: base.clone(),
+        merge_base: Some(merge_base.to_hex().to_string()),
+        files: d.files.clone(),
+        changed_chunks: d.changed_chunks.len(),
+        mode,
+        note,
+        results,
+    };
+    let mut text = format!(
+        "{} · search inside changes vs {base} (merge base {}) · {} changed files, {} changed chunks\n",
+        view_line(&d.after.data.id),
+        &merge_base.to_hex().to_string()[..12],
+        res.files.len(),
+        res.changed_chunks
+    );
+    for f in &res.files {
+        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), f.path, f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
+    }
+    if let Some(n) = &res.note {
+        text.push_str(&format!("note: {n}\n"));
+    }
+    if res.results.is_empty() {
+        text.push_str(&format!("no changed code matches \"{}\"\n", a.query));
+    }
+    for (i, h) in res.results.iter().enumerate() {
+        text.push_str(&format!("{}. {}\n", i + 1, cite(h)));
+        text.push_str(&snippet(&h.text, a.snippet_lines));
+    }
+    Ok(Answer::new("search_diff", Some(d.after.data.id.clone()), &res, text))
+}
+
+fn status_letter(s: &str) -> &'static str {
+    match s {
+        "added" => "A",
+        "deleted" => "D",
+        "renamed" => "R",
+        _ => "M",
+    }
+}
+
+// ------------------------------------------------------------------ impact over a range
+
+#[derive(Debug, Serialize)]
+pub struct ChangedDef {
+    pub name: String,
+    pub kind: String,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// changed | added | deleted
+    pub change: &'static str,
+    /// The snapshot the callers come from: "after", or "before" for deleted definitions.
+    pub snapshot: &'static str,
+    pub public: bool,
+    pub callers: Vec<Link>,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RangeImpact {
+    pub range: String,
+    pub before: ViewId,
+    pub after: ViewId,
+    pub files: Vec<FileChange>,
+    pub definitions: Vec<ChangedDef>,
+    pub tests: Vec<TestRef>,
+    pub by_file: BTreeMap<String, FileSummary>,
+    pub totals: Totals,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct FileSummary {
+    pub changed_definitions: usize,
+    pub callers: usize,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct Totals {
+    pub changed: usize,
+    pub added: usize,
+    pub deleted: usize,
+    pub transitive_callers: usize,
+    pub tests: usize,
+    pub public_api_changes: usize,
+}
+
+/// Chunk hashes overlapping each definition (its "content").
+fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMap<(String, String), Vec<[u8; 16]>> {
+    let mut by_file: HashMap<&str, Vec<(u32, u32, [u8; 16])>> = HashMap::new();
+    for o in 0..data.table.len() as u32 {
+        let c = data.table.chunk(o);
+        if files.contains(c.path) {
+            by_file.entry(c.path).or_default().push((c.start_line, c.end_line, c.hash));
+        }
+    }
+    let mut out = HashMap::new();
+    for d in &g.defs {
+        let path = g.files[d.file as usize].path.as_str();
+        if let Some(chunks) = by_file.get(path) {
+            let mut hs: Vec<[u8; 16]> = chunks.iter().filter(|(s, e, _)| *s <= d.end_line && d.start_line <= *e).map(|c| c.2).collect();
+            hs.sort();
+            out.insert((path.to_string(), d.qualified.clone()), hs);
+        }
+    }
+    out
+}
+
+/// Public API by the language's own convention, read from the definition's first line.
+fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
+    let def = &g.defs[d as usize];
+    let path = g.def_path(d);
+    let lang = g.files[def.file as usize].lang;
+    let head = (0..data.table.len() as u32)
+        .map(|o| data.table.chunk(o))
+        .find(|c| c.path == path && c.start_line <= def.start_line && def.start_line <= c.end_line)
+        .and_then(|c| c.text.lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
+        .unwrap_or_default();
+    let sig = head.trim_start();
+    use crate::lang::Lang::*;
+    match lang {
+        Rust => sig.starts_with("pub ") || sig.starts_with("pub("),
+        Go => def.name.chars().next().is_some_and(char::is_uppercase),
+        Python | Ruby => !def.name.starts_with('_'),
+        JavaScript | TypeScript | Tsx => sig.starts_with("export ") || head.contains("module.exports"),
+        Java | CSharp | Kotlin | Swift | Scala | Php | Cpp => !sig.contains("private ") && !sig.contains("protected ") && !sig.contains("internal "),
+        _ => true,
+    }
+}
+
+pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize) -> Result<Answer> {
+    let r = compute_range(engine, &a.range, max_depth)?;
+    let text = render_range(&r, "text");
+    Ok(Answer::new("impact", Some(r.after.clone()), &r, text))
+}
+
+pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result<RangeImpact> {
+    let d = diff(engine, range)?;
+    let gb = engine.graph(&d.before.data)?;
+    let ga = engine.graph(&d.after.data)?;
+    let changed_paths: HashSet<&str> = d.files.iter().flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref())).collect();
+    let cb = def_contents(&gb, &d.before.data, &changed_paths);
+    let ca = def_contents(&ga, &d.after.data, &changed_paths);
+    let mut defs = Vec::new();
+    let mut test_set: Vec<TestRef> = Vec::new();
+    let mut totals = Totals::default();
+    let mut by_file: BTreeMap<String, FileSummary> = BTreeMap::new();
+    let push_tests = |g: &CodeGraph, links: &[Link], path: &str, test_set: &mut Vec<TestRef>| {
+        for l in links.iter().filter(|l| l.node.test) {
+            if !test_set.iter().any(|t| t.path == l.node.path.clone().unwrap_or_default() && t.symbol.as_deref() == Some(&l.node.name)) {
+                test_set.push(TestRef { path: l.node.path.clone().unwrap_or_default(), symbol: Some(l.node.name.clone()), start_line: l.node.start_line, end_line: l.node.end_line, origin: "graph", depth: Some(l.depth) });
+            }
+        }
+        for t in conventional_tests(g, path) {
+            if !test_set.iter().any(|x| x.path == t) {
+                test_set.push(TestRef { path: t, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None });
+            }
+        }
+    };
+    let callers_of = |g: &CodeGraph, d: u32| {
+        query::bfs(g, &[Node::Def(d)], &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Some(Direction::Incoming), max_depth, query::MAX_NODES)
+    };
+    // After snapshot: changed and added definitions.
+    for (i, def) in ga.defs.iter().enumerate() {
+        let path = ga.files[def.file as usize].path.as_str();
+        if !changed_paths.contains(path) {
+            continue;
+        }
+        let key = (path.to_string(), def.qualified.clone());
+        // A renamed file's definitions compare with the old path.
+        let old_path = d.files.iter().find(|f| f.path == path).and_then(|f| f.old_path.clone());
+        let before_key = old_path.map(|o| (o, def.qualified.clone())).unwrap_or_else(|| key.clone());
+        let change = match cb.get(&before_key) {
+            None => "added",
+            Some(h) if Some(h) != ca.get(&key) => "changed",
+            _ => continue,
+        };
+        // Containers change whenever a member does: report the members instead.
+        if change == "changed" && ga.defs.iter().any(|m| m.parent == Some(i as u32)) {
+            continue;
+        }
+        let (callers, truncated) = callers_of(&ga, i as u32);
+        push_tests(&ga, &callers, path, &mut test_set);
+        let public = is_public(&d.after.data, &ga, i as u32);
+        if change == "changed" {
+            totals.changed += 1;
+        } else {
+            totals.added += 1;
+        }
+        totals.public_api_changes += usize::from(public && change == "changed");
+        let fs = by_file.entry(path.to_string()).or_default();
+        fs.changed_definitions += 1;
+        fs.callers += callers.len();
+        defs.push(ChangedDef { name: def.qualified.clone(), kind: def.kind.clone(), path: path.into(), start_line: def.start_line, end_line: def.end_line, change, snapshot: "after", public, callers, truncated });
+    }
+    // Before snapshot: deleted (or renamed away) definitions and who used them.
+    let after_keys: HashSet<(String, String)> = ca.keys().cloned().collect();
+    let renamed: HashMap<&str, &str> = d.files.iter().filter_map(|f| f.old_path.as_deref().map(|o| (o, f.path.as_str()))).collect();
+    for (i, def) in gb.defs.iter().enumerate() {
+        let path = gb.files[def.file as usize].path.as_str();
+        if !changed_paths.contains(path) {
+            continue;
+        }
+        let now_path = renamed.get(path).copied().unwrap_or(path);
+        if after_keys.contains(&(now_path.to_string(), def.qualified.clone())) {
+            continue;
+        }
+        let (callers, truncated) = callers_of(&gb, i as u32);
+        push_tests(&gb, &callers, path, &mut test_set);
+        let public = is_public(&d.before.data, &gb, i as u32);
+        totals.deleted += 1;
+        totals.public_api_changes += usize::from(public);
+        let fs = by_file.entry(path.to_string()).or_default();
+        fs.changed_definitions += 1;
+        fs.callers += callers.len();
+        defs.push(ChangedDef { name: def.qualified.clone(), kind: def.kind.clone(), path: path.into(), start_line: def.start_line, end_line: def.end_line, change: "deleted", snapshot: "before", public, callers, truncated });
+    }
+    let mut callers_all: HashSet<(String, String)> = HashSet::new();
+    for d in &defs {
+        for l in &d.callers {
+            callers_all.insert((l.node.path.clone().unwrap_or_default(), l.node.name.clone()));
+        }
+    }
+    totals.transitive_callers = callers_all.len();
+    totals.tests = test_set.len();
+    Ok(RangeImpact {
+        range: range.label(),
+        before: d.before.data.id.clone(),
+        after: d.after.data.id.clone(),
+        files: d.files,
+        definitions: defs,
+        tests: test_set,
+        by_file,
+        totals,
+    })
+}
+
+/// Renders a range impact as text or Markdown (for PR comments).
+pub fn render_range(r: &RangeImpact, format: &str) -> String {
+    let md = format == "markdown";
+    let mut out = String::new();
+    let t = &r.totals;
+    if md {
+        out.push_str(&format!("### Lynx impact report: {}\n\n", r.range));
+        out.push_str(&format!(
+            "**{} changed, {} added, {} deleted definitions** · {} transitive callers · {} tests to re-run · {} public API changes\n\n",
+            t.changed, t.added, t.deleted, t.transitive_callers, t.tests, t.public_api_changes
+        ));
+    } else {
+        out.push_str(&format!("impact of {} (before {}, after {})\n", r.range, r.before.label, r.after.label));
+        out.push_str(&format!(
+            "{} changed, {} added, {} deleted definitions; {} transitive callers; {} tests to re-run; {} public API changes\n",
+            t.changed, t.added, t.deleted, t.transitive_callers, t.tests, t.public_api_changes
+        ));
+    }
+    if r.files.is_empty() {
+        out.push_str("no changes\n");
+        return out;
+    }
+    if md {
+        out.push_str("| file | changed definitions | callers |\n|---|---|---|\n");
+        for (p, s) in &r.by_file {
+            out.push_str(&format!("| `{p}` | {} | {} |\n", s.changed_definitions, s.callers));
+        }
+        out.push('\n');
+    } else {
+        out.push_str("files:\n");
+        for f in &r.files {
+            out.push_str(&format!("  {} {}{}\n", status_letter(f.status), f.path, f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
+        }
+    }
+    for d in &r.definitions {
+        let head = format!(
+            "{} {} {} `{}:{}-{}`{} — {} caller{}{}",
+            d.change,
+            d.kind,
+            d.name,
+            d.path,
+            d.start_line,
+            d.end_line,
+            if d.public { " (public)" } else { "" },
+            d.callers.len(),
+            if d.callers.len() == 1 { "" } else { "s" },
+            if d.snapshot == "before" { " in the before snapshot" } else { "" }
+        );
+        if md {
+            out.push_str(&format!("- {}\n", head));
+        } else {
+            out.push_str(&format!("{}\n", head.replace('`', "")));
+        }
+        for l in d.callers.iter().take(15) {
+            let line = super::nav::link_line(l);
+            if md {
+                out.push_str(&format!("  - {line}\n"));
+            } else {
+                out.push_str(&format!("    {line}\n"));
+            }
+        }
+        if d.callers.len() > 15 {
+            out.push_str(&format!("    … {} more\n", d.callers.len() - 15));
+        }
+    }
+    if md {
+        out.push_str("\n**Tests to re-run:**\n");
+        for t in &r.tests {
+            out.push_str(&format!("- `{}`{}\n", t.path, t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+        }
+        if r.tests.is_empty() {
+            out.push_str("- (none found)\n");
+        }
+    } else {
+        out.push_str(&format!("tests to re-run ({}):\n", r.tests.len()));
+        for t in &r.tests {
+            out.push_str(&format!("  {}{}\n", t.path, t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+        }
+    }
+    out
+}
+
+/// A `--fail-on` check: `callers>N`, `deleted`, `public-api`, `tests>N`.
+pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> {
+    let mut failed = Vec::new();
+    for c in checks {
+        let c = c.trim();
+        let (name, limit) = match c.split_once('>') {
+            Some((n, v)) => (n.trim(), Some(v.trim().parse::<usize>().map_err(|_| crate::error::usage(format!("--fail-on `{c}`: `{v}` is not a number")))?)),
+            None => (c, None),
+        };
+        let hit = match (name, limit) {
+            ("callers", Some(n)) => (r.totals.transitive_callers > n).then(|| format!("{} transitive callers > {n}", r.totals.transitive_callers)),
+            ("tests", Some(n)) => (r.totals.tests > n).then(|| format!("{} tests to re-run > {n}", r.totals.tests)),
+            ("deleted", None) => {
+                let used: Vec<&str> = r.definitions.iter().filter(|d| d.change == "deleted" && !d.callers.is_empty()).map(|d| d.name.as_str()).collect();
+                (!used.is_empty()).then(|| format!("deleted definitions still called: {}", used.join(", ")))
+            }
+            ("public-api" | "public_api", None) => (r.totals.public_api_changes > 0).then(|| format!("{} public API changes", r.totals.public_api_changes)),
+            _ => return Err(crate::error::usage(format!("unknown --fail-on check `{c}`: use callers>N, tests>N, deleted or public-api"))),
+        };
+        failed.extend(hit);
+    }
+    Ok(failed)
+}
+
+/// Exit code when a `--fail-on` check trips.
+pub const EXIT_CHECK_FAILED: i32 = 3;

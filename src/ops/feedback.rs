@@ -1,0 +1,58 @@
+//! `feedback`: an agent's report of what it tried and what failed, appended to a local JSONL
+//! file (`.lynx/feedback.jsonl`); `git lynx feedback` summarises it.
+
+use super::Answer;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Entry {
+    pub time: u64,
+    pub tool: String,
+    pub query: String,
+    pub outcome: String,
+    pub comment: String,
+}
+
+pub const OUTCOMES: &[&str] = &["helpful", "partial", "unhelpful", "error"];
+
+pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str) -> Result<Answer> {
+    if !OUTCOMES.contains(&outcome) {
+        return Err(crate::error::usage(format!("outcome must be one of {}", OUTCOMES.join(", "))));
+    }
+    let e = Entry { time: crate::fsutil::now_secs(), tool: tool.into(), query: query.into(), outcome: outcome.into(), comment: comment.into() };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    // One short line per write with O_APPEND: concurrent writers do not interleave.
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut line = serde_json::to_string(&e)?;
+    line.push('\n');
+    f.write_all(line.as_bytes())?;
+    Ok(Answer::new("feedback", None, serde_json::json!({"recorded": true, "path": path.display().to_string()}), "feedback recorded, thank you\n".into()))
+}
+
+pub fn summary(path: &Path) -> Result<Answer> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let entries: Vec<Entry> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let mut by_tool: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for e in &entries {
+        *by_tool.entry(if e.tool.is_empty() { "(unspecified)".into() } else { e.tool.clone() }).or_default().entry(e.outcome.clone()).or_default() += 1;
+    }
+    let mut out = format!("{} feedback entries in {}\n", entries.len(), path.display());
+    for (tool, outcomes) in &by_tool {
+        let parts: Vec<String> = outcomes.iter().map(|(o, n)| format!("{o} {n}")).collect();
+        out.push_str(&format!("  {tool}: {}\n", parts.join(", ")));
+    }
+    let problems: Vec<&Entry> = entries.iter().rev().filter(|e| e.outcome != "helpful").take(10).collect();
+    if !problems.is_empty() {
+        out.push_str("recent problems:\n");
+        for e in problems {
+            out.push_str(&format!("  [{}] {} \"{}\": {}\n", e.outcome, e.tool, e.query, e.comment));
+        }
+    }
+    Ok(Answer::new("feedback", None, serde_json::json!({"entries": entries.len(), "by_tool": by_tool}), out))
+}

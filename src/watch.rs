@@ -1,0 +1,176 @@
+//! Keeping the working-tree view fresh: `git lynx watch` and `serve` react to saves, creates,
+//! deletes and renames (notify), debounced — wait for the first event, then drain until a
+//! quiet period — and index only the new blobs. Changes to `.git/HEAD` or `.git/index`
+//! (branch switches, rebases, pulls, staging) trigger the same update. One process per store
+//! watches (the `watch.lock` file lock); others follow its results and take over when it exits.
+//! At start, a reconcile catches up with what changed while nobody watched.
+
+use crate::engine::Engine;
+use crate::ops::status::WATCH_LOCK;
+use crate::sources::Sources;
+use crate::store::lock::StoreLock;
+use anyhow::{Context, Result};
+use notify::{EventKind, RecursiveMode, Watcher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+/// What one update did.
+#[derive(Debug, serde::Serialize)]
+pub struct Update {
+    pub reason: String,
+    pub blobs_new: usize,
+    pub chunks_embedded: usize,
+    pub files: usize,
+    pub millis: f64,
+}
+
+/// Brings the working-tree view of `engine` up to date (objects, view cache, graph, vectors).
+pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
+    let t = Instant::now();
+    let view = crate::view::View::open(&engine.ws, &engine.spec(None))?;
+    let report = crate::index::index_view(&engine.ws, &view, &engine.progress)?;
+    let mut embedded = 0;
+    if let Ok(model) = engine.embedder() {
+        if let Ok(d) = crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress) {
+            embedded = d.embedded;
+        }
+    }
+    let opened = engine.open_listed(&view)?;
+    let _ = engine.graph(&opened.data);
+    let _ = engine.dense_for(&view, &opened.data);
+    Ok(Update { reason: reason.to_string(), blobs_new: report.blobs_new, chunks_embedded: embedded, files: view.files.len(), millis: t.elapsed().as_secs_f64() * 1000.0 })
+}
+
+/// Whether an event path can change the working-tree view.
+fn relevant(root: &Path, git_dir: &Path, p: &Path) -> bool {
+    if p.starts_with(git_dir) {
+        // HEAD moves and index rewrites change the view; everything else in .git does not.
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        return matches!(name, "HEAD" | "index" | "ORIG_HEAD") || p.components().any(|c| c.as_os_str() == "refs");
+    }
+    let rel = p.strip_prefix(root).unwrap_or(p);
+    !rel.starts_with(".lynx") && !rel.starts_with(".git")
+}
+
+/// Waits for the first relevant event, then drains until `quiet` passes without one.
+/// Returns None when the channel closed or `stop` says so.
+fn next_batch(rx: &Receiver<notify::Result<notify::Event>>, root: &Path, git_dir: &Path, quiet: Duration, stop: &dyn Fn() -> bool) -> Option<usize> {
+    let is_relevant = |ev: &notify::Event| {
+        !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(root, git_dir, p))
+    };
+    loop {
+        if stop() {
+            return None;
+        }
+        match rx.recv_timeout(Duration::from_millis(250)) {
+            Ok(Ok(ev)) if is_relevant(&ev) => break,
+            Ok(_) => continue,
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+    let mut n = 1;
+    let mut last = Instant::now();
+    loop {
+        let left = quiet.saturating_sub(last.elapsed());
+        if left.is_zero() {
+            return Some(n);
+        }
+        match rx.recv_timeout(left) {
+            Ok(Ok(ev)) if is_relevant(&ev) => {
+                n += 1;
+                last = Instant::now();
+            }
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => return Some(n),
+            Err(RecvTimeoutError::Disconnected) => return Some(n),
+        }
+    }
+}
+
+/// Watches `engine`'s working tree until `stop` returns true, calling `on_update` after each
+/// update. Holds the store's watch lock while doing so.
+pub fn watch_loop(engine: &Engine, debounce: Duration, stop: &dyn Fn() -> bool, on_update: &mut dyn FnMut(&Update)) -> Result<()> {
+    let root = engine.ws.repo.workdir()?.to_path_buf();
+    let git_dir = engine.ws.repo.local().git_dir().canonicalize().unwrap_or_else(|_| root.join(".git"));
+    let (tx, rx) = channel();
+    let mut watcher = notify::recommended_watcher(tx).context("starting the file watcher")?;
+    watcher.watch(&root, RecursiveMode::Recursive).with_context(|| format!("watching {}", root.display()))?;
+    if !git_dir.starts_with(&root) {
+        // Linked worktrees keep their HEAD and index outside the checkout.
+        watcher.watch(&git_dir, RecursiveMode::NonRecursive).ok();
+    }
+    // Reconcile: catch up with what changed while nobody watched.
+    let u = update(engine, "reconcile at start")?;
+    on_update(&u);
+    while let Some(events) = next_batch(&rx, &root, &git_dir, debounce, stop) {
+        match update(engine, &format!("{events} change events")) {
+            Ok(u) => on_update(&u),
+            Err(e) => tracing::warn!("update after changes failed: {e:#}"),
+        }
+    }
+    Ok(())
+}
+
+/// `git lynx watch`: watch when no other process does; otherwise follow until it exits.
+pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
+    let root = engine.ws.store.root.clone();
+    let print = |u: &Update| {
+        if json {
+            println!("{}", serde_json::to_string(u).unwrap_or_default());
+        } else {
+            eprintln!("{}: {} new blobs, {} chunks embedded, {} files, {:.0} ms", u.reason, u.blobs_new, u.chunks_embedded, u.files, u.millis);
+        }
+    };
+    loop {
+        match StoreLock::try_acquire(&root, WATCH_LOCK, "watch")? {
+            Some(_lock) => {
+                if !json {
+                    eprintln!("watching {} (Ctrl-C to stop)", engine.ws.repo.workdir()?.display());
+                }
+                let mut p = print;
+                return watch_loop(engine, debounce, &|| false, &mut p);
+            }
+            None => {
+                let holder = StoreLock::holder(&root, WATCH_LOCK).unwrap_or_else(|| "another process".into());
+                if !json {
+                    eprintln!("{holder} is already watching this repository; following it and taking over when it exits");
+                }
+                while StoreLock::holder(&root, WATCH_LOCK).is_some() {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+}
+
+/// For `serve`: watch the repository source in the background (or follow the process that
+/// does, and take over when it exits).
+pub fn spawn_for_server(sources: Arc<Sources>) {
+    let engine: Arc<Engine> = sources.main().engine.clone();
+    if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
+        return;
+    }
+    std::thread::spawn(move || {
+        let root: PathBuf = engine.ws.store.root.clone();
+        let debounce = Duration::from_millis(engine.ws.config.watch.debounce_ms);
+        loop {
+            match StoreLock::try_acquire(&root, WATCH_LOCK, "serve (watching)") {
+                Ok(Some(_lock)) => {
+                    let mut log = |u: &Update| tracing::info!("{}: {} new blobs in {:.0} ms", u.reason, u.blobs_new, u.millis);
+                    if let Err(e) = watch_loop(&engine, debounce, &|| false, &mut log) {
+                        tracing::warn!("watcher stopped: {e:#}");
+                    }
+                    return;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_secs(2)),
+                Err(e) => {
+                    tracing::warn!("cannot take the watch lock: {e:#}");
+                    return;
+                }
+            }
+        }
+    });
+}
