@@ -98,6 +98,16 @@ pub enum Command {
     },
     /// Record feedback (with --outcome), or summarise what agents reported.
     Feedback(FeedbackCmd),
+    /// Share objects: export the segments revisions need, import a teammate's.
+    Objects {
+        #[command(subcommand)]
+        what: ObjectsCmd,
+    },
+    /// Git hooks: pre-commit impact report, background indexing after commits and checkouts.
+    Hooks {
+        #[command(subcommand)]
+        what: HooksCmd,
+    },
     /// Print the MCP configuration snippet for a client.
     McpConfig {
         /// claude | cursor | codex | generic
@@ -346,6 +356,27 @@ pub enum SourceCmd {
     List,
 }
 
+#[derive(Subcommand, Debug)]
+pub enum ObjectsCmd {
+    /// Write the segments of these revisions (default HEAD) to a directory (usable as an
+    /// alternate) or a single `.lynxpack` file.
+    Export {
+        revs: Vec<String>,
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Import a directory or `.lynxpack` (hashes verified; corrupt or foreign packs refused).
+    Import { from: PathBuf },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HooksCmd {
+    /// Install the hooks (existing hooks are kept and run first).
+    Install,
+    /// Remove the hooks (restoring the ones they chained).
+    Uninstall,
+}
+
 #[derive(Args, Debug)]
 pub struct FeedbackCmd {
     /// helpful | partial | unhelpful | error (records an entry; omit to print the summary).
@@ -483,6 +514,8 @@ impl Command {
             Command::UpdateSourceIndex { .. } => "update_source_index",
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
+            Command::Objects { .. } => "objects",
+            Command::Hooks { .. } => "hooks",
             Command::Rules { .. } => "rules",
             Command::Status => "status",
             Command::Gc(_) => "gc",
@@ -644,6 +677,17 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
+        Command::Objects { what } => match what {
+            ObjectsCmd::Export { revs, to } => ops::objects::export(&engine(cli)?, revs, to),
+            ObjectsCmd::Import { from } => ops::objects::import(&engine(cli)?, from),
+        },
+        Command::Hooks { what } => {
+            let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+            match what {
+                HooksCmd::Install => crate::hooks::install(&ws),
+                HooksCmd::Uninstall => crate::hooks::uninstall(&ws),
+            }
+        }
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
         Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref()),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),

@@ -10,6 +10,7 @@ pub mod error;
 pub mod fsutil;
 pub mod graph;
 pub mod gc;
+pub mod hooks;
 pub mod index;
 pub mod integrate;
 pub mod lang;

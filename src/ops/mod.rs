@@ -9,6 +9,7 @@ pub mod graph;
 pub mod index;
 pub mod model;
 pub mod nav;
+pub mod objects;
 pub mod overview;
 pub mod similar;
 pub mod search;

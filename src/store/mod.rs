@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod lock;
+pub mod pack;
 
 use crate::fsutil;
 use anyhow::{Context, Result, bail};

@@ -1,0 +1,64 @@
+//! `objects export REV… --to DIR|FILE` and `objects import DIR|FILE`: carrying a store's
+//! segments to a teammate, CI or another clone.
+
+use super::Answer;
+use crate::engine::Engine;
+use crate::layer;
+use crate::store::pack;
+use crate::view::{View, ViewSpec};
+use anyhow::Result;
+use std::collections::{BTreeSet, HashSet};
+use std::path::Path;
+
+pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
+    let ws = &engine.ws;
+    let specs: Vec<ViewSpec> = if revs.is_empty() { vec![ViewSpec::Rev("HEAD".into())] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
+    let mut keys: HashSet<crate::store::Key> = HashSet::new();
+    for s in &specs {
+        let view = View::open(ws, s)?;
+        // Export what the revision needs; index it first so nothing is missing.
+        crate::index::index_view(ws, &view, &engine.progress)?;
+        keys.extend(view.files.iter().map(|f| f.key));
+    }
+    let mut segments: BTreeSet<(usize, String)> = BTreeSet::new();
+    for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
+        let cat = ws.store.catalogs(name, &fp)?;
+        for k in &keys {
+            if let Some(f) = cat.get(k) {
+                segments.insert((f.dir, cat.segment_name(f).to_string()));
+            }
+        }
+    }
+    // Vectors of every model for those chunks.
+    let hashes = layer::chunk_hashes(&ws.store, &keys)?;
+    let mut vector_fps: BTreeSet<String> = BTreeSet::new();
+    for d in &ws.store.dirs {
+        if let Ok(rd) = std::fs::read_dir(d.join("catalog")) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if let Some(fp) = n.strip_prefix(&format!("{}-", layer::VECTORS)).and_then(|s| s.strip_suffix(".cat")) {
+                    vector_fps.insert(fp.to_string());
+                }
+            }
+        }
+    }
+    for fp in &vector_fps {
+        let cat = ws.store.catalogs(layer::VECTORS, fp)?;
+        for h in &hashes {
+            if let Some(f) = cat.get(h) {
+                segments.insert((f.dir, cat.segment_name(f).to_string()));
+            }
+        }
+    }
+    let (n, bytes) = pack::export(&ws.store, &segments, to)?;
+    let text = format!("exported {n} segments ({}) for {} revision(s) to {}\n", super::status::human_bytes(bytes), specs.len(), to.display());
+    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
+}
+
+pub fn import(engine: &Engine, from: &Path) -> Result<Answer> {
+    let current = [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())];
+    let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
+    let (total, new) = pack::import(&engine.ws.store, from, &accept)?;
+    let text = format!("imported {total} segments from {} ({new} new, all hashes verified)\n", from.display());
+    Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new}), text))
+}

@@ -1,0 +1,219 @@
+//! Sharing objects: the catalog rebuilt from segments, `objects export` (a directory that can
+//! serve as an alternate, or a single `.lynxpack` file) and `objects import` (hash-verified,
+//! refusing corrupt packs and packs from another pipeline).
+
+use super::catalog::{Catalog, catalog_path};
+use super::{Key, META_FINGERPRINT, META_LAYER, Store};
+use crate::fsutil;
+use anyhow::{Context, Result, bail};
+use arrow::array::{Array, FixedSizeBinaryArray};
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// A segment's layer, fingerprint and (key, first row, rows), read from the file itself.
+pub struct Scanned {
+    pub layer: String,
+    pub fingerprint: String,
+    pub keys: Vec<(Key, u32, u32)>,
+}
+
+/// Reads a segment's metadata and key column (a damaged file is an error).
+pub fn scan_bytes(bytes: bytes::Bytes) -> Result<Scanned> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).context("not a readable Parquet file")?;
+    let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
+    let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap_or_default();
+    let (layer, fingerprint) = (get(META_LAYER), get(META_FINGERPRINT));
+    if layer.is_empty() || fingerprint.is_empty() {
+        bail!("not a Lynx segment (no layer metadata)");
+    }
+    let mask = ProjectionMask::columns(builder.parquet_schema(), ["key"]);
+    let reader = builder.with_projection(mask).with_batch_size(64 * 1024).build()?;
+    let mut keys: Vec<(Key, u32, u32)> = Vec::new();
+    let mut row = 0u32;
+    for b in reader {
+        let b = b.context("damaged segment data")?;
+        let col: &FixedSizeBinaryArray = b.column(0).as_any().downcast_ref().context("segment key column has the wrong type")?;
+        for i in 0..col.len() {
+            let k = Key(col.value(i).try_into().context("segment key has the wrong width")?);
+            match keys.last_mut() {
+                Some((last, _, n)) if *last == k => *n += 1,
+                _ => keys.push((k, row, 1)),
+            }
+            row += 1;
+        }
+    }
+    Ok(Scanned { layer, fingerprint, keys })
+}
+
+pub fn scan_file(path: &Path) -> Result<Scanned> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    scan_bytes(bytes.into()).with_context(|| format!("segment {}", path.display()))
+}
+
+/// Verifies that a segment's bytes hash to its name.
+pub fn verify_name(name: &str, bytes: &[u8]) -> bool {
+    let hex = blake3::hash(bytes).to_hex();
+    name == format!("{}/{}", &hex[..2], &hex[2..])
+}
+
+/// Rebuilds every catalog of an object directory from its segments. Returns (segments,
+/// unreadable segment names).
+pub fn rebuild_catalogs(objects: &Path) -> Result<(usize, Vec<String>)> {
+    let mut cats: BTreeMap<(String, String), Catalog> = BTreeMap::new();
+    let mut bad = Vec::new();
+    let names = super::list_segments(objects)?;
+    for name in &names {
+        match scan_file(&objects.join(format!("{name}.parquet"))) {
+            Ok(s) => cats.entry((s.layer, s.fingerprint)).or_default().add(name, &s.keys),
+            Err(e) => {
+                tracing::warn!("{e:#}");
+                bad.push(name.clone());
+            }
+        }
+    }
+    let dir = objects.join("catalog");
+    std::fs::create_dir_all(&dir)?;
+    // Old catalogs go; the rebuilt ones replace them.
+    for e in std::fs::read_dir(&dir)?.flatten() {
+        if e.path().extension().is_some_and(|x| x == "cat") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+    for ((layer, fp), cat) in &cats {
+        cat.save(&catalog_path(objects, layer, fp))?;
+    }
+    Ok((names.len() - bad.len(), bad))
+}
+
+pub const PACK_EXT: &str = "lynxpack";
+
+/// Writes `segments` (names in the local store or its alternates) to `to`: a directory laid
+/// out like an object directory (with catalogs, usable as an alternate), or a `.lynxpack`
+/// file (tar of the same layout plus a manifest).
+pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, to: &Path) -> Result<(usize, u64)> {
+    let is_pack = to.extension().is_some_and(|e| e == PACK_EXT);
+    let mut bytes_total = 0u64;
+    if is_pack {
+        if let Some(p) = to.parent() {
+            std::fs::create_dir_all(p)?;
+        }
+        let tmp = fsutil::temp_path_for(to);
+        let file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut tar = tar::Builder::new(file);
+        let mut manifest = Vec::new();
+        for (dir, name) in segments {
+            let bytes = std::fs::read(store.segment_path(*dir, name))?;
+            bytes_total += bytes.len() as u64;
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o444);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("objects/{name}.parquet"), bytes.as_slice())?;
+            manifest.push(serde_json::json!({"name": name, "bytes": bytes.len()}));
+        }
+        let m = serde_json::to_vec_pretty(&serde_json::json!({"format": "lynxpack-1", "created_by": format!("git-lynx {}", env!("CARGO_PKG_VERSION")), "segments": manifest}))?;
+        let mut h = tar::Header::new_gnu();
+        h.set_size(m.len() as u64);
+        h.set_mode(0o444);
+        h.set_cksum();
+        tar.append_data(&mut h, "manifest.json", m.as_slice())?;
+        let f = tar.into_inner()?;
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, to)?;
+    } else {
+        for (dir, name) in segments {
+            let bytes = std::fs::read(store.segment_path(*dir, name))?;
+            bytes_total += bytes.len() as u64;
+            let dest = to.join(format!("{name}.parquet"));
+            if !dest.exists() {
+                fsutil::write_atomic(&dest, &bytes)?;
+            }
+        }
+        // Vector layer descriptions travel with their segments.
+        for d in &store.dirs {
+            if let Ok(rd) = std::fs::read_dir(d.join("catalog")) {
+                for e in rd.flatten() {
+                    if e.path().extension().is_some_and(|x| x == "json") {
+                        let dest = to.join("catalog").join(e.file_name());
+                        if !dest.exists() {
+                            std::fs::create_dir_all(dest.parent().unwrap())?;
+                            std::fs::copy(e.path(), dest)?;
+                        }
+                    }
+                }
+            }
+        }
+        rebuild_catalogs(to)?;
+    }
+    Ok((segments.len(), bytes_total))
+}
+
+/// Segments of a directory or pack: (name, bytes).
+fn read_source(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    if from.is_dir() {
+        for name in super::list_segments(from)? {
+            out.push((name.clone(), std::fs::read(from.join(format!("{name}.parquet")))?));
+        }
+        if out.is_empty() {
+            bail!("{} holds no Lynx segments", from.display());
+        }
+        return Ok(out);
+    }
+    let file = std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
+    let mut ar = tar::Archive::new(file);
+    let mut saw_manifest = false;
+    for entry in ar.entries().with_context(|| format!("{} is not a Lynx pack (not a tar file)", from.display()))? {
+        let mut entry = entry.with_context(|| format!("{} is damaged", from.display()))?;
+        let path = entry.path()?.to_string_lossy().into_owned();
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
+        if path == "manifest.json" {
+            saw_manifest = true;
+        } else if let Some(name) = path.strip_prefix("objects/").and_then(|p| p.strip_suffix(".parquet")) {
+            out.push((name.to_string(), bytes));
+        }
+    }
+    if !saw_manifest {
+        bail!("{} is not a Lynx pack (no manifest.json)", from.display());
+    }
+    Ok(out)
+}
+
+/// Imports segments, verifying every hash and fingerprint before writing anything.
+pub fn import(store: &Store, from: &Path, accept: &dyn Fn(&str, &str) -> bool) -> Result<(usize, usize)> {
+    let segments = read_source(from)?;
+    let mut scanned = Vec::with_capacity(segments.len());
+    for (name, bytes) in &segments {
+        if !verify_name(name, bytes) {
+            bail!("refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported", from.display());
+        }
+        let s = scan_bytes(bytes.clone().into()).map_err(|e| anyhow::anyhow!("refusing {}: segment {name} is unreadable ({e:#}); nothing was imported", from.display()))?;
+        if !accept(&s.layer, &s.fingerprint) {
+            bail!(
+                "refusing {}: segment {name} was made by another pipeline ({} layer, fingerprint {}); this build of git-lynx would never use it. Export it again with this version",
+                from.display(),
+                s.layer,
+                s.fingerprint
+            );
+        }
+        scanned.push(s);
+    }
+    let mut added: BTreeMap<(String, String), Vec<(String, Vec<(Key, u32, u32)>)>> = BTreeMap::new();
+    let mut new = 0;
+    for ((name, bytes), s) in segments.iter().zip(scanned) {
+        let path = store.segment_path(0, name);
+        if !path.exists() {
+            fsutil::write_atomic(&path, bytes)?;
+            new += 1;
+        }
+        added.entry((s.layer, s.fingerprint)).or_default().push((name.clone(), s.keys));
+    }
+    for ((layer, fp), segs) in added {
+        store.commit(&layer, &fp, &segs)?;
+    }
+    Ok((segments.len(), new))
+}

@@ -1,0 +1,187 @@
+//! Git workflows: search inside changes, impact over ranges, hooks, shared objects.
+
+mod common;
+use common::*;
+use std::collections::BTreeSet;
+
+#[test]
+fn search_diff_finds_a_low_ranked_change_that_global_search_misses() {
+    let r = TestRepo::new();
+    // Thirty files that match "parse config" strongly, committed on main.
+    for i in 0..30 {
+        r.write(&format!("lib/parser{i}.py"), &format!("def parse_config_{i}(path):\n    \"\"\"Parse config parse config parse config.\"\"\"\n    return parse(open(path).read())\n"));
+    }
+    r.write("app/main.py", "def run():\n    return 1\n");
+    r.commit_all("base");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    // The change mentions the query only weakly.
+    r.write("app/main.py", "def run():\n    # fall back when the config cannot be parsed\n    return 1\n");
+    r.commit_all("feature");
+    let global = r.search_paths(&["--no-dense", "parse config", "-k", "10"]);
+    assert!(!global.contains(&"app/main.py".to_string()), "the change is not in the global top 10: {global:?}");
+    let v = r.json(&["--no-dense", "search-diff", "parse config"]);
+    assert_eq!(v["base"], "main", "base auto-detected: {v}");
+    assert_eq!(v["results"][0]["path"], "app/main.py", "{v}");
+    let files: Vec<&str> = v["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(files, ["app/main.py"]);
+    // Staged and unstaged work is included by default.
+    r.write("app/extra.py", "def helper():\n    return 'config parse fallback'\n");
+    let v = r.json(&["--no-dense", "search-diff", "config parse fallback"]);
+    let paths: BTreeSet<&str> = v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(paths.contains("app/extra.py"), "{v}");
+}
+
+#[test]
+fn impact_of_deleting_a_function_lists_its_former_callers() {
+    let r = TestRepo::new();
+    r.write("lib.py", "def shared():\n    return 1\n\n\ndef keep():\n    return 2\n");
+    r.write("a.py", "from lib import shared\n\n\ndef use_a():\n    return shared()\n");
+    r.write("b.py", "from lib import shared\n\n\ndef use_b():\n    return shared() + 1\n");
+    r.commit_all("base");
+    r.write("lib.py", "def keep():\n    return 2\n");
+    r.commit_all("delete shared");
+    let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
+    let deleted: Vec<&serde_json::Value> = v["definitions"].as_array().unwrap().iter().filter(|d| d["change"] == "deleted").collect();
+    assert_eq!(deleted.len(), 1, "{v}");
+    assert_eq!(deleted[0]["name"], "shared");
+    assert_eq!(deleted[0]["snapshot"], "before");
+    let callers: BTreeSet<&str> = deleted[0]["callers"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
+    assert_eq!(callers, BTreeSet::from(["use_a", "use_b"]));
+    // CI gate: deleted definitions that are still called trip `deleted` (exit 3).
+    let out = r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "deleted", "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(3));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("### Lynx impact report") && md.contains("deleted function shared"), "{md}");
+    assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>10"]).status.code(), Some(0));
+}
+
+#[test]
+fn staged_unstaged_and_committed_ranges() {
+    let r = TestRepo::new();
+    r.write("m.py", "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    r.commit_all("base");
+    r.write("m.py", "def alpha():\n    return 10\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    r.git(&["add", "m.py"]);
+    r.write("m.py", "def alpha():\n    return 10\n\n\ndef beta():\n    return 20\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    let changed = |v: &serde_json::Value| -> BTreeSet<String> {
+        v["definitions"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect()
+    };
+    // --staged: only what `git commit` would record.
+    assert_eq!(changed(&r.json(&["--no-dense", "impact", "--staged"])), BTreeSet::from(["alpha".to_string()]));
+    // No argument: all uncommitted work (staged + unstaged).
+    assert_eq!(changed(&r.json(&["--no-dense", "impact"])), BTreeSet::from(["alpha".to_string(), "beta".to_string()]));
+    r.git(&["commit", "-q", "-am", "both"]);
+    assert!(changed(&r.json(&["--no-dense", "impact"])).is_empty());
+    assert_eq!(changed(&r.json(&["--no-dense", "impact", "HEAD~1..HEAD"])), BTreeSet::from(["alpha".to_string(), "beta".to_string()]));
+    let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
+    let alpha = v["definitions"].as_array().unwrap().iter().find(|d| d["name"] == "alpha").unwrap();
+    assert_eq!(alpha["callers"][0]["node"]["name"], "gamma");
+    assert_eq!(alpha["snapshot"], "after");
+}
+
+#[test]
+fn hooks_install_beside_an_existing_hook_and_both_run() {
+    let r = TestRepo::new();
+    r.write("m.py", "def alpha():\n    return 1\n\n\ndef gamma():\n    return alpha()\n");
+    r.commit_all("base");
+    let hooks = r.file(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho existing-hook-ran >> \"$(git rev-parse --show-toplevel)/hook.log\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(hooks.join("pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let v = r.json(&["hooks", "install"]);
+    assert!(v["installed"].as_array().unwrap().len() >= 4, "{v}");
+    assert!(hooks.join("pre-commit.lynx-chained").exists());
+    // The hooks call `git lynx`: put the binary on PATH as git-lynx.
+    let bin_dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(BIN, bin_dir.path().join("git-lynx")).unwrap();
+    let path = format!("{}:{}", bin_dir.path().display(), std::env::var("PATH").unwrap());
+    r.write("m.py", "def alpha():\n    return 2\n\n\ndef gamma():\n    return alpha()\n");
+    r.git(&["add", "m.py"]);
+    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "change"]).current_dir(r.path()).env("PATH", &path).output().unwrap();
+    assert!(out.status.success(), "commit went through: {}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("alpha"), "the impact report was printed: {stderr}");
+    assert!(std::fs::read_to_string(r.file("hook.log")).unwrap().contains("existing-hook-ran"));
+    // Configured to block: a change with callers trips `callers>0`.
+    r.write("m.py", "def alpha():\n    return 3\n\n\ndef gamma():\n    return alpha()\n");
+    r.git(&["add", "m.py"]);
+    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "blocked"]).current_dir(r.path()).env("PATH", &path).env("LYNX_HOOK_FAIL_ON", "callers>0").output().unwrap();
+    assert!(!out.status.success(), "the configured check blocks the commit");
+    let v = r.json(&["hooks", "uninstall"]);
+    assert!(v["dir"].is_string());
+    assert!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("existing-hook-ran"), "original restored");
+}
+
+#[test]
+fn a_second_clone_reuses_exported_objects_and_tampered_packs_are_refused() {
+    let a = TestRepo::new();
+    seed_project(&a, 8);
+    a.commit_all("first");
+    let model = format!("{}/tests/fixtures/models/tiny-static", env!("CARGO_MANIFEST_DIR"));
+    let first = a.json(&["--model", &model, "index", "--rev", "HEAD"]);
+    assert!(first["blobs_new"].as_u64().unwrap() > 0 && first["chunks_embedded"].as_u64().unwrap() > 0);
+    let shared = tempfile::tempdir().unwrap();
+    let dir = shared.path().join("objects");
+    a.json(&["objects", "export", "HEAD", "--to", dir.to_str().unwrap()]);
+    let pack = shared.path().join("team.lynxpack");
+    a.json(&["objects", "export", "HEAD", "--to", pack.to_str().unwrap()]);
+
+    // A fresh clone pointed at the exported directory processes nothing.
+    let b_dir = tempfile::tempdir().unwrap();
+    let b_path = b_dir.path().join("b");
+    a.git(&["clone", "-q", a.path().to_str().unwrap(), b_path.to_str().unwrap()]);
+    let run = |args: &[&str], envs: &[(&str, &str)]| -> serde_json::Value {
+        let mut c = std::process::Command::new(BIN);
+        isolate(&mut c).arg("--json").args(args).current_dir(&b_path);
+        for (k, v) in envs {
+            c.env(k, v);
+        }
+        serde_json::from_slice(&c.output().unwrap().stdout).unwrap()
+    };
+    let v = run(&["--model", &model, "index"], &[("LYNX_ALTERNATE_OBJECT_DIRECTORIES", dir.to_str().unwrap())]);
+    assert_eq!(v["blobs_new"], 0, "{v}");
+    assert_eq!(v["chunks_embedded"], 0, "{v}");
+    assert_eq!(v["dense"], "ready");
+    let s = run(&["--model", &model, "search", "compute_3"], &[("LYNX_ALTERNATE_OBJECT_DIRECTORIES", dir.to_str().unwrap())]);
+    assert_eq!(s["results"][0]["path"], "src/mod3.py", "{s}");
+
+    // Importing the pack into another clone works too.
+    let c_dir = tempfile::tempdir().unwrap();
+    let c_path = c_dir.path().join("c");
+    a.git(&["clone", "-q", a.path().to_str().unwrap(), c_path.to_str().unwrap()]);
+    let mut cmd = std::process::Command::new(BIN);
+    let out = isolate(&mut cmd).args(["--json", "objects", "import", pack.to_str().unwrap()]).current_dir(&c_path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let mut cmd = std::process::Command::new(BIN);
+    let v: serde_json::Value = serde_json::from_slice(&isolate(&mut cmd).args(["--json", "--model", &model, "index"]).current_dir(&c_path).output().unwrap().stdout).unwrap();
+    assert_eq!(v["blobs_new"], 0, "{v}");
+    assert_eq!(v["chunks_embedded"], 0, "{v}");
+
+    // A tampered pack is refused and nothing is written.
+    let mut bytes = std::fs::read(&pack).unwrap();
+    let at = bytes.len() / 3;
+    bytes[at] ^= 0x55;
+    let bad = shared.path().join("bad.lynxpack");
+    std::fs::write(&bad, &bytes).unwrap();
+    let d = TestRepo::new();
+    let out = d.lynx(&["--json", "objects", "import", bad.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("refusing"), "{v}");
+    assert!(crate_segments(&d.file(".lynx/objects")).is_empty());
+}
+
+fn crate_segments(objects: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(objects) {
+        for e in rd.flatten() {
+            if e.file_name().len() == 2 {
+                for f in std::fs::read_dir(e.path()).unwrap().flatten() {
+                    out.push(f.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    out
+}
