@@ -108,6 +108,16 @@ pub enum Command {
         #[command(subcommand)]
         what: HooksCmd,
     },
+    /// Diagnose: why a file is (not) indexed, runtime and model, store integrity, disk, locks.
+    /// Exit 0 all green, 1 warnings, 2 errors.
+    Doctor {
+        /// Explain this file.
+        #[arg(long)]
+        path: Option<String>,
+        /// Quarantine damaged segments and rebuild catalogs and view caches.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Print the MCP configuration snippet for a client.
     McpConfig {
         /// claude | cursor | codex | generic
@@ -514,6 +524,7 @@ impl Command {
             Command::UpdateSourceIndex { .. } => "update_source_index",
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
+            Command::Doctor { .. } => "doctor",
             Command::Objects { .. } => "objects",
             Command::Hooks { .. } => "hooks",
             Command::Rules { .. } => "rules",
@@ -553,7 +564,8 @@ pub fn main() -> i32 {
         Ok(answer) => {
             print_answer(&cli, &answer);
             let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
-            if failed { ops::changes::EXIT_CHECK_FAILED } else { 0 }
+            let doctor = answer.data.get("exit_code").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
+            if failed { ops::changes::EXIT_CHECK_FAILED } else { doctor }
         }
         Err(e) => {
             if cli.json {
@@ -677,6 +689,11 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
+        Command::Doctor { path, repair } => {
+            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair)?;
+            answer.data.insert("exit_code".into(), code.into());
+            Ok(answer)
+        }
         Command::Objects { what } => match what {
             ObjectsCmd::Export { revs, to } => ops::objects::export(&engine(cli)?, revs, to),
             ObjectsCmd::Import { from } => ops::objects::import(&engine(cli)?, from),

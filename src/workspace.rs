@@ -18,11 +18,9 @@ impl Workspace {
     /// `info/exclude`) on first use.
     pub fn open(path: &Path) -> Result<Workspace> {
         let repo = Repo::discover(path)?;
-        let fresh = !repo.lynx_dir.exists();
         let store = Store::open(&repo.lynx_dir)?;
-        if fresh {
-            exclude_store(&repo)?;
-        }
+        // Checked every time: `.lynx` may have been created by hand (a config file) first.
+        exclude_store(&repo)?;
         let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
         Ok(Workspace { repo, store, config })
     }

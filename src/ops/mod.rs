@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod deep_search;
+pub mod doctor;
 pub mod export;
 pub mod feedback;
 pub mod graph;

@@ -2,6 +2,7 @@
 //! listing the files of a tree or of the working tree (with git's own blob ids), reading blob
 //! content, and the path-level reasons a file is left out.
 
+pub mod explain;
 pub mod folder;
 pub mod history;
 pub mod worktree;

@@ -97,6 +97,14 @@ impl TestRepo {
         v
     }
 
+    /// Runs with `--json` and returns the object whatever the exit code (doctor's 0/1/2).
+    pub fn json_any(&self, args: &[&str]) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let out = self.lynx(&full);
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not one JSON object ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    }
+
     pub fn text(&self, args: &[&str]) -> String {
         let out = self.lynx(args);
         assert!(out.status.success(), "git lynx {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));

@@ -1,0 +1,265 @@
+//! `doctor`: one command to diagnose problems — why a file is or is not indexed, whether ONNX
+//! Runtime and the model load, whether the store is intact (segments re-hashed, catalogs
+//! against segments; `--repair` quarantines damaged segments and rebuilds catalogs and view
+//! caches from what is left), disk space and lock holders. Exit 0 all green, 1 warnings,
+//! 2 errors.
+
+use super::Answer;
+use crate::engine::Engine;
+use crate::layer;
+use crate::lang;
+use crate::store::lock::StoreLock;
+use crate::store::{list_segments, pack};
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::HashSet;
+
+#[derive(Debug, Serialize)]
+pub struct Check {
+    pub name: String,
+    /// ok | warn | error
+    pub status: &'static str,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn check(name: &str, status: &'static str, message: impl Into<String>, fix: Option<&str>) -> Check {
+    Check { name: name.into(), status, message: message.into(), fix: fix.map(String::from) }
+}
+
+pub const EXIT_WARNINGS: i32 = 1;
+pub const EXIT_ERRORS: i32 = 2;
+
+pub fn run(engine: &Engine, path: Option<&str>, repair: bool) -> Result<(Answer, i32)> {
+    let mut checks = Vec::new();
+    if let Some(p) = path {
+        checks.extend(explain_file(engine, p)?);
+    }
+    checks.extend(runtime_checks(engine));
+    checks.extend(store_checks(engine, repair)?);
+    checks.push(disk_check(&engine.ws.store.root));
+    for (lock, what) in [("lock", "store writer"), (crate::ops::status::WATCH_LOCK, "watcher")] {
+        match StoreLock::holder(&engine.ws.store.root, lock) {
+            Some(h) => checks.push(check(what, "ok", format!("held by {h}"), None)),
+            None => checks.push(check(what, "ok", "none", None)),
+        }
+    }
+    let worst = if checks.iter().any(|c| c.status == "error") {
+        EXIT_ERRORS
+    } else if checks.iter().any(|c| c.status == "warn") {
+        EXIT_WARNINGS
+    } else {
+        0
+    };
+    let mut text = String::new();
+    for c in &checks {
+        let mark = match c.status {
+            "ok" => "ok  ",
+            "warn" => "WARN",
+            _ => "FAIL",
+        };
+        text.push_str(&format!("[{mark}] {}: {}\n", c.name, c.message));
+        if let Some(f) = &c.fix {
+            text.push_str(&format!("       fix: {f}\n"));
+        }
+    }
+    text.push_str(match worst {
+        0 => "all green\n",
+        EXIT_WARNINGS => "warnings (exit 1)\n",
+        _ => "errors (exit 2)\n",
+    });
+    let status = match worst {
+        0 => "ok",
+        EXIT_WARNINGS => "warn",
+        _ => "error",
+    };
+    Ok((Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks}), text), worst))
+}
+
+fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
+    let ws = &engine.ws;
+    let mut out = Vec::new();
+    let rel = match (&ws.repo.workdir, std::path::Path::new(path).canonicalize()) {
+        (Some(w), Ok(abs)) if abs.starts_with(w) => abs.strip_prefix(w).unwrap().to_string_lossy().replace('\\', "/"),
+        _ => path.trim_start_matches("./").to_string(),
+    };
+    let name = format!("file {rel}");
+    let f = ws.repo.explain_path(&rel)?;
+    if !f.exists && !f.tracked {
+        out.push(check(&name, "warn", "does not exist in the working tree or the index", Some("check the path (relative to the repository root)")));
+        return Ok(out);
+    }
+    if f.submodule {
+        out.push(check(&name, "ok", "not indexed: a submodule (gitlink); index it in its own repository", None));
+        return Ok(out);
+    }
+    if f.symlink {
+        out.push(check(&name, "ok", "not indexed: a symbolic link (its target is indexed where it lives)", None));
+        return Ok(out);
+    }
+    if !f.tracked && f.ignored {
+        out.push(check(&name, "ok", format!("not indexed: ignored by {}", f.ignore_rule.clone().unwrap_or_default()), Some("add a negation (`!path`) to .gitignore, or commit the file")));
+        return Ok(out);
+    }
+    if let Some((attr, at)) = f.attributes.first() {
+        out.push(check(&name, "ok", format!("not indexed: marked {attr} by {at}"), Some("remove or override the attribute in .gitattributes")));
+        return Ok(out);
+    }
+    if let Ok(Some(g)) = crate::view::exclude_set(&ws.config.index.exclude).map(|g| g.filter(|g| g.is_match(&rel))) {
+        let _ = g;
+        out.push(check(&name, "ok", "not indexed: matches index.exclude in the Lynx configuration", Some("edit index.exclude in lynx.toml or .lynx/config.toml")));
+        return Ok(out);
+    }
+    let max = ws.config.index.max_file_size;
+    if f.size.is_some_and(|s| s > max) {
+        out.push(check(&name, "ok", format!("not indexed: {} bytes is over the size cap of {max}", f.size.unwrap()), Some("raise index.max_file_size")));
+        return Ok(out);
+    }
+    let content = ws.repo.workdir.as_ref().and_then(|w| std::fs::read(w.join(&rel)).ok()).unwrap_or_default();
+    if let Some(reason) = crate::repo::content_skip(&content) {
+        out.push(check(&name, "ok", format!("not indexed: {}", reason.explain()), None));
+        return Ok(out);
+    }
+    let lang = lang::detect(&rel, &content);
+    let how = if lang.has_grammar() { "tree-sitter chunks and graph facts".to_string() } else { "line windows (no grammar)".to_string() };
+    let blob = gix::objs::compute_hash(ws.repo.object_hash(), gix::objs::Kind::Blob, &content)?;
+    let key = crate::store::Key::blob(blob.as_bytes(), crate::repo::lang_hint(&rel));
+    let indexed = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?.contains(&key);
+    out.push(check(
+        &name,
+        "ok",
+        format!(
+            "included ({}, {how}{}); {}",
+            lang.name(),
+            if f.tracked { "" } else { ", untracked" },
+            if indexed { "indexed" } else { "not indexed yet — run `git lynx index`" }
+        ),
+        None,
+    ));
+    Ok(out)
+}
+
+fn runtime_checks(engine: &Engine) -> Vec<Check> {
+    let mut out = Vec::new();
+    let setting = engine.ws.config.model.ort_dylib.as_deref();
+    match crate::embed::onnx::find_library(setting) {
+        Some(p) => out.push(check("ONNX Runtime", "ok", format!("found {}", p.display()), None)),
+        None => out.push(check(
+            "ONNX Runtime",
+            "ok",
+            "not found (only transformer models need it; static models do not)",
+            Some("pip install onnxruntime, or set ORT_DYLIB_PATH"),
+        )),
+    }
+    match engine.embedder() {
+        Ok(m) => out.push(check("embedding model", "ok", format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()), None)),
+        Err(reason) if engine.model.name.is_none() => out.push(check("embedding model", "ok", reason, None)),
+        Err(reason) => out.push(check(
+            "embedding model",
+            "warn",
+            format!("{reason}; search answers lexically"),
+            Some("git lynx model pull (or model import on an offline machine), or --no-dense"),
+        )),
+    }
+    out
+}
+
+fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
+    let store = &engine.ws.store;
+    let objects = store.objects().to_path_buf();
+    let mut out = Vec::new();
+    let names = list_segments(&objects)?;
+    let mut damaged = Vec::new();
+    for name in &names {
+        let path = objects.join(format!("{name}.parquet"));
+        let ok = match std::fs::read(&path) {
+            Ok(bytes) => pack::verify_name(name, &bytes) && pack::scan_bytes(bytes.into()).is_ok(),
+            Err(_) => false,
+        };
+        if !ok {
+            damaged.push(name.clone());
+        }
+    }
+    // Catalog entries against segments on disk.
+    let on_disk: HashSet<&String> = names.iter().collect();
+    let mut dangling = 0usize;
+    let mut catalog_error = None;
+    let mut referenced: HashSet<String> = HashSet::new();
+    if let Ok(rd) = std::fs::read_dir(objects.join("catalog")) {
+        for e in rd.flatten() {
+            if e.path().extension().is_none_or(|x| x != "cat") {
+                continue;
+            }
+            match crate::store::catalog::Catalog::load(&e.path()) {
+                Ok(cat) => {
+                    for s in &cat.segments {
+                        referenced.insert(s.clone());
+                        if !on_disk.contains(s) {
+                            dangling += 1;
+                        }
+                    }
+                }
+                Err(err) => catalog_error = Some(format!("{err:#}")),
+            }
+        }
+    }
+    let unreferenced = names.iter().filter(|n| !referenced.contains(*n)).count();
+    let problems = !damaged.is_empty() || dangling > 0 || catalog_error.is_some();
+    if repair && (problems || unreferenced > 0) {
+        let quarantine = store.root.join("quarantine");
+        for name in &damaged {
+            std::fs::create_dir_all(&quarantine)?;
+            let from = objects.join(format!("{name}.parquet"));
+            let _ = std::fs::rename(&from, quarantine.join(name.replace('/', "")));
+        }
+        let _lock = StoreLock::acquire(&store.root, "doctor --repair")?;
+        let (kept, bad) = pack::rebuild_catalogs(&objects)?;
+        let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(store));
+        out.push(check(
+            "store repair",
+            "ok",
+            format!(
+                "quarantined {} damaged segment(s) in {}; rebuilt catalogs from {kept} segments{}; cleared view caches (they rebuild on demand)",
+                damaged.len(),
+                quarantine.display(),
+                if bad.is_empty() { String::new() } else { format!(" ({} unreadable left out)", bad.len()) }
+            ),
+            Some("run `git lynx index` to re-process what the quarantined segments held"),
+        ));
+        return Ok(out);
+    }
+    if damaged.is_empty() {
+        out.push(check("segments", "ok", format!("{} segments, every one matches its hash", names.len()), None));
+    } else {
+        out.push(check(
+            "segments",
+            "error",
+            format!("{} damaged segment(s): {}", damaged.len(), damaged.iter().take(5).cloned().collect::<Vec<_>>().join(", ")),
+            Some("git lynx doctor --repair (quarantines them; other data is kept)"),
+        ));
+    }
+    match (catalog_error, dangling) {
+        (Some(e), _) => out.push(check("catalogs", "error", e, Some("git lynx doctor --repair rebuilds them from the segments"))),
+        (None, 0) => out.push(check("catalogs", "ok", format!("consistent with the segments ({unreferenced} segment(s) not yet catalogued)"), None)),
+        (None, n) => out.push(check("catalogs", "error", format!("{n} catalog reference(s) to missing segments"), Some("git lynx doctor --repair"))),
+    }
+    for alt in &store.dirs[1..] {
+        let status = if alt.is_dir() { "ok" } else { "warn" };
+        out.push(check("alternate", status, alt.display().to_string(), None));
+    }
+    Ok(out)
+}
+
+fn disk_check(root: &std::path::Path) -> Check {
+    let out = std::process::Command::new("df").args(["-Pk"]).arg(root).output();
+    let avail_kb = out.ok().and_then(|o| {
+        let s = String::from_utf8_lossy(&o.stdout).into_owned();
+        s.lines().nth(1).and_then(|l| l.split_whitespace().nth(3)).and_then(|v| v.parse::<u64>().ok())
+    });
+    match avail_kb {
+        Some(kb) if kb < 512 * 1024 => check("disk space", "warn", format!("only {} free at {}", super::status::human_bytes(kb * 1024), root.display()), Some("free space; `git lynx gc` removes unneeded segments")),
+        Some(kb) => check("disk space", "ok", format!("{} free", super::status::human_bytes(kb * 1024)), None),
+        None => check("disk space", "ok", "unknown (df unavailable)", None),
+    }
+}
