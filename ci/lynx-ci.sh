@@ -136,8 +136,15 @@ if [[ -z "$base_sha" && $fetch_ok == 1 && "$base" == origin/* ]]; then
 	echo "lynx-ci: fetching $branch from origin (base ref $base is missing)" >&2
 	git fetch --quiet --no-tags origin "+refs/heads/$branch:refs/remotes/origin/$branch" >&2 || true
 	base_sha="$(resolve "$base" || true)"
+elif [[ -z "$base_sha" && $fetch_ok == 1 && "$base" =~ ^[0-9a-f]{40}$ ]]; then
+	echo "lynx-ci: fetching commit $base from origin (base is missing)" >&2
+	git fetch --quiet --no-tags origin "$base" >&2 || true
+	base_sha="$(resolve "$base" || true)"
 fi
 head_sha="$(resolve "$head" || true)"
+# Full commit ids (e.g. a PR's base.sha / head.sha) read better abbreviated in the report.
+[[ -n "$base_sha" && "$base" =~ ^[0-9a-f]{40}$ ]] && base="$(git rev-parse --short=12 "$base_sha")"
+[[ -n "$head_sha" && "$head" =~ ^[0-9a-f]{40}$ ]] && head="$(git rev-parse --short=12 "$head_sha")"
 
 write_failure_report() { # message
 	{
@@ -166,6 +173,13 @@ if ! git merge-base "$base_sha" "$head_sha" >/dev/null 2>&1; then
 		write_failure_report "$msg."
 		finish 0
 	fi
+fi
+
+if ! "${lynx[@]}" --version >/dev/null 2>&1; then
+	msg="git-lynx is not installed or does not run (\`${lynx[*]} --version\` failed)"
+	problem 127 "$msg"
+	write_failure_report "$msg."
+	finish 0
 fi
 
 # --- shared objects -----------------------------------------------------------
@@ -245,7 +259,11 @@ fi
 # --- summary ------------------------------------------------------------------
 headline="$(grep -m1 -E 'definitions' "$report" 2>/dev/null || true)"
 headline="${headline//\*\*/}"
-echo "Lynx impact of ${base}...${head} (${base_sha:0:12}...${head_sha:0:12}), indexed in ${index_secs}s"
+if [[ "$base_sha" == "$base"* && "$head_sha" == "$head"* ]]; then
+	echo "Lynx impact of ${base}...${head}, indexed in ${index_secs}s"
+else
+	echo "Lynx impact of ${base}...${head} (${base_sha:0:12}...${head_sha:0:12}), indexed in ${index_secs}s"
+fi
 [[ -n "$headline" ]] && echo "  $headline"
 [[ -n "$checks" ]] && sed 's/^/  /' <<<"$checks"
 echo "  report: $report"

@@ -118,6 +118,11 @@ pub enum Command {
         #[arg(long)]
         repair: bool,
     },
+    /// Measure retrieval quality and latency on questions mined from history.
+    Evaluate {
+        #[command(subcommand)]
+        what: EvalCmd,
+    },
     /// Print the MCP configuration snippet for a client.
     McpConfig {
         /// claude | cursor | codex | generic
@@ -380,6 +385,52 @@ pub enum ObjectsCmd {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum EvalCmd {
+    /// Mine questions from commits: subject (and subject + body) → the source files modified.
+    Mine {
+        /// Commits to mine: `A..B`, or a revision (its history).
+        #[arg(long, default_value = "HEAD")]
+        rev_range: String,
+        /// Commits to keep at most.
+        #[arg(long, default_value_t = 100)]
+        max: usize,
+        /// Skip commits modifying more source files than this.
+        #[arg(long, default_value_t = 4)]
+        max_files: usize,
+        /// Write the questions here (JSON with the rules); default: print them.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Ask every question at its revision and report Recall@k, MRR, NDCG, latency.
+    Run {
+        questions: PathBuf,
+        /// hybrid | dense | sparse | bm25-files (whole-file BM25 baseline).
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        #[arg(short = 'k', long = "limit", default_value_t = 10)]
+        k: usize,
+        /// Write the report (JSON) here.
+        #[arg(long)]
+        save: Option<PathBuf>,
+        /// A saved report to compare with.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Fail (exit 4) when Recall@10 is below this.
+        #[arg(long)]
+        min_recall: Option<f64>,
+        /// Fail (exit 4) when Recall@10 drops more than this below the baseline.
+        #[arg(long)]
+        max_recall_drop: Option<f64>,
+        /// Fail (exit 4) when the p95 query latency exceeds this (ms).
+        #[arg(long)]
+        max_p95_ms: Option<f64>,
+        /// Include every question's ranking (for error analysis).
+        #[arg(long)]
+        per_question: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum HooksCmd {
     /// Install the hooks (existing hooks are kept and run first).
     Install,
@@ -524,6 +575,8 @@ impl Command {
             Command::UpdateSourceIndex { .. } => "update_source_index",
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
+            Command::Evaluate { what: EvalCmd::Mine { .. } } => "evaluate_mine",
+            Command::Evaluate { .. } => "evaluate_run",
             Command::Doctor { .. } => "doctor",
             Command::Objects { .. } => "objects",
             Command::Hooks { .. } => "hooks",
@@ -689,6 +742,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
+        Command::Evaluate { what } => evaluate(cli, what),
         Command::Doctor { path, repair } => {
             let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair)?;
             answer.data.insert("exit_code".into(), code.into());
@@ -776,6 +830,62 @@ fn run(cli: &Cli) -> Result<Answer> {
     }
 }
 
+fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
+    use crate::eval;
+    match what {
+        EvalCmd::Mine { rev_range, max, max_files, out } => {
+            let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+            let m = eval::mine::mine(&ws.repo, &eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files })?;
+            let mut text = format!("mined {} questions from {} of {} commits in {}\n", m.questions.len(), m.commits_kept, m.commits_seen, m.range);
+            for (reason, n) in &m.skipped {
+                text.push_str(&format!("  skipped {n}: {reason}\n"));
+            }
+            if let Some(path) = out {
+                crate::fsutil::write_atomic(path, serde_json::to_string_pretty(&m)?.as_bytes())?;
+                text.push_str(&format!("wrote {}\n", path.display()));
+            } else {
+                for q in &m.questions {
+                    text.push_str(&format!("{}\n", serde_json::to_string(q)?));
+                }
+            }
+            Ok(Answer::new("evaluate_mine", None, &m, text))
+        }
+        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question } => {
+            let qs = eval::dataset::load(questions)?;
+            let baseline = baseline
+                .as_ref()
+                .map(|p| -> Result<eval::run::Report> {
+                    let t = std::fs::read_to_string(p).map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
+                    serde_json::from_str(&t).map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
+                })
+                .transpose()?;
+            if max_recall_drop.is_some() && baseline.is_none() {
+                return Err(error::usage("--max-recall-drop needs --baseline"));
+            }
+            let opts = eval::run::RunOptions {
+                mode: eval::run::EvalMode::parse(mode)?,
+                k: (*k).max(1),
+                per_question: *per_question,
+                baseline,
+                min_recall: *min_recall,
+                max_recall_drop: *max_recall_drop,
+                max_p95_ms: *max_p95_ms,
+            };
+            let e = engine(cli)?;
+            let report = eval::run::run(&e, &qs, &opts)?;
+            if let Some(p) = save {
+                crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
+            }
+            let text = eval::run::render(&report);
+            let mut a = Answer::new("evaluate_run", None, &report, text);
+            if report.gates.iter().any(|g| !g.passed) {
+                a.data.insert("exit_code".into(), eval::run::EXIT_GATE_FAILED.into());
+            }
+            Ok(a)
+        }
+    }
+}
+
 fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
     let e = std::sync::Arc::new(engine(cli)?);
     let progress = e.progress.clone();
@@ -806,8 +916,15 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
     if a.format == "json" {
         text = serde_json::to_string_pretty(&r)? + "\n";
     }
-    for f in &failed {
-        text.push_str(&format!("check failed: {f}\n"));
+    if !failed.is_empty() && a.format == "markdown" {
+        text.push_str("\n**Checks failed:**\n\n");
+        for f in &failed {
+            text.push_str(&format!("- {f}\n"));
+        }
+    } else {
+        for f in &failed {
+            text.push_str(&format!("check failed: {f}\n"));
+        }
     }
     let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
     answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);

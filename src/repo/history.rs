@@ -121,3 +121,60 @@ impl Repo {
         Ok(None)
     }
 }
+
+/// One commit of a range, with what a question miner needs.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    pub id: ObjectId,
+    pub parents: Vec<ObjectId>,
+    pub subject: String,
+    pub body: String,
+    pub time: i64,
+}
+
+impl Repo {
+    /// Commits reachable from `to` but not from `from` (`from..to`), newest first.
+    pub fn commits_in_range(&self, from: Option<&str>, to: &str, max: usize) -> Result<Vec<CommitInfo>> {
+        let repo = self.local();
+        let tip = self.resolve(to)?.commit;
+        let mut walk = repo.rev_walk([tip]);
+        if let Some(f) = from {
+            walk = walk.with_hidden([self.resolve(f)?.commit]);
+        }
+        let mut out = Vec::new();
+        for info in walk.all()? {
+            let info = info?;
+            let commit = info.object()?;
+            let msg = commit.message()?;
+            let subject = msg.summary().to_string();
+            let body = msg.body().map(|b| b.without_trailer().to_string()).unwrap_or_default();
+            let time = commit.time().map(|t| t.seconds).unwrap_or(0);
+            out.push(CommitInfo { id: info.id, parents: info.parent_ids.iter().copied().collect(), subject, body: body.trim().to_string(), time });
+            if out.len() >= max {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Paths changed between two commits' trees (blobs only): (path, status A/M/D).
+    pub fn changed_paths(&self, old: ObjectId, new: ObjectId) -> Result<Vec<(String, char)>> {
+        let repo = self.local();
+        let old_tree = repo.find_commit(old)?.tree()?;
+        let new_tree = repo.find_commit(new)?.tree()?;
+        let changes = repo.diff_tree_to_tree(&old_tree, &new_tree, gix::diff::Options::default())?;
+        use gix::object::tree::diff::ChangeDetached as C;
+        let mut out = Vec::new();
+        for c in changes {
+            match c {
+                C::Addition { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'A')),
+                C::Deletion { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'D')),
+                C::Modification { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'M')),
+                C::Rewrite { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'A')),
+                _ => {}
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}

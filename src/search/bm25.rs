@@ -228,3 +228,52 @@ impl TokenStream for CodeTokenStream {
         &mut self.tokens[self.index - 1]
     }
 }
+
+/// Whole-file BM25 (the evaluation baseline): one document per file, its chunks' text
+/// concatenated, analysed with the same analyser, in a RAM index.
+pub struct FileBm25 {
+    reader: IndexReader,
+    content: Field,
+}
+
+impl FileBm25 {
+    pub fn build(files: &[(u32, String)]) -> Result<FileBm25> {
+        let mut sb = Schema::builder();
+        let idx = TextFieldIndexing::default().set_tokenizer(TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
+        let content = sb.add_text_field("content", TextOptions::default().set_indexing_options(idx));
+        let ord = sb.add_u64_field("ord", NumericOptions::default().set_fast());
+        let index = Index::create_in_ram(sb.build());
+        index.tokenizers().register(TOKENIZER, CodeTokenizer);
+        let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 50_000_000)?;
+        for (f, text) in files {
+            let mut doc = TantivyDocument::default();
+            doc.add_text(content, text);
+            doc.add_u64(ord, *f as u64);
+            w.add_document(doc)?;
+        }
+        w.commit()?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(FileBm25 { reader, content })
+    }
+
+    /// Top files (file index, score).
+    pub fn search(&self, terms: &[String], k: usize) -> Result<Vec<(u32, f32)>> {
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| (Occur::Should, Box::new(TermQuery::new(Term::from_field_text(self.content, t), IndexRecordOption::WithFreqs)) as Box<dyn Query>))
+            .collect();
+        let searcher = self.reader.searcher();
+        let hits = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(k).order_by_score())?;
+        let mut out = Vec::new();
+        for (score, addr) in hits {
+            let col: Column<u64> = searcher.segment_reader(addr.segment_ord).fast_fields().u64("ord")?;
+            if let Some(f) = col.first(addr.doc_id) {
+                out.push((f as u32, score));
+            }
+        }
+        Ok(out)
+    }
+}

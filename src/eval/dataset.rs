@@ -1,0 +1,91 @@
+//! Evaluation questions: JSON (an array, or `{"questions": [...]}`) or JSONL, one question
+//! each: `id`, `query`, optional `filters`, `expected` files (and optional symbols), optional
+//! `rev` (the revision to ask at; default the working tree).
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QFilters {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glob: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_contains: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expected {
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub id: String,
+    pub query: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filters: Option<QFilters>,
+    pub expected: Expected,
+    /// Free-form provenance (the mined commit, the variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<serde_json::Value>,
+}
+
+/// Reads a question file, naming the line or field at fault.
+pub fn load(path: &Path) -> Result<Vec<Question>> {
+    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read questions file {}: {e}", path.display())))?;
+    let trimmed = text.trim_start();
+    let questions: Vec<Question> = if trimmed.starts_with('[') || trimmed.starts_with('{') && !looks_like_jsonl(&text) {
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| crate::error::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+        let arr = match &v {
+            serde_json::Value::Array(_) => v.clone(),
+            serde_json::Value::Object(o) => o.get("questions").cloned().ok_or_else(|| crate::error::usage(format!("{}: expected an array or an object with `questions`", path.display())))?,
+            _ => bail!(crate::error::UsageError(format!("{}: expected an array of questions", path.display()))),
+        };
+        let arr = arr.as_array().cloned().unwrap_or_default();
+        arr.into_iter()
+            .enumerate()
+            .map(|(i, q)| serde_json::from_value(q).map_err(|e| crate::error::usage(format!("{}: question #{}: {e}", path.display(), i + 1))))
+            .collect::<Result<_>>()?
+    } else {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| serde_json::from_str(l).map_err(|e| crate::error::usage(format!("{}:{}: {e}", path.display(), i + 1))))
+            .collect::<Result<_>>()?
+    };
+    if questions.is_empty() {
+        bail!(crate::error::UsageError(format!("{} contains no questions", path.display())));
+    }
+    for q in &questions {
+        if q.query.trim().is_empty() || q.expected.files.is_empty() {
+            bail!(crate::error::UsageError(format!("{}: question `{}` needs a query and at least one expected file", path.display(), q.id)));
+        }
+    }
+    Ok(questions)
+}
+
+fn looks_like_jsonl(text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    matches!((lines.next(), lines.next()), (Some(a), Some(_)) if a.trim_end().ends_with('}'))
+}
+
+pub fn write_jsonl(path: &Path, header: &serde_json::Value, questions: &[Question]) -> Result<()> {
+    let mut out = String::new();
+    // The first line records how the set was made; readers skip lines without a query.
+    let _ = header;
+    for q in questions {
+        out.push_str(&serde_json::to_string(q)?);
+        out.push('\n');
+    }
+    crate::fsutil::write_atomic(path, out.as_bytes()).with_context(|| format!("writing {}", path.display()))
+}

@@ -1,0 +1,273 @@
+//! Running an evaluation: every question asked at its revision, metrics at file level (and
+//! symbol level where symbols are expected), latency, output size, indexing time measured
+//! apart, the identity of what was measured, comparisons with a baseline and gates.
+
+use super::dataset::Question;
+use super::metrics::{self, Scores};
+use crate::engine::Engine;
+use crate::ops::search::hit;
+use crate::search::filter::Filters;
+use crate::search::{Mode, bm25::FileBm25};
+use crate::view::View;
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+/// What is being evaluated: one of the retrieval modes, or the whole-file BM25 baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvalMode {
+    Hybrid,
+    Dense,
+    Sparse,
+    Bm25Files,
+}
+
+impl EvalMode {
+    pub fn parse(s: &str) -> Result<EvalMode> {
+        Ok(match s {
+            "bm25-files" | "files" => EvalMode::Bm25Files,
+            other => match Mode::parse(other)? {
+                Mode::Hybrid => EvalMode::Hybrid,
+                Mode::Dense => EvalMode::Dense,
+                Mode::Sparse => EvalMode::Sparse,
+            },
+        })
+    }
+
+    fn search_mode(self) -> Option<Mode> {
+        match self {
+            EvalMode::Hybrid => Some(Mode::Hybrid),
+            EvalMode::Dense => Some(Mode::Dense),
+            EvalMode::Sparse => Some(Mode::Sparse),
+            EvalMode::Bm25Files => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PerQuestion {
+    pub id: String,
+    pub query: String,
+    pub rev: Option<String>,
+    pub expected: Vec<String>,
+    pub ranked_files: Vec<String>,
+    pub scores: Scores,
+    pub latency_ms: f64,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Identity {
+    pub version: String,
+    pub fingerprints: BTreeMap<String, String>,
+    pub model: Option<String>,
+    pub mode: EvalMode,
+    pub k: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Gate {
+    pub gate: String,
+    pub value: f64,
+    pub threshold: f64,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub identity: Identity,
+    pub questions: usize,
+    pub metrics: Scores,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub symbol_metrics: Option<Scores>,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
+    pub tokens_mean: f64,
+    pub index_seconds: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Scores>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<Gate>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_question: Vec<PerQuestion>,
+}
+
+pub struct RunOptions {
+    pub mode: EvalMode,
+    pub k: usize,
+    pub per_question: bool,
+    pub baseline: Option<Report>,
+    pub min_recall: Option<f64>,
+    pub max_recall_drop: Option<f64>,
+    pub max_p95_ms: Option<f64>,
+}
+
+/// Exit code when a gate fails.
+pub const EXIT_GATE_FAILED: i32 = 4;
+
+fn dedup_files(paths: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    paths.filter(|p| seen.insert(p.clone())).collect()
+}
+
+pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Report> {
+    let mut per = Vec::with_capacity(questions.len());
+    let mut symbol_scores = Vec::new();
+    let mut index_seconds = 0.0;
+    let mut notes: Vec<String> = Vec::new();
+    // Group by revision so each view is opened once.
+    let mut order: Vec<usize> = (0..questions.len()).collect();
+    order.sort_by(|&a, &b| questions[a].rev.cmp(&questions[b].rev).then(a.cmp(&b)));
+    let mut file_index: HashMap<String, (std::sync::Arc<crate::view::cache::ViewData>, FileBm25)> = HashMap::new();
+    let progress = &engine.progress;
+    progress.start("evaluating", questions.len() as u64);
+    for &qi in &order {
+        let q = &questions[qi];
+        let t = Instant::now();
+        let view = View::open(&engine.ws, &engine.spec(q.rev.as_deref()))?;
+        let data = engine.open_listed(&view)?.data;
+        if o.mode.search_mode().is_some_and(|m| m != Mode::Sparse) {
+            if let Err(reason) = engine.dense_for(&view, &data) {
+                if !notes.contains(&reason) {
+                    notes.push(reason);
+                }
+            }
+        }
+        index_seconds += t.elapsed().as_secs_f64();
+        let filters = q.filters.as_ref().map(|f| Filters { globs: f.glob.iter().cloned().collect(), extensions: f.extensions.clone(), path_contains: f.path_contains.clone() }).unwrap_or_default();
+        let mut t = Instant::now();
+        let (ranked_files, ranked_symbols, text) = match o.mode.search_mode() {
+            Some(mode) => {
+                let allowed = filters.allowed(&data.table)?;
+                let pool = (o.k * 5).max(engine.ws.config.search.pool);
+                let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_ref())?;
+                let hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
+                let files = dedup_files(hits.iter().map(|h| h.path.clone()));
+                let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
+                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect() };
+                let text = crate::ops::search::render(&data.id, &shown, crate::mcp::tools::SNIPPET_LINES);
+                (files, symbols, text)
+            }
+            None => {
+                let key = data.key.clone();
+                if !file_index.contains_key(&key) {
+                    let t0 = Instant::now();
+                    let mut texts: Vec<(u32, String)> = (0..data.table.file_count() as u32).map(|f| (f, String::new())).collect();
+                    for ord in 0..data.table.len() as u32 {
+                        let c = data.table.chunk(ord);
+                        let s = &mut texts[c.file as usize].1;
+                        s.push_str(c.text);
+                        s.push('\n');
+                    }
+                    file_index.insert(key.clone(), (data.clone(), FileBm25::build(&texts)?));
+                    index_seconds += t0.elapsed().as_secs_f64();
+                    // Building the baseline's index is indexing, not query time.
+                    t = Instant::now();
+                }
+                let (d, idx) = &file_index[&key];
+                let hits = idx.search(&crate::analyze::query_terms(&q.query), o.k * 5)?;
+                let files: Vec<String> = hits.iter().map(|(f, _)| d.table.file_path(*f).to_string()).collect();
+                let text = files.iter().take(o.k).cloned().collect::<Vec<_>>().join("\n");
+                (files, Vec::new(), text)
+            }
+        };
+        let latency_ms = t.elapsed().as_secs_f64() * 1000.0;
+        let scores = metrics::score(&ranked_files, &q.expected.files);
+        if !q.expected.symbols.is_empty() {
+            symbol_scores.push(metrics::score(&ranked_symbols, &q.expected.symbols));
+        }
+        per.push((qi, PerQuestion {
+            id: q.id.clone(),
+            query: q.query.clone(),
+            rev: q.rev.clone(),
+            expected: q.expected.files.clone(),
+            ranked_files: ranked_files.into_iter().take(o.k).collect(),
+            scores,
+            latency_ms,
+            tokens: text.len().div_ceil(4),
+        }));
+        progress.inc(1);
+    }
+    progress.finish();
+    per.sort_by_key(|(i, _)| *i);
+    let per: Vec<PerQuestion> = per.into_iter().map(|(_, p)| p).collect();
+    let all: Vec<Scores> = per.iter().map(|p| p.scores).collect();
+    let mut lat: Vec<f64> = per.iter().map(|p| p.latency_ms).collect();
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let mut fingerprints = BTreeMap::new();
+    fingerprints.insert("chunks".into(), crate::layer::chunks_fingerprint());
+    fingerprints.insert("lexical".into(), crate::layer::lexical_fingerprint());
+    fingerprints.insert("graph".into(), crate::layer::graph_fingerprint());
+    let model = match engine.embedder() {
+        Ok(m) => {
+            fingerprints.insert("vectors".into(), m.fingerprint().to_string());
+            Some(m.name().to_string())
+        }
+        Err(_) => None,
+    };
+    let metrics = metrics::mean(&all);
+    let mut report = Report {
+        identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k },
+        questions: per.len(),
+        metrics,
+        symbol_metrics: (!symbol_scores.is_empty()).then(|| metrics::mean(&symbol_scores)),
+        latency_ms_p50: metrics::percentile(&lat, 0.5),
+        latency_ms_p95: metrics::percentile(&lat, 0.95),
+        tokens_mean: per.iter().map(|p| p.tokens as f64).sum::<f64>() / per.len().max(1) as f64,
+        index_seconds,
+        notes,
+        baseline: o.baseline.as_ref().map(|b| b.metrics),
+        gates: Vec::new(),
+        per_question: if o.per_question { per } else { Vec::new() },
+    };
+    if let Some(t) = o.min_recall {
+        report.gates.push(Gate { gate: "min_recall@10".into(), value: metrics.recall_10, threshold: t, passed: metrics.recall_10 >= t });
+    }
+    if let (Some(t), Some(b)) = (o.max_recall_drop, &o.baseline) {
+        let drop = b.metrics.recall_10 - metrics.recall_10;
+        report.gates.push(Gate { gate: "max_recall@10_drop".into(), value: drop, threshold: t, passed: drop <= t });
+    }
+    if let Some(t) = o.max_p95_ms {
+        report.gates.push(Gate { gate: "max_p95_ms".into(), value: report.latency_ms_p95, threshold: t, passed: report.latency_ms_p95 <= t });
+    }
+    Ok(report)
+}
+
+pub fn render(r: &Report) -> String {
+    let m = &r.metrics;
+    let mut out = format!(
+        "{} questions · mode {:?} · k {} · model {}\n",
+        r.questions,
+        r.identity.mode,
+        r.identity.k,
+        r.identity.model.as_deref().unwrap_or("none")
+    );
+    out.push_str(&format!(
+        "file level: Recall@1 {:.3}  Recall@5 {:.3}  Recall@10 {:.3}  Hit@10 {:.3}  MRR {:.3}  NDCG@10 {:.3}\n",
+        m.recall_1, m.recall_5, m.recall_10, m.hit_10, m.mrr, m.ndcg_10
+    ));
+    if let Some(s) = &r.symbol_metrics {
+        out.push_str(&format!("symbol level: Recall@10 {:.3}  MRR {:.3}\n", s.recall_10, s.mrr));
+    }
+    if let Some(b) = &r.baseline {
+        out.push_str(&format!("baseline:   Recall@10 {:.3} ({:+.3})  MRR {:.3} ({:+.3})\n", b.recall_10, m.recall_10 - b.recall_10, b.mrr, m.mrr - b.mrr));
+    }
+    out.push_str(&format!(
+        "query latency p50 {:.1} ms, p95 {:.1} ms · ~{:.0} output tokens per answer · indexing {:.1} s (measured apart)\n",
+        r.latency_ms_p50, r.latency_ms_p95, r.tokens_mean, r.index_seconds
+    ));
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    for g in &r.gates {
+        out.push_str(&format!("gate {}: {:.3} vs {:.3} — {}\n", g.gate, g.value, g.threshold, if g.passed { "passed" } else { "FAILED" }));
+    }
+    for p in &r.per_question {
+        out.push_str(&format!("  [{}] {:.2} MRR  {}  → {}\n", p.id, p.scores.mrr, p.query.lines().next().unwrap_or(""), p.ranked_files.iter().take(3).cloned().collect::<Vec<_>>().join(", ")));
+    }
+    out
+}

@@ -1,0 +1,105 @@
+//! `git lynx evaluate`: mining on a synthetic history, gates and their exit codes, bad input.
+
+mod common;
+use common::*;
+
+fn history(r: &TestRepo) {
+    r.write("src/parser.py", "def parse_config(path):\n    return open(path).read()\n");
+    r.write("src/net.py", "def fetch_url(url):\n    return url\n");
+    r.write("README.md", "# demo\n");
+    r.commit_all("Initial import");
+    // Kept: modifies one source file (asked at its parent).
+    r.write("src/parser.py", "def parse_config(path):\n    text = open(path).read()\n    return text.strip()\n");
+    r.commit_all("Trim trailing blanks when parsing the config file\n\nConfig files written on Windows have trailing blanks.");
+    // Skipped: docs only.
+    r.write("README.md", "# demo\n\nUsage.\n");
+    r.commit_all("Document usage");
+    // Skipped: formatting.
+    r.write("src/net.py", "def fetch_url(url):\n    return  url\n");
+    r.commit_all("Run the formatter");
+    // Skipped: revert.
+    r.write("src/net.py", "def fetch_url(url):\n    return url\n");
+    r.commit_all("Revert \"Run the formatter\"");
+    // Skipped: only a new file.
+    r.write("src/cache.py", "def cache():\n    return {}\n");
+    r.commit_all("Add a cache module");
+    // Skipped: test-only change (no source file).
+    r.write("tests/test_net.py", "def test_fetch():\n    assert True\n");
+    r.commit_all("Test the network helper");
+    // Kept: modifies net.py, adds a test.
+    r.write("src/net.py", "def fetch_url(url, timeout=5):\n    return url\n");
+    r.write("tests/test_net.py", "def test_fetch():\n    assert fetch_url('x', timeout=1)\n");
+    r.commit_all("Add a timeout to fetch_url (#42)");
+}
+
+#[test]
+fn mining_yields_exactly_the_expected_questions() {
+    let r = TestRepo::new();
+    history(&r);
+    let v = r.json(&["evaluate", "mine", "--rev-range", "HEAD"]);
+    let qs = v["questions"].as_array().unwrap();
+    let got: Vec<(String, String, Vec<String>)> = qs
+        .iter()
+        .map(|q| (q["query"].as_str().unwrap().to_string(), q["rev"].as_str().unwrap().to_string(), q["expected"]["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect()))
+        .collect();
+    let parent = |n: usize| r.git(&["rev-parse", &format!("HEAD~{n}")]).trim().to_string();
+    assert_eq!(
+        got,
+        vec![
+            ("Add a timeout to fetch_url".to_string(), parent(1), vec!["src/net.py".to_string()]),
+            ("Trim trailing blanks when parsing the config file".to_string(), parent(7), vec!["src/parser.py".to_string()]),
+            ("Trim trailing blanks when parsing the config file\nConfig files written on Windows have trailing blanks.".to_string(), parent(7), vec!["src/parser.py".to_string()]),
+        ]
+    );
+    assert_eq!(v["skipped"]["docs only"], 1);
+    assert_eq!(v["skipped"]["formatting"], 1);
+    assert_eq!(v["skipped"]["revert"], 1);
+    assert_eq!(v["skipped"]["only new source files"], 1);
+    assert_eq!(v["skipped"]["no source file"], 1);
+    assert_eq!(v["skipped"]["root commit"], 1);
+    assert!(v["rules"].as_array().unwrap().len() >= 5);
+}
+
+#[test]
+fn run_reports_metrics_and_gates_exit_with_documented_codes() {
+    let r = TestRepo::new();
+    history(&r);
+    let qfile = r.file("q.json");
+    let out = r.lynx(&["evaluate", "mine", "--rev-range", "HEAD", "--out", qfile.to_str().unwrap()]);
+    assert!(out.status.success());
+    let v = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--per-question"]);
+    assert_eq!(v["questions"], 3);
+    let mrr = v["metrics"]["mrr"].as_f64().unwrap();
+    assert!(mrr > 0.5, "{v}");
+    assert_eq!(v["per_question"].as_array().unwrap().len(), 3);
+    assert!(v["identity"]["fingerprints"]["chunks"].is_string());
+    let report = r.file("base.json");
+    r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--save", report.to_str().unwrap()]);
+    // Gates: pass, then fail with exit 4.
+    let ok = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "0.1", "--baseline", report.to_str().unwrap(), "--max-recall-drop", "0.0"]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
+    let bad = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "1.01"]);
+    assert_eq!(bad.status.code(), Some(4));
+    let slow = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--max-p95-ms", "0.000001"]);
+    assert_eq!(slow.status.code(), Some(4));
+    // The whole-file BM25 baseline runs on the same questions.
+    let b = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "bm25-files"]);
+    assert!(b["metrics"]["mrr"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn invalid_question_files_are_clear_usage_errors() {
+    let r = TestRepo::new();
+    history(&r);
+    r.write("bad.jsonl", "{\"id\": \"a\", \"query\": \"x\", \"expected\": {\"files\": [\"a.py\"]}}\n{\"id\": \"b\", \"query\": \"y\"}\n");
+    let out = r.lynx(&["--json", "evaluate", "run", "bad.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = v["error"].as_str().unwrap();
+    assert!(err.contains("bad.jsonl:2") && err.contains("expected"), "{err}");
+    r.write("empty.json", "[]");
+    let v: serde_json::Value = serde_json::from_slice(&r.lynx(&["--json", "evaluate", "run", "empty.json"]).stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("no questions"), "{v}");
+    let out = r.lynx(&["--json", "evaluate", "run", "missing.json"]);
+    assert_eq!(out.status.code(), Some(2));
+}
