@@ -136,23 +136,27 @@ impl Engine {
         let fp = model.fingerprint().to_string();
         let cache_key = (data.key.clone(), fp.clone());
         if let Some(m) = self.dense.lock().unwrap().get(&cache_key) {
-            if m.covered == m.n {
+            if m.covered == m.live {
                 return Ok(m.clone());
             }
         }
         let path = dense::path_for(&data.dir, &fp);
         let build = || -> Result<Arc<DenseMatrix>> {
             if let Ok(m) = DenseMatrix::open(&path, &fp) {
-                if m.covered == m.n || self.vector_count(data, &fp)? == m.covered {
+                if m.covered == m.live || self.vector_count(data, &fp)? == m.covered {
                     return Ok(Arc::new(m));
                 }
             }
             let budget = if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
-            let missing = data.table.len().saturating_sub(self.vector_count(data, &fp)?);
+            let missing = data.table.live_len().saturating_sub(self.vector_count(data, &fp)?);
             if missing > 0 && missing <= budget {
                 index::embed::embed_view(&self.ws.store, view, model.as_ref(), &self.progress)?;
             }
-            dense::build(&self.ws.store, &data.table, &fp, model.dim(), &path)?;
+            // A view derived from another reuses that view's rows.
+            let base = std::fs::read_to_string(data.dir.join("base"))
+                .ok()
+                .and_then(|b| DenseMatrix::open(&dense::path_for(&cache::views_dir(&self.ws.store).join(b.trim()), &fp), &fp).ok());
+            dense::build(&self.ws.store, &data.table, &fp, model.dim(), &path, base.as_ref())?;
             Ok(Arc::new(DenseMatrix::open(&path, &fp)?))
         };
         let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
@@ -186,6 +190,6 @@ impl Engine {
     /// How many of the view's chunks have a vector under `fp`.
     fn vector_count(&self, data: &ViewData, fp: &str) -> Result<usize> {
         let cat = self.ws.store.catalogs(crate::layer::VECTORS, fp)?;
-        Ok((0..data.table.len() as u32).filter(|&o| cat.contains(&crate::store::Key::hash(&data.table.chunk_hash(o)))).count())
+        Ok(data.table.live().filter(|&o| cat.contains(&crate::store::Key::hash(&data.table.chunk_hash(o)))).count())
     }
 }

@@ -86,3 +86,24 @@ fn model_problems_turn_dense_off_but_never_fail() {
     assert_eq!(v["dense"], "off");
     assert!(v["dense_reason"].as_str().unwrap().contains("--no-dense"));
 }
+
+#[test]
+fn derived_views_reuse_dense_rows_and_answer_like_cold_ones() {
+    let r = TestRepo::new();
+    for i in 0..20 {
+        r.write(&format!("m{i}.py"), &format!("def compute_distance_{i}(a, b):\n    return abs(a - b) + {i}\n"));
+    }
+    r.commit_all("first");
+    r.write("m5.py", "def parse_json_config(file):\n    return json.load(file)\n");
+    r.commit_all("second");
+    let m = static_model();
+    let ask = |rev: &str| -> Vec<(String, String)> {
+        let v = r.json(&["--model", &m, "search", "parse json config", "--rev", rev, "--mode", "dense", "-k", "5"]);
+        v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), format!("{:.5}", h["score"].as_f64().unwrap()))).collect()
+    };
+    ask("HEAD~1");
+    let derived = ask("HEAD");
+    assert_eq!(derived[0].0, "m5.py");
+    std::fs::remove_dir_all(r.file(".lynx/cache/views")).unwrap();
+    assert_eq!(ask("HEAD"), derived);
+}

@@ -157,7 +157,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 if !file_index.contains_key(&key) {
                     let t0 = Instant::now();
                     let mut texts: Vec<(u32, String)> = (0..data.table.file_count() as u32).map(|f| (f, String::new())).collect();
-                    for ord in 0..data.table.len() as u32 {
+                    for ord in data.table.live() {
                         let c = data.table.chunk(ord);
                         let s = &mut texts[c.file as usize].1;
                         s.push_str(c.text);

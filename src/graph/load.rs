@@ -12,14 +12,15 @@ use std::collections::HashMap;
 /// The resolved graph of the files in a view's chunk table (path order).
 pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     let cat = store.catalogs(layer::GRAPH, &layer::graph_fingerprint())?;
-    let n = table.file_count();
+    let live: Vec<u32> = table.live_files().collect();
+    let n = live.len();
     let mut by_segment: HashMap<(usize, String), Vec<(usize, usize, usize)>> = HashMap::new();
-    for f in 0..n as u32 {
+    for (i, &f) in live.iter().enumerate() {
         if let Some(found) = cat.get(&table.file_key(f)) {
             by_segment
                 .entry((found.dir, cat.segment_name(found).to_string()))
                 .or_default()
-                .push((f as usize, found.loc.row as usize, found.loc.count as usize));
+                .push((i, found.loc.row as usize, found.loc.count as usize));
         }
     }
     let mut facts: Vec<Facts> = vec![Facts::default(); n];
@@ -29,8 +30,11 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
             facts[f] = layer::graph::read_facts(&batch, row, count)?;
         }
     }
-    let paths: Vec<String> = (0..n as u32).map(|f| table.file_path(f).to_string()).collect();
+    // Path order, so the graph is the same however the table was assembled.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| table.file_path(live[a]).cmp(table.file_path(live[b])));
+    let paths: Vec<String> = live.iter().map(|&f| table.file_path(f).to_string()).collect();
     let files: Vec<FileFacts> =
-        (0..n).map(|f| FileFacts { path: &paths[f], lang: table.file_lang(f as u32), facts: &facts[f] }).collect();
+        order.iter().map(|&i| FileFacts { path: &paths[i], lang: table.file_lang(live[i]), facts: &facts[i] }).collect();
     Ok(resolve::build(&files))
 }

@@ -48,11 +48,25 @@ fn join_rel(dir: &str, rel: &str) -> String {
 }
 
 struct PathIndex {
-    /// Path without extension → files ("a/b/c" → a/b/c.py); also "a/b/c/__init__"-style
-    /// package entries under "a/b/c".
+    /// Path without extension → files ("a/b/c" → a/b/c.py); package entry files
+    /// (`__init__`, `index`, `mod`, `init`) also under their directory.
     stems: HashMap<String, Vec<u32>>,
     /// Directory → files.
     dirs: HashMap<String, Vec<u32>>,
+    /// Every `/`-suffix of every stem ("c", "b/c", "a/b/c") → files; likewise for directories.
+    stem_suffixes: HashMap<String, Vec<u32>>,
+    dir_suffixes: HashMap<String, Vec<u32>>,
+}
+
+fn add_suffixes(map: &mut HashMap<String, Vec<u32>>, path: &str, files: &[u32]) {
+    let mut rest = path;
+    loop {
+        map.entry(rest.to_string()).or_default().extend_from_slice(files);
+        match rest.find('/') {
+            Some(i) => rest = &rest[i + 1..],
+            None => break,
+        }
+    }
 }
 
 impl PathIndex {
@@ -68,7 +82,21 @@ impl PathIndex {
             stems.entry(stem).or_default().push(i as u32);
             dirs.entry(dir_of(&f.path).to_string()).or_default().push(i as u32);
         }
-        PathIndex { stems, dirs }
+        let mut stem_suffixes = HashMap::new();
+        for (stem, fs) in &stems {
+            add_suffixes(&mut stem_suffixes, stem, fs);
+        }
+        let mut dir_suffixes = HashMap::new();
+        for (d, fs) in &dirs {
+            if !d.is_empty() {
+                add_suffixes(&mut dir_suffixes, d, fs);
+            }
+        }
+        for v in stem_suffixes.values_mut().chain(dir_suffixes.values_mut()) {
+            v.sort_unstable();
+            v.dedup();
+        }
+        PathIndex { stems, dirs, stem_suffixes, dir_suffixes }
     }
 
     /// Files an import of `module` from `from` can mean.
@@ -129,23 +157,10 @@ impl PathIndex {
     }
 
     fn lookup_suffix(&self, tail: &str) -> Vec<u32> {
-        let tail_noext = strip_ext(tail);
-        let mut out: Vec<u32> = Vec::new();
-        for (stem, files) in &self.stems {
-            if stem == tail_noext || stem.ends_with(&format!("/{tail_noext}")) {
-                out.extend(files);
-            }
+        if let Some(v) = self.stem_suffixes.get(strip_ext(tail)) {
+            return v.clone();
         }
-        if out.is_empty() {
-            for (d, files) in &self.dirs {
-                if d == tail || d.ends_with(&format!("/{tail}")) {
-                    out.extend(files);
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
+        self.dir_suffixes.get(tail).cloned().unwrap_or_default()
     }
 }
 

@@ -171,13 +171,15 @@ fn changed_chunks(before: &ViewData, after: &ViewData, files: &[FileChange]) -> 
     let wanted: HashMap<&str, &FileChange> =
         files.iter().filter(|f| matches!(f.status, "added" | "modified")).map(|f| (f.path.as_str(), f)).collect();
     let mut before_hashes: HashMap<&str, HashSet<[u8; 16]>> = HashMap::new();
-    for o in 0..before.table.len() as u32 {
+    for o in before.table.live() {
         let c = before.table.chunk(o);
         if wanted.get(c.path).is_some_and(|f| f.status == "modified") {
             before_hashes.entry(c.path).or_default().insert(c.hash);
         }
     }
-    (0..after.table.len() as u32)
+    after
+        .table
+        .live()
         .filter(|&o| {
             let c = after.table.chunk(o);
             match wanted.get(c.path) {
@@ -332,7 +334,7 @@ pub struct Totals {
 /// Chunk hashes overlapping each definition (its "content").
 fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMap<(String, String), Vec<[u8; 16]>> {
     let mut by_file: HashMap<&str, Vec<(u32, u32, [u8; 16])>> = HashMap::new();
-    for o in 0..data.table.len() as u32 {
+    for o in data.table.live() {
         let c = data.table.chunk(o);
         if files.contains(c.path) {
             by_file.entry(c.path).or_default().push((c.start_line, c.end_line, c.hash));
@@ -355,8 +357,9 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
     let def = &g.defs[d as usize];
     let path = g.def_path(d);
     let lang = g.files[def.file as usize].lang;
-    let head = (0..data.table.len() as u32)
-        .map(|o| data.table.chunk(o))
+    let head = data
+        .table
+        .iter()
         .find(|c| c.path == path && c.start_line <= def.start_line && def.start_line <= c.end_line)
         .and_then(|c| c.text.lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
         .unwrap_or_default();

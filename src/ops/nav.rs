@@ -51,7 +51,7 @@ fn definition(ctx: &Ctx, d: u32) -> Definition {
 pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
     let t = &ctx.data.table;
     let mut best: Option<(u32, String)> = None;
-    for ord in 0..t.len() as u32 {
+    for ord in t.live() {
         let c = t.chunk(ord);
         if c.path != path || c.end_line < start || c.start_line > end {
             continue;

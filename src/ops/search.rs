@@ -93,12 +93,12 @@ pub fn retrieve(
     } else {
         match engine.dense_for(view, data) {
             Ok(m) => {
-                if m.covered < m.n {
+                if m.covered < m.live {
                     notes.push(format!(
                         "dense coverage {:.0}% ({} of {} chunks embedded); run `git lynx index` to complete it",
-                        100.0 * m.covered as f64 / m.n.max(1) as f64,
+                        100.0 * m.covered as f64 / m.live.max(1) as f64,
                         m.covered,
-                        m.n
+                        m.live
                     ));
                 }
                 Some(m)
@@ -126,6 +126,13 @@ pub fn retrieve(
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
         Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits),
     };
+    // Ties are broken by location, not by ordinal, so a view answers the same whether its
+    // cache was built from scratch or derived from another view.
+    let mut ranked = ranked;
+    ranked.sort_by(|a, b| {
+        let (ca, cb) = (data.table.chunk(a.ord), data.table.chunk(b.ord));
+        b.score.total_cmp(&a.score).then_with(|| ca.path.cmp(cb.path)).then(ca.start_line.cmp(&cb.start_line))
+    });
     Ok(Retrieved { mode, ranked: search::dedup_identical(data, ranked), notes, top_sparse, top_dense })
 }
 

@@ -29,7 +29,8 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let (source_ords, text): (Vec<u32>, String) = match (&a.file, &a.snippet) {
         (Some(f), _) => {
             let f = f.trim_start_matches("./");
-            let ords: Vec<u32> = (0..t.len() as u32)
+            let ords: Vec<u32> = t
+                .live()
                 .filter(|&o| {
                     let c = t.chunk(o);
                     c.path == f && a.line.is_none_or(|l| c.start_line <= l && l <= c.end_line)

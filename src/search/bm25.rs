@@ -33,7 +33,8 @@ fn schema() -> (Schema, Fields) {
     let content = sb.add_text_field("content", opts.clone());
     let symbol = sb.add_text_field("symbol", opts.clone());
     let path = sb.add_text_field("path", opts);
-    let ord = sb.add_u64_field("ord", NumericOptions::default().set_fast());
+    // Indexed too, so a derived view can delete the documents of chunks that left it.
+    let ord = sb.add_u64_field("ord", NumericOptions::default().set_fast().set_indexed());
     (sb.build(), Fields { content, symbol, path, ord })
 }
 
@@ -49,9 +50,16 @@ fn pre_tokenized<'a>(terms: impl Iterator<Item = (&'a str, u32)>) -> PreTokenize
     PreTokenizedString { text: String::new(), tokens }
 }
 
-/// Writes a view's BM25 index; documents must be added in chunk-ordinal order.
+enum Writer {
+    /// A fresh single-segment index (document ids follow insertion order).
+    Fresh(tantivy::indexer::SingleSegmentIndexWriter<TantivyDocument>),
+    /// A previous view's index, extended (and with deletions).
+    Derived(tantivy::IndexWriter),
+}
+
+/// Writes a view's BM25 index.
 pub struct Bm25Writer {
-    writer: tantivy::indexer::SingleSegmentIndexWriter<TantivyDocument>,
+    writer: Writer,
     fields: Fields,
 }
 
@@ -67,28 +75,73 @@ impl Bm25Writer {
             .tokenizers(tm)
             .single_segment_index_writer(mmap, 64 * 1024 * 1024)
             .context("creating BM25 index")?;
-        Ok(Bm25Writer { writer, fields })
+        Ok(Bm25Writer { writer: Writer::Fresh(writer), fields })
     }
 
+    /// Starts from the index in `base` (its files hard-linked into `dir`, so the base stays
+    /// untouched), deleting the documents of `dead` ordinals.
+    pub fn derive(dir: &Path, base: &Path, dead: &[u32]) -> Result<Bm25Writer> {
+        for e in std::fs::read_dir(base).with_context(|| format!("reading {}", base.display()))?.flatten() {
+            let name = e.file_name();
+            let n = name.to_string_lossy();
+            if n.ends_with(".lock") || !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let to = dir.join(&name);
+            if std::fs::hard_link(e.path(), &to).is_err() {
+                std::fs::copy(e.path(), &to)?;
+            }
+        }
+        let index = Index::open_in_dir(dir).context("opening the base BM25 index")?;
+        index.tokenizers().register(TOKENIZER, CodeTokenizer);
+        let (_, fields) = schema();
+        let writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 32 * 1024 * 1024)?;
+        for &o in dead {
+            writer.delete_term(Term::from_field_u64(fields.ord, o as u64));
+        }
+        Ok(Bm25Writer { writer: Writer::Derived(writer), fields })
+    }
+
+    /// Adds chunk `ord`'s document; returns its token counts.
     pub fn add<'a>(
         &mut self,
         ord: u32,
         content: impl Iterator<Item = (&'a str, u32)>,
         symbol: impl Iterator<Item = &'a str>,
         path: &[String],
-    ) -> Result<()> {
+    ) -> Result<crate::view::table::Tokens> {
         let f = &self.fields;
+        let content = pre_tokenized(content);
+        let symbol = pre_tokenized(symbol.map(|t| (t, 1)));
+        let tokens = crate::view::table::Tokens {
+            content: content.tokens.len() as u32,
+            symbol: symbol.tokens.len().min(u16::MAX as usize) as u16,
+            path: path.len().min(u16::MAX as usize) as u16,
+        };
         let mut doc = TantivyDocument::default();
-        doc.add_pre_tokenized_text(f.content, pre_tokenized(content));
-        doc.add_pre_tokenized_text(f.symbol, pre_tokenized(symbol.map(|t| (t, 1))));
+        doc.add_pre_tokenized_text(f.content, content);
+        doc.add_pre_tokenized_text(f.symbol, symbol);
         doc.add_pre_tokenized_text(f.path, pre_tokenized(path.iter().map(|t| (t.as_str(), 1))));
         doc.add_u64(f.ord, ord as u64);
-        self.writer.add_document(doc)?;
-        Ok(())
+        match &mut self.writer {
+            Writer::Fresh(w) => w.add_document(doc)?,
+            Writer::Derived(w) => {
+                w.add_document(doc)?;
+            }
+        }
+        Ok(tokens)
     }
 
     pub fn finish(self) -> Result<()> {
-        self.writer.finalize().context("writing BM25 index")?;
+        match self.writer {
+            Writer::Fresh(w) => {
+                w.finalize().context("writing BM25 index")?;
+            }
+            Writer::Derived(mut w) => {
+                w.commit().context("writing BM25 index")?;
+                w.wait_merging_threads().context("writing BM25 index")?;
+            }
+        }
         Ok(())
     }
 }
@@ -108,8 +161,9 @@ impl Bm25 {
     }
 
     /// Top `k` chunk ordinals for the analysed query `terms`, restricted to `allowed` (chunk
-    /// ordinals) before ranking when given.
-    pub fn search(&self, terms: &[String], k: usize, allowed: Option<&Arc<BitSet>>) -> Result<Vec<(u32, f32)>> {
+    /// ordinals) before ranking when given. BM25 statistics are those of the view's live
+    /// chunks (`stats`), so a derived index scores exactly like one built from scratch.
+    pub fn search(&self, terms: &[String], k: usize, allowed: Option<&Arc<BitSet>>, stats: &ViewStats) -> Result<Vec<(u32, f32)>> {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
@@ -124,10 +178,11 @@ impl Bm25 {
         }
         let query = BooleanQuery::new(clauses);
         let searcher = self.reader.searcher();
+        let provider = LiveStats { searcher: &searcher, stats, fields: &self.fields };
         let top = TopDocs::with_limit(k).order_by_score();
         let hits = match allowed {
-            Some(set) => searcher.search(&query, &Allowed { allowed: set.clone(), inner: top })?,
-            None => searcher.search(&query, &top)?,
+            Some(set) => searcher.search_with_statistics_provider(&query, &Allowed { allowed: set.clone(), inner: top }, &provider)?,
+            None => searcher.search_with_statistics_provider(&query, &top, &provider)?,
         };
         let mut out = Vec::with_capacity(hits.len());
         for (score, addr) in hits {
@@ -142,6 +197,59 @@ impl Bm25 {
     /// Number of documents (chunks) that contain `term` in their text.
     pub fn doc_freq(&self, term: &str) -> Result<u64> {
         Ok(self.reader.searcher().doc_freq(&Term::from_field_text(self.fields.content, term))?)
+    }
+}
+
+/// The live chunks' BM25 statistics (from the chunk table).
+#[derive(Debug, Clone, Copy)]
+pub struct ViewStats {
+    pub docs: u64,
+    /// Token totals per field: text, symbol, path.
+    pub tokens: [u64; 3],
+}
+
+struct LiveStats<'a> {
+    searcher: &'a tantivy::Searcher,
+    stats: &'a ViewStats,
+    fields: &'a Fields,
+}
+
+impl tantivy::query::Bm25StatisticsProvider for LiveStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let i = if field == self.fields.content {
+            0
+        } else if field == self.fields.symbol {
+            1
+        } else {
+            2
+        };
+        Ok(self.stats.tokens[i].max(1))
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.stats.docs.max(1))
+    }
+
+    /// Documents containing `term`, deleted ones excluded.
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        use tantivy::DocSet;
+        let mut n = 0u64;
+        for seg in self.searcher.segment_readers() {
+            let Some(alive) = seg.alive_bitset() else {
+                n += seg.inverted_index(term.field())?.doc_freq(term)? as u64;
+                continue;
+            };
+            if let Some(mut postings) = seg.inverted_index(term.field())?.read_postings(term, IndexRecordOption::Basic)? {
+                let mut doc = postings.doc();
+                while doc != tantivy::TERMINATED {
+                    if alive.is_alive(doc) {
+                        n += 1;
+                    }
+                    doc = postings.advance();
+                }
+            }
+        }
+        Ok(n.min(self.stats.docs.max(1)))
     }
 }
 

@@ -55,9 +55,9 @@ impl Filters {
             return Ok(None);
         }
         let m = self.matcher()?;
-        let files: Vec<bool> = (0..table.file_count() as u32).map(|f| m.matches(table.file_path(f))).collect();
+        let files: Vec<bool> = (0..table.file_count() as u32).map(|f| table.is_file_live(f) && m.matches(table.file_path(f))).collect();
         let mut set = BitSet::with_max_value(table.len().max(1) as u32);
-        for ord in 0..table.len() as u32 {
+        for ord in table.live() {
             if files[table.chunk_file(ord) as usize] {
                 set.insert(ord);
             }

@@ -61,7 +61,8 @@ impl Ranked {
 /// BM25 candidates for `query` (chunk ordinal, score), best first.
 pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&std::sync::Arc<tantivy::BitSet>>) -> Result<Vec<(u32, f32)>> {
     let terms = analyze::query_terms(query);
-    view.bm25.search(&terms, pool, allowed)
+    let stats = bm25::ViewStats { docs: view.table.live_len() as u64, tokens: view.table.totals };
+    view.bm25.search(&terms, pool, allowed, &stats)
 }
 
 /// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).

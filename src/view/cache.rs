@@ -145,16 +145,67 @@ pub fn open(ws: &Workspace, view: &View, progress: &Progress) -> Result<ViewData
     })
 }
 
+/// What the cache of a view was built with: a base must match it exactly.
+fn fingerprint_line(max_size: u64) -> String {
+    format!("{} {} {max_size}", layer::chunks_fingerprint(), layer::lexical_fingerprint())
+}
+
+/// A previous view's cache to derive from: the recent cache sharing the most files with
+/// `view` (same path and blob), when it shares most of them.
+fn pick_base(views: &Path, view: &View, max_size: u64) -> Option<(PathBuf, ChunkTable)> {
+    let want = fingerprint_line(max_size);
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(views)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("complete").exists() && std::fs::read_to_string(p.join("fingerprints")).is_ok_and(|f| f == want))
+        .map(|p| (std::fs::metadata(p.join("used")).or_else(|_| std::fs::metadata(p.join("complete"))).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH), p))
+        .collect();
+    dirs.sort_by(|a, b| b.0.cmp(&a.0));
+    let files: HashMap<&str, Key> = view.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
+    let mut best: Option<(usize, PathBuf, ChunkTable)> = None;
+    for (_, d) in dirs.into_iter().take(4) {
+        let Ok(t) = ChunkTable::open(&d.join("chunks.bin")) else { continue };
+        if t.dead_ratio() > 0.3 {
+            continue;
+        }
+        let shared = t.live_files().filter(|&f| files.get(t.file_path(f)) == Some(&t.file_key(f))).count();
+        if best.as_ref().is_none_or(|(n, _, _)| shared > *n) {
+            best = Some((shared, d, t));
+        }
+    }
+    let (shared, d, t) = best?;
+    // Worth it when most of the view is already there.
+    (shared * 2 >= view.files.len().max(1) && shared > 0).then_some((d, t))
+}
+
 fn build(ws: &Workspace, view: &View, dir: &Path, progress: &Progress) -> Result<()> {
     let store = &ws.store;
     let max = ws.config.index.max_file_size;
     let chunk_cat = store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
     let lex_cat = store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
+    let base = pick_base(&views_dir(store), view, max);
+
+    // Files the base already holds (same path and blob) are kept as they are.
+    let (mut table, kept): (TableBuilder, std::collections::HashSet<&str>) = match &base {
+        Some((_, bt)) => {
+            let files: HashMap<&str, Key> = view.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
+            let keep = |f: u32| files.get(bt.file_path(f)) == Some(&bt.file_key(f));
+            let base_files: HashMap<&str, Key> = bt.live_files().map(|f| (bt.file_path(f), bt.file_key(f))).collect();
+            let kept: std::collections::HashSet<&str> =
+                view.files.iter().filter(|vf| base_files.get(vf.path.as_str()) == Some(&vf.key)).map(|vf| vf.path.as_str()).collect();
+            (TableBuilder::from_base(bt, keep), kept)
+        }
+        None => (TableBuilder::default(), Default::default()),
+    };
 
     // Load each needed segment once.
     let mut segments: HashMap<(usize, String), Arc<RecordBatch>> = HashMap::new();
     let mut located = Vec::with_capacity(view.files.len());
     for f in &view.files {
+        if kept.contains(f.path.as_str()) {
+            continue;
+        }
         let (Some(c), Some(l)) = (chunk_cat.get(&f.key), lex_cat.get(&f.key)) else { continue };
         let cs = (c.dir, chunk_cat.segment_name(c).to_string());
         let ls = (l.dir, lex_cat.segment_name(l).to_string());
@@ -173,8 +224,15 @@ fn build(ws: &Workspace, view: &View, dir: &Path, progress: &Progress) -> Result
     std::fs::create_dir_all(tmp.join("bm25"))?;
     let result = (|| -> Result<()> {
         progress.start("assembling view", located.len() as u64);
-        let mut table = TableBuilder::default();
-        let mut bm25 = Bm25Writer::create(&tmp.join("bm25"))?;
+        let mut bm25 = match &base {
+            Some((bdir, bt)) => {
+                // Ordinals the base had live that this view drops.
+                let dead: Vec<u32> = bt.live().filter(|&o| !kept.contains(bt.file_path(bt.chunk_file(o)))).collect();
+                std::fs::write(tmp.join("base"), bdir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())?;
+                Bm25Writer::derive(&tmp.join("bm25"), &bdir.join("bm25"), &dead)?
+            }
+            None => Bm25Writer::create(&tmp.join("bm25"))?,
+        };
         for (f, c, cs, l, ls) in &located {
             progress.inc(1);
             let cb = &segments[cs];
@@ -193,7 +251,15 @@ fn build(ws: &Workspace, view: &View, dir: &Path, progress: &Progress) -> Result
                 if !cc.is_chunk(row) {
                     continue;
                 }
-                let ord = table.chunk(
+                let lrow = lrow0 + i;
+                let (terms, sym) = if i < l.loc.count as usize && lc.ord.value(lrow) == cc.ord.value(row) {
+                    (Some(lc.terms(lrow)), Some(lc.symbol_terms(lrow)))
+                } else {
+                    (None, None)
+                };
+                let ord = table.len();
+                let tokens = bm25.add(ord, terms.into_iter().flatten(), sym.into_iter().flatten(), &path_terms)?;
+                table.chunk(
                     file,
                     &ChunkIn {
                         start_line: cc.start_line.value(row),
@@ -202,19 +268,14 @@ fn build(ws: &Workspace, view: &View, dir: &Path, progress: &Progress) -> Result
                         kind: cc.kind.value(row),
                         text: cc.text.value(row),
                         hash: cc.hash(row),
+                        tokens,
                     },
                 );
-                let lrow = lrow0 + i;
-                let (terms, sym) = if i < l.loc.count as usize && lc.ord.value(lrow) == cc.ord.value(row) {
-                    (Some(lc.terms(lrow)), Some(lc.symbol_terms(lrow)))
-                } else {
-                    (None, None)
-                };
-                bm25.add(ord, terms.into_iter().flatten(), sym.into_iter().flatten(), &path_terms)?;
             }
         }
         bm25.finish()?;
         table.write(&tmp.join("chunks.bin"))?;
+        std::fs::write(tmp.join("fingerprints"), fingerprint_line(max))?;
         std::fs::write(tmp.join("complete"), view.id.label.as_bytes())?;
         progress.finish();
         Ok(())
@@ -224,7 +285,7 @@ fn build(ws: &Workspace, view: &View, dir: &Path, progress: &Progress) -> Result
         return Err(e);
     }
     if std::fs::rename(&tmp, dir).is_err() {
-        // Another process finished the same view first; its copy is identical.
+        // Another process finished the same view first; its copy is equivalent.
         let _ = std::fs::remove_dir_all(&tmp);
         if !dir.join("complete").exists() {
             anyhow::bail!("could not install view cache at {}", dir.display());

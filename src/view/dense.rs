@@ -12,14 +12,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const MAGIC: &[u8; 8] = b"LYNXDN01";
+const MAGIC: &[u8; 8] = b"LYNXDN02";
 const HEADER: usize = 32;
 
 pub struct DenseMatrix {
     map: Mmap,
+    /// Rows (ordinals, dead ones included).
     pub n: usize,
     pub dim: usize,
+    /// Live chunks with a vector, and live chunks.
     pub covered: usize,
+    pub live: usize,
     pub fingerprint: String,
 }
 
@@ -27,19 +30,27 @@ pub fn path_for(view_dir: &Path, fingerprint: &str) -> PathBuf {
     view_dir.join(format!("dense-{fingerprint}.bin"))
 }
 
-/// Builds the matrix for `table` from the vector layer of `fingerprint`.
-pub fn build(store: &Store, table: &ChunkTable, fingerprint: &str, dim: usize, path: &Path) -> Result<()> {
+/// Builds the matrix for `table` from the vector layer of `fingerprint`, copying the rows a
+/// base view's matrix already has (same ordinals) instead of reading them again.
+pub fn build(store: &Store, table: &ChunkTable, fingerprint: &str, dim: usize, path: &Path, base: Option<&DenseMatrix>) -> Result<()> {
     let cat = store.catalogs(layer::VECTORS, fingerprint)?;
     let n = table.len();
     let mut data = vec![0f32; n * dim];
     let mut flags = vec![0u8; n];
+    let mut covered = 0;
     let mut by_segment: HashMap<(usize, String), Vec<(usize, u32)>> = HashMap::new();
-    for ord in 0..n {
-        if let Some(f) = cat.get(&Key::hash(&table.chunk_hash(ord as u32))) {
-            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push((ord, f.loc.row));
+    for ord in table.live() {
+        let o = ord as usize;
+        if let Some(b) = base.filter(|b| o < b.n && b.dim == dim && b.has(ord)) {
+            data[o * dim..(o + 1) * dim].copy_from_slice(b.row(ord));
+            flags[o] = 1;
+            covered += 1;
+            continue;
+        }
+        if let Some(f) = cat.get(&Key::hash(&table.chunk_hash(ord))) {
+            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push((o, f.loc.row));
         }
     }
-    let mut covered = 0;
     for ((dir, name), rows) in by_segment {
         let batch = crate::store::read_segment_file(&store.segment_path(dir, &name))?;
         let cols = VectorColumns::new(&batch)?;
@@ -57,6 +68,7 @@ pub fn build(store: &Store, table: &ChunkTable, fingerprint: &str, dim: usize, p
     out.extend_from_slice(&(n as u32).to_le_bytes());
     out.extend_from_slice(&(dim as u32).to_le_bytes());
     out.extend_from_slice(&(covered as u32).to_le_bytes());
+    out.extend_from_slice(&(table.live_len() as u32).to_le_bytes());
     out.resize(HEADER, 0);
     for v in &data {
         out.extend_from_slice(&v.to_le_bytes());
@@ -76,10 +88,11 @@ impl DenseMatrix {
         let n = u32::from_le_bytes(map[8..12].try_into()?) as usize;
         let dim = u32::from_le_bytes(map[12..16].try_into()?) as usize;
         let covered = u32::from_le_bytes(map[16..20].try_into()?) as usize;
+        let live = u32::from_le_bytes(map[20..24].try_into()?) as usize;
         if map.len() != HEADER + n * dim * 4 + n {
             bail!("{} is truncated", path.display());
         }
-        Ok(DenseMatrix { map, n, dim, covered, fingerprint: fingerprint.to_string() })
+        Ok(DenseMatrix { map, n, dim, covered, live, fingerprint: fingerprint.to_string() })
     }
 
     fn rows(&self) -> &[f32] {
