@@ -12,8 +12,16 @@ const MAX_TOKENS: usize = 512;
 /// Characters looked at per text: enough for MAX_TOKENS, and tokenizing beyond them is waste.
 const MAX_CHARS: usize = 4 * MAX_TOKENS;
 
+thread_local! {
+    /// Per-thread word → token ids cache, tagged with the model it belongs to.
+    static WORDS: std::cell::RefCell<(String, std::collections::HashMap<Box<str>, Box<[u32]>>)> = Default::default();
+}
+
 pub struct StaticModel {
     tokenizer: Tokenizer,
+    /// Tokenize ASCII text word by word through a per-thread cache (verified at load to give
+    /// the tokenizer's own ids; code repeats its identifiers endlessly).
+    word_cache: bool,
     table: Vec<f32>,
     dim: usize,
     rows: usize,
@@ -62,7 +70,71 @@ impl StaticModel {
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
         let normalize = config["normalize"].as_bool().unwrap_or(true);
-        Ok(StaticModel { tokenizer, table, dim, rows, unk, normalize, fingerprint, name: name.to_string() })
+        let mut m = StaticModel { tokenizer, word_cache: false, table, dim, rows, unk, normalize, fingerprint, name: name.to_string() };
+        m.word_cache = m.word_cache_agrees();
+        Ok(m)
+    }
+
+    /// Whether word-by-word tokenization of ASCII text reproduces the tokenizer exactly
+    /// (true for BERT-style normalizers and pre-tokenizers; other tokenizers keep the full path).
+    fn word_cache_agrees(&self) -> bool {
+        const PROBES: &[&str] = &[
+            "fn parse_http_request(req: &Request) -> Result<Response, Error> { req.body().len() }",
+            "def __init__(self, value=None):\n    self._value = value  # TODO: x+y*2 != z\n",
+            "  if (a[i] >= 0x1F && b->c) { return \"str\\n\"; } // <Tag attr='v'> @dec $var ~`^|%",
+            "class HTTPServer2Go extends Base implements IDamageable { private static final int MAX = 42; }",
+        ];
+        PROBES.iter().all(|p| {
+            let full = self.tokenizer.encode_fast(*p, false).map(|e| e.get_ids().to_vec());
+            let mut fast = Vec::new();
+            full.is_ok_and(|f| self.word_ids(p, &mut fast).is_ok() && f == fast)
+        })
+    }
+
+    /// Token ids of ASCII `text` via BERT-style words (alphanumeric runs; every other visible
+    /// character alone), each looked up in a per-thread cache.
+    fn word_ids(&self, text: &str, out: &mut Vec<u32>) -> Result<()> {
+        WORDS.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            if cache.0 != self.fingerprint {
+                cache.0 = self.fingerprint.clone();
+                cache.1.clear();
+            }
+            if cache.1.len() > 500_000 {
+                cache.1.clear();
+            }
+            let bytes = text.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b.is_ascii_whitespace() || b.is_ascii_control() {
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                if b.is_ascii_alphanumeric() {
+                    while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                        i += 1;
+                    }
+                } else {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                match cache.1.get(word) {
+                    Some(ids) => out.extend_from_slice(ids),
+                    None => {
+                        let enc = self.tokenizer.encode_fast(word, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+                        let ids: Box<[u32]> = enc.get_ids().into();
+                        out.extend_from_slice(&ids);
+                        cache.1.insert(word.into(), ids);
+                    }
+                }
+                if out.len() >= MAX_TOKENS {
+                    break;
+                }
+            }
+            Ok(())
+        })
     }
 
     fn embed_one(&self, text: &str, out: &mut [f32]) -> Result<()> {
@@ -70,10 +142,17 @@ impl StaticModel {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        let enc = self.tokenizer.encode_fast(&text[..end], false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+        let text = &text[..end];
+        let ids: Vec<u32> = if self.word_cache && text.is_ascii() {
+            let mut v = Vec::with_capacity(text.len() / 3);
+            self.word_ids(text, &mut v)?;
+            v
+        } else {
+            self.tokenizer.encode_fast(text, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?.get_ids().to_vec()
+        };
         out.iter_mut().for_each(|v| *v = 0.0);
         let mut n = 0usize;
-        for &id in enc.get_ids().iter().take(MAX_TOKENS) {
+        for &id in ids.iter().take(MAX_TOKENS) {
             if Some(id) == self.unk || id as usize >= self.rows {
                 continue;
             }

@@ -37,14 +37,12 @@ pub fn build(store: &Store, table: &ChunkTable, fingerprint: &str, dim: usize, p
     let n = table.len();
     let mut data = vec![0f32; n * dim];
     let mut flags = vec![0u8; n];
-    let mut covered = 0;
     let mut by_segment: HashMap<(usize, String), Vec<(usize, u32)>> = HashMap::new();
     for ord in table.live() {
         let o = ord as usize;
         if let Some(b) = base.filter(|b| o < b.n && b.dim == dim && b.has(ord)) {
             data[o * dim..(o + 1) * dim].copy_from_slice(b.row(ord));
             flags[o] = 1;
-            covered += 1;
             continue;
         }
         if let Some(f) = cat.get(&Key::hash(&table.chunk_hash(ord))) {
@@ -60,20 +58,26 @@ pub fn build(store: &Store, table: &ChunkTable, fingerprint: &str, dim: usize, p
         for (ord, row) in rows {
             cols.read(row as usize, &mut data[ord * dim..(ord + 1) * dim]);
             flags[ord] = 1;
-            covered += 1;
         }
     }
+    write_matrix(path, dim, &data, &flags, table.live_len())
+}
+
+/// Writes a matrix file: `data` is `flags.len() × dim` row-major; rows with flag 0 have no vector.
+pub fn write_matrix(path: &Path, dim: usize, data: &[f32], flags: &[u8], live: usize) -> Result<()> {
+    let n = flags.len();
+    let covered = flags.iter().filter(|&&f| f == 1).count();
     let mut out = Vec::with_capacity(HEADER + data.len() * 4 + n);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(n as u32).to_le_bytes());
     out.extend_from_slice(&(dim as u32).to_le_bytes());
     out.extend_from_slice(&(covered as u32).to_le_bytes());
-    out.extend_from_slice(&(table.live_len() as u32).to_le_bytes());
+    out.extend_from_slice(&(live as u32).to_le_bytes());
     out.resize(HEADER, 0);
-    for v in &data {
+    for v in data {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    out.extend_from_slice(&flags);
+    out.extend_from_slice(flags);
     fsutil::write_atomic(path, &out)
 }
 
@@ -117,6 +121,7 @@ impl DenseMatrix {
         }
         let rows = self.rows();
         let dim = self.dim;
+        let dot = crate::embed::dot_fn();
         let block = 4096;
         let mut best: Vec<(u32, f32)> = (0..self.n.div_ceil(block))
             .into_par_iter()
@@ -128,7 +133,7 @@ impl DenseMatrix {
                     if !self.has(ord as u32) || allowed.is_some_and(|a| !a.contains(ord as u32)) {
                         continue;
                     }
-                    scored.push((ord as u32, crate::embed::dot(q, &rows[ord * dim..(ord + 1) * dim])));
+                    scored.push((ord as u32, dot(q, &rows[ord * dim..(ord + 1) * dim])));
                 }
                 keep_top(&mut scored, k);
                 scored

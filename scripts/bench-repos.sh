@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Fetch the pinned third-party repositories used by the retrieval evaluation (docs/eval/) and
+# the indexing benchmarks (benches/index_search.rs). Nothing of theirs is vendored here: this
+# script clones them (full history: the evaluation asks questions at past revisions, and the
+# indexing benchmark walks back a few hundred commits) and checks out the pinned commit.
+#
+# Usage:
+#   scripts/bench-repos.sh [DIR] [NAME...]
+#     DIR    where to put the clones (default: ./bench-repos); each repo goes to DIR/<name>
+#     NAME   only these repos (gson black tokio core prometheus); default: all of them
+#
+#   LYNX_BENCH_MIRRORS=/path/to/mirrors scripts/bench-repos.sh [DIR] [NAME...]
+#     clone from local bare repositories instead of GitHub: the directory holds
+#     <owner>+<name>/repo (e.g. google+gson/repo). The clone's `origin` is then pointed at
+#     GitHub, so the result looks the same either way. A repo missing from the mirror
+#     directory is cloned from GitHub.
+#
+# Re-running is safe: an existing clone is reused (fetched only if the pinned commit is
+# missing) and checked out at the pinned commit (detached HEAD).
+#
+# Then, e.g.:
+#   cd bench-repos/gson && git lynx --no-dense evaluate run "$OLDPWD/docs/eval/gson.questions.json" --mode sparse
+#   cargo bench --bench index_search -- bench-repos/prometheus
+set -euo pipefail
+
+# name  owner/name  pinned commit  (the questions in docs/eval/<name>.questions.json were mined at these)
+REPOS=(
+  "gson        google/gson             9835b6f90192f79cdf5300c528fc6212455fb6c1"
+  "black       psf/black               8947c48ef2077c3a301b03c1e814dc2e3f78436e"
+  "tokio       tokio-rs/tokio          ea91b33ca57ff0581b38e735cc108f831bccbdaa"
+  "core        vuejs/core              e2bede96134f757aad5c5b33ac9be055022dbfc8"
+  "prometheus  prometheus/prometheus   d15adb9ad7e5d9fbde3a9a8f30200593a5a14d86"
+)
+
+dest=${1:-./bench-repos}
+[[ $# -gt 0 ]] && shift
+wanted=("$@")
+mirrors=${LYNX_BENCH_MIRRORS:-}
+
+if [[ ${#wanted[@]} -gt 0 ]]; then
+  for w in "${wanted[@]}"; do
+    found=0
+    for entry in "${REPOS[@]}"; do
+      read -r name _ _ <<<"$entry"
+      [[ $name == "$w" ]] && found=1
+    done
+    [[ $found == 1 ]] || { echo "bench-repos: unknown repo '$w' (known: gson black tokio core prometheus)" >&2; exit 2; }
+  done
+fi
+
+mkdir -p "$dest"
+for entry in "${REPOS[@]}"; do
+  read -r name slug commit <<<"$entry"
+  if [[ ${#wanted[@]} -gt 0 ]]; then
+    keep=0
+    for w in "${wanted[@]}"; do [[ $w == "$name" ]] && keep=1; done
+    [[ $keep == 1 ]] || continue
+  fi
+  url="https://github.com/$slug"
+  dir="$dest/$name"
+  src=$url
+  if [[ -n $mirrors ]]; then
+    mirror="$mirrors/${slug/\//+}/repo"
+    if [[ -d $mirror ]]; then
+      src=$mirror
+    else
+      echo "bench-repos: $name: no mirror at $mirror, cloning from GitHub" >&2
+    fi
+  fi
+
+  if [[ -d $dir/.git ]]; then
+    echo "bench-repos: $name: reusing $dir"
+  else
+    echo "bench-repos: $name: cloning $src"
+    git clone -q --no-checkout "$src" "$dir"
+    git -C "$dir" remote set-url origin "$url"
+  fi
+  if ! git -C "$dir" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    echo "bench-repos: $name: fetching $commit"
+    git -C "$dir" fetch -q "$src" "$commit" || git -C "$dir" fetch -q origin
+  fi
+  git -C "$dir" -c advice.detachedHead=false checkout -q "$commit"
+  head=$(git -C "$dir" rev-parse HEAD)
+  if [[ $head != "$commit" ]]; then
+    echo "bench-repos: $name: HEAD is $head, expected $commit" >&2
+    exit 1
+  fi
+  echo "bench-repos: $name: $url @ $commit"
+done
