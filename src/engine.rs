@@ -49,6 +49,11 @@ pub struct Engine {
     dense: Mutex<HashMap<(String, String), Arc<DenseMatrix>>>,
     graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
+    /// Bumped on every working-tree change a file watcher sees; while one watches, the
+    /// working-tree listing is reused until it moves.
+    pub worktree_gen: Arc<std::sync::atomic::AtomicU64>,
+    pub watching: Arc<std::sync::atomic::AtomicBool>,
+    worktree: Mutex<Option<(u64, Arc<View>)>>,
 }
 
 /// A view ready to query, with what opening it took.
@@ -73,6 +78,9 @@ impl Engine {
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
+            worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            worktree: Mutex::new(None),
         }
     }
 
@@ -105,8 +113,26 @@ impl Engine {
 
     /// Opens a view, indexing whatever it lacks first.
     pub fn open_view(&self, spec: &ViewSpec) -> Result<Opened> {
-        let view = View::open(&self.ws, spec)?;
+        let view = self.view(spec)?;
         self.open_listed(&view)
+    }
+
+    /// Lists the files of a view. The working tree's listing is reused while a watcher sees
+    /// no change (the MCP server's warm path); everything else is listed fresh.
+    pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {
+        use std::sync::atomic::Ordering;
+        if *spec != ViewSpec::Worktree || !self.watching.load(Ordering::Acquire) {
+            return Ok(Arc::new(View::open(&self.ws, spec)?));
+        }
+        let generation = self.worktree_gen.load(Ordering::Acquire);
+        if let Some((g, v)) = &*self.worktree.lock().unwrap() {
+            if *g == generation {
+                return Ok(v.clone());
+            }
+        }
+        let v = Arc::new(View::open(&self.ws, spec)?);
+        *self.worktree.lock().unwrap() = Some((generation, v.clone()));
+        Ok(v)
     }
 
     /// Opens an already listed view.

@@ -146,14 +146,23 @@ pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
     }
 }
 
-/// For `serve`: watch the repository source in the background (or follow the process that
-/// does, and take over when it exits).
+/// For `serve`: a watcher that only invalidates the cached working-tree listing (every
+/// server has one, so answers always see saved edits), plus the indexing watch loop in the
+/// process that holds the store's watch lock (the others follow and take over when it exits).
 pub fn spawn_for_server(sources: Arc<Sources>) {
     let engine: Arc<Engine> = sources.main().engine.clone();
     if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
         return;
     }
+    let invalidator = match invalidation_watcher(&engine) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("file watching unavailable ({e:#}); every call re-lists the working tree");
+            None
+        }
+    };
     std::thread::spawn(move || {
+        let _keep = invalidator;
         let root: PathBuf = engine.ws.store.root.clone();
         let debounce = Duration::from_millis(engine.ws.config.watch.debounce_ms);
         loop {
@@ -173,4 +182,26 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
             }
         }
     });
+}
+
+/// Bumps `engine.worktree_gen` on every relevant change, immediately (no debounce).
+fn invalidation_watcher(engine: &Arc<Engine>) -> Result<notify::RecommendedWatcher> {
+    use std::sync::atomic::Ordering;
+    let root = engine.ws.repo.workdir()?.to_path_buf();
+    let git_dir = engine.ws.repo.local().git_dir().canonicalize().unwrap_or_else(|_| root.join(".git"));
+    let generation = engine.worktree_gen.clone();
+    let (r, g) = (root.clone(), git_dir.clone());
+    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            if !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(&r, &g, p)) {
+                generation.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    })?;
+    w.watch(&root, RecursiveMode::Recursive)?;
+    if !git_dir.starts_with(&root) {
+        w.watch(&git_dir, RecursiveMode::NonRecursive).ok();
+    }
+    engine.watching.store(true, Ordering::Release);
+    Ok(w)
 }

@@ -179,3 +179,23 @@ fn edits_while_serving_are_reflected() {
     assert!(text.starts_with("view: worktree"), "{text}");
     c.close();
 }
+
+#[test]
+fn edits_are_reflected_with_the_watcher_on() {
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = Client::start(&r, &[]);
+    // Let the watcher start (the first answers may come before it does).
+    let (text, _) = c.call("search", json!({"query": "add"}));
+    assert!(text.contains("src/calc.py"), "{text}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for (i, word) in ["wombatfn", "echidnafn", "dingofn"].iter().enumerate() {
+        r.write(&format!("src/w{i}.py"), &format!("def {word}():\n    return {i}\n"));
+        let (text, _) = c.call("search", json!({"query": word}));
+        assert!(text.contains(&format!("src/w{i}.py")), "{word}: {text}");
+    }
+    r.remove("src/w0.py");
+    let (text, _) = c.call("search", json!({"query": "wombatfn"}));
+    assert!(!text.contains("src/w0.py"), "{text}");
+    c.close();
+}

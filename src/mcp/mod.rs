@@ -84,34 +84,49 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config.model, true);
         let watch = opts.watch;
         std::thread::spawn(move || {
-            let result = (|| -> Result<Arc<Sources>> {
+            // Ready once every source's view is indexed and open; the graph and the dense
+            // matrix warm up afterwards (a call that needs them first builds them itself).
+            let result = (|| -> Result<(Arc<Sources>, Vec<crate::view::View>)> {
                 let engine = Arc::new(Engine::new(ws, progress.clone(), model));
                 let sources = Arc::new(Sources::open(engine, lynxmcp.as_deref(), &progress)?);
+                let mut views = Vec::new();
                 for s in &sources.list {
                     let view = crate::view::View::open(&s.engine.ws, &s.engine.spec(None))?;
-                    let opened = s.engine.open_listed(&view)?;
-                    if s.graph {
-                        s.engine.graph(&opened.data)?;
-                    }
-                    let _ = s.engine.dense_for(&view, &opened.data);
+                    s.engine.open_listed(&view)?;
+                    views.push(view);
                 }
-                Ok(sources)
+                Ok((sources, views))
             })();
-            let mut load = shared.load.lock().unwrap();
-            *load = match result {
-                Ok(s) => {
-                    tracing::info!("index ready");
-                    if watch {
-                        crate::watch::spawn_for_server(s.clone());
+            let warm = {
+                let mut load = shared.load.lock().unwrap();
+                let warm = match result {
+                    Ok((s, views)) => {
+                        tracing::info!("index ready");
+                        *load = Load::Ready(s.clone());
+                        Some((s, views))
                     }
-                    Load::Ready(s)
-                }
-                Err(e) => {
-                    tracing::error!("could not open the index: {e:#}");
-                    Load::Failed(format!("{e:#}"))
-                }
+                    Err(e) => {
+                        tracing::error!("could not open the index: {e:#}");
+                        *load = Load::Failed(format!("{e:#}"));
+                        None
+                    }
+                };
+                shared.cond.notify_all();
+                warm
             };
-            shared.cond.notify_all();
+            if let Some((sources, views)) = warm {
+                if watch {
+                    crate::watch::spawn_for_server(sources.clone());
+                }
+                for (s, view) in sources.list.iter().zip(&views) {
+                    if let Ok(opened) = s.engine.open_listed(view) {
+                        if s.graph {
+                            let _ = s.engine.graph(&opened.data);
+                        }
+                        let _ = s.engine.dense_for(view, &opened.data);
+                    }
+                }
+            }
         });
     }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;

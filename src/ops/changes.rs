@@ -101,7 +101,7 @@ fn empty_view() -> View {
 
 fn open_snapshot(engine: &Engine, spec: Option<ViewSpec>) -> Result<Snapshot> {
     let view = match spec {
-        Some(s) => View::open(&engine.ws, &s)?,
+        Some(s) => (*engine.view(&s)?).clone(),
         None => empty_view(),
     };
     let data = engine.open_listed(&view)?.data;

@@ -8,7 +8,7 @@ use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
 use crate::search::{Mode, Ranked};
-use crate::view::View;
+
 use anyhow::Result;
 use serde::Serialize;
 
@@ -71,7 +71,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     if variants.is_empty() {
         return Err(crate::error::usage("deep_search needs at least one non-empty query variant"));
     }
-    let view = View::open(&engine.ws, &engine.spec(a.rev.as_deref()))?;
+    let view = engine.view(&engine.spec(a.rev.as_deref()))?;
     let data = engine.open_listed(&view)?.data;
     let allowed = a.filters.allowed(&data.table)?;
     let requested = match a.mode {

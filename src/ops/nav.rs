@@ -18,13 +18,13 @@ use std::sync::Arc;
 
 /// An opened view with its graph.
 pub struct Ctx {
-    pub view: View,
+    pub view: std::sync::Arc<View>,
     pub data: Arc<ViewData>,
     pub graph: Arc<CodeGraph>,
 }
 
 pub fn open(engine: &Engine, rev: Option<&str>) -> Result<Ctx> {
-    let view = View::open(&engine.ws, &engine.spec(rev))?;
+    let view = engine.view(&engine.spec(rev))?;
     let data = engine.open_listed(&view)?.data;
     let graph = engine.graph(&data)?;
     Ok(Ctx { view, data, graph })

@@ -4,7 +4,7 @@
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::lang;
-use crate::view::View;
+
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -32,7 +32,7 @@ const FRAMEWORKS: &[(&str, &str)] = &[
 ];
 
 pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
-    let view = View::open(&engine.ws, &engine.spec(rev))?;
+    let view = engine.view(&engine.spec(rev))?;
     let repo = engine.ws.repo.local();
     let read = |path: &str| -> Option<String> {
         let f = view.files.iter().find(|f| f.path == path)?;

@@ -185,7 +185,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.k == 0 {
         return Err(crate::error::usage("-k must be at least 1"));
     }
-    let view = crate::view::View::open(&engine.ws, &engine.spec(args.rev.as_deref()))?;
+    let view = engine.view(&engine.spec(args.rev.as_deref()))?;
     let opened = engine.open_listed(&view)?;
     let data = &opened.data;
     let allowed = args.filters.allowed(&data.table)?;

@@ -6,7 +6,7 @@ use super::{Answer, search::SearchResult};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
 use crate::search::{self, Mode, Ranked};
-use crate::view::View;
+
 use anyhow::Result;
 use std::collections::HashSet;
 
@@ -22,7 +22,7 @@ pub struct SimilarArgs {
 }
 
 pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
-    let view = View::open(&engine.ws, &engine.spec(a.rev.as_deref()))?;
+    let view = engine.view(&engine.spec(a.rev.as_deref()))?;
     let data = engine.open_listed(&view)?.data;
     let t = &data.table;
     // The source: chunks of a file (or the one at a line), or a snippet.

@@ -57,6 +57,7 @@ pub struct ViewFile {
     pub content: Option<std::sync::Arc<Vec<u8>>>,
 }
 
+#[derive(Clone)]
 pub struct View {
     pub id: ViewId,
     pub files: Vec<ViewFile>,
