@@ -23,6 +23,9 @@ pub struct Update {
     pub blobs_new: usize,
     pub chunks_embedded: usize,
     pub files: usize,
+    /// Listing the working tree and indexing what changed (the catch-up itself).
+    pub catch_up_millis: f64,
+    /// Including refreshing the view cache, graph and dense matrix.
     pub millis: f64,
 }
 
@@ -31,6 +34,7 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
     let t = Instant::now();
     let view = crate::view::View::open(&engine.ws, &engine.spec(None))?;
     let report = crate::index::index_view(&engine.ws, &view, &engine.progress)?;
+    let catch_up_millis = t.elapsed().as_secs_f64() * 1000.0;
     let mut embedded = 0;
     if let Ok(model) = engine.embedder() {
         if let Ok(d) = crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress) {
@@ -40,7 +44,7 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
     let opened = engine.open_listed(&view)?;
     let _ = engine.graph(&opened.data);
     let _ = engine.dense_for(&view, &opened.data);
-    Ok(Update { reason: reason.to_string(), blobs_new: report.blobs_new, chunks_embedded: embedded, files: view.files.len(), millis: t.elapsed().as_secs_f64() * 1000.0 })
+    Ok(Update { reason: reason.to_string(), blobs_new: report.blobs_new, chunks_embedded: embedded, files: view.files.len(), catch_up_millis, millis: t.elapsed().as_secs_f64() * 1000.0 })
 }
 
 /// Whether an event path can change the working-tree view.
