@@ -43,6 +43,15 @@ fn main() {
         None => vec!["--no-dense"],
     };
 
+    // Cold, chunks and lexical data only (the graph layer off), then the graph layer alone
+    // added on top, then everything from nothing.
+    std::fs::create_dir_all(dir.join(".lynx")).unwrap();
+    std::fs::write(dir.join(".lynx/config.toml"), "[index]\ngraph = false\n").unwrap();
+    let mut args = dense.clone();
+    args.extend(["index", "--rev", head.as_str()]);
+    let no_graph = lynx(&dir, &args, &[]);
+    let no_graph_s = no_graph.json["seconds"]["total"].as_f64().unwrap();
+    let _ = std::fs::remove_dir_all(dir.join(".lynx"));
     // Cold: the objects of one revision from nothing.
     let mut args = dense.clone();
     args.extend(["index", "--rev", head.as_str()]);
@@ -116,6 +125,9 @@ fn main() {
         "cold_index_ms_wall": cold.ms,
         "cold_chunks_lexical_s": chunk_secs,
         "cold_files_per_s": indexed as f64 / chunk_secs,
+        "cold_chunks_lexical_only_s": no_graph_s,
+        "cold_chunks_lexical_only_files_per_s": indexed as f64 / no_graph_s,
+        "graph_facts_overhead": chunk_secs / no_graph_s - 1.0,
         "cold_phases_s": secs,
         "chunks": cold.json["chunks_written"],
         "embedded": cold.json["chunks_embedded"],

@@ -25,6 +25,8 @@ pub struct IndexConfig {
     pub max_file_size: u64,
     /// Extra glob patterns (gitignore-like, matched against repository paths) to leave out.
     pub exclude: Vec<String>,
+    /// Extract code-graph facts (calls, bases, imports) while indexing.
+    pub graph: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -91,7 +93,7 @@ pub const DEFAULT_RERANKER: &str = "cross-encoder/ms-marco-MiniLM-L-6-v2";
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { max_file_size: 1024 * 1024, exclude: Vec::new() }
+        IndexConfig { max_file_size: 1024 * 1024, exclude: Vec::new(), graph: true }
     }
 }
 

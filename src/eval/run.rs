@@ -131,6 +131,10 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         let view = View::open(&engine.ws, &engine.spec(q.rev.as_deref()))?;
         let data = engine.open_listed(&view)?.data;
         if o.mode.search_mode().is_some_and(|m| m != Mode::Sparse) {
+            // Vectors for the whole revision first (indexing, measured apart), as `index` would.
+            if let Ok(model) = engine.embedder() {
+                crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress)?;
+            }
             if let Err(reason) = engine.dense_for(&view, &data) {
                 if !notes.contains(&reason) {
                     notes.push(reason);

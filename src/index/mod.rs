@@ -77,6 +77,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     let lex_cat = ws.store.catalogs(layer::LEXICAL, &lexical_fp)?;
     let graph_fp = layer::graph_fingerprint();
     let graph_cat = ws.store.catalogs(layer::GRAPH, &graph_fp)?;
+    let with_graph = ws.config.index.graph;
 
     // One representative file per distinct key still missing a layer.
     let mut first: HashMap<Key, &ViewFile> = HashMap::with_capacity(view.files.len());
@@ -84,7 +85,11 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
         first.entry(f.key).or_insert(f);
     }
     let mut todo: Vec<&ViewFile> =
-        first.values().filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || !graph_cat.contains(&f.key)).copied().collect();
+        first
+            .values()
+            .filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || (with_graph && !graph_cat.contains(&f.key)))
+            .copied()
+            .collect();
     todo.sort_by(|a, b| a.key.cmp(&b.key));
     report.blobs_reused = first.len() - todo.len();
     report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
@@ -98,7 +103,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
         .map_init(
             || ws.repo.local(),
             |repo, f| {
-                let out = process_file(repo, f, max);
+                let out = process_file(repo, f, max, with_graph);
                 progress.inc(1);
                 out
             },
@@ -131,7 +136,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
         if !lex_cat.contains(&p.terms.key) {
             missing_terms.push(p.terms);
         }
-        if !graph_cat.contains(&p.facts.key) {
+        if with_graph && !graph_cat.contains(&p.facts.key) {
             missing_facts.push(p.facts);
         }
     }
@@ -176,7 +181,7 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     Ok(report)
 }
 
-fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64) -> Result<process::Outcome> {
+fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64, graph: bool) -> Result<process::Outcome> {
     let content: std::borrow::Cow<[u8]> = match &f.content {
         Some(c) => std::borrow::Cow::Borrowed(c.as_slice()),
         None => {
@@ -205,7 +210,7 @@ fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64) -> Result<proces
     if content.len() as u64 > max {
         return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge));
     }
-    Ok(process::Outcome::Done(process::process(f.key, &f.path, &content)))
+    Ok(process::Outcome::Done(process::process_with(f.key, &f.path, &content, graph)))
 }
 
 /// Writes `items` as segments of at most ~SEGMENT_TEXT_BYTES each and records them in the

@@ -23,6 +23,11 @@ pub enum Outcome {
 
 /// Everything derived from one blob's content. Pure: same input, same output.
 pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
+    process_with(key, path, content, true)
+}
+
+/// `graph`: also extract graph facts (one parse serves both).
+pub fn process_with(key: Key, path: &str, content: &[u8], graph: bool) -> Processed {
     let size = content.len() as u64;
     let status = match repo::content_skip(content) {
         Some(SkipReason::LfsPointer) => Some(Status::LfsPointer),
@@ -41,7 +46,7 @@ pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
         None => lang::detect(path, content),
     };
     let text = String::from_utf8_lossy(content);
-    let (chunks, facts) = chunks_and_facts(lang, &text);
+    let (chunks, facts) = if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) };
     let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();
     let terms = chunks.iter().map(|c| ChunkTerms::analyse(&c.text, &c.symbol)).collect();
     Processed {
