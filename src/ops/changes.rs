@@ -358,9 +358,10 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
     let path = g.def_path(d);
     let lang = g.files[def.file as usize].lang;
     let head = data
-        .table
+        .file_chunks(path)
         .iter()
-        .find(|c| c.path == path && c.start_line <= def.start_line && def.start_line <= c.end_line)
+        .map(|&o| data.table.chunk(o))
+        .find(|c| c.start_line <= def.start_line && def.start_line <= c.end_line)
         .and_then(|c| c.text.lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
         .unwrap_or_default();
     let sig = head.trim_start();

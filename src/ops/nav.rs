@@ -51,9 +51,9 @@ fn definition(ctx: &Ctx, d: u32) -> Definition {
 pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
     let t = &ctx.data.table;
     let mut best: Option<(u32, String)> = None;
-    for ord in t.live() {
+    for &ord in ctx.data.file_chunks(path) {
         let c = t.chunk(ord);
-        if c.path != path || c.end_line < start || c.start_line > end {
+        if c.end_line < start || c.start_line > end {
             continue;
         }
         let overlap = c.end_line.min(end).saturating_sub(c.start_line.max(start)) + 1;

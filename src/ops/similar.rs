@@ -29,11 +29,13 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let (source_ords, text): (Vec<u32>, String) = match (&a.file, &a.snippet) {
         (Some(f), _) => {
             let f = f.trim_start_matches("./");
-            let ords: Vec<u32> = t
-                .live()
+            let ords: Vec<u32> = data
+                .file_chunks(f)
+                .iter()
+                .copied()
                 .filter(|&o| {
                     let c = t.chunk(o);
-                    c.path == f && a.line.is_none_or(|l| c.start_line <= l && l <= c.end_line)
+                    a.line.is_none_or(|l| c.start_line <= l && l <= c.end_line)
                 })
                 .collect();
             if ords.is_empty() {

@@ -104,6 +104,25 @@ pub struct ViewData {
     pub dir: PathBuf,
     pub table: ChunkTable,
     pub bm25: Bm25,
+    by_file: std::sync::OnceLock<HashMap<String, Vec<u32>>>,
+}
+
+impl ViewData {
+    /// Live chunk ordinals of a file, in line order (an index built on first use).
+    pub fn file_chunks(&self, path: &str) -> &[u32] {
+        let index = self.by_file.get_or_init(|| {
+            let mut m: HashMap<String, Vec<u32>> = HashMap::new();
+            for o in self.table.live() {
+                let c = self.table.chunk(o);
+                m.entry(c.path.to_string()).or_default().push(o);
+            }
+            for v in m.values_mut() {
+                v.sort_by_key(|&o| self.table.chunk(o).start_line);
+            }
+            m
+        });
+        index.get(path).map(Vec::as_slice).unwrap_or(&[])
+    }
 }
 
 /// The cache key of a view's content.
@@ -142,6 +161,7 @@ pub fn open(ws: &Workspace, view: &View, progress: &Progress) -> Result<ViewData
         table: ChunkTable::open(&dir.join("chunks.bin"))?,
         bm25: Bm25::open(&dir.join("bm25"))?,
         dir,
+        by_file: Default::default(),
     })
 }
 
