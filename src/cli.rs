@@ -202,12 +202,18 @@ impl FilterArgs {
 pub struct SearchCmd {
     /// What to look for: words, identifiers or a question.
     pub query: String,
-    /// Number of results.
-    #[arg(short = 'k', long = "limit", default_value_t = 10)]
-    pub k: usize,
+    /// Number of results [default: search.k of the configuration, 10].
+    #[arg(short = 'k', long = "limit")]
+    pub k: Option<usize>,
     /// hybrid (default), dense or sparse.
     #[arg(long)]
     pub mode: Option<String>,
+    /// Rerank the top candidates with the cross-encoder of `model.reranker`.
+    #[arg(long)]
+    pub rerank: bool,
+    /// Rerank with this cross-encoder (a HuggingFace repo id or a local folder); implies --rerank.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub reranker: Option<String>,
     /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
@@ -677,9 +683,15 @@ fn run(cli: &Cli) -> Result<Answer> {
                 mode,
                 filters: a.filter.filters(),
                 snippet_lines: a.lines,
+                rerank: None,
             };
             let sources = sources(cli)?;
-            ops::search::run_sources(&sources, a.source.as_deref(), &args)
+            let rerank = match (&a.reranker, a.rerank) {
+                (Some(n), _) => Some(n.clone()),
+                (None, true) => Some(sources.list[0].engine.ws.config.model.reranker.clone()),
+                (None, false) => None,
+            };
+            ops::search::run_sources(&sources, a.source.as_deref(), &ops::search::SearchArgs { rerank, ..args })
         }
         Command::DeepSearch(a) => {
             let args = ops::deep_search::DeepArgs {

@@ -51,6 +51,8 @@ pub struct SearchConfig {
     pub k: usize,
     /// Candidates taken from each retriever before fusion.
     pub pool: usize,
+    /// The dense list's weight in the fusion (the BM25 list's is 1).
+    pub dense_weight: f32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,6 +91,8 @@ impl Default for SourceConfig {
 
 /// The default model for real users: a static code embedding model (no ONNX Runtime needed).
 pub const DEFAULT_MODEL: &str = "minishlab/potion-code-16M";
+/// Measured best on the evaluation sets with the models at hand (docs/EVALUATION.md).
+pub const DEFAULT_DENSE_WEIGHT: f32 = 0.3;
 pub const DEFAULT_RERANKER: &str = "cross-encoder/ms-marco-MiniLM-L-6-v2";
 
 impl Default for IndexConfig {
@@ -105,7 +109,7 @@ impl Default for ModelConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { mode: "hybrid".into(), k: 10, pool: 30 }
+        SearchConfig { mode: "hybrid".into(), k: 10, pool: 30, dense_weight: DEFAULT_DENSE_WEIGHT }
     }
 }
 
@@ -149,6 +153,10 @@ impl Config {
         let cfg: Config = toml::Value::Table(merged)
             .try_into()
             .context("invalid Lynx configuration (see docs/CONFIG.md for the keys)")?;
+        let w = cfg.search.dense_weight;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(crate::error::usage(format!("search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off")));
+        }
         Ok(cfg)
     }
 }

@@ -49,6 +49,7 @@ pub struct Engine {
     dense: Mutex<HashMap<(String, String), Arc<DenseMatrix>>>,
     graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
+    reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, String>)>>,
     /// Bumped on every working-tree change a file watcher sees; while one watches, the
     /// working-tree listing is reused until it moves.
     pub worktree_gen: Arc<std::sync::atomic::AtomicU64>,
@@ -78,6 +79,7 @@ impl Engine {
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
+            reranker: Mutex::new(None),
             worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             worktree: Mutex::new(None),
@@ -91,6 +93,29 @@ impl Engine {
             Some(f) => f.clone(),
             None => ViewSpec::from_option(rev),
         }
+    }
+
+    /// The cross-encoder `name` (a HuggingFace repo id or a local folder), loaded once. Queries
+    /// never download: a missing reranker is an error naming `model pull`.
+    pub fn reranker(&self, name: &str) -> std::result::Result<Arc<embed::rerank::CrossEncoder>, String> {
+        let mut slot = self.reranker.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, r)) = slot.as_ref()
+            && n == name
+        {
+            return r.clone();
+        }
+        let load = || -> Result<Arc<embed::rerank::CrossEncoder>> {
+            let files = embed::resolve::resolve(name, false, false)?;
+            if files.kind != embed::resolve::ModelKind::CrossEncoder {
+                anyhow::bail!("{name} is not a cross-encoder (its config.json has no sequence-classification head)");
+            }
+            let onnx = files.onnx.as_ref().ok_or_else(|| anyhow::anyhow!("{name} has no ONNX file"))?;
+            let ce = embed::rerank::CrossEncoder::load(name, &files.dir, onnx, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref())?;
+            Ok(Arc::new(ce))
+        };
+        let r = load().map_err(|e| format!("reranker `{name}` unavailable: {e:#}"));
+        *slot = Some((name.to_string(), r.clone()));
+        r
     }
 
     /// The embedding model, loaded once; `Err(reason)` when dense retrieval is off.

@@ -107,3 +107,40 @@ fn derived_views_reuse_dense_rows_and_answer_like_cold_ones() {
     std::fs::remove_dir_all(r.file(".lynx/cache/views")).unwrap();
     assert_eq!(ask("HEAD"), derived);
 }
+
+#[test]
+fn rerank_reorders_candidates_by_cross_encoder_and_keeps_retrieval_scores() {
+    if lynx::embed::onnx::find_library(None).is_none() {
+        eprintln!("skipped: ONNX Runtime not found");
+        return;
+    }
+    let r = TestRepo::new();
+    r.write("geometry.py", "def distance(a, b):\n    \"\"\"compute distance between points\"\"\"\n    return abs(a - b)\n");
+    r.write("config.py", "import json\n\ndef parse_json_config(file):\n    \"\"\"parse the json config file\"\"\"\n    return json.load(file)\n");
+    r.write("notes.py", "def config_notes():\n    return 'json config points'\n");
+    r.commit_all("init");
+    let ce = format!("{}/tests/fixtures/models/tiny-cross-encoder", env!("CARGO_MANIFEST_DIR"));
+    let q = "parse json config points";
+    let plain = r.json(&["--no-dense", "search", q]);
+    let reranked = r.json(&["--no-dense", "search", q, "--reranker", &ce]);
+    let plain_hits = plain["results"].as_array().unwrap();
+    let hits = reranked["results"].as_array().unwrap();
+    assert_eq!(hits.len(), plain_hits.len(), "{reranked}");
+    assert!(reranked["note"].as_str().unwrap().contains("reranked by"), "{reranked}");
+    let key = |h: &serde_json::Value| format!("{}:{}", h["path"], h["start_line"]);
+    for h in hits {
+        assert_eq!(h["reranked"], true);
+        // The retrieval score survives as original_score, the same as the plain search's.
+        let same = plain_hits.iter().find(|p| key(p) == key(h)).expect("same candidates");
+        assert!((h["original_score"].as_f64().unwrap() - same["score"].as_f64().unwrap()).abs() < 1e-6);
+    }
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "ordered by the cross-encoder: {scores:?}");
+    assert!(plain_hits.iter().all(|h| h.get("reranked").is_none() && h.get("original_score").is_none()));
+
+    // A reranker that is not there: the plain ranking, with a note saying why.
+    let missing = r.json(&["--no-dense", "search", q, "--reranker", "/nonexistent/reranker"]);
+    assert!(missing["note"].as_str().unwrap().contains("not reranked"), "{missing}");
+    let keys = |v: &serde_json::Value| v["results"].as_array().unwrap().iter().map(key).collect::<Vec<_>>();
+    assert_eq!(keys(&missing), keys(&plain));
+}

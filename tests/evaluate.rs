@@ -30,6 +30,12 @@ fn history(r: &TestRepo) {
     r.write("src/net.py", "def fetch_url(url, timeout=5):\n    return url\n");
     r.write("tests/test_net.py", "def test_fetch():\n    assert fetch_url('x', timeout=1)\n");
     r.commit_all("Add a timeout to fetch_url (#42)");
+    // Kept: deletes a source file, which existed where the question is asked.
+    r.remove("src/cache.py");
+    r.commit_all("Remove the unused cache module");
+    // Kept; the older commit with the same subject is then skipped as a duplicate.
+    r.write("src/net.py", "def fetch_url(url, timeout=10):\n    return url\n");
+    r.commit_all("Add a timeout to fetch_url");
 }
 
 #[test]
@@ -47,11 +53,13 @@ fn mining_yields_exactly_the_expected_questions() {
         got,
         vec![
             ("Add a timeout to fetch_url".to_string(), parent(1), vec!["src/net.py".to_string()]),
-            ("Trim trailing blanks when parsing the config file".to_string(), parent(7), vec!["src/parser.py".to_string()]),
-            ("Trim trailing blanks when parsing the config file\nConfig files written on Windows have trailing blanks.".to_string(), parent(7), vec!["src/parser.py".to_string()]),
+            ("Remove the unused cache module".to_string(), parent(2), vec!["src/cache.py".to_string()]),
+            ("Trim trailing blanks when parsing the config file".to_string(), parent(9), vec!["src/parser.py".to_string()]),
+            ("Trim trailing blanks when parsing the config file\nConfig files written on Windows have trailing blanks.".to_string(), parent(9), vec!["src/parser.py".to_string()]),
         ]
     );
     assert_eq!(v["skipped"]["docs only"], 1);
+    assert_eq!(v["skipped"]["duplicate subject"], 1);
     assert_eq!(v["skipped"]["formatting"], 1);
     assert_eq!(v["skipped"]["revert"], 1);
     assert_eq!(v["skipped"]["only new source files"], 1);
@@ -68,10 +76,10 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     let out = r.lynx(&["evaluate", "mine", "--rev-range", "HEAD", "--out", qfile.to_str().unwrap()]);
     assert!(out.status.success());
     let v = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--per-question"]);
-    assert_eq!(v["questions"], 3);
+    assert_eq!(v["questions"], 4);
     let mrr = v["metrics"]["mrr"].as_f64().unwrap();
     assert!(mrr > 0.5, "{v}");
-    assert_eq!(v["per_question"].as_array().unwrap().len(), 3);
+    assert_eq!(v["per_question"].as_array().unwrap().len(), 4);
     assert!(v["identity"]["fingerprints"]["chunks"].is_string());
     let report = r.file("base.json");
     r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--save", report.to_str().unwrap()]);

@@ -31,14 +31,15 @@ pub struct Mined {
 pub fn rules(max_files: usize) -> Vec<String> {
     vec![
         "query = commit subject (PR numbers like `(#123)` removed); a second variant adds the body when there is one".into(),
-        "asked at the commit's first parent; answers = non-test source files the commit modified (files it added did not exist yet)".into(),
+        "asked at the commit's first parent; answers = non-test source files the commit modified or deleted (files it added did not exist yet)".into(),
         "skipped: merges and root commits".into(),
         "skipped: reverts (subject starts with `Revert`)".into(),
-        "skipped: version bumps and releases (`bump version`, `release`, `v1.2.3`, `chore(release)`)".into(),
+        "skipped: version bumps and releases (`bump version`, `release`, `v1.2.3`, `chore(release)`, `[maven-release-plugin]`)".into(),
         "skipped: dependency updates (dependabot/renovate, `bump X from Y to Z`, `deps`, or only manifests/lockfiles changed)".into(),
         "skipped: formatting and lint commits (`fmt`, `format`, `lint`, `style`, `whitespace`, `typo`, `prettier`, `gofmt`, `rustfmt`, `clippy`)".into(),
         "skipped: docs-only commits (no source file changed)".into(),
         format!("skipped: commits modifying no source file or more than {max_files}"),
+        "skipped: a subject already asked (same words, any case)".into(),
     ]
 }
 
@@ -66,7 +67,7 @@ fn skip_reason(subject: &str) -> Option<&'static str> {
         let w = w.trim_start_matches('v');
         w.contains('.') && w.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
     };
-    if s.starts_with("release") || s.starts_with("bump version") || s.starts_with("chore(release)") || s.starts_with("prepare release")
+    if s.starts_with("release") || s.starts_with("bump version") || s.starts_with("[maven-release-plugin]") || s.contains("prepare for next development iteration") || s.starts_with("chore(release)") || s.starts_with("prepare release")
         || words.first().is_some_and(|w| version_like(w)) || s.starts_with("version ")
     {
         return Some("version bump");
@@ -103,6 +104,7 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
     };
     let commits = repo.commits_in_range(from.as_deref(), &to, o.max.saturating_mul(20).max(200))?;
     let mut out = Mined { range: o.range.clone(), rules: rules(o.max_files), commits_seen: 0, commits_kept: 0, skipped: BTreeMap::new(), questions: Vec::new() };
+    let mut subjects = std::collections::HashSet::new();
     for c in commits {
         if out.commits_kept >= o.max {
             break;
@@ -132,7 +134,8 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
             skip(if changed.iter().all(|(p, _)| lang::by_path(p).is_some_and(|l| !l.is_code()) || p.starts_with("docs/")) { "docs only" } else { "no source file" });
             continue;
         }
-        let expected: Vec<String> = sources.iter().filter(|(_, s)| *s == 'M').map(|(p, _)| p.clone()).collect();
+        // Deleted files existed at the parent, where the question is asked: "remove X" is about X.
+        let expected: Vec<String> = sources.iter().filter(|(_, s)| matches!(*s, 'M' | 'D')).map(|(p, _)| p.clone()).collect();
         if sources.len() > o.max_files {
             skip("too many files");
             continue;
@@ -144,6 +147,10 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         let subject = clean_subject(&c.subject);
         if subject.split_whitespace().count() < 2 {
             skip("subject too short");
+            continue;
+        }
+        if !subjects.insert(subject.to_lowercase()) {
+            skip("duplicate subject");
             continue;
         }
         out.commits_kept += 1;
@@ -174,6 +181,7 @@ mod tests {
         assert_eq!(skip_reason("Bump serde from 1.0.1 to 1.0.2"), Some("dependency update"));
         assert_eq!(skip_reason("build(deps): bump x"), Some("dependency update"));
         assert_eq!(skip_reason("cargo fmt"), Some("formatting"));
+        assert_eq!(skip_reason("[maven-release-plugin] prepare release gson-parent-2.11.0"), Some("version bump"));
         assert_eq!(skip_reason("tsdb: fix race in head compaction"), None);
         assert!(is_source("src/a.rs") && !is_source("tests/a.rs") && !is_source("README.md"));
     }

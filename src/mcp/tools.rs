@@ -59,7 +59,8 @@ pub const TOOLS: &[ToolSpec] = &[
             let mut p = common(obj(json!({
                 "query": {"type": "string"},
                 "n_results": {"type": "integer", "description": "default 10"},
-                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]}
+                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
+                "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"}
             })));
             p.extend(filters());
             props(Value::Object(p), &["query"])
@@ -340,11 +341,12 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "search" => {
             let args = ops::search::SearchArgs {
                 query: a.req("query")?,
-                k: a.int("n_results", 10, 100)?,
+                k: Some(a.int("n_results", sources.list[0].engine.ws.config.search.k, 100)?),
                 rev,
                 mode: a.mode()?,
                 filters: a.filters()?,
                 snippet_lines: SNIPPET_LINES,
+                rerank: a.bool("rerank")?.then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
             };
             ops::search::run_sources(sources, source.as_deref(), &args)
         }

@@ -12,12 +12,15 @@ use serde::Serialize;
 #[derive(Debug, Clone)]
 pub struct SearchArgs {
     pub query: String,
-    pub k: usize,
+    /// Results wanted (default: `search.k` of the configuration).
+    pub k: Option<usize>,
     pub rev: Option<String>,
     pub mode: Option<Mode>,
     pub filters: Filters,
     /// Lines of code shown per hit in the text rendering (0: none).
     pub snippet_lines: usize,
+    /// Rerank the candidates with this cross-encoder (a repo id or folder).
+    pub rerank: Option<String>,
 }
 
 /// One hit as rendered.
@@ -34,6 +37,12 @@ pub struct Hit {
     pub sparse_rank: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_rank: Option<usize>,
+    /// Set when a cross-encoder reordered the results: `score` is then its relevance logit and
+    /// this is the retrieval score it replaced.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub original_score: Option<f32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub reranked: bool,
     /// The source it came from, when several were searched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
@@ -63,6 +72,8 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         score: r.score,
         sparse_rank: r.sparse_rank,
         dense_rank: r.dense_rank,
+        original_score: None,
+        reranked: false,
         source: None,
         text: c.text.to_string(),
     }
@@ -124,16 +135,34 @@ pub fn retrieve(
     let ranked = match mode {
         Mode::Sparse => sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect(),
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
-        Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits),
+        Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits, engine.ws.config.search.dense_weight),
     };
     // Ties are broken by location, not by ordinal, so a view answers the same whether its
     // cache was built from scratch or derived from another view.
     let mut ranked = ranked;
+    search::rank::Priors::for_query(query).apply(data, &mut ranked);
     ranked.sort_by(|a, b| {
         let (ca, cb) = (data.table.chunk(a.ord), data.table.chunk(b.ord));
         b.score.total_cmp(&a.score).then_with(|| ca.path.cmp(cb.path)).then(ca.start_line.cmp(&cb.start_line))
     });
     Ok(Retrieved { mode, ranked: search::dedup_identical(data, ranked), notes, top_sparse, top_dense })
+}
+
+/// Reorders `hits` by the cross-encoder's relevance of (query, chunk), keeping each retrieval
+/// score as `original_score`. The passage leads with the path and symbol: a chunk's text alone
+/// does not say where it lives.
+fn rerank(ce: &crate::embed::rerank::CrossEncoder, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>> {
+    let passages: Vec<String> = hits.iter().map(|h| format!("{} {}\n{}", h.path, h.symbol, h.text)).collect();
+    let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
+    let scores = ce.score(query, &refs)?;
+    for (h, s) in hits.iter_mut().zip(scores) {
+        h.original_score = Some(h.score);
+        h.score = s;
+        h.reranked = true;
+    }
+    // Stable: equal logits keep retrieval order.
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    Ok(hits)
 }
 
 /// Search over one source, or all of them merged by score (each hit keeps its own source's
@@ -165,7 +194,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         }));
     }
     all.sort_by(|a, b| b.score.total_cmp(&a.score));
-    all.truncate(args.k);
+    all.truncate(args.k.unwrap_or(selected[0].engine.ws.config.search.k));
     let view = view.expect("at least one source");
     let result = SearchResult {
         query: args.query.clone(),
@@ -182,7 +211,8 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.query.trim().is_empty() {
         return Err(crate::error::usage("the search query is empty"));
     }
-    if args.k == 0 {
+    let k = args.k.unwrap_or(engine.ws.config.search.k);
+    if k == 0 {
         return Err(crate::error::usage("-k must be at least 1"));
     }
     let view = engine.view(&engine.spec(args.rev.as_deref()))?;
@@ -193,10 +223,27 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         Some(m) => m,
         None => Mode::parse(&engine.ws.config.search.mode)?,
     };
-    let pool = args.k.max(engine.ws.config.search.pool);
+    let pool = k.max(engine.ws.config.search.pool);
     let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_ref())?;
-    let results: Vec<Hit> = r.ranked.iter().take(args.k).map(|x| hit(data, x)).collect();
-    let note = if r.notes.is_empty() { None } else { Some(r.notes.join("; ")) };
+    let mut notes = r.notes;
+    let results: Vec<Hit> = match &args.rerank {
+        Some(name) => match engine.reranker(name) {
+            Ok(ce) => {
+                let n = r.ranked.len().min(pool);
+                let mut hits = rerank(&ce, &args.query, r.ranked.iter().take(n).map(|x| hit(data, x)).collect())?;
+                hits.extend(r.ranked.iter().skip(n).map(|x| hit(data, x)));
+                hits.truncate(k);
+                notes.push(format!("top {n} reranked by {name}"));
+                hits
+            }
+            Err(reason) => {
+                notes.push(format!("not reranked: {reason}"));
+                r.ranked.iter().take(k).map(|x| hit(data, x)).collect()
+            }
+        },
+        None => r.ranked.iter().take(k).map(|x| hit(data, x)).collect(),
+    };
+    let note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
     let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))

@@ -14,10 +14,12 @@ use tantivy::{BitSet, DocId, Index, IndexReader, ReloadPolicy, Score, SegmentOrd
 
 const TOKENIZER: &str = "lynx_code";
 
-/// Field weights: a query word in the symbol name or path says more than one in the body.
+/// Field weights. The symbol and path fields are short, so BM25's length normalisation already
+/// makes a match there count for more than one in the body; heavier boosts measured worse on
+/// natural-language questions (docs/EVALUATION.md).
 pub const CONTENT_BOOST: f32 = 1.0;
-pub const SYMBOL_BOOST: f32 = 2.0;
-pub const PATH_BOOST: f32 = 1.5;
+pub const SYMBOL_BOOST: f32 = 1.0;
+pub const PATH_BOOST: f32 = 1.25;
 
 struct Fields {
     content: Field,

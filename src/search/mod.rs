@@ -2,6 +2,7 @@
 
 pub mod bm25;
 pub mod filter;
+pub mod rank;
 
 use crate::analyze;
 use crate::view::cache::ViewData;
@@ -68,8 +69,9 @@ pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&std::s
 /// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).
 pub const RRF_K: f32 = 60.0;
 
-/// Fuses ranked lists by RRF: each list contributes 1 / (RRF_K + rank) (rank from 1).
-pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)]) -> Vec<Ranked> {
+/// Fuses ranked lists by weighted RRF: the sparse list contributes 1 / (RRF_K + rank) (rank
+/// from 1), the dense list `dense_weight` / (RRF_K + rank).
+pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
     let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
@@ -80,7 +82,7 @@ pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)]) -> Vec<Ranked> {
     }
     for (i, &(ord, s)) in dense.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
-        e.score += 1.0 / (RRF_K + (i + 1) as f32);
+        e.score += dense_weight / (RRF_K + (i + 1) as f32);
         e.dense_rank = Some(i + 1);
         e.dense_score = Some(s);
     }

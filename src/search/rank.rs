@@ -1,0 +1,99 @@
+//! Priors applied after retrieval: what kind of file a hit is in (test, prose, code) and
+//! whether it is the definition of an identifier the query names, folded into the score so the
+//! first files shown are the ones a question is about. Measured on the evaluation sets in
+//! docs/EVALUATION.md; each factor is a multiplier on the retrieval score.
+
+use super::Ranked;
+use crate::view::cache::ViewData;
+
+/// Test files, unless the query is about tests: questions name behaviour, and a test of it
+/// repeats the same words around fixtures.
+pub const TEST_FACTOR: f32 = 0.5;
+/// Prose and data (Markdown, text, JSON, YAML, TOML), unless the query is about documentation:
+/// changelogs and guides restate features in the words questions use.
+pub const PROSE_FACTOR: f32 = 0.5;
+/// The definition (or the file) named like an identifier written in the query.
+pub const IDENT_FACTOR: f32 = 1.5;
+
+/// Query words that make test files fair game.
+const TEST_WORDS: &[&str] =
+    &["test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "assert", "assertion", "coverage", "bench", "benchmark"];
+/// Query words that make documentation fair game.
+const DOC_WORDS: &[&str] =
+    &["doc", "docs", "documentation", "document", "readme", "changelog", "guide", "tutorial", "example", "examples", "docstring", "config", "configuration"];
+
+pub struct Priors {
+    test: f32,
+    prose: f32,
+    idents: Vec<String>,
+}
+
+impl Priors {
+    pub fn for_query(query: &str) -> Priors {
+        let terms = crate::analyze::query_terms(query);
+        let about = |words: &[&str]| terms.iter().any(|t| words.contains(&t.as_str()));
+        Priors {
+            test: if about(TEST_WORDS) { 1.0 } else { TEST_FACTOR },
+            prose: if about(DOC_WORDS) { 1.0 } else { PROSE_FACTOR },
+            idents: query_identifiers(query),
+        }
+    }
+
+    /// The multiplier for chunk `ord`.
+    pub fn factor(&self, data: &ViewData, ord: u32) -> f32 {
+        let c = data.table.chunk(ord);
+        let mut f = if !c.lang.is_code() {
+            self.prose
+        } else if crate::graph::model::is_test_path(c.path) {
+            self.test
+        } else {
+            1.0
+        };
+        if !self.idents.is_empty() {
+            let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
+            let file = c.path.rsplit('/').next().unwrap_or(c.path);
+            let stem = file.split('.').next().unwrap_or(file);
+            if self.idents.iter().any(|i| i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem)) {
+                f *= IDENT_FACTOR;
+            }
+        }
+        f
+    }
+
+    /// Rescores `ranked` in place (ordering is the caller's).
+    pub fn apply(&self, data: &ViewData, ranked: &mut [Ranked]) {
+        for r in ranked.iter_mut() {
+            r.score *= self.factor(data, r.ord);
+        }
+    }
+}
+
+/// Identifiers a query names: words written like code (`camelCase`, `snake_case`, inner
+/// capitals as in `JsonReader`, or anything in backticks), longer than two characters.
+pub fn query_identifiers(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, part) in query.split('`').enumerate() {
+        let quoted = i % 2 == 1;
+        for w in part.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| w.len() > 2) {
+            let inner_capital = w.chars().skip(1).any(char::is_uppercase) && w.chars().any(char::is_lowercase);
+            let snake = w.trim_matches('_').contains('_');
+            if (quoted || inner_capital || snake) && !out.iter().any(|o| o == w) {
+                out.push(w.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_identifiers;
+
+    #[test]
+    fn identifiers_written_like_code() {
+        assert_eq!(query_identifiers("Make `LazilyParsedNumber` implement `Comparable`"), ["LazilyParsedNumber", "Comparable"]);
+        assert_eq!(query_identifiers("fix parse_http_request for JsonReader input"), ["parse_http_request", "JsonReader"]);
+        assert!(query_identifiers("where are retries handled").is_empty());
+        assert!(query_identifiers("HTTP and URL parsing").is_empty());
+    }
+}

@@ -1,0 +1,64 @@
+//! Ranking priors through the binary: test files and prose yield to code unless the question is
+//! about them, and a definition named in the query is lifted. Each prior is checked as the exact
+//! factor between two queries with the same BM25 terms (the extra word matches nothing).
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn scores(r: &TestRepo, q: &str) -> Vec<(String, f64)> {
+    let v: Value = r.json(&["--no-dense", "search", q]);
+    v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
+}
+
+fn score_of(hits: &[(String, f64)], path: &str) -> f64 {
+    hits.iter().find(|(p, _)| p == path).unwrap_or_else(|| panic!("{path} not in {hits:?}")).1
+}
+
+fn repo() -> TestRepo {
+    let r = TestRepo::new();
+    r.write(
+        "src/retry.py",
+        "def retry_request(send, attempts):\n    \"\"\"Retry a request with exponential backoff.\"\"\"\n    for n in range(attempts):\n        if send():\n            return True\n        sleep(2 ** n)\n    return False\n",
+    );
+    // The test and the changelog repeat the question's words more often than the code does.
+    r.write(
+        "tests/test_retry.py",
+        "def test_backoff():\n    # retry request backoff: retry the request, backoff grows\n    assert retry_request(lambda: True, 3)\n    # retry request backoff again, request retry backoff\n",
+    );
+    r.write("CHANGELOG.md", "# Changes\n\nRetry request backoff: retry a request with exponential backoff; request retry backoff tuned.\n");
+    r.write("src/policy.py", "class RetryPolicy:\n    \"\"\"How often to retry.\"\"\"\n    limit = 3\n");
+    for i in 0..8 {
+        r.write(&format!("src/other{i}.py"), &format!("def helper{i}(x):\n    return x + {i}\n"));
+    }
+    r.commit_all("init");
+    r
+}
+
+#[test]
+fn tests_and_prose_yield_to_code_unless_asked_for() {
+    let r = repo();
+    let plain = scores(&r, "retry request backoff");
+    assert_eq!(plain[0].0, "src/retry.py", "{plain:?}");
+    // "fixture" and "documentation" match no file: same BM25, different priors.
+    let about_tests = scores(&r, "retry request backoff fixture");
+    let about_docs = scores(&r, "retry request backoff documentation");
+    let ratio = |a: &[(String, f64)], b: &[(String, f64)], p: &str| score_of(a, p) / score_of(b, p);
+    assert!((ratio(&about_tests, &plain, "tests/test_retry.py") - 2.0).abs() < 1e-3, "{about_tests:?} vs {plain:?}");
+    assert!((ratio(&about_docs, &plain, "CHANGELOG.md") - 2.0).abs() < 1e-3, "{about_docs:?} vs {plain:?}");
+    assert!((ratio(&about_tests, &plain, "src/retry.py") - 1.0).abs() < 1e-6);
+    // Undemoted, the test outscores the code: the prior is what put the code first.
+    assert!(score_of(&about_tests, "tests/test_retry.py") > score_of(&about_tests, "src/retry.py"), "{about_tests:?}");
+    assert_eq!(about_tests[0].0, "tests/test_retry.py");
+}
+
+#[test]
+fn identifiers_written_in_the_query_lift_their_definition() {
+    let r = repo();
+    // The same word, bare and written as code (in backticks): the same BM25 terms.
+    let words = scores(&r, "retrypolicy retry");
+    let ident = scores(&r, "`retrypolicy` retry");
+    let f = score_of(&ident, "src/policy.py") / score_of(&words, "src/policy.py");
+    assert!((f - 1.5).abs() < 1e-3, "{ident:?} vs {words:?}");
+    assert!((score_of(&ident, "src/retry.py") - score_of(&words, "src/retry.py")).abs() < 1e-6);
+}
