@@ -433,6 +433,9 @@ pub enum EvalCmd {
         /// Include every question's ranking (for error analysis).
         #[arg(long)]
         per_question: bool,
+        /// Rerank each question's candidates with this cross-encoder (a repo id or folder).
+        #[arg(long, value_name = "NAME|PATH")]
+        reranker: Option<String>,
     },
 }
 
@@ -862,7 +865,7 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
             }
             Ok(Answer::new("evaluate_mine", None, &m, text))
         }
-        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question } => {
+        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker } => {
             let qs = eval::dataset::load(questions)?;
             let baseline = baseline
                 .as_ref()
@@ -871,6 +874,9 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
                     serde_json::from_str(&t).map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
                 })
                 .transpose()?;
+            if reranker.is_some() && mode == "bm25-files" {
+                return Err(error::usage("--reranker reorders chunk results: use it with --mode hybrid, dense or sparse"));
+            }
             if max_recall_drop.is_some() && baseline.is_none() {
                 return Err(error::usage("--max-recall-drop needs --baseline"));
             }
@@ -882,6 +888,7 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
                 min_recall: *min_recall,
                 max_recall_drop: *max_recall_drop,
                 max_p95_ms: *max_p95_ms,
+                rerank: reranker.clone(),
             };
             let e = engine(cli)?;
             let report = eval::run::run(&e, &qs, &opts)?;

@@ -109,11 +109,20 @@ pub fn watch_loop(engine: &Engine, debounce: Duration, stop: &dyn Fn() -> bool, 
     // Reconcile: catch up with what changed while nobody watched.
     let u = update(engine, "reconcile at start")?;
     on_update(&u);
-    while let Some(events) = next_batch(&rx, &root, &git_dir, debounce, stop) {
+    // A deleted checkout sends no more events worth waiting for: stop instead of lingering.
+    let gone = || !root.exists();
+    let stop_or_gone = || stop() || gone();
+    while let Some(events) = next_batch(&rx, &root, &git_dir, debounce, &stop_or_gone) {
+        if gone() {
+            break;
+        }
         match update(engine, &format!("{events} change events")) {
             Ok(u) => on_update(&u),
             Err(e) => tracing::warn!("update after changes failed: {e:#}"),
         }
+    }
+    if gone() {
+        tracing::warn!("{} no longer exists; stopped watching", root.display());
     }
     Ok(())
 }

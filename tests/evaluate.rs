@@ -90,6 +90,15 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     assert_eq!(bad.status.code(), Some(4));
     let slow = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--max-p95-ms", "0.000001"]);
     assert_eq!(slow.status.code(), Some(4));
+    // Reranked by a cross-encoder: recorded in the report's identity.
+    if lynx::embed::onnx::find_library(None).is_some() {
+        let ce = format!("{}/tests/fixtures/models/tiny-cross-encoder", env!("CARGO_MANIFEST_DIR"));
+        let v = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--reranker", &ce]);
+        assert_eq!(v["identity"]["reranker"], ce.as_str(), "{v}");
+        assert_eq!(v["questions"], 4);
+        let bad = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "bm25-files", "--reranker", &ce]);
+        assert_eq!(bad.status.code(), Some(2));
+    }
     // The whole-file BM25 baseline runs on the same questions.
     let b = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "bm25-files"]);
     assert!(b["metrics"]["mrr"].as_f64().unwrap() > 0.0);

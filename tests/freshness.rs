@@ -34,7 +34,12 @@ impl Watcher {
         self.updates.recv_timeout(within).ok()
     }
 
-    fn stop(mut self) {
+    fn stop(self) {}
+}
+
+/// A failing test must not leave its watcher running.
+impl Drop for Watcher {
+    fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -43,6 +48,25 @@ impl Watcher {
 fn debounce(r: &TestRepo, ms: u64) {
     std::fs::create_dir_all(r.file(".lynx")).unwrap();
     std::fs::write(r.file(".lynx/config.toml"), format!("[watch]\ndebounce_ms = {ms}\n")).unwrap();
+}
+
+#[test]
+fn watch_stops_when_the_checkout_is_deleted() {
+    let r = TestRepo::new();
+    seed_project(&r, 3);
+    r.commit_all("init");
+    let mut w = Watcher::start(&r);
+    assert!(w.next(Duration::from_secs(30)).is_some(), "no reconcile update");
+    std::fs::remove_dir_all(r.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = w.child.try_wait().unwrap() {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "watch still running 10 s after its checkout was deleted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

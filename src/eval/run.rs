@@ -65,6 +65,8 @@ pub struct Identity {
     pub model: Option<String>,
     pub mode: EvalMode,
     pub k: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reranker: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -104,6 +106,8 @@ pub struct RunOptions {
     pub min_recall: Option<f64>,
     pub max_recall_drop: Option<f64>,
     pub max_p95_ms: Option<f64>,
+    /// Rerank each question's candidates with this cross-encoder.
+    pub rerank: Option<String>,
 }
 
 /// Exit code when a gate fails.
@@ -149,7 +153,11 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 let allowed = filters.allowed(&data.table)?;
                 let pool = (o.k * 5).max(engine.ws.config.search.pool);
                 let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_ref())?;
-                let hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
+                let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
+                if let Some(name) = &o.rerank {
+                    let ce = engine.reranker(name).map_err(|e| crate::error::usage(e))?;
+                    hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
+                }
                 let files = dedup_files(hits.iter().map(|h| h.path.clone()));
                 let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
                 let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect() };
@@ -215,7 +223,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
     };
     let metrics = metrics::mean(&all);
     let mut report = Report {
-        identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k },
+        identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k, reranker: o.rerank.clone() },
         questions: per.len(),
         metrics,
         symbol_metrics: (!symbol_scores.is_empty()).then(|| metrics::mean(&symbol_scores)),

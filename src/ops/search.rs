@@ -151,7 +151,7 @@ pub fn retrieve(
 /// Reorders `hits` by the cross-encoder's relevance of (query, chunk), keeping each retrieval
 /// score as `original_score`. The passage leads with the path and symbol: a chunk's text alone
 /// does not say where it lives.
-fn rerank(ce: &crate::embed::rerank::CrossEncoder, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>> {
+pub fn rerank(ce: &crate::embed::rerank::CrossEncoder, query: &str, mut hits: Vec<Hit>) -> Result<Vec<Hit>> {
     let passages: Vec<String> = hits.iter().map(|h| format!("{} {}\n{}", h.path, h.symbol, h.text)).collect();
     let refs: Vec<&str> = passages.iter().map(String::as_str).collect();
     let scores = ce.score(query, &refs)?;
