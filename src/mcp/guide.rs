@@ -66,8 +66,10 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
     }
     s.push_str(
         "\n## Reading scores\n\n\
-- `hybrid` (default): Reciprocal Rank Fusion, Σ 1/(60+rank) over BM25 and embeddings; at most 0.0328 (rank 1 in both). \
+- `hybrid` (default): weighted Reciprocal Rank Fusion, 1/(60+BM25 rank) + w/(60+dense rank), w = search.dense_weight (0.3). \
 Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
+- In every mode, test files and docs count half unless the query mentions tests or docs, and the definition of an identifier \
+written like code (`parseConfig`, in backticks) counts 1.5×. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
 - `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\
 - Escalate to `deep_search` when the top hits do not mention your terms, or come only from one retriever with low scores.\n\n\
 ## Freshness\n\n\
