@@ -72,6 +72,22 @@ fn model_problems_turn_dense_off_but_never_fail() {
     assert_eq!(v["dense"], "off");
     assert!(v["dense_reason"].as_str().unwrap().contains("safetensors"), "{v}");
 
+    // Dimension mismatch: an embeddings table with fewer rows than the tokenizer has tokens.
+    let short = tempfile::tempdir().unwrap();
+    for f in ["tokenizer.json", "config.json"] {
+        std::fs::copy(format!("{}/{f}", static_model()), short.path().join(f)).unwrap();
+    }
+    let header = br#"{"embeddings":{"dtype":"F32","shape":[4,8],"data_offsets":[0,128]}}"#;
+    let mut st = (header.len() as u64).to_le_bytes().to_vec();
+    st.extend_from_slice(header);
+    st.extend_from_slice(&[0u8; 128]);
+    std::fs::write(short.path().join("model.safetensors"), st).unwrap();
+    let v = r.json(&["--model", short.path().to_str().unwrap(), "index"]);
+    assert_eq!(v["dense"], "off");
+    assert!(v["dense_reason"].as_str().unwrap().contains("dimension mismatch"), "{v}");
+    let s = r.json(&["--model", short.path().to_str().unwrap(), "search", "json"]);
+    assert_eq!(s["results"][0]["path"], "a.py", "{s}");
+
     // ONNX Runtime missing for a transformer model.
     let tiny_bert = format!("{}/tests/fixtures/models/tiny-bert", env!("CARGO_MANIFEST_DIR"));
     let out = r.cmd(&["--json", "--model", &tiny_bert, "index"]).env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so").output().unwrap();

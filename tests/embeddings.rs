@@ -153,3 +153,73 @@ fn shared_real_models_agree_with_reference_numbers() {
         check(load(shared.join("all-MiniLM-L6-v2/onnx/model_int8.onnx")).as_ref(), [0.349, 0.035, -0.028], 0.025);
     }
 }
+
+/// A safetensors file from (name, dtype, shape, little-endian bytes).
+fn safetensors_bytes(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, dtype, shape, bytes) in tensors {
+        header.insert(name.to_string(), serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [data.len(), data.len() + bytes.len()]}));
+        data.extend_from_slice(bytes);
+    }
+    let h = serde_json::to_vec(&header).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(&h);
+    out.extend_from_slice(&data);
+    out
+}
+
+/// Vocabulary-quantized model2vec models (potion-code-16M's layout): a `mapping` from token id
+/// to row and per-token `weights`, combined as model2vec does.
+#[test]
+fn quantized_static_model_uses_mapping_and_weights() {
+    let src = fixtures().join("tiny-static");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["tokenizer.json", "config.json"] {
+        std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
+    }
+    let tok = tokenizers::Tokenizer::from_file(src.join("tokenizer.json")).unwrap();
+    let vocab = tok.get_vocab_size(false);
+    let (rows, dim) = (3usize, 4usize);
+    let table: Vec<f32> = (0..rows * dim).map(|i| ((i * 7 % 11) as f32) - 5.0).collect();
+    let mapping: Vec<i64> = (0..vocab as i64).map(|id| id % rows as i64).collect();
+    let weights: Vec<f32> = (0..vocab).map(|id| 1.0 + (id % 5) as f32).collect();
+    let le = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let st = safetensors_bytes(&[
+        ("embeddings", "F32", vec![rows, dim], le(&table)),
+        ("mapping", "I64", vec![vocab], mapping.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ("weights", "F32", vec![vocab], le(&weights)),
+    ]);
+    std::fs::write(dir.path().join("model.safetensors"), st).unwrap();
+    let m = load(dir.path().to_path_buf());
+    assert_eq!(m.dim(), dim);
+
+    let text = "parse the json config file";
+    let unk = tok.get_vocab(true).get("[UNK]").copied();
+    let ids: Vec<u32> = tok.encode(text, false).unwrap().get_ids().iter().copied().filter(|&i| Some(i) != unk).collect();
+    assert!(!ids.is_empty());
+    let mut want = vec![0f32; dim];
+    for &id in &ids {
+        let row = mapping[id as usize] as usize;
+        for d in 0..dim {
+            want[d] += table[row * dim + d] * weights[id as usize];
+        }
+    }
+    let norm = want.iter().map(|x| x * x).sum::<f32>().sqrt();
+    want.iter_mut().for_each(|x| *x /= norm);
+    let got = m.embed_query(text).unwrap();
+    for d in 0..dim {
+        assert!((got[d] - want[d]).abs() < 1e-5, "dim {d}: got {got:?}, want {want:?}");
+    }
+
+    // A mapping pointing past the table is refused at load, naming the problem.
+    let bad_map: Vec<i64> = (0..vocab as i64).map(|_| rows as i64).collect();
+    let st = safetensors_bytes(&[
+        ("embeddings", "F32", vec![rows, dim], le(&table)),
+        ("mapping", "I64", vec![vocab], bad_map.iter().flat_map(|x| x.to_le_bytes()).collect()),
+    ]);
+    std::fs::write(dir.path().join("model.safetensors"), st).unwrap();
+    let files = resolve::resolve(dir.path().to_str().unwrap(), false, false).unwrap();
+    let err = embed::load_files(&files, 1, None, None).err().expect("refused").to_string();
+    assert!(err.contains("dimension mismatch"), "{err}");
+}

@@ -1,5 +1,8 @@
 //! Static (model2vec) embeddings: tokenize without special tokens, drop the unknown-token id,
 //! average the rows of the `embeddings` table, L2-normalise. Pure Rust, no ONNX Runtime.
+//! Vocabulary-quantized models (model2vec ≥ 0.6, e.g. potion-code-16M) add a `mapping` tensor
+//! (token id → row) and a `weights` tensor (a per-token scale); both are honoured as model2vec
+//! does: the mean of `embeddings[mapping[id]] * weights[id]`.
 
 use super::{Embedder, normalize, read_unk_id};
 use anyhow::{Context, Result, bail};
@@ -23,6 +26,10 @@ pub struct StaticModel {
     /// the tokenizer's own ids; code repeats its identifiers endlessly).
     word_cache: bool,
     table: Vec<f32>,
+    /// Token id → row of `table` (vocabulary quantization); identity when absent.
+    mapping: Option<Vec<u32>>,
+    /// Per-token scale applied before averaging.
+    weights: Option<Vec<f32>>,
     dim: usize,
     rows: usize,
     unk: Option<u32>,
@@ -55,22 +62,47 @@ impl StaticModel {
             bail!("{}: the embeddings tensor must be 2-D [vocab, dim], found {shape:?}", path.display());
         }
         let (rows, dim) = (shape[0], shape[1]);
-        let data = tensor.data();
-        let table: Vec<f32> = match tensor.dtype() {
-            safetensors::Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            safetensors::Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-            safetensors::Dtype::BF16 => data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-            other => bail!("{}: unsupported embeddings dtype {other:?} (f32, f16 or bf16 expected)", path.display()),
-        };
+        let table = floats(&tensor).with_context(|| format!("{}: embeddings", path.display()))?;
         if table.len() != rows * dim {
             bail!("{}: tensor data does not match its shape", path.display());
+        }
+        let mapping = match st.tensor("mapping") {
+            Ok(t) => {
+                let m = integers(&t).with_context(|| format!("{}: mapping", path.display()))?;
+                if let Some(bad) = m.iter().find(|&&r| r as usize >= rows) {
+                    bail!("dimension mismatch: {} maps a token to row {bad} but its embeddings table has {rows} rows", path.display());
+                }
+                Some(m)
+            }
+            Err(_) => None,
+        };
+        let weights = match st.tensor("weights") {
+            Ok(t) => Some(floats(&t).with_context(|| format!("{}: weights", path.display()))?),
+            Err(_) => None,
+        };
+        let vocab = tokenizer.get_vocab_size(false);
+        if let Some(m) = &mapping {
+            if m.len() < vocab {
+                bail!("dimension mismatch: {}/tokenizer.json has {vocab} tokens but the mapping in {} covers {}", dir.display(), path.display(), m.len());
+            }
+        } else if vocab > rows {
+            bail!(
+                "dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {rows} rows; the tokenizer and the embeddings table come from different models",
+                dir.display(),
+                path.display()
+            );
         }
         let config: serde_json::Value = std::fs::read_to_string(dir.join("config.json"))
             .ok()
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
         let normalize = config["normalize"].as_bool().unwrap_or(true);
-        let mut m = StaticModel { tokenizer, word_cache: false, table, dim, rows, unk, normalize, fingerprint, name: name.to_string() };
+        if let Some(w) = &weights {
+            if w.len() < vocab {
+                bail!("dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {} weights", dir.display(), path.display(), w.len());
+            }
+        }
+        let mut m = StaticModel { tokenizer, word_cache: false, table, mapping, weights, dim, rows, unk, normalize, fingerprint, name: name.to_string() };
         m.word_cache = m.word_cache_agrees();
         Ok(m)
     }
@@ -153,12 +185,23 @@ impl StaticModel {
         out.iter_mut().for_each(|v| *v = 0.0);
         let mut n = 0usize;
         for &id in ids.iter().take(MAX_TOKENS) {
-            if Some(id) == self.unk || id as usize >= self.rows {
+            if Some(id) == self.unk {
                 continue;
             }
-            let row = &self.table[id as usize * self.dim..(id as usize + 1) * self.dim];
-            for (o, r) in out.iter_mut().zip(row) {
-                *o += r;
+            let row = match &self.mapping {
+                Some(m) => match m.get(id as usize) {
+                    Some(&r) => r as usize,
+                    None => continue,
+                },
+                None => id as usize,
+            };
+            if row >= self.rows {
+                continue;
+            }
+            let row = &self.table[row * self.dim..(row + 1) * self.dim];
+            match self.weights.as_ref().and_then(|w| w.get(id as usize)) {
+                Some(&w) => out.iter_mut().zip(row).for_each(|(o, r)| *o += r * w),
+                None => out.iter_mut().zip(row).for_each(|(o, r)| *o += r),
             }
             n += 1;
         }
@@ -172,6 +215,32 @@ impl StaticModel {
         }
         Ok(())
     }
+}
+
+/// A float tensor's values (f32, f16 or bf16).
+fn floats(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<f32>> {
+    let data = t.data();
+    Ok(match t.dtype() {
+        safetensors::Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
+        safetensors::Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        safetensors::Dtype::BF16 => data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        other => bail!("unsupported dtype {other:?} (f32, f16 or bf16 expected)"),
+    })
+}
+
+/// An integer tensor's values as row indices (i64, i32, u32, i16, u16, u8).
+fn integers(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<u32>> {
+    let d = t.data();
+    let v: Vec<i64> = match t.dtype() {
+        safetensors::Dtype::I64 => d.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect(),
+        safetensors::Dtype::I32 => d.chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
+        safetensors::Dtype::U32 => d.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
+        safetensors::Dtype::I16 => d.chunks_exact(2).map(|b| i16::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
+        safetensors::Dtype::U16 => d.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
+        safetensors::Dtype::U8 => d.iter().map(|&b| b as i64).collect(),
+        other => bail!("unsupported dtype {other:?} (an integer type expected)"),
+    };
+    v.into_iter().map(|x| u32::try_from(x).map_err(|_| anyhow::anyhow!("negative or huge row index {x}"))).collect()
 }
 
 impl Embedder for StaticModel {
