@@ -69,10 +69,16 @@ pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result
     let is_cross = config["architectures"]
         .as_array()
         .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|s| s.ends_with("ForSequenceClassification"))));
-    let kind = if config["model_type"] == "model2vec" || (onnx.is_none() && dir.join("model.safetensors").exists()) {
+    let kind = if is_static_config(&config) && dir.join("model.safetensors").exists() {
         ModelKind::Static
     } else if onnx.is_some() {
         if is_cross { ModelKind::CrossEncoder } else { ModelKind::Transformer }
+    } else if let Some(t) = config["model_type"].as_str() {
+        bail!(
+            "model folder {} holds a `{t}` transformer without an ONNX export (onnx/model.onnx); Lynx runs transformers \
+             through ONNX Runtime: use a repository that ships one, or pass the path of an .onnx file",
+            dir.display()
+        );
     } else {
         bail!(
             "model folder {} has neither model.safetensors (static) nor onnx/model.onnx (transformer)",
@@ -80,6 +86,12 @@ pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result
         );
     };
     Ok(ModelFiles { name: name.to_string(), dir: dir.to_path_buf(), kind, onnx })
+}
+
+/// A model2vec (static) model's config: `model_type: model2vec`, or — as model2vec ≥ 0.6 writes
+/// it (`{"normalize": …, "embedding_dtype": …}`) — no transformer `model_type` at all.
+fn is_static_config(config: &serde_json::Value) -> bool {
+    config["model_type"] == "model2vec" || (config.get("model_type").is_none() && config.get("architectures").is_none())
 }
 
 /// Resolves a model name or path to its files. `download` allows fetching missing files.
@@ -156,7 +168,7 @@ pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
     fetch("tokenizer.json").with_context(|| format!("downloading {repo_id}/tokenizer.json from {endpoint}"))?;
     let dir = config.parent().context("cache path")?.to_path_buf();
     let cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&config)?).unwrap_or_default();
-    if cfg["model_type"] == "model2vec" {
+    if is_static_config(&cfg) {
         fetch("model.safetensors").with_context(|| format!("downloading {repo_id}/model.safetensors"))?;
     } else {
         // Optional files first, then the ONNX export (onnx/model.onnx or model.onnx).
