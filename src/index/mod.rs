@@ -98,17 +98,11 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     let t1 = Instant::now();
     progress.start("indexing files", todo.len() as u64);
     let max = ws.config.index.max_file_size;
-    let results: Vec<Result<process::Outcome>> = todo
-        .par_iter()
-        .map_init(
-            || ws.repo.local(),
-            |repo, f| {
-                let out = process_file(repo, f, max, with_graph);
-                progress.inc(1);
-                out
-            },
-        )
-        .collect();
+    let results = process_largest_first(ws, &todo, |repo, f| {
+        let out = process_file(repo, f, max, with_graph);
+        progress.inc(1);
+        out
+    });
     progress.finish();
     let mut processed = Vec::with_capacity(results.len());
     let mut not_stored: HashMap<Key, SkipReason> = HashMap::new();
@@ -179,6 +173,49 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     report.files_indexed = indexed_files;
     report.seconds.insert("total".into(), t0.elapsed().as_secs_f64());
     Ok(report)
+}
+
+/// Runs `work` over `files` on the rayon pool, biggest blobs first (longest-processing-time
+/// scheduling): parse time follows size, and in a small change one large file started last
+/// would finish the run on one core. Results come back in the order of `files`.
+fn process_largest_first<T: Send>(
+    ws: &Workspace,
+    files: &[&ViewFile],
+    work: impl Fn(&gix::Repository, &ViewFile) -> Result<T> + Sync,
+) -> Vec<Result<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sizes: Vec<u64> = files
+        .par_iter()
+        .map_init(
+            || ws.repo.local(),
+            |repo, f| match (&f.content, f.size) {
+                (Some(c), _) => c.len() as u64,
+                (None, Some(s)) => s,
+                // An unreadable header is reported by the processing itself.
+                (None, None) => Repo::blob_size(repo, f.blob).unwrap_or(0),
+            },
+        )
+        .collect();
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+    let next = AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().min(files.len()).max(1);
+    let mut done: Vec<(usize, Result<T>)> = (0..workers)
+        .into_par_iter()
+        .map(|_| {
+            let repo = ws.repo.local();
+            let mut mine = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&at) = order.get(i) else { break };
+                mine.push((at, work(&repo, files[at])));
+            }
+            mine
+        })
+        .flatten()
+        .collect();
+    done.sort_unstable_by_key(|(at, _)| *at);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64, graph: bool) -> Result<process::Outcome> {
