@@ -13,25 +13,32 @@ const MAX_WORD: usize = 64;
 
 /// Calls `emit` for every token of `text`, in order. Parts of an identifier follow the whole.
 pub fn tokenize(text: &str, mut emit: impl FnMut(&str)) {
-    let mut buf = String::with_capacity(64);
+    let mut buf = String::with_capacity(MAX_WORD);
     for word in words(text) {
         if word.len() > MAX_WORD {
             continue;
         }
-        buf.clear();
-        for c in word.chars() {
-            buf.extend(c.to_lowercase());
-        }
+        lower_into(word, &mut buf);
         emit(&buf);
         split_parts(word, |part| {
             if part.len() != word.len() {
-                buf.clear();
-                for c in part.chars() {
-                    buf.extend(c.to_lowercase());
-                }
+                lower_into(part, &mut buf);
                 emit(&buf);
             }
         });
+    }
+}
+
+/// Lowercases `s` into `buf` (ASCII, nearly all code, without per-character case tables).
+fn lower_into(s: &str, buf: &mut String) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.push_str(s);
+        buf.make_ascii_lowercase();
+    } else {
+        for c in s.chars() {
+            buf.extend(c.to_lowercase());
+        }
     }
 }
 
@@ -42,9 +49,59 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
-/// Maximal runs of identifier characters (letters, digits, `_`).
+/// Maximal runs of identifier characters (letters, digits, `_`) holding a letter or digit.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty() && w.chars().any(|c| c.is_alphanumeric()))
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        loop {
+            // Skip separators.
+            while at < bytes.len() {
+                let (word_char, len) = char_at(text, at);
+                if word_char {
+                    break;
+                }
+                at += len;
+            }
+            if at >= bytes.len() {
+                return None;
+            }
+            let start = at;
+            let mut any_alnum = false;
+            while at < bytes.len() {
+                let b = bytes[at];
+                if b < 0x80 {
+                    if b.is_ascii_alphanumeric() {
+                        any_alnum = true;
+                    } else if b != b'_' {
+                        break;
+                    }
+                    at += 1;
+                } else {
+                    let (word_char, len) = char_at(text, at);
+                    if !word_char {
+                        break;
+                    }
+                    any_alnum = true;
+                    at += len;
+                }
+            }
+            if any_alnum {
+                return Some(&text[start..at]);
+            }
+        }
+    })
+}
+
+/// Whether the character starting at byte `at` belongs to a word, and its length in bytes.
+#[inline]
+fn char_at(text: &str, at: usize) -> (bool, usize) {
+    let b = text.as_bytes()[at];
+    if b < 0x80 {
+        return (b.is_ascii_alphanumeric() || b == b'_', 1);
+    }
+    let c = text[at..].chars().next().expect("at is a char boundary");
+    (c.is_alphanumeric(), c.len_utf8())
 }
 
 #[derive(PartialEq, Clone, Copy)]
@@ -71,13 +128,13 @@ fn class(c: char) -> Class {
 /// Calls `emit` with each part; a word with one part emits it once (the caller skips it).
 fn split_parts(word: &str, mut emit: impl FnMut(&str)) {
     for piece in word.split('_').filter(|p| !p.is_empty()) {
-        let chars: Vec<(usize, char)> = piece.char_indices().collect();
+        let mut chars = piece.char_indices().peekable();
+        let Some((_, first)) = chars.next() else { continue };
+        let mut prev = class(first);
         let mut start = 0usize;
-        for i in 1..chars.len() {
-            let (pos, c) = chars[i];
-            let prev = class(chars[i - 1].1);
+        while let Some((pos, c)) = chars.next() {
             let cur = class(c);
-            let next = chars.get(i + 1).map(|&(_, n)| class(n));
+            let next = chars.peek().map(|&(_, n)| class(n));
             let boundary = match (prev, cur) {
                 (Class::Lower, Class::Upper) => true,
                 (Class::Digit, Class::Upper | Class::Lower) | (Class::Upper | Class::Lower, Class::Digit) => true,
@@ -89,6 +146,7 @@ fn split_parts(word: &str, mut emit: impl FnMut(&str)) {
                 emit(&piece[start..pos]);
                 start = pos;
             }
+            prev = cur;
         }
         emit(&piece[start..]);
     }
@@ -128,6 +186,9 @@ mod tests {
         assert_eq!(tokens("sha256sum x"), ["sha256sum", "sha", "256", "sum", "x"]);
         assert_eq!(tokens("fn a(b: u32) -> 42"), ["fn", "a", "b", "u32", "u", "32", "42"]);
         assert_eq!(tokens("__init__"), ["__init__", "init"]);
+        assert_eq!(tokens("a+__+b"), ["a", "b"]);
+        assert_eq!(tokens("ÄrgerFällt größe_Straße"), ["ärgerfällt", "ärger", "fällt", "größe_straße", "größe", "straße"]);
+        assert_eq!(tokens("x—y €5 日本語テキスト"), ["x", "y", "5", "日本語テキスト"]);
     }
 
     #[test]

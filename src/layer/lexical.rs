@@ -9,7 +9,6 @@ use arrow::array::{
     StringArray, StringBuilder, UInt32Array, UInt32Builder,
 };
 use arrow::datatypes::{DataType, Field, Schema};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Analysed terms of one chunk.
@@ -23,15 +22,15 @@ pub struct ChunkTerms {
 
 impl ChunkTerms {
     pub fn analyse(text: &str, symbol: &str) -> ChunkTerms {
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut terms: Vec<(String, u32)> = Vec::new();
-        analyze::tokenize(text, |t| match index.get(t) {
-            Some(&i) => terms[i].1 += 1,
+        // Insertion-ordered counts: one allocation per distinct term.
+        let mut counts: indexmap::IndexMap<String, u32, rustc_hash::FxBuildHasher> = Default::default();
+        analyze::tokenize(text, |t| match counts.get_mut(t) {
+            Some(n) => *n += 1,
             None => {
-                index.insert(t.to_string(), terms.len());
-                terms.push((t.to_string(), 1));
+                counts.insert(t.to_string(), 1);
             }
         });
+        let terms: Vec<(String, u32)> = counts.into_iter().collect();
         let mut symbol_terms: Vec<String> = Vec::new();
         analyze::tokenize(symbol, |t| {
             if !symbol_terms.iter().any(|s| s == t) {
