@@ -62,3 +62,25 @@ fn identifiers_written_in_the_query_lift_their_definition() {
     assert!((f - 1.5).abs() < 1e-3, "{ident:?} vs {words:?}");
     assert!((score_of(&ident, "src/retry.py") - score_of(&words, "src/retry.py")).abs() < 1e-6);
 }
+
+#[test]
+fn deep_search_strength_is_judged_per_query_term() {
+    let r = repo();
+    // Enough other code for the words to be rare, as in a real repository.
+    for i in 0..60 {
+        r.write(&format!("src/mod{i}.py"), &format!("def compute{i}(values):\n    return sum(v * {i} for v in values)\n"));
+    }
+    r.commit_all("more");
+    // The same matching words, once alone and once among words that match nothing: the same
+    // raw BM25, but only the short question is answered strongly by it.
+    let padded = "retry request backoff zzqa zzqb zzqc zzqd zzqe zzqf zzqg zzqh";
+    let v: Value = r.json(&["--no-dense", "deep-search", padded, "retry request backoff", "--min-results", "1", "--return-all-variants"]);
+    let variants = v["variants"].as_array().unwrap();
+    let (long, short) = (&variants[0], &variants[1]);
+    assert!((long["best_sparse"].as_f64().unwrap() - short["best_sparse"].as_f64().unwrap()).abs() < 1e-4, "{v}");
+    assert!((long["sparse_threshold"].as_f64().unwrap() / short["sparse_threshold"].as_f64().unwrap() - 11.0 / 3.0).abs() < 1e-4, "{v}");
+    assert_eq!(long["strong"], false, "{v}");
+    assert_eq!(short["strong"], true, "{v}");
+    assert_eq!(v["chosen"], 2, "{v}"); // 1-based
+    assert_eq!(v["results"][0]["path"], "src/retry.py", "{v}");
+}
