@@ -84,3 +84,37 @@ fn deep_search_strength_is_judged_per_query_term() {
     assert_eq!(v["chosen"], 2, "{v}"); // 1-based
     assert_eq!(v["results"][0]["path"], "src/retry.py", "{v}");
 }
+
+#[test]
+fn a_file_with_two_matching_hits_gains_a_share_of_the_second() {
+    let r = TestRepo::new();
+    // alpha.py: two functions about the ledger; beta.py: one that says it more often.
+    r.write("src/alpha.py", "def post(entry):\n    # ledger balance update\n    return entry\n\n\ndef close(day):\n    # ledger balance check\n    return day\n");
+    r.write("src/beta.py", "def audit(book):\n    # ledger balance ledger totals ledger\n    return book\n");
+    for i in 0..20 {
+        r.write(&format!("src/other{i}.py"), &format!("def helper{i}(x):\n    return x + {i}\n"));
+    }
+    r.commit_all("init");
+    let run = |share: &str| {
+        std::fs::create_dir_all(r.file(".lynx")).unwrap();
+        std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nfile_evidence = {share}\n")).unwrap();
+        let v: Value = r.json(&["--no-dense", "search", "ledger balance", "-k", "30"]);
+        v["results"].as_array().unwrap().iter().map(|h| (format!("{}:{}", h["path"].as_str().unwrap(), h["start_line"]), h["score"].as_f64().unwrap())).collect::<Vec<_>>()
+    };
+    let alone = run("0");
+    let with = run("0.25");
+    assert_eq!(alone.len(), 3, "{alone:?}");
+    assert!(alone[0].0.starts_with("src/beta.py"), "{alone:?}");
+    assert!(with[0].0.starts_with("src/alpha.py"), "{with:?}");
+    // Each alpha hit gains a quarter of the other; beta, alone in its file, gains nothing.
+    let s = |list: &[(String, f64)], key: &str| list.iter().find(|(k, _)| k == key).unwrap().1;
+    let (a1, a2, b) = ("src/alpha.py:1", "src/alpha.py:6", "src/beta.py:1");
+    assert!((s(&with, a1) - (s(&alone, a1) + 0.25 * s(&alone, a2))).abs() < 1e-4, "{alone:?} {with:?}");
+    assert!((s(&with, a2) - (s(&alone, a2) + 0.25 * s(&alone, a1))).abs() < 1e-4, "{alone:?} {with:?}");
+    assert!((s(&with, b) - s(&alone, b)).abs() < 1e-6);
+    // Out of range is refused with the key named.
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\nfile_evidence = 2\n").unwrap();
+    let out = r.lynx(&["--no-dense", "search", "ledger balance"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("search.file_evidence"), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -141,6 +141,7 @@ pub fn retrieve(
     // cache was built from scratch or derived from another view.
     let mut ranked = ranked;
     search::rank::Priors::for_query(query).apply(data, &mut ranked);
+    search::rank::file_evidence(data, &mut ranked, engine.ws.config.search.file_evidence);
     ranked.sort_by(|a, b| {
         let (ca, cb) = (data.table.chunk(a.ord), data.table.chunk(b.ord));
         b.score.total_cmp(&a.score).then_with(|| ca.path.cmp(cb.path)).then(ca.start_line.cmp(&cb.start_line))

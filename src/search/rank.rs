@@ -1,6 +1,6 @@
-//! Priors applied after retrieval: what kind of file a hit is in (test, prose, code) and
-//! whether it is the definition of an identifier the query names, folded into the score so the
-//! first files shown are the ones a question is about. Measured on the evaluation sets in
+//! Priors applied after retrieval: what kind of file a hit is in (test, prose, code),
+//! whether it is the definition of an identifier the query names, and how much other evidence
+//! its file has, folded into the score so the first files shown are the ones a question is about. Measured on the evaluation sets in
 //! docs/EVALUATION.md; each factor is a multiplier on the retrieval score.
 
 use super::Ranked;
@@ -65,6 +65,30 @@ impl Priors {
         for r in ranked.iter_mut() {
             r.score *= self.factor(data, r.ord);
         }
+    }
+}
+
+/// Adds to each hit `share` times the best other hit of its file, so a file that two retrieved
+/// chunks point at rises over a file with one lucky chunk. The second-best hit, not the sum:
+/// summing all of them lifted long files with many weak matches (measured worse).
+pub fn file_evidence(data: &ViewData, ranked: &mut [Ranked], share: f32) {
+    if share <= 0.0 {
+        return;
+    }
+    // The best two scores per file.
+    let mut best: std::collections::HashMap<&str, (f32, f32)> = std::collections::HashMap::new();
+    for r in ranked.iter() {
+        let e = best.entry(data.table.chunk(r.ord).path).or_insert((0.0, 0.0));
+        if r.score > e.0 {
+            *e = (r.score, e.0);
+        } else if r.score > e.1 {
+            e.1 = r.score;
+        }
+    }
+    for r in ranked.iter_mut() {
+        let (first, second) = best[data.table.chunk(r.ord).path];
+        let other = if r.score >= first { second } else { first };
+        r.score += share * other;
     }
 }
 
