@@ -69,7 +69,8 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
 - `hybrid` (default): weighted Reciprocal Rank Fusion, 1/(60+BM25 rank) + w/(60+dense rank), w = search.dense_weight (0.3). \
 Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
 - In every mode, test files and docs count half unless the query mentions tests or docs, and the definition of an identifier \
-written like code (`parseConfig`, in backticks) counts 1.5×. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
+written like code (`parseConfig`, in backticks) counts 1.5×; in hybrid and sparse, a hit also gains a share (search.file_evidence, 0.25) of the best other hit \
+of its file. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
 - `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\
 - Escalate to `deep_search` when the top hits do not mention your terms, or come only from one retriever with low scores.\n\n\
 ## Freshness\n\n\

@@ -356,6 +356,11 @@ impl FileBm25 {
         index.tokenizers().register(TOKENIZER, CodeTokenizer);
         let mut w: tantivy::IndexWriter = index.writer_with_num_threads(1, 50_000_000)?;
         for (f, text) in files {
+            // A file with no live chunk is not in the revision (a view derived from another
+            // keeps its slot): as an empty document it would still shift BM25's statistics.
+            if text.is_empty() {
+                continue;
+            }
             let mut doc = TantivyDocument::default();
             doc.add_text(content, text);
             doc.add_u64(ord, *f as u64);
@@ -385,5 +390,22 @@ impl FileBm25 {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FileBm25;
+
+    #[test]
+    fn whole_file_scores_ignore_empty_slots() {
+        let files = vec![(0, "retry backoff retry".to_string()), (1, "backoff only here".to_string()), (2, "unrelated words".to_string())];
+        let mut padded = files.clone();
+        padded.extend((3..40).map(|f| (f, String::new())));
+        let terms = vec!["retry".to_string(), "backoff".to_string()];
+        let a = FileBm25::build(&files).unwrap().search(&terms, 10).unwrap();
+        let b = FileBm25::build(&padded).unwrap().search(&terms, 10).unwrap();
+        assert_eq!(a.len(), 2);
+        assert_eq!(a, b);
     }
 }
