@@ -27,6 +27,8 @@ pub struct IndexConfig {
     pub exclude: Vec<String>,
     /// Extract code-graph facts (calls, bases, imports) while indexing.
     pub graph: bool,
+    /// Source megabytes processed before their segments are written.
+    pub batch_mb: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,7 +103,7 @@ pub const DEFAULT_RERANKER: &str = "cross-encoder/ms-marco-MiniLM-L-6-v2";
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { max_file_size: 1024 * 1024, exclude: Vec::new(), graph: true }
+        IndexConfig { max_file_size: 1024 * 1024, exclude: Vec::new(), graph: true, batch_mb: 32 }
     }
 }
 
@@ -160,6 +162,9 @@ impl Config {
         let w = cfg.search.dense_weight;
         if !(w.is_finite() && w >= 0.0) {
             return Err(crate::error::usage(format!("search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off")));
+        }
+        if cfg.index.batch_mb == 0 {
+            return Err(crate::error::usage("index.batch_mb must be at least 1 (megabytes of source per write)"));
         }
         let e = cfg.search.file_evidence;
         if !(e.is_finite() && (0.0..=1.0).contains(&e)) {

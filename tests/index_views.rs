@@ -256,3 +256,41 @@ fn a_view_derived_from_another_answers_like_one_built_from_scratch() {
     assert!(derived.iter().all(|(p, _, _)| p != "src/m7.py"), "deleted file gone");
     assert!(derived.iter().any(|(p, _, _)| p == "src/new.py"), "new file found");
 }
+
+#[test]
+fn indexing_in_small_batches_gives_the_same_answers() {
+    let r = TestRepo::new();
+    // About 1.8 MB of source: two batches of 1 MB.
+    for i in 0..32 {
+        let mut body = String::new();
+        for j in 0..800 {
+            body.push_str(&format!("def handler_{i}_{j}(request):\n    return route_{j}(request, {i})\n\n"));
+        }
+        r.write(&format!("src/mod{i}.py"), &body);
+    }
+    r.commit_all("init");
+    let run = |batch_mb: Option<u64>| {
+        let _ = std::fs::remove_dir_all(r.file(".lynx"));
+        if let Some(mb) = batch_mb {
+            std::fs::create_dir_all(r.file(".lynx")).unwrap();
+            std::fs::write(r.file(".lynx/config.toml"), format!("[index]\nbatch_mb = {mb}\n")).unwrap();
+        }
+        let index = r.json(&["--no-dense", "index"]);
+        let search = r.json(&["--no-dense", "search", "handler 7 route 123", "-k", "5"]);
+        (index, search["results"].clone())
+    };
+    let (whole, whole_hits) = run(None);
+    let (small, small_hits) = run(Some(1));
+    assert_eq!(whole["blobs_new"], 32);
+    assert_eq!(small["blobs_new"], 32);
+    assert_eq!(whole["chunks_written"], small["chunks_written"]);
+    // One segment per layer in one batch; at least two per layer in two.
+    assert_eq!(whole["segments_written"], 3, "{whole}");
+    assert!(small["segments_written"].as_u64().unwrap() >= 6, "{small}");
+    assert_eq!(whole_hits, small_hits);
+    // Zero is refused with the key named.
+    std::fs::write(r.file(".lynx/config.toml"), "[index]\nbatch_mb = 0\n").unwrap();
+    let out = r.lynx(&["--no-dense", "index"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("index.batch_mb"), "{}", String::from_utf8_lossy(&out.stderr));
+}

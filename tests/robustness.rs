@@ -110,3 +110,42 @@ fn outside_a_repository_is_a_clear_usage_error() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["error"].as_str().unwrap().contains("not inside a git repository"), "{v}");
 }
+
+fn segment_files(r: &TestRepo) -> usize {
+    let mut n = 0;
+    let Ok(dirs) = std::fs::read_dir(r.file(".lynx/objects")) else { return 0 };
+    for d in dirs.flatten() {
+        if let Ok(files) = std::fs::read_dir(d.path()) {
+            n += files.flatten().filter(|f| f.path().extension().is_some_and(|e| e == "parquet")).count();
+        }
+    }
+    n
+}
+
+#[test]
+fn an_interrupted_index_keeps_the_batches_it_finished() {
+    let r = TestRepo::new();
+    // About 8 MB of source in batches of 1 MB.
+    for i in 0..400 {
+        let body: String = (0..250).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}  # pad\n\n")).collect();
+        r.write(&format!("pkg{}/mod{i}.py", i % 13), &format!("\"\"\"Module {i}: griffin{i} helpers.\"\"\"\n\n{body}"));
+    }
+    r.commit_all("first");
+    std::fs::create_dir_all(r.file(".lynx")).unwrap();
+    std::fs::write(r.file(".lynx/config.toml"), "[index]\nbatch_mb = 1\n").unwrap();
+    let mut child = r.cmd(&["--no-dense", "index", "--quiet"]).spawn().unwrap();
+    // Kill once the first batch's three segments are on disk.
+    let t = std::time::Instant::now();
+    while segment_files(&r) < 3 && t.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    let again = r.json(&["--no-dense", "index"]);
+    let (new, reused) = (again["blobs_new"].as_u64().unwrap(), again["blobs_reused"].as_u64().unwrap());
+    assert_eq!(new + reused, 400, "{again}");
+    assert!(reused > 0 && new > 0, "the finished batches are kept and the rest done now: {again}");
+    let hits = r.json(&["--no-dense", "search", "griffin377 helpers", "-k", "1"]);
+    assert_eq!(hits["results"][0]["path"], "pkg0/mod377.py", "{hits}");
+}

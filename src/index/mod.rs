@@ -94,66 +94,39 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     report.blobs_reused = first.len() - todo.len();
     report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
 
-    // Read, chunk and analyse in parallel.
-    let t1 = Instant::now();
+    // Read, chunk and analyse in parallel, and write, batch by batch: memory stays bounded on
+    // large repositories, and an interrupted run keeps the batches it finished.
     progress.start("indexing files", todo.len() as u64);
     let max = ws.config.index.max_file_size;
-    let results = process_largest_first(ws, &todo, |repo, f| {
-        let out = process_file(repo, f, max, with_graph);
-        progress.inc(1);
-        out
-    });
-    progress.finish();
-    let mut processed = Vec::with_capacity(results.len());
+    let sizes = blob_sizes(ws, &todo);
     let mut not_stored: HashMap<Key, SkipReason> = HashMap::new();
-    for r in results {
-        match r? {
-            process::Outcome::Skipped(key, reason) => {
-                not_stored.insert(key, reason);
+    let (mut process_s, mut write_s) = (0.0, 0.0);
+    for range in batches(&sizes, ws.config.index.batch_mb.saturating_mul(1024 * 1024)) {
+        let t1 = Instant::now();
+        let results = process_largest_first(ws, &todo[range.clone()], &sizes[range], |repo, f| {
+            let out = process_file(repo, f, max, with_graph);
+            progress.inc(1);
+            out
+        });
+        let mut processed = Vec::with_capacity(results.len());
+        for r in results {
+            match r? {
+                process::Outcome::Skipped(key, reason) => {
+                    not_stored.insert(key, reason);
+                }
+                process::Outcome::Done(p) => processed.push(p),
             }
-            process::Outcome::Done(p) => processed.push(p),
         }
+        process_s += t1.elapsed().as_secs_f64();
+        let t2 = Instant::now();
+        report.blobs_new += processed.len();
+        report.chunks_written += processed.iter().map(|p| p.chunks.chunks.len()).sum::<usize>();
+        report.segments_written += write_processed(ws, processed, (&chunks_fp, &chunk_cat), (&lexical_fp, &lex_cat), (&graph_fp, &graph_cat), with_graph)?;
+        write_s += t2.elapsed().as_secs_f64();
     }
-    report.seconds.insert("process".into(), t1.elapsed().as_secs_f64());
-
-    // Write segments (sorted by key, so identical work gives identical segments).
-    let t2 = Instant::now();
-    report.blobs_new = processed.len();
-    report.chunks_written = processed.iter().map(|p| p.chunks.chunks.len()).sum();
-    let mut missing_chunks: Vec<chunks::BlobChunks> = Vec::new();
-    let mut missing_terms: Vec<lexical::BlobTerms> = Vec::new();
-    let mut missing_facts: Vec<graph::BlobFacts> = Vec::new();
-    for p in processed {
-        if !chunk_cat.contains(&p.chunks.key) {
-            missing_chunks.push(p.chunks);
-        }
-        if !lex_cat.contains(&p.terms.key) {
-            missing_terms.push(p.terms);
-        }
-        if with_graph && !graph_cat.contains(&p.facts.key) {
-            missing_facts.push(p.facts);
-        }
-    }
-    // The two layers encode in parallel (Parquet encoding of one file is single-threaded).
-    let ((written_chunks, written_facts), written_terms) = rayon::join(
-        || {
-            (
-                write_batches(&ws.store, layer::CHUNKS, &chunks_fp, &missing_chunks, |b| {
-                    b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
-                }, chunks::to_batch),
-                write_batches(&ws.store, layer::GRAPH, &graph_fp, &missing_facts, |b| {
-                    (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64
-                }, graph::to_batch),
-            )
-        },
-        || {
-            write_batches(&ws.store, layer::LEXICAL, &lexical_fp, &missing_terms, |b| {
-                b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
-            }, lexical::to_batch)
-        },
-    );
-    report.segments_written += written_chunks? + written_terms? + written_facts?;
-    report.seconds.insert("write".into(), t2.elapsed().as_secs_f64());
+    progress.finish();
+    report.seconds.insert("process".into(), process_s);
+    report.seconds.insert("write".into(), write_s);
 
     // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
@@ -175,16 +148,54 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     Ok(report)
 }
 
-/// Runs `work` over `files` on the rayon pool, biggest blobs first (longest-processing-time
-/// scheduling): parse time follows size, and in a small change one large file started last
-/// would finish the run on one core. Results come back in the order of `files`.
-fn process_largest_first<T: Send>(
+/// Writes the layers of `processed` that their catalogs still miss, as segments sorted by key
+/// (identical work gives identical segments). Returns the number of segments written.
+fn write_processed(
     ws: &Workspace,
-    files: &[&ViewFile],
-    work: impl Fn(&gix::Repository, &ViewFile) -> Result<T> + Sync,
-) -> Vec<Result<T>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let sizes: Vec<u64> = files
+    processed: Vec<process::Processed>,
+    (chunks_fp, chunk_cat): (&str, &crate::store::Catalogs),
+    (lexical_fp, lex_cat): (&str, &crate::store::Catalogs),
+    (graph_fp, graph_cat): (&str, &crate::store::Catalogs),
+    with_graph: bool,
+) -> Result<usize> {
+    let mut missing_chunks: Vec<chunks::BlobChunks> = Vec::new();
+    let mut missing_terms: Vec<lexical::BlobTerms> = Vec::new();
+    let mut missing_facts: Vec<graph::BlobFacts> = Vec::new();
+    for p in processed {
+        if !chunk_cat.contains(&p.chunks.key) {
+            missing_chunks.push(p.chunks);
+        }
+        if !lex_cat.contains(&p.terms.key) {
+            missing_terms.push(p.terms);
+        }
+        if with_graph && !graph_cat.contains(&p.facts.key) {
+            missing_facts.push(p.facts);
+        }
+    }
+    // The layers encode in parallel (Parquet encoding of one file is single-threaded).
+    let ((written_chunks, written_facts), written_terms) = rayon::join(
+        || {
+            (
+                write_batches(&ws.store, layer::CHUNKS, chunks_fp, &missing_chunks, |b| {
+                    b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
+                }, chunks::to_batch),
+                write_batches(&ws.store, layer::GRAPH, graph_fp, &missing_facts, |b| {
+                    (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64
+                }, graph::to_batch),
+            )
+        },
+        || {
+            write_batches(&ws.store, layer::LEXICAL, lexical_fp, &missing_terms, |b| {
+                b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
+            }, lexical::to_batch)
+        },
+    );
+    Ok(written_chunks? + written_terms? + written_facts?)
+}
+
+/// The size of each blob to process (from the working tree, the view, or the object header).
+fn blob_sizes(ws: &Workspace, files: &[&ViewFile]) -> Vec<u64> {
+    files
         .par_iter()
         .map_init(
             || ws.repo.local(),
@@ -195,7 +206,36 @@ fn process_largest_first<T: Send>(
                 (None, None) => Repo::blob_size(repo, f.blob).unwrap_or(0),
             },
         )
-        .collect();
+        .collect()
+}
+
+/// Consecutive ranges of `sizes` holding about `budget` bytes each (at least one item).
+fn batches(sizes: &[u64], budget: u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut sum) = (0, 0u64);
+    for (i, &s) in sizes.iter().enumerate() {
+        if i > start && sum + s > budget {
+            out.push(start..i);
+            (start, sum) = (i, 0);
+        }
+        sum += s;
+    }
+    if start < sizes.len() {
+        out.push(start..sizes.len());
+    }
+    out
+}
+
+/// Runs `work` over `files` on the rayon pool, biggest blobs first (longest-processing-time
+/// scheduling): parse time follows size, and in a small change one large file started last
+/// would finish the run on one core. Results come back in the order of `files`.
+fn process_largest_first<T: Send>(
+    ws: &Workspace,
+    files: &[&ViewFile],
+    sizes: &[u64],
+    work: impl Fn(&gix::Repository, &ViewFile) -> Result<T> + Sync,
+) -> Vec<Result<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let mut order: Vec<usize> = (0..files.len()).collect();
     order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
@@ -277,4 +317,18 @@ fn write_batches<T>(
     let n = added.len();
     store.commit(layer_name, fp, &added)?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batches;
+
+    #[test]
+    fn batches_hold_about_the_budget_and_cover_everything() {
+        assert_eq!(batches(&[], 10), Vec::<std::ops::Range<usize>>::new());
+        assert_eq!(batches(&[4, 4, 4, 4, 4], 10), vec![0..2, 2..4, 4..5]);
+        // An item over the budget is a batch of its own.
+        assert_eq!(batches(&[3, 50, 3, 3], 10), vec![0..1, 1..2, 2..4]);
+        assert_eq!(batches(&[1, 1, 1], 100), vec![0..3]);
+    }
 }
