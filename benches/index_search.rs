@@ -87,20 +87,12 @@ fn main() {
             }
         }
         let Some((cand, changed)) = second else { continue };
-        let _ = std::fs::remove_dir_all(dir.join(".lynx"));
-        let mut args = dense.clone();
-        args.extend(["index", "--rev", base_id.as_str()]);
-        let b = lynx(&dir, &args, &[]);
-        let mut args = dense.clone();
-        args.extend(["index", "--rev", cand.as_str()]);
-        let c = lynx(&dir, &args, &[]);
-        samples.push(serde_json::json!({
-            "base": base_id, "second": cand, "changed_files": changed, "blobs_new": c.json["blobs_new"],
-            "cold_ms": b.ms, "second_ms": c.ms, "ratio": c.ms / b.ms,
-        }));
+        let mut sample = base_then_second(&dir, &dense, &base_id, &cand);
+        sample["base"] = base_id.into();
+        sample["changed_files"] = changed.into();
+        samples.push(sample);
     }
-    let mut ratios: Vec<f64> = samples.iter().map(|s| s["ratio"].as_f64().unwrap()).collect();
-    ratios.sort_by(|a, b| a.total_cmp(b));
+    let ratios = sorted_ratios(&samples);
 
     // The same with exactly 1% of the indexable files, drawn uniformly (seeded), each edited by
     // one appended line in a new commit on top of the head: what a change of "1% of the blobs"
@@ -108,20 +100,12 @@ fn main() {
     let mut uniform = Vec::new();
     for seed in 1..=5u64 {
         let edited = commit_edits(&dir, &head, target, seed);
-        let _ = std::fs::remove_dir_all(dir.join(".lynx"));
-        let mut args = dense.clone();
-        args.extend(["index", "--rev", head.as_str()]);
-        let b = lynx(&dir, &args, &[]);
-        let mut args = dense.clone();
-        args.extend(["index", "--rev", edited.as_str()]);
-        let c = lynx(&dir, &args, &[]);
-        uniform.push(serde_json::json!({
-            "seed": seed, "second": edited, "changed_files": target, "blobs_new": c.json["blobs_new"],
-            "cold_ms": b.ms, "second_ms": c.ms, "ratio": c.ms / b.ms,
-        }));
+        let mut sample = base_then_second(&dir, &dense, &head, &edited);
+        sample["seed"] = seed.into();
+        sample["changed_files"] = target.into();
+        uniform.push(sample);
     }
-    let mut uniform_ratios: Vec<f64> = uniform.iter().map(|s| s["ratio"].as_f64().unwrap()).collect();
-    uniform_ratios.sort_by(|a, b| a.total_cmp(b));
+    let uniform_ratios = sorted_ratios(&uniform);
     // Restore the head revision's objects for the search measurements.
     let _ = std::fs::remove_dir_all(dir.join(".lynx"));
     let mut args = dense.clone();
@@ -177,6 +161,28 @@ fn main() {
         "view_cache_bytes": cache,
     });
     println!("{}", serde_json::to_string_pretty(&report).unwrap());
+}
+
+/// Indexes `base` into a fresh store, then `second` on top of it; the second's cost against
+/// the cold one.
+fn base_then_second(dir: &std::path::Path, dense: &[&str], base: &str, second: &str) -> serde_json::Value {
+    let _ = std::fs::remove_dir_all(dir.join(".lynx"));
+    let index = |rev: &str| {
+        let mut args = dense.to_vec();
+        args.extend(["index", "--rev", rev]);
+        lynx(dir, &args, &[])
+    };
+    let b = index(base);
+    let c = index(second);
+    serde_json::json!({
+        "second": second, "blobs_new": c.json["blobs_new"], "cold_ms": b.ms, "second_ms": c.ms, "ratio": c.ms / b.ms,
+    })
+}
+
+fn sorted_ratios(samples: &[serde_json::Value]) -> Vec<f64> {
+    let mut r: Vec<f64> = samples.iter().map(|s| s["ratio"].as_f64().unwrap()).collect();
+    r.sort_by(|a, b| a.total_cmp(b));
+    r
 }
 
 /// A commit on top of `base` that appends a line to `n` files drawn uniformly from its
