@@ -5,7 +5,8 @@
 use crate::chunk::Chunk;
 use crate::lang::Lang;
 use crate::store::Key;
-use anyhow::{Context, Result};
+use crate::layer::column as col;
+use anyhow::Result;
 use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder,
     UInt8Array, UInt32Array, UInt64Array,
@@ -137,14 +138,6 @@ pub struct ChunkColumns<'a> {
     pub hash: &'a FixedSizeBinaryArray,
 }
 
-fn col<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .with_context(|| format!("segment lacks column `{name}`"))?
-        .as_any()
-        .downcast_ref::<T>()
-        .with_context(|| format!("segment column `{name}` has an unexpected type"))
-}
 
 impl<'a> ChunkColumns<'a> {
     pub fn new(batch: &'a RecordBatch) -> Result<Self> {

@@ -3,8 +3,9 @@
 
 use crate::graph::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
 use crate::store::Key;
-use anyhow::{Context, Result};
-use arrow::array::{Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder, UInt8Array, UInt32Array};
+use crate::layer::column as col;
+use anyhow::Result;
+use arrow::array::{ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder, UInt8Array, UInt32Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
@@ -114,14 +115,6 @@ pub fn to_batch(blobs: &[BlobFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u32)
     Ok((RecordBatch::try_new(schema(), cols)?, keys))
 }
 
-fn col<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .with_context(|| format!("graph segment lacks column `{name}`"))?
-        .as_any()
-        .downcast_ref::<T>()
-        .with_context(|| format!("graph segment column `{name}` has an unexpected type"))
-}
 
 /// Facts of rows `start..start+count` of a decoded graph segment.
 pub fn read_facts(batch: &RecordBatch, start: usize, count: usize) -> Result<Facts> {

@@ -3,6 +3,7 @@
 
 use crate::analyze;
 use crate::store::Key;
+use crate::layer::column as col;
 use anyhow::{Context, Result};
 use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, ListArray, ListBuilder, RecordBatch,
@@ -120,14 +121,6 @@ pub struct TermColumns<'a> {
     sym_values: &'a StringArray,
 }
 
-fn col<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .with_context(|| format!("segment lacks column `{name}`"))?
-        .as_any()
-        .downcast_ref::<T>()
-        .with_context(|| format!("segment column `{name}` has an unexpected type"))
-}
 
 impl<'a> TermColumns<'a> {
     pub fn new(batch: &'a RecordBatch) -> Result<Self> {

@@ -16,6 +16,17 @@ pub const LEXICAL: &str = "lexical";
 pub const GRAPH: &str = "graph";
 pub const VECTORS: &str = "vectors";
 
+/// A decoded segment's column `name` as its concrete Arrow type.
+pub fn column<'a, T: 'static>(batch: &'a arrow::array::RecordBatch, name: &str) -> anyhow::Result<&'a T> {
+    use anyhow::Context;
+    batch
+        .column_by_name(name)
+        .with_context(|| format!("segment lacks column `{name}`"))?
+        .as_any()
+        .downcast_ref::<T>()
+        .with_context(|| format!("segment column `{name}` has an unexpected type"))
+}
+
 pub fn chunks_fingerprint() -> String {
     short_hash(&[
         CHUNKS.as_bytes(),

@@ -16,8 +16,9 @@ use crate::repo::SkipReason;
 use crate::search::bm25::{Bm25, Bm25Writer};
 use crate::store::{Catalogs, Found, Key, Store};
 use crate::workspace::Workspace;
+use crate::layer::column as typed;
 use anyhow::{Context, Result};
-use arrow::array::{Array, RecordBatch, StringArray, UInt8Array, UInt64Array};
+use arrow::array::{RecordBatch, StringArray, UInt8Array, UInt64Array};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::HashMap;
@@ -76,14 +77,6 @@ pub fn blob_summaries(store: &Store, cat: &Catalogs, keys: &[Key]) -> Result<Has
     Ok(out)
 }
 
-fn typed<'a, T: 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a T> {
-    batch
-        .column_by_name(name)
-        .with_context(|| format!("segment lacks column `{name}`"))?
-        .as_any()
-        .downcast_ref::<T>()
-        .with_context(|| format!("segment column `{name}` has an unexpected type"))
-}
 
 /// Reads only the named columns of a segment.
 pub fn read_columns(path: &Path, names: &[&str]) -> Result<RecordBatch> {
