@@ -670,7 +670,7 @@ fn engine(cli: &Cli) -> Result<Engine> {
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let ws = Workspace::open(&dir)?;
     let downloads = matches!(cli.command, Command::Index(_));
-    let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config.model, downloads);
+    let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config, downloads);
     Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json), model))
 }
 
@@ -955,9 +955,7 @@ fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
     let ws = Workspace::open(&dir)?;
     match what {
         SourceCmd::Add { name, path, extensions, ignore, no_graph, description } => {
-            if name.is_empty() || name.contains(char::is_whitespace) {
-                return Err(error::usage("a source name must be a single word"));
-            }
+            crate::config::check_source_name(name)?;
             let abs = std::path::Path::new(path);
             if !abs.exists() && !ws.repo.workdir.as_ref().is_some_and(|w| w.join(path).exists()) {
                 return Err(error::usage(format!("{path} does not exist")));

@@ -1,10 +1,15 @@
-//! Settings: built-in defaults, then the committed team file `lynx.toml` at the repository
-//! root, then the local `.lynx/config.toml` (local wins), then environment variables and
-//! command-line flags (applied by the caller).
+//! Settings: built-in defaults, then the user's own file (`~/.config/lynx/config.toml`), then
+//! the committed team file `lynx.toml` at the repository root, then the local
+//! `.lynx/config.toml` (local wins), then environment variables and command-line flags
+//! (applied by the caller).
+//!
+//! The team file arrives with the repository, so it is untrusted input (docs/SECURITY.md): it
+//! may tune ranking, exclusions and tools, but the keys that load native code, reach outside
+//! the repository or choose what is downloaded are dropped from it with a warning.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -16,6 +21,20 @@ pub struct Config {
     pub watch: WatchConfig,
     #[serde(rename = "sources")]
     pub sources: Vec<SourceConfig>,
+    /// What the committed team file asked for and was refused (shown once, and by `doctor`).
+    #[serde(skip)]
+    pub warnings: Vec<String>,
+    /// Where the settings that decide what may be downloaded came from.
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// Which settings came from the committed team file: a model named only there is used when it
+/// is already on this machine, and never downloaded on the repository's say-so.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    pub model_from_team: bool,
+    pub reranker_from_team: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,6 +159,8 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             watch: WatchConfig::default(),
             sources: Vec::new(),
+            warnings: Vec::new(),
+            origin: Origin::default(),
         }
     }
 }
@@ -147,18 +168,58 @@ impl Default for Config {
 pub const TEAM_FILE: &str = "lynx.toml";
 pub const LOCAL_FILE: &str = "config.toml";
 
+/// The user's own configuration file, trusted like the local one: `LYNX_CONFIG_HOME`, else
+/// `XDG_CONFIG_HOME/lynx`, else `~/.config/lynx`.
+pub fn user_file() -> Option<PathBuf> {
+    let dir = std::env::var_os("LYNX_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(|x| PathBuf::from(x).join("lynx")))
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config").join("lynx")))?;
+    Some(dir.join("config.toml"))
+}
+
+/// Largest accepted `search.k` and `search.pool`: beyond this an answer is no longer a reading
+/// list, and a huge value must not become a huge allocation.
+pub const MAX_K: usize = 1000;
+pub const MAX_POOL: usize = 10_000;
+
 impl Config {
-    /// Loads `lynx.toml` (at `repo_root`) and `.lynx/config.toml` (in `lynx_dir`), local wins
-    /// key by key.
+    /// Loads the user's file, `lynx.toml` (at `repo_root`, with its user-only keys dropped) and
+    /// `.lynx/config.toml` (in `lynx_dir`), later files winning key by key.
     pub fn load(repo_root: Option<&Path>, lynx_dir: &Path) -> Result<Config> {
         let mut merged = toml::Table::new();
-        if let Some(root) = repo_root {
-            merge_file(&mut merged, &root.join(TEAM_FILE))?;
+        let user = match user_file() {
+            Some(p) => read_table(&p)?,
+            None => None,
+        };
+        let local = read_table(&lynx_dir.join(LOCAL_FILE))?;
+        let mut warnings = Vec::new();
+        let mut team = match repo_root {
+            Some(root) => read_table(&root.join(TEAM_FILE))?,
+            None => None,
+        };
+        if let (Some(t), Some(root)) = (team.as_mut(), repo_root) {
+            warnings = restrict_team_table(t, root);
         }
-        merge_file(&mut merged, &lynx_dir.join(LOCAL_FILE))?;
-        let cfg: Config = toml::Value::Table(merged)
+        let sets = |t: &Option<toml::Table>, key: &str| {
+            t.as_ref().and_then(|t| t.get("model")).and_then(|m| m.as_table()).is_some_and(|m| m.contains_key(key))
+        };
+        let origin = Origin {
+            model_from_team: sets(&team, "name") && !sets(&user, "name") && !sets(&local, "name"),
+            reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
+        };
+        for t in [user, team, local].into_iter().flatten() {
+            merge_tables(&mut merged, t);
+        }
+        let mut cfg: Config = toml::Value::Table(merged)
             .try_into()
-            .context("invalid Lynx configuration (see docs/CONFIG.md for the keys)")?;
+            .map_err(|e| crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)")))?;
+        cfg.origin = origin;
+        for w in &warnings {
+            warn_once(w);
+        }
+        cfg.warnings = warnings;
         let w = cfg.search.dense_weight;
         if !(w.is_finite() && w >= 0.0) {
             return Err(crate::error::usage(format!("search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off")));
@@ -172,19 +233,143 @@ impl Config {
                 "search.file_evidence must be a number from 0 to 1 (got {e}); 0 ranks every hit on its own"
             )));
         }
+        if cfg.search.k == 0 || cfg.search.k > MAX_K {
+            return Err(crate::error::usage(format!("search.k must be from 1 to {MAX_K} (got {})", cfg.search.k)));
+        }
+        if cfg.search.pool == 0 || cfg.search.pool > MAX_POOL {
+            return Err(crate::error::usage(format!("search.pool must be from 1 to {MAX_POOL} (got {})", cfg.search.pool)));
+        }
+        for s in &cfg.sources {
+            check_source_name(&s.name)?;
+        }
         Ok(cfg)
     }
 }
 
-fn merge_file(into: &mut toml::Table, path: &Path) -> Result<()> {
+/// Source names appear in every hit they produce: plain words only.
+pub fn check_source_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !ok {
+        return Err(crate::error::usage(format!(
+            "invalid source name `{}`: use 1-64 letters, digits, `-`, `_` or `.`",
+            name.chars().take(80).collect::<String>()
+        )));
+    }
+    Ok(())
+}
+
+/// Drops from the committed team file what only the user may set, returning one warning per
+/// dropped key: native libraries, model names that are paths, sources outside the repository.
+/// A model repo id stays (it is used only when already downloaded; see `Origin`).
+fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut refuse = |key: &str, why: &str| {
+        warnings.push(format!("{TEAM_FILE}: `{key}` is ignored: {why}"));
+    };
+    if let Some(toml::Value::Table(model)) = team.get_mut("model") {
+        if model.remove("ort_dylib").is_some() {
+            refuse("model.ort_dylib", "a committed file may not load native code; set it in .lynx/config.toml or ORT_DYLIB_PATH");
+        }
+        for key in ["name", "reranker"] {
+            let bad = match model.get(key) {
+                Some(toml::Value::String(v)) => !is_model_id(v),
+                Some(_) => true,
+                None => false,
+            };
+            if bad {
+                model.remove(key);
+                refuse(
+                    &format!("model.{key}"),
+                    "a committed file may name a HuggingFace model (owner/name), not a path; set a local model in .lynx/config.toml",
+                );
+            }
+        }
+    }
+    if let Some(toml::Value::Array(sources)) = team.get_mut("sources") {
+        sources.retain(|s| {
+            let path = s.get("path").and_then(|p| p.as_str()).unwrap_or("");
+            let name = s.get("name").and_then(|p| p.as_str()).unwrap_or("?");
+            if check_source_name(name).is_err() {
+                refuse("sources", "a source name must be 1-64 letters, digits, `-`, `_` or `.`");
+                return false;
+            }
+            match inside(root, path) {
+                true => true,
+                false => {
+                    refuse(
+                        &format!("sources `{name}`"),
+                        &format!("its path `{path}` is outside the repository; a committed file may only add folders inside it (add it yourself with `git lynx source add`)"),
+                    );
+                    false
+                }
+            }
+        });
+    }
+    if let Some(toml::Value::Table(store)) = team.get_mut("store") {
+        if !store.is_empty() {
+            store.clear();
+            refuse("store", "which object directories are trusted is the user's choice; set it in .lynx/config.toml");
+        }
+    }
+    warnings
+}
+
+/// A HuggingFace repo id (`owner/name`), not a path.
+pub fn is_model_id(v: &str) -> bool {
+    let parts: Vec<&str> = v.split('/').collect();
+    parts.len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty() && !p.starts_with('.') && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        })
+}
+
+/// Whether relative `path` stays inside `root` (lexically, and through symlinks when it exists).
+pub fn inside(root: &Path, path: &str) -> bool {
+    let p = Path::new(path);
+    if path.is_empty() || p.is_absolute() || path.starts_with('~') {
+        return false;
+    }
+    let mut depth = 0i32;
+    for c in p.components() {
+        match c {
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            _ => return false,
+        }
+    }
+    let joined = root.join(p);
+    match (joined.canonicalize(), root.canonicalize()) {
+        (Ok(real), Ok(root)) => real.starts_with(&root),
+        // Not there yet: the lexical check above is all there is to check.
+        _ => true,
+    }
+}
+
+/// Logs a configuration warning once per process (several sources share one file).
+fn warn_once(msg: &str) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|s| s == msg) {
+        tracing::warn!("{msg}");
+        seen.push(msg.to_string());
+    }
+}
+
+fn read_table(path: &Path) -> Result<Option<toml::Table>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let table: toml::Table = text.parse().with_context(|| format!("{} is not valid TOML", path.display()))?;
-    merge_tables(into, table);
-    Ok(())
+    let table: toml::Table =
+        text.parse().map_err(|e| crate::error::usage(format!("{} is not valid TOML: {e}", path.display())))?;
+    Ok(Some(table))
 }
 
 fn merge_tables(into: &mut toml::Table, from: toml::Table) {

@@ -21,20 +21,26 @@ pub struct ModelChoice {
     pub off_reason: Option<String>,
     /// May fetch a missing model from the hub (index, model pull); queries never wait on it.
     pub allow_download: bool,
+    /// Named only by the committed team file: used when already on this machine, never
+    /// downloaded on the repository's say-so.
+    pub from_team: bool,
 }
 
 impl ModelChoice {
-    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::ModelConfig, allow_download: bool) -> ModelChoice {
-        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download };
+    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::Config, allow_download: bool) -> ModelChoice {
+        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false };
         if no_dense {
             return off("turned off with --no-dense");
         }
         let name = flag.map(str::to_string).or_else(|| std::env::var("LYNX_MODEL").ok().filter(|s| !s.is_empty()));
         match name {
             Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)"),
-            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download },
-            None if !config.dense => off("turned off in the configuration (model.dense = false)"),
-            None => ModelChoice { name: Some(config.name.clone()), off_reason: None, allow_download },
+            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false },
+            None if !config.model.dense => off("turned off in the configuration (model.dense = false)"),
+            None => {
+                let from_team = config.origin.model_from_team;
+                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team }
+            }
         }
     }
 }
@@ -131,7 +137,14 @@ impl Engine {
                     let cache = self.ws.store.root.join("cache");
                     embed::load_files(&files, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref(), Some(&cache))
                 };
-                load().map_err(|e| format!("model `{name}` unavailable: {e:#}"))
+                load().map_err(|e| {
+                    let why = if self.model.from_team {
+                        format!(" ({} names it, and a committed file cannot make Lynx download a model: `git lynx model pull {name}` accepts it)", crate::config::TEAM_FILE)
+                    } else {
+                        String::new()
+                    };
+                    format!("model `{name}` unavailable: {e:#}{why}")
+                })
             })
             .clone()
     }

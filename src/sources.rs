@@ -113,7 +113,12 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         e.folder = Some(ViewSpec::Folder { root: path.to_path_buf(), extensions: sc.extensions.clone(), ignore: sc.ignore.clone() });
         (e, "folder")
     };
-    Ok(Source { name: sc.name.clone(), description: sc.description.clone(), kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine) })
+    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine) })
+}
+
+/// A description as shown in answers: one line, no control characters, at most `max` chars.
+fn one_line(s: &str, max: usize) -> String {
+    s.lines().next().unwrap_or("").chars().filter(|c| !c.is_control()).take(max).collect()
 }
 
 /// Maps a LynxMCP `config.json` (config_version 2) to sources: its codebase and document
@@ -138,6 +143,10 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     for (i, s) in v["sources"].as_array().cloned().unwrap_or_default().iter().enumerate() {
         let typ = s["type"].as_str().unwrap_or("codebase");
         let name = s["name"].as_str().map(String::from).unwrap_or_else(|| format!("source{}", i + 1));
+        if crate::config::check_source_name(&name).is_err() {
+            ignored.push(format!("sources[{}] (not a valid source name: letters, digits, `-`, `_`, `.`)", name.chars().take(40).collect::<String>()));
+            continue;
+        }
         if !matches!(typ, "codebase" | "code" | "docs" | "documentation" | "folder" | "local") {
             ignored.push(format!("sources[{name}] (type `{typ}`: only local folders are supported)"));
             continue;

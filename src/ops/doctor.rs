@@ -36,6 +36,9 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool) -> Result<(Answer,
     if let Some(p) = path {
         checks.extend(explain_file(engine, p)?);
     }
+    for w in &engine.ws.config.warnings {
+        checks.push(check("configuration", "warn", w.clone(), Some("remove the key from lynx.toml, or set it in .lynx/config.toml if you trust it")));
+    }
     checks.extend(runtime_checks(engine));
     checks.extend(store_checks(engine, repair)?);
     checks.push(disk_check(&engine.ws.store.root));

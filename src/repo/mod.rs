@@ -105,6 +105,15 @@ pub struct Resolved {
     pub tree: ObjectId,
 }
 
+/// Whether git tracks `.lynx` (or anything under it) in this checkout's index.
+fn store_is_committed(repo: &gix::Repository) -> bool {
+    let Ok(index) = repo.index_or_empty() else { return false };
+    index.entries().iter().any(|e| {
+        let p = e.path(&index);
+        p == ".lynx" || p.starts_with(b".lynx/")
+    })
+}
+
 impl Repo {
     /// Opens the repository containing `path` (any subdirectory, linked worktrees included).
     pub fn discover(path: &Path) -> Result<Repo> {
@@ -116,11 +125,20 @@ impl Repo {
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
         let common_dir = repo.common_dir().canonicalize()?;
-        let lynx_dir = match (repo.kind(), common_dir.file_name()) {
+        let mut lynx_dir = match (repo.kind(), common_dir.file_name()) {
             // The main worktree's root is the parent of the common `.git` directory.
             (_, Some(name)) if name == ".git" => common_dir.parent().unwrap_or(&common_dir).join(".lynx"),
             _ => common_dir.join("lynx"),
         };
+        // A `.lynx` that arrived with the repository is untrusted content: its objects,
+        // catalogs and configuration are never used. The store moves into the git directory.
+        if lynx_dir.file_name().is_some_and(|n| n == ".lynx") && lynx_dir.symlink_metadata().is_ok() && store_is_committed(&repo) {
+            tracing::warn!(
+                "this repository commits a `.lynx` directory; Lynx never uses committed store content, so its own store is {}",
+                common_dir.join("lynx").display()
+            );
+            lynx_dir = common_dir.join("lynx");
+        }
         let sync = repo.into_sync();
         Ok(Repo { sync, workdir, common_dir, lynx_dir })
     }

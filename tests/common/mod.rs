@@ -23,6 +23,8 @@ pub fn isolate(cmd: &mut Command) -> &mut Command {
         .env_remove("LYNX_MODEL")
         .env_remove("LYNX_ALTERNATE_OBJECT_DIRECTORIES")
         .env("LYNX_LOG", "warn")
+        // Nor from the developer's own Lynx configuration.
+        .env("LYNX_CONFIG_HOME", "/nonexistent/lynx-test-config")
         // Never reach the network or a developer's model cache from tests.
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HOME", "/nonexistent/lynx-test-hf-home")
