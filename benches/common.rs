@@ -2,11 +2,19 @@
 //! throwaway clone of a real repository.
 #![allow(dead_code)]
 
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_git-lynx");
+pub const BUILT: &str = env!("CARGO_BIN_EXE_git-lynx");
+
+/// The binary measured: `LYNX_BENCH_BIN` (e.g. an older build, for before/after numbers) or
+/// the one cargo just built.
+pub fn bin() -> String {
+    std::env::var("LYNX_BENCH_BIN").unwrap_or_else(|_| BUILT.to_string())
+}
 
 pub fn percentile(sorted_ms: &[f64], p: f64) -> f64 {
     if sorted_ms.is_empty() {
@@ -51,7 +59,7 @@ pub struct Run {
 }
 
 pub fn lynx(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut c = Command::new(BIN);
+    let mut c = Command::new(bin());
     c.arg("--json").arg("-q").args(args).current_dir(dir);
     for (k, v) in env {
         c.env(k, v);
@@ -86,4 +94,64 @@ pub fn du(path: &Path) -> u64 {
 /// The benchmark repository: `LYNX_BENCH_REPO` or the first argument after `--`.
 pub fn repo_arg() -> Option<PathBuf> {
     std::env::args().skip(1).find(|a| !a.starts_with('-')).map(PathBuf::from).or_else(|| std::env::var("LYNX_BENCH_REPO").ok().map(PathBuf::from))
+}
+
+/// A `git lynx serve` child driven over stdio like an agent.
+pub struct Server {
+    pub child: std::process::Child,
+    pub stdin: std::process::ChildStdin,
+    out: BufReader<std::process::ChildStdout>,
+    id: u64,
+}
+
+impl Server {
+    pub fn start(dir: &std::path::Path, model: &[&str]) -> Server {
+        let mut child = Command::new(bin())
+            .args(model)
+            .args(["serve", "--profile", "full"])
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Server { child, stdin, out, id: 0 }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.id += 1;
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
+        loop {
+            let mut line = String::new();
+            self.out.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == self.id {
+                return v;
+            }
+        }
+    }
+
+    pub fn init(&mut self) {
+        self.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
+    }
+
+    pub fn call(&mut self, tool: &str, args: Value) -> f64 {
+        let t = Instant::now();
+        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert_eq!(v["result"]["isError"], false, "{v}");
+        t.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+
+/// Resident memory of a process (current, peak) in MB, from /proc.
+pub fn rss_mb(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }

@@ -114,9 +114,9 @@ fn main() {
             embed::normalize(row);
         }
         let tmp = tempfile::tempdir().unwrap();
-        let p = tmp.path().join("m.bin");
-        lynx::view::dense::write_matrix(&p, dim, &data, &vec![1u8; n], n).unwrap();
-        let m = lynx::view::dense::DenseMatrix::open(&p, "bench").unwrap();
+        let p = lynx::shard::vectors::write_values(tmp.path(), "be/nch", dim, &data).unwrap();
+        let shard = lynx::shard::vectors::VectorShard::open(&p, "be/nch").unwrap();
+        let m = lynx::view::dense::DenseView::over_shard(std::sync::Arc::new(shard));
         let mut times = Vec::new();
         for i in 0..120 {
             let q = data[(i * 997 % n) * dim..(i * 997 % n + 1) * dim].to_vec();

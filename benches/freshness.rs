@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 fn main() {
     let Some(source) = repo_arg() else {
@@ -29,7 +29,7 @@ fn main() {
     let mut reconciles = Vec::new();
     let mut saves = Vec::new();
     for round in 0..3 {
-        let mut child = Command::new(BIN).args(&model).args(["--json", "watch"]).current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = Command::new(bin()).args(&model).args(["--json", "watch"]).current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();

@@ -9,58 +9,7 @@
 mod common;
 use common::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Instant;
-
-struct Server {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    out: BufReader<std::process::ChildStdout>,
-    id: u64,
-}
-
-impl Server {
-    fn start(dir: &std::path::Path, model: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(model)
-            .args(["serve", "--profile", "full"])
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Server { child, stdin, out, id: 0 }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.id += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
-        loop {
-            let mut line = String::new();
-            self.out.read_line(&mut line).unwrap();
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == self.id {
-                return v;
-            }
-        }
-    }
-
-    fn init(&mut self) {
-        self.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}));
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).unwrap();
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> f64 {
-        let t = Instant::now();
-        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        assert_eq!(v["result"]["isError"], false, "{v}");
-        t.elapsed().as_secs_f64() * 1000.0
-    }
-}
 
 const QUERIES: &[&str] = &["parse configuration", "http handler", "retry backoff", "compaction", "query evaluation", "remote write", "label matcher", "head append", "target discovery", "rule evaluation"];
 
@@ -105,7 +54,7 @@ fn main() {
     s.call("search", json!({"query": "warm"}));
     s.call("find_usages", json!({"symbol": "main"}));
     std::thread::sleep(std::time::Duration::from_secs(2));
-    let mut lat = |tool: &str, args: &dyn Fn(usize) -> Value, s: &mut Server| {
+    let lat = |tool: &str, args: &dyn Fn(usize) -> Value, s: &mut Server| {
         let mut v: Vec<f64> = (0..40).map(|i| s.call(tool, args(i))).collect();
         v.sort_by(|a, b| a.total_cmp(b));
         json!({"p50_ms": percentile(&v, 0.5), "p95_ms": percentile(&v, 0.95)})

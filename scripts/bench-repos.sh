@@ -7,7 +7,7 @@
 # Usage:
 #   scripts/bench-repos.sh [DIR] [NAME...]
 #     DIR    where to put the clones (default: ./bench-repos); each repo goes to DIR/<name>
-#     NAME   only these repos (gson black tokio core prometheus); default: all of them
+#     NAME   only these repos (see REPOS below); default: all of them
 #
 #   LYNX_BENCH_MIRRORS=/path/to/mirrors scripts/bench-repos.sh [DIR] [NAME...]
 #     clone from local bare repositories instead of GitHub: the directory holds
@@ -23,13 +23,22 @@
 #   cargo bench --bench index_search -- bench-repos/prometheus
 set -euo pipefail
 
-# name  owner/name  pinned commit  (the questions in docs/eval/<name>.questions.json were mined at these)
+# name  owner/name  pinned commit  (the questions in docs/eval/<name>.questions.json were mined,
+# and those in docs/eval/annotated/<name>.questions.json written, at these)
 REPOS=(
   "gson        google/gson             9835b6f90192f79cdf5300c528fc6212455fb6c1"
   "black       psf/black               8947c48ef2077c3a301b03c1e814dc2e3f78436e"
   "tokio       tokio-rs/tokio          ea91b33ca57ff0581b38e735cc108f831bccbdaa"
   "core        vuejs/core              e2bede96134f757aad5c5b33ac9be055022dbfc8"
   "prometheus  prometheus/prometheus   d15adb9ad7e5d9fbde3a9a8f30200593a5a14d86"
+  "jq          jqlang/jq               579e6f76cffd7643ba4002a2c3618a5ea710589a"
+  "leveldb     google/leveldb          78a352f47ed6c1e9d750545e9b242289185b87e1"
+  "polly       App-vNext/Polly         173d6d1d2e28a4697f1ac1d22da68f77ff19a0c9"
+  "guzzle      guzzle/guzzle           2779e868a00289e1b1fd854af030c43a06f4bcb4"
+  "jekyll      jekyll/jekyll           202df571314ba1d18e9fccd81d12aaad4a703c38"
+  "okhttp      square/okhttp           1682d9bac8c03dffde2969b0b74d47649d0dbb52"
+  "click       pallets/click           2c8cd3ac958a7eb316d67f2d316c27086c4c0369"
+  "axios       axios/axios             23a25af0688d1db2c396deb09229d2271cc24f6c"
 )
 
 dest=${1:-./bench-repos}
@@ -44,7 +53,7 @@ if [[ ${#wanted[@]} -gt 0 ]]; then
       read -r name _ _ <<<"$entry"
       [[ $name == "$w" ]] && found=1
     done
-    [[ $found == 1 ]] || { echo "bench-repos: unknown repo '$w' (known: gson black tokio core prometheus)" >&2; exit 2; }
+    [[ $found == 1 ]] || { echo "bench-repos: unknown repo '$w' (known: ${REPOS[*]%% *})" >&2; exit 2; }
   done
 fi
 

@@ -89,7 +89,7 @@ pub enum Command {
     ListSources,
     /// Index health: fresh / stale / degraded / not indexed, coverage, model, writers.
     GetRagStatus(SourceArg),
-    /// Re-index a source now (`--force` also rebuilds its view caches).
+    /// Re-index a source now (`--force` also rebuilds its shards).
     UpdateSourceIndex {
         #[command(flatten)]
         source: SourceArg,
@@ -114,7 +114,7 @@ pub enum Command {
         /// Explain this file.
         #[arg(long)]
         path: Option<String>,
-        /// Quarantine damaged segments and rebuild catalogs and view caches.
+        /// Quarantine damaged segments, rebuild catalogs, remove damaged shards.
         #[arg(long)]
         repair: bool,
     },
@@ -436,6 +436,9 @@ pub enum EvalCmd {
         /// Rerank each question's candidates with this cross-encoder (a repo id or folder).
         #[arg(long, value_name = "NAME|PATH")]
         reranker: Option<String>,
+        /// Only the questions of this split (`dev` or `test`; questions without one are dev).
+        #[arg(long)]
+        split: Option<String>,
     },
 }
 
@@ -622,7 +625,7 @@ pub fn main() -> i32 {
             }
         };
     }
-    match run(&cli) {
+    match ops::unless_damaged(run(&cli)) {
         Ok(answer) => {
             print_answer(&cli, &answer);
             let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
@@ -865,8 +868,14 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
             }
             Ok(Answer::new("evaluate_mine", None, &m, text))
         }
-        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker } => {
-            let qs = eval::dataset::load(questions)?;
+        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker, split } => {
+            let mut qs = eval::dataset::load(questions)?;
+            if let Some(s) = split {
+                qs.retain(|q| q.split.as_deref().unwrap_or("dev") == s);
+                if qs.is_empty() {
+                    return Err(error::usage(format!("no question of {} is in split `{s}`", questions.display())));
+                }
+            }
             let baseline = baseline
                 .as_ref()
                 .map(|p| -> Result<eval::run::Report> {

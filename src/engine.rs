@@ -1,12 +1,12 @@
 //! The engine: a workspace plus what is opened from it and kept warm for the life of the
-//! process — views (chunk table, BM25 index, dense matrix) and the embedding model. The CLI
+//! process — assembled views, their dense sides and graphs, and the embedding model. The CLI
 //! makes one per command; the MCP server keeps one.
 
 use crate::embed::{self, Embedder};
-use crate::index::{self, IndexReport};
+use crate::index;
 use crate::progress::Progress;
-use crate::view::cache::{self, ViewData};
-use crate::view::dense::{self, DenseMatrix};
+use crate::view::ViewData;
+use crate::view::dense::DenseView;
 use crate::view::{View, ViewSpec};
 use crate::workspace::Workspace;
 use anyhow::Result;
@@ -51,8 +51,9 @@ pub struct Engine {
     pub folder: Option<ViewSpec>,
     pub progress: Progress,
     pub model: ModelChoice,
-    views: Mutex<HashMap<String, Arc<ViewData>>>,
-    dense: Mutex<HashMap<(String, String), Arc<DenseMatrix>>>,
+    /// Assembled views, most recently used last.
+    views: Mutex<Vec<(String, Arc<ViewData>)>>,
+    dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
     graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
     reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, String>)>>,
@@ -66,9 +67,14 @@ pub struct Engine {
 /// A view ready to query, with what opening it took.
 pub struct Opened {
     pub data: Arc<ViewData>,
-    /// Set when objects had to be indexed first.
-    pub indexed: Option<IndexReport>,
+    /// Set when blobs had to be processed first (how many).
+    pub indexed: Option<usize>,
 }
+
+/// Views a process keeps assembled. A view is a list of row locations (quick to assemble
+/// again), but it keeps the shards it reads mapped: this bounds the memory of a server that
+/// answers at many revisions.
+const MAX_VIEWS: usize = 4;
 
 /// Chunks a query may embed before answering; beyond that it answers with partial coverage.
 const QUERY_EMBED_BUDGET_STATIC: usize = 50_000;
@@ -81,7 +87,7 @@ impl Engine {
             folder: None,
             progress,
             model,
-            views: Mutex::new(HashMap::new()),
+            views: Mutex::new(Vec::new()),
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             embedder: OnceLock::new(),
@@ -173,29 +179,74 @@ impl Engine {
         Ok(v)
     }
 
-    /// Opens an already listed view.
+    /// Opens an already listed view: indexes the blobs it lacks, then assembles it from the
+    /// shards (kept in memory for the life of the process, a few views at a time).
     pub fn open_listed(&self, view: &View) -> Result<Opened> {
-        let key = cache::cache_key(view, self.ws.config.index.max_file_size);
-        // The same content can be several views (a clean worktree and its commit): one cache
-        // on disk, but each answer names the view that was asked for.
+        let key = crate::view::content_key(view, self.ws.config.index.max_file_size);
+        // The same content can be several views (a clean worktree and its commit): each answer
+        // names the view that was asked for.
         let mem_key = format!("{key}/{}/{}", view.id.label, view.id.commit.as_deref().unwrap_or(""));
-        if let Some(v) = self.views.lock().unwrap().get(&mem_key) {
-            return Ok(Opened { data: v.clone(), indexed: None });
+        {
+            let mut views = self.views.lock().unwrap();
+            if let Some(i) = views.iter().position(|(k, _)| *k == mem_key) {
+                let hit = views.remove(i);
+                let data = hit.1.clone();
+                views.push(hit);
+                return Ok(Opened { data, indexed: None });
+            }
         }
-        let cached = cache::views_dir(&self.ws.store).join(&key).join("complete").exists();
-        let indexed = if cached { None } else { Some(index::index_view(&self.ws, view, &self.progress)?) };
-        let data = Arc::new(cache::open(&self.ws, view, &self.progress)?);
+        // Assembling says whether anything is missing; only then is there indexing to do.
+        let t = std::time::Instant::now();
+        let mut data = ViewData::assemble(&self.ws, view)?;
+        tracing::debug!(
+            "assembled {} files, {} chunks in {:.1} ms",
+            data.table.file_count(),
+            data.table.len(),
+            t.elapsed().as_secs_f64() * 1000.0
+        );
+        let mut indexed = None;
+        if self.needs_indexing(view, &data.assembly.missing_keys) {
+            // Assemble again only when something was processed.
+            let new = index::ensure(&self.ws, view, &self.progress)?;
+            if new > 0 {
+                data = ViewData::assemble(&self.ws, view)?;
+                indexed = Some(new);
+            }
+        }
+        let data = Arc::new(data);
         let mut views = self.views.lock().unwrap();
-        if views.len() > 8 {
-            views.clear();
+        if views.len() >= MAX_VIEWS {
+            let (old, _) = views.remove(0);
+            self.dense.lock().unwrap().retain(|(k, _), _| !old.starts_with(k.as_str()));
+            self.graphs.lock().unwrap().retain(|k, _| !old.starts_with(k.as_str()));
         }
-        views.insert(mem_key, data.clone());
+        views.push((mem_key, data.clone()));
+        drop(views);
         Ok(Opened { data, indexed })
     }
 
-    /// The dense matrix of an opened view for the current model, embedding what is missing
-    /// when that is quick. `Err(reason)` when dense retrieval is unavailable.
-    pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseMatrix>, String> {
+    /// Whether any of `missing` (keys of `view` without objects) can be processed: blobs over
+    /// the size cap and unreadable ones are never stored, so they are missing for good.
+    fn needs_indexing(&self, view: &View, missing: &[crate::store::Key]) -> bool {
+        if missing.is_empty() {
+            return false;
+        }
+        let max = self.ws.config.index.max_file_size;
+        let wanted: std::collections::HashSet<&crate::store::Key> = missing.iter().collect();
+        let repo = self.ws.repo.local();
+        view.files.iter().filter(|f| wanted.contains(&f.key)).any(|f| {
+            let size = match (&f.content, f.size) {
+                (Some(c), _) => Some(c.len() as u64),
+                (None, Some(s)) => Some(s),
+                (None, None) => crate::repo::Repo::blob_size(&repo, f.blob).ok(),
+            };
+            size.is_some_and(|s| s <= max)
+        })
+    }
+
+    /// The dense side of an opened view for the current model, embedding what is missing when
+    /// that is quick. `Err(reason)` when dense retrieval is unavailable.
+    pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseView>, String> {
         let model = self.embedder()?;
         let fp = model.fingerprint().to_string();
         let cache_key = (data.key.clone(), fp.clone());
@@ -204,35 +255,27 @@ impl Engine {
                 return Ok(m.clone());
             }
         }
-        let path = dense::path_for(&data.dir, &fp);
-        let build = || -> Result<Arc<DenseMatrix>> {
-            if let Ok(m) = DenseMatrix::open(&path, &fp) {
-                if m.covered == m.live || self.vector_count(data, &fp)? == m.covered {
-                    return Ok(Arc::new(m));
-                }
-            }
+        let build = || -> Result<Arc<DenseView>> {
+            let mut d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
             let budget = if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
-            let missing = data.table.live_len().saturating_sub(self.vector_count(data, &fp)?);
+            let missing = d.live - d.covered;
             if missing > 0 && missing <= budget {
                 index::embed::embed_view(&self.ws.store, view, model.as_ref(), &self.progress)?;
+                d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
             }
-            // A view derived from another reuses that view's rows.
-            let base = std::fs::read_to_string(data.dir.join("base"))
-                .ok()
-                .and_then(|b| DenseMatrix::open(&dense::path_for(&cache::views_dir(&self.ws.store).join(b.trim()), &fp), &fp).ok());
-            dense::build(&self.ws.store, &data.table, &fp, model.dim(), &path, base.as_ref())?;
-            Ok(Arc::new(DenseMatrix::open(&path, &fp)?))
+            Ok(Arc::new(d))
         };
         let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
         self.dense.lock().unwrap().insert(cache_key, m.clone());
         Ok(m)
     }
 
-    /// Drops views, matrices and graphs kept in memory (after their caches were removed).
+    /// Drops views, dense sides, graphs and shards kept in memory (after files were removed).
     pub fn forget_views(&self) {
         self.views.lock().unwrap().clear();
         self.dense.lock().unwrap().clear();
         self.graphs.lock().unwrap().clear();
+        self.ws.shards.clear();
     }
 
     /// The resolved code graph of an opened view (built once per process and view).
@@ -249,11 +292,5 @@ impl Engine {
         }
         graphs.insert(data.key.clone(), g.clone());
         Ok(g)
-    }
-
-    /// How many of the view's chunks have a vector under `fp`.
-    fn vector_count(&self, data: &ViewData, fp: &str) -> Result<usize> {
-        let cat = self.ws.store.catalogs(crate::layer::VECTORS, fp)?;
-        Ok(data.table.live().filter(|&o| cat.contains(&crate::store::Key::hash(&data.table.chunk_hash(o)))).count())
     }
 }

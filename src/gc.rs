@@ -27,6 +27,7 @@ pub struct GcReport {
     pub segments_removed: usize,
     pub bytes_removed: u64,
     pub temp_files_removed: usize,
+    pub shards_removed: usize,
     pub removed: Vec<String>,
 }
 
@@ -44,7 +45,7 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     }
     for dir in ws.repo.worktree_dirs()? {
         let Ok(repo) = Repo::discover(&dir) else { continue };
-        let other = Workspace { repo, store: crate::store::Store::open(&ws.store.root)?, config: ws.config.clone() };
+        let other = Workspace { repo, store: crate::store::Store::open(&ws.store.root)?, config: ws.config.clone(), shards: Default::default() };
         if let Ok(view) = View::open(&other, &ViewSpec::Worktree) {
             needed.extend(view.files.iter().map(|f| f.key));
             report.worktrees += 1;
@@ -123,8 +124,9 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     for name in &dead {
         let _ = std::fs::remove_file(objects.join(format!("{name}.parquet")));
     }
-    // Removed segments may back cached views; those rebuild on demand.
-    let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&ws.store));
+    // Shards of removed segments (and any left by a crash or an older layout) go too.
+    report.shards_removed = crate::shard::remove_orphans(&ws.store);
+    let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("views"));
     Ok(report)
 }
 

@@ -21,6 +21,7 @@ pub mod ops;
 pub mod progress;
 pub mod repo;
 pub mod search;
+pub mod shard;
 pub mod sources;
 pub mod store;
 pub mod view;

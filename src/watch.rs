@@ -25,11 +25,11 @@ pub struct Update {
     pub files: usize,
     /// Listing the working tree and indexing what changed (the catch-up itself).
     pub catch_up_millis: f64,
-    /// Including refreshing the view cache, graph and dense matrix.
+    /// Including assembling the view, its graph and its dense side.
     pub millis: f64,
 }
 
-/// Brings the working-tree view of `engine` up to date (objects, view cache, graph, vectors).
+/// Brings the working-tree view of `engine` up to date (objects, assembled view, graph, vectors).
 pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
     let t = Instant::now();
     let view = crate::view::View::open(&engine.ws, &engine.spec(None))?;

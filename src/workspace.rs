@@ -11,6 +11,8 @@ pub struct Workspace {
     pub repo: Repo,
     pub store: Store,
     pub config: Config,
+    /// The store's shards opened so far (shared by every view of this process).
+    pub shards: crate::shard::Registry,
 }
 
 impl Workspace {
@@ -22,7 +24,7 @@ impl Workspace {
         // Checked every time: `.lynx` may have been created by hand (a config file) first.
         exclude_store(&repo)?;
         let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
-        Ok(Workspace { repo, store, config })
+        Ok(Workspace { repo, store, config, shards: Default::default() })
     }
 
     pub fn root(&self) -> &Path {

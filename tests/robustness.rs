@@ -111,15 +111,11 @@ fn outside_a_repository_is_a_clear_usage_error() {
     assert!(v["error"].as_str().unwrap().contains("not inside a git repository"), "{v}");
 }
 
-fn segment_files(r: &TestRepo) -> usize {
-    let mut n = 0;
-    let Ok(dirs) = std::fs::read_dir(r.file(".lynx/objects")) else { return 0 };
-    for d in dirs.flatten() {
-        if let Ok(files) = std::fs::read_dir(d.path()) {
-            n += files.flatten().filter(|f| f.path().extension().is_some_and(|e| e == "parquet")).count();
-        }
-    }
-    n
+/// Catalog files written (one per layer once its first batch is committed).
+fn catalogs(r: &TestRepo) -> usize {
+    std::fs::read_dir(r.file(".lynx/objects/catalog"))
+        .map(|rd| rd.flatten().filter(|f| f.path().extension().is_some_and(|e| e == "cat")).count())
+        .unwrap_or(0)
 }
 
 #[test]
@@ -134,14 +130,16 @@ fn an_interrupted_index_keeps_the_batches_it_finished() {
     std::fs::create_dir_all(r.file(".lynx")).unwrap();
     std::fs::write(r.file(".lynx/config.toml"), "[index]\nbatch_mb = 1\n").unwrap();
     let mut child = r.cmd(&["--no-dense", "index", "--quiet"]).spawn().unwrap();
-    // Kill once the first batch's three segments are on disk.
+    // Kill once the first batch is committed (its three layers catalogued), long before the
+    // eighth batch is.
     let t = std::time::Instant::now();
-    while segment_files(&r) < 3 && t.elapsed() < Duration::from_secs(120) {
+    while catalogs(&r) < 3 && t.elapsed() < Duration::from_secs(120) {
         std::thread::sleep(Duration::from_millis(2));
     }
-    std::thread::sleep(Duration::from_millis(20));
+    let finished_early = child.try_wait().unwrap().is_some();
     let _ = child.kill(); // SIGKILL
     let _ = child.wait();
+    assert!(!finished_early, "the kill must land while indexing is still running");
     let again = r.json(&["--no-dense", "index"]);
     let (new, reused) = (again["blobs_new"].as_u64().unwrap(), again["blobs_reused"].as_u64().unwrap());
     assert_eq!(new + reused, 400, "{again}");

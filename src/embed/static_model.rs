@@ -25,7 +25,7 @@ pub struct StaticModel {
     /// Tokenize ASCII text word by word through a per-thread cache (verified at load to give
     /// the tokenizer's own ids; code repeats its identifiers endlessly).
     word_cache: bool,
-    table: Vec<f32>,
+    table: Table,
     /// Token id → row of `table` (vocabulary quantization); identity when absent.
     mapping: Option<Vec<u32>>,
     /// Per-token scale applied before averaging.
@@ -46,8 +46,11 @@ impl StaticModel {
         tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
         let unk = read_unk_id(dir, &tokenizer);
         let path = dir.join("model.safetensors");
-        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-        let st = safetensors::SafeTensors::deserialize(&bytes)
+        let file = std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
+        // SAFETY: a model file is read-only for the life of the process (model folders are
+        // replaced, not edited, by downloads and imports).
+        let bytes = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))?;
+        let st = safetensors::SafeTensors::deserialize(&bytes[..])
             .map_err(|e| anyhow::anyhow!("{} is not a valid safetensors file: {e}", path.display()))?;
         let tensor = match st.tensor("embeddings") {
             Ok(t) => t,
@@ -62,10 +65,16 @@ impl StaticModel {
             bail!("{}: the embeddings tensor must be 2-D [vocab, dim], found {shape:?}", path.display());
         }
         let (rows, dim) = (shape[0], shape[1]);
-        let table = floats(&tensor).with_context(|| format!("{}: embeddings", path.display()))?;
-        if table.len() != rows * dim {
+        let width = match tensor.dtype() {
+            safetensors::Dtype::F32 => 4,
+            safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
+            other => bail!("{}: embeddings: unsupported dtype {other:?} (f32, f16 or bf16 expected)", path.display()),
+        };
+        if rows.checked_mul(dim).and_then(|n| n.checked_mul(width)) != Some(tensor.data().len()) {
             bail!("{}: tensor data does not match its shape", path.display());
         }
+        let start = tensor.data().as_ptr() as usize - bytes.as_ptr() as usize;
+        let dtype = tensor.dtype();
         let mapping = match st.tensor("mapping") {
             Ok(t) => {
                 let m = integers(&t).with_context(|| format!("{}: mapping", path.display()))?;
@@ -102,6 +111,8 @@ impl StaticModel {
                 bail!("dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {} weights", dir.display(), path.display(), w.len());
             }
         }
+        drop(st);
+        let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
         let mut m = StaticModel { tokenizer, word_cache: false, table, mapping, weights, dim, rows, unk, normalize, fingerprint, name: name.to_string() };
         m.word_cache = m.word_cache_agrees();
         Ok(m)
@@ -184,6 +195,7 @@ impl StaticModel {
         };
         out.iter_mut().for_each(|v| *v = 0.0);
         let mut n = 0usize;
+        let mut scratch = vec![0f32; if self.table.full.get().is_some() { 0 } else { self.dim }];
         for &id in ids.iter().take(MAX_TOKENS) {
             if Some(id) == self.unk {
                 continue;
@@ -198,7 +210,7 @@ impl StaticModel {
             if row >= self.rows {
                 continue;
             }
-            let row = &self.table[row * self.dim..(row + 1) * self.dim];
+            let row = self.table.row(row, &mut scratch);
             match self.weights.as_ref().and_then(|w| w.get(id as usize)) {
                 Some(&w) => out.iter_mut().zip(row).for_each(|(o, r)| *o += r * w),
                 None => out.iter_mut().zip(row).for_each(|(o, r)| *o += r),
@@ -214,6 +226,55 @@ impl StaticModel {
             normalize(out);
         }
         Ok(())
+    }
+}
+
+/// The embeddings table, memory-mapped as stored. A query converts the few rows it uses; a
+/// batch of documents converts the whole table once (converting it all took longer than the
+/// rest of a CLI search).
+struct Table {
+    map: memmap2::Mmap,
+    start: usize,
+    dtype: safetensors::Dtype,
+    dim: usize,
+    full: std::sync::OnceLock<Vec<f32>>,
+}
+
+/// Batches of at least this many documents convert the whole table first.
+const FULL_TABLE_BATCH: usize = 64;
+
+impl Table {
+    fn width(&self) -> usize {
+        if self.dtype == safetensors::Dtype::F32 { 4 } else { 2 }
+    }
+
+    fn convert(&self, bytes: &[u8], out: &mut [f32]) {
+        match self.dtype {
+            safetensors::Dtype::F32 => out.iter_mut().zip(bytes.chunks_exact(4)).for_each(|(o, b)| *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            safetensors::Dtype::BF16 => out.iter_mut().zip(bytes.chunks_exact(2)).for_each(|(o, b)| *o = half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            _ => out.iter_mut().zip(bytes.chunks_exact(2)).for_each(|(o, b)| *o = half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+        }
+    }
+
+    /// Row `r` as f32 (in range: checked against the table's shape by the caller).
+    fn row<'a>(&'a self, r: usize, scratch: &'a mut [f32]) -> &'a [f32] {
+        if let Some(full) = self.full.get() {
+            return &full[r * self.dim..(r + 1) * self.dim];
+        }
+        let w = self.width();
+        let at = self.start + r * self.dim * w;
+        self.convert(&self.map[at..at + self.dim * w], scratch);
+        scratch
+    }
+
+    fn convert_all(&self, rows: usize) {
+        self.full.get_or_init(|| {
+            let w = self.width();
+            let bytes = &self.map[self.start..self.start + rows * self.dim * w];
+            let mut out = vec![0f32; rows * self.dim];
+            out.par_chunks_mut(self.dim).zip(bytes.par_chunks(self.dim * w)).for_each(|(o, b)| self.convert(b, o));
+            out
+        });
     }
 }
 
@@ -261,6 +322,9 @@ impl Embedder for StaticModel {
     }
 
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<f32>> {
+        if texts.len() >= FULL_TABLE_BATCH {
+            self.table.convert_all(self.rows);
+        }
         let mut out = vec![0f32; texts.len() * self.dim];
         out.par_chunks_mut(self.dim).zip(texts.par_iter()).try_for_each(|(o, t)| self.embed_one(t, o))?;
         Ok(out)

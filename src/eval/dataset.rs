@@ -35,6 +35,12 @@ pub struct Question {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filters: Option<QFilters>,
     pub expected: Expected,
+    /// What kind of question (for annotated sets: semantic, architectural, symbol).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// `dev` (ranking work may look at it) or `test` (held out: reported, never tuned on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
     /// Free-form provenance (the mined commit, the variant).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<serde_json::Value>,

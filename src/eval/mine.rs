@@ -157,11 +157,11 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         let short = c.id.to_hex().to_string()[..12].to_string();
         let rev = parent.to_hex().to_string();
         let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject"});
-        out.questions.push(Question { id: short.clone(), query: subject.clone(), rev: Some(rev.clone()), filters: None, expected: Expected { files: expected.clone(), symbols: vec![] }, source: Some(source) });
+        out.questions.push(Question { id: short.clone(), query: subject.clone(), rev: Some(rev.clone()), filters: None, expected: Expected { files: expected.clone(), symbols: vec![] }, kind: None, split: None, source: Some(source) });
         if !c.body.is_empty() {
             let body: String = c.body.chars().take(1000).collect();
             let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject_body"});
-            out.questions.push(Question { id: format!("{short}-body"), query: format!("{subject}\n{body}"), rev: Some(rev), filters: None, expected: Expected { files: expected, symbols: vec![] }, source: Some(source) });
+            out.questions.push(Question { id: format!("{short}-body"), query: format!("{subject}\n{body}"), rev: Some(rev), filters: None, expected: Expected { files: expected, symbols: vec![] }, kind: None, split: None, source: Some(source) });
         }
     }
     Ok(out)

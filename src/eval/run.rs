@@ -49,6 +49,10 @@ impl EvalMode {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PerQuestion {
     pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
     pub query: String,
     pub rev: Option<String>,
     pub expected: Vec<String>,
@@ -84,6 +88,11 @@ pub struct Report {
     pub metrics: Scores,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub symbol_metrics: Option<Scores>,
+    /// Metrics per question kind and per split, when the questions say.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_kind: BTreeMap<String, Scores>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_split: BTreeMap<String, Scores>,
     pub latency_ms_p50: f64,
     pub latency_ms_p95: f64,
     pub tokens_mean: f64,
@@ -126,7 +135,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
     // Group by revision so each view is opened once.
     let mut order: Vec<usize> = (0..questions.len()).collect();
     order.sort_by(|&a, &b| questions[a].rev.cmp(&questions[b].rev).then(a.cmp(&b)));
-    let mut file_index: HashMap<String, (std::sync::Arc<crate::view::cache::ViewData>, FileBm25)> = HashMap::new();
+    let mut file_index: HashMap<String, (std::sync::Arc<crate::view::ViewData>, FileBm25)> = HashMap::new();
     let progress = &engine.progress;
     progress.start("evaluating", questions.len() as u64);
     for &qi in &order {
@@ -152,7 +161,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             Some(mode) => {
                 let allowed = filters.allowed(&data.table)?;
                 let pool = (o.k * 5).max(engine.ws.config.search.pool);
-                let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_ref())?;
+                let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_deref())?;
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
                 if let Some(name) = &o.rerank {
                     let ce = engine.reranker(name).map_err(|e| crate::error::usage(e))?;
@@ -172,16 +181,16 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     for ord in data.table.live() {
                         let c = data.table.chunk(ord);
                         let s = &mut texts[c.file as usize].1;
-                        s.push_str(c.text);
+                        s.push_str(c.text());
                         s.push('\n');
                     }
-                    file_index.insert(key.clone(), (data.clone(), FileBm25::build(&texts)?));
+                    file_index.insert(key.clone(), (data.clone(), FileBm25::build(&texts)));
                     index_seconds += t0.elapsed().as_secs_f64();
                     // Building the baseline's index is indexing, not query time.
                     t = Instant::now();
                 }
                 let (d, idx) = &file_index[&key];
-                let hits = idx.search(&crate::analyze::query_terms(&q.query), o.k * 5)?;
+                let hits = idx.search(&crate::analyze::query_terms(&q.query), o.k * 5);
                 let files: Vec<String> = hits.iter().map(|(f, _)| d.table.file_path(*f).to_string()).collect();
                 let text = files.iter().take(o.k).cloned().collect::<Vec<_>>().join("\n");
                 (files, Vec::new(), text)
@@ -194,6 +203,8 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         }
         per.push((qi, PerQuestion {
             id: q.id.clone(),
+            kind: q.kind.clone(),
+            split: q.split.clone(),
             query: q.query.clone(),
             rev: q.rev.clone(),
             expected: q.expected.files.clone(),
@@ -222,11 +233,24 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         Err(_) => None,
     };
     let metrics = metrics::mean(&all);
+    let group = |f: &dyn Fn(&PerQuestion) -> Option<String>| -> BTreeMap<String, Scores> {
+        let mut m: BTreeMap<String, Vec<Scores>> = BTreeMap::new();
+        for p in &per {
+            if let Some(k) = f(p) {
+                m.entry(k).or_default().push(p.scores);
+            }
+        }
+        m.into_iter().map(|(k, v)| (k, metrics::mean(&v))).collect()
+    };
+    let by_kind = group(&|p| p.kind.clone());
+    let by_split = group(&|p| p.split.clone());
     let mut report = Report {
         identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k, reranker: o.rerank.clone() },
         questions: per.len(),
         metrics,
         symbol_metrics: (!symbol_scores.is_empty()).then(|| metrics::mean(&symbol_scores)),
+        by_kind,
+        by_split,
         latency_ms_p50: metrics::percentile(&lat, 0.5),
         latency_ms_p95: metrics::percentile(&lat, 0.95),
         tokens_mean: per.iter().map(|p| p.tokens as f64).sum::<f64>() / per.len().max(1) as f64,
@@ -264,6 +288,11 @@ pub fn render(r: &Report) -> String {
     ));
     if let Some(s) = &r.symbol_metrics {
         out.push_str(&format!("symbol level: Recall@10 {:.3}  MRR {:.3}\n", s.recall_10, s.mrr));
+    }
+    for (name, groups) in [("kind", &r.by_kind), ("split", &r.by_split)] {
+        for (k, s) in groups {
+            out.push_str(&format!("  {name} {k}: Recall@5 {:.3}  Recall@10 {:.3}  MRR {:.3}  NDCG@10 {:.3}\n", s.recall_5, s.recall_10, s.mrr, s.ndcg_10));
+        }
     }
     if let Some(b) = &r.baseline {
         out.push_str(&format!("baseline:   Recall@10 {:.3} ({:+.3})  MRR {:.3} ({:+.3})\n", b.recall_10, m.recall_10 - b.recall_10, b.mrr, m.mrr - b.mrr));

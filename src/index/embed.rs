@@ -8,7 +8,7 @@ use crate::layer::{self, vectors};
 use crate::progress::Progress;
 use crate::store::{Key, Store};
 use crate::view::View;
-use crate::view::cache::read_columns;
+use crate::store::read_columns;
 use anyhow::Result;
 use arrow::array::{Array, FixedSizeBinaryArray, Int32Array, StringArray};
 use std::collections::{HashMap, HashSet};
@@ -102,6 +102,7 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
         }
         let (batch, keys) = vectors::to_batch(&hashes, &vecs, dim)?;
         let name = store.write_segment(layer::VECTORS, &fp, &batch)?;
+        crate::shard::vectors::write(&store.root, &name, &batch)?;
         store.commit(layer::VECTORS, &fp, &[(name, keys)])?;
         out.embedded += group.len();
         out.covered += group.len();

@@ -66,6 +66,16 @@ const SEGMENT_TEXT_BYTES: usize = 32 * 1024 * 1024;
 /// Indexes the chunk and lexical layers of `view`. Returns the report; `skipped` counts both
 /// path-level and content-level reasons.
 pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<IndexReport> {
+    index_with(ws, view, progress, true)
+}
+
+/// Processes whatever blobs of `view` lack objects, without the per-file report (what a query
+/// does before answering). Returns the number of blobs processed.
+pub fn ensure(ws: &Workspace, view: &View, progress: &Progress) -> Result<usize> {
+    Ok(index_with(ws, view, progress, false)?.blobs_new)
+}
+
+fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: bool) -> Result<IndexReport> {
     let t0 = Instant::now();
     let mut report = IndexReport { view: Some(view.id.clone()), files_seen: view.files.len() + view.skipped.len(), ..Default::default() };
     for s in &view.skipped {
@@ -128,10 +138,13 @@ pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<In
     report.seconds.insert("process".into(), process_s);
     report.seconds.insert("write".into(), write_s);
 
+    if !full_report {
+        return Ok(report);
+    }
     // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
     let keys: Vec<Key> = first.keys().copied().collect();
-    let summary = crate::view::cache::blob_summaries(&ws.store, &chunk_cat, &keys)?;
+    let summary = crate::shard::chunks::summaries(&ws.store, &ws.shards, &chunk_cat, &keys)?;
     let mut indexed_files = 0;
     for f in &view.files {
         let reason = match summary.get(&f.key) {
@@ -178,16 +191,16 @@ fn write_processed(
             (
                 write_batches(&ws.store, layer::CHUNKS, chunks_fp, &missing_chunks, |b| {
                     b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
-                }, chunks::to_batch),
+                }, chunks::to_batch, Some(crate::shard::chunks::write)),
                 write_batches(&ws.store, layer::GRAPH, graph_fp, &missing_facts, |b| {
                     (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64
-                }, graph::to_batch),
+                }, graph::to_batch, None),
             )
         },
         || {
             write_batches(&ws.store, layer::LEXICAL, lexical_fp, &missing_terms, |b| {
                 b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
-            }, lexical::to_batch)
+            }, lexical::to_batch, Some(crate::shard::postings::write))
         },
     );
     Ok(written_chunks? + written_terms? + written_facts?)
@@ -290,8 +303,12 @@ fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64, graph: bool) -> 
     Ok(process::Outcome::Done(process::process_with(f.key, &f.path, &content, graph)))
 }
 
-/// Writes `items` as segments of at most ~SEGMENT_TEXT_BYTES each and records them in the
-/// catalog. Returns the number of segments written.
+/// Writes a segment's shard from its rows (the shard would otherwise be built from the
+/// segment on first use).
+type ShardWriter = fn(&std::path::Path, &str, &arrow::array::RecordBatch) -> Result<()>;
+
+/// Writes `items` as segments of at most ~SEGMENT_TEXT_BYTES each (and their shards) and
+/// records them in the catalog. Returns the number of segments written.
 fn write_batches<T>(
     store: &Store,
     layer_name: &str,
@@ -299,6 +316,7 @@ fn write_batches<T>(
     items: &[T],
     weight: impl Fn(&T) -> usize,
     to_batch: impl Fn(&[T]) -> Result<(arrow::array::RecordBatch, Vec<(Key, u32, u32)>)>,
+    shard: Option<ShardWriter>,
 ) -> Result<usize> {
     let mut added = Vec::new();
     let mut start = 0;
@@ -311,6 +329,9 @@ fn write_batches<T>(
         }
         let (batch, keys) = to_batch(&items[start..end])?;
         let name = store.write_segment(layer_name, fp, &batch)?;
+        if let Some(write) = shard {
+            write(&store.root, &name, &batch)?;
+        }
         added.push((name, keys));
         start = end;
     }

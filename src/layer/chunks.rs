@@ -23,7 +23,7 @@ pub enum Status {
 }
 
 impl Status {
-    fn from_u8(v: u8) -> Status {
+    pub fn from_u8(v: u8) -> Status {
         match v {
             1 => Status::Binary,
             2 => Status::LfsPointer,

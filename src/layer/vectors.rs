@@ -63,6 +63,12 @@ impl<'a> VectorColumns<'a> {
         }
     }
 
+    /// Every row's values as f16 bits, row-major.
+    pub fn bits(&self) -> &[u16] {
+        let halves: &[half::f16] = self.values.values().as_ref();
+        bytemuck::cast_slice(halves)
+    }
+
     pub fn len(&self) -> usize {
         self.key.len()
     }

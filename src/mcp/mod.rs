@@ -210,7 +210,7 @@ impl ServerHandler for LynxServer {
                 Ok(s) => s,
                 Err(msg) => return CallToolResult::success(vec![ContentBlock::text(msg)]),
             };
-            match tools::call(&name, &args, &sources, &me.shared.feedback) {
+            match crate::ops::unless_damaged(tools::call(&name, &args, &sources, &me.shared.feedback)) {
                 Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e:#}"))]),
             }

@@ -234,7 +234,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "update_source_index",
-        description: "Re-index a source now (force: rebuild view caches).",
+        description: "Re-index a source now (force: rebuild its shards).",
         schema: || props(json!({"source": {"type": "string"}, "force": {"type": "boolean"}}), &[]),
         read_only: false,
         profile: 2,

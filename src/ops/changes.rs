@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use crate::graph::model::{CodeGraph, Node, Rel};
 use crate::graph::query::{self, Link};
 use crate::search::Mode;
-use crate::view::cache::ViewData;
+use crate::view::ViewData;
 use crate::view::{View, ViewId, ViewSpec};
 use anyhow::Result;
 use petgraph::Direction;
@@ -229,7 +229,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         None => base_commit,
     };
     let d = diff(engine, &Range::Since(merge_base.to_hex().to_string()))?;
-    let mut allowed = tantivy::BitSet::with_max_value(d.after.data.table.len().max(1) as u32);
+    let mut allowed = crate::search::Allowed::new(d.after.data.table.len());
     for &o in &d.changed_chunks {
         allowed.insert(o);
     }
@@ -239,7 +239,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     let (results, mode, note) = if d.changed_chunks.is_empty() {
         (Vec::new(), mode, None)
     } else {
-        let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(&allowed))?;
+        let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
         let hits: Vec<Hit> = r.ranked.iter().take(a.k).map(|x| hit(&d.after.data, x)).collect();
         (hits, r.mode, (!r.notes.is_empty()).then(|| r.notes.join("; ")))
     };
@@ -359,10 +359,9 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
     let lang = g.files[def.file as usize].lang;
     let head = data
         .file_chunks(path)
-        .iter()
-        .map(|&o| data.table.chunk(o))
+        .map(|o| data.table.chunk(o))
         .find(|c| c.start_line <= def.start_line && def.start_line <= c.end_line)
-        .and_then(|c| c.text.lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
+        .and_then(|c| c.text().lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
         .unwrap_or_default();
     let sig = head.trim_start();
     use crate::lang::Lang::*;

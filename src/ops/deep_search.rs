@@ -102,7 +102,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let mut notes = Vec::new();
     let mut chosen = None;
     for q in &variants {
-        let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_ref())?;
+        let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;
         notes.extend(r.notes.iter().cloned());
         let top: Vec<Ranked> = r.ranked.into_iter().take(a.k).collect();
         let sparse_threshold = sparse_threshold(q);

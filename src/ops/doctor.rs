@@ -218,12 +218,12 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
         }
         let _lock = StoreLock::acquire(&store.root, "doctor --repair")?;
         let (kept, bad) = pack::rebuild_catalogs(&objects)?;
-        let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(store));
+        let _ = std::fs::remove_dir_all(crate::shard::shards_dir(&store.root));
         out.push(check(
             "store repair",
             "ok",
             format!(
-                "quarantined {} damaged segment(s) in {}; rebuilt catalogs from {kept} segments{}; cleared view caches (they rebuild on demand)",
+                "quarantined {} damaged segment(s) in {}; rebuilt catalogs from {kept} segments{}; cleared the shards (they rebuild on demand)",
                 damaged.len(),
                 quarantine.display(),
                 if bad.is_empty() { String::new() } else { format!(" ({} unreadable left out)", bad.len()) }
@@ -246,6 +246,19 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
         (Some(e), _) => out.push(check("catalogs", "error", e, Some("git lynx doctor --repair rebuilds them from the segments"))),
         (None, 0) => out.push(check("catalogs", "ok", format!("consistent with the segments ({unreferenced} segment(s) not yet catalogued)"), None)),
         (None, n) => out.push(check("catalogs", "error", format!("{n} catalog reference(s) to missing segments"), Some("git lynx doctor --repair"))),
+    }
+    let (checked, invalid) = crate::shard::check_all(store, repair);
+    if invalid.is_empty() {
+        out.push(check("shards", "ok", format!("{checked} shard(s) under {} pass their checks", crate::shard::shards_dir(&store.root).display()), None));
+    } else if repair {
+        out.push(check("shards", "ok", format!("removed {} damaged shard(s) of {checked}; they are rebuilt from their segments on use", invalid.len()), None));
+    } else {
+        out.push(check(
+            "shards",
+            "warn",
+            format!("{} of {checked} shard(s) are damaged: {}", invalid.len(), invalid.iter().take(3).cloned().collect::<Vec<_>>().join(", ")),
+            Some("git lynx doctor --repair removes them (a search rebuilds any shard it finds damaged by itself)"),
+        ));
     }
     for alt in &store.dirs[1..] {
         let status = if alt.is_dir() { "ok" } else { "warn" };

@@ -78,3 +78,17 @@ pub fn view_line(view: &ViewId) -> String {
         _ => format!("view: {}", view.label),
     }
 }
+
+/// An operation's answer, unless a cache it read turned out damaged while answering (its texts
+/// are checked as they are read): then the answer may be incomplete, so it is an error that
+/// says what happened. The damaged file is already removed and is rebuilt on the next call.
+pub fn unless_damaged(answer: anyhow::Result<Answer>) -> anyhow::Result<Answer> {
+    let damaged = crate::shard::chunks::take_damage();
+    if damaged.is_empty() {
+        return answer;
+    }
+    Err(anyhow::anyhow!(
+        "a cache file was damaged and has been removed ({}); it is rebuilt from its segment on the next call: run it again",
+        damaged.join(", ")
+    ))
+}

@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::graph::model::{CodeGraph, Node, Rel};
 use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
 use crate::search::{self, Ranked};
-use crate::view::cache::ViewData;
+use crate::view::ViewData;
 use crate::view::{View, ViewId};
 use anyhow::Result;
 use petgraph::Direction;
@@ -51,7 +51,7 @@ fn definition(ctx: &Ctx, d: u32) -> Definition {
 pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
     let t = &ctx.data.table;
     let mut best: Option<(u32, String)> = None;
-    for &ord in ctx.data.file_chunks(path) {
+    for ord in ctx.data.file_chunks(path) {
         let c = t.chunk(ord);
         if c.end_line < start || c.start_line > end {
             continue;
@@ -60,7 +60,7 @@ pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
         if best.as_ref().is_none_or(|(o, _)| overlap > *o) {
             let from = start.max(c.start_line) - c.start_line;
             let to = end.min(c.end_line) - c.start_line;
-            let text: Vec<&str> = c.text.lines().skip(from as usize).take((to - from + 1) as usize).collect();
+            let text: Vec<&str> = c.text().lines().skip(from as usize).take((to - from + 1) as usize).collect();
             best = Some((overlap, text.join("\n")));
         }
     }
@@ -253,7 +253,7 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
     let hits = search::sparse(&ctx.data, &leaf, 200, None)?;
     for (o, _) in hits {
         let c = ctx.data.table.chunk(o);
-        if !contains_identifier(c.text, &leaf) || def_spans.contains(&(c.path.to_string(), c.start_line)) {
+        if !contains_identifier(c.text(), &leaf) || def_spans.contains(&(c.path.to_string(), c.start_line)) {
             continue;
         }
         let covered = results.iter().any(|u| u.path == c.path && u.start_line <= c.end_line && c.start_line <= u.end_line);

@@ -5,7 +5,7 @@ use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
 use crate::search::{self, Mode, Ranked};
-use crate::view::cache::ViewData;
+use crate::view::ViewData;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -75,7 +75,7 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         original_score: None,
         reranked: false,
         source: None,
-        text: c.text.to_string(),
+        text: c.text().to_string(),
     }
 }
 
@@ -96,7 +96,7 @@ pub fn retrieve(
     query: &str,
     requested: Mode,
     pool: usize,
-    allowed: Option<&std::sync::Arc<tantivy::BitSet>>,
+    allowed: Option<&crate::search::Allowed>,
 ) -> Result<Retrieved> {
     let mut notes = Vec::new();
     let dense = if requested == Mode::Sparse {
@@ -137,8 +137,7 @@ pub fn retrieve(
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
         Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits, engine.ws.config.search.dense_weight),
     };
-    // Ties are broken by location, not by ordinal, so a view answers the same whether its
-    // cache was built from scratch or derived from another view.
+    // Ties are broken by location, so equal scores come out in path and line order.
     let mut ranked = ranked;
     search::rank::Priors::for_query(query).apply(data, &mut ranked);
     // Not for cosine alone: a file's chunks all score alike there, so the share would act as
@@ -230,7 +229,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         None => Mode::parse(&engine.ws.config.search.mode)?,
     };
     let pool = k.max(engine.ws.config.search.pool);
-    let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_ref())?;
+    let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
     let mut notes = r.notes;
     let results: Vec<Hit> = match &args.rerank {
         Some(name) => match engine.reranker(name) {

@@ -31,8 +31,6 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
             let f = f.trim_start_matches("./");
             let ords: Vec<u32> = data
                 .file_chunks(f)
-                .iter()
-                .copied()
                 .filter(|&o| {
                     let c = t.chunk(o);
                     a.line.is_none_or(|l| c.start_line <= l && l <= c.end_line)
@@ -41,7 +39,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
             if ords.is_empty() {
                 return Err(crate::error::usage(format!("no indexed chunk of `{f}`{} in this view", a.line.map(|l| format!(" at line {l}")).unwrap_or_default())));
             }
-            let text = ords.iter().map(|&o| t.chunk(o).text).collect::<Vec<_>>().join("\n");
+            let text = ords.iter().map(|&o| t.chunk(o).text()).collect::<Vec<_>>().join("\n");
             (ords, text)
         }
         (None, Some(s)) if !s.trim().is_empty() => (Vec::new(), s.clone()),
@@ -68,11 +66,11 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
             } else {
                 model.embed_documents(&[text.as_str()])?
             };
-            (Mode::Dense, m.search(&q, pool, allowed.as_ref()).into_iter().enumerate().map(|(i, (o, s))| Ranked::dense(i, o, s)).collect())
+            (Mode::Dense, m.search(&q, pool, allowed.as_deref()).into_iter().enumerate().map(|(i, (o, s))| Ranked::dense(i, o, s)).collect())
         }
         Err(reason) => {
             notes.push(format!("results are lexical only: {reason}"));
-            let hits = search::sparse(&data, &text, pool, allowed.as_ref())?;
+            let hits = search::sparse(&data, &text, pool, allowed.as_deref())?;
             (Mode::Sparse, hits.into_iter().enumerate().map(|(i, (o, s))| Ranked::sparse(i, o, s)).collect())
         }
     };

@@ -98,7 +98,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         layers.insert(name, LayerState { fingerprint: fp, blobs_indexed: n });
     }
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
-    let summaries = crate::view::cache::blob_summaries(&ws.store, &chunk_cat, &keys).unwrap_or_default();
+    let summaries = crate::shard::chunks::summaries(&ws.store, &ws.shards, &chunk_cat, &keys).unwrap_or_default();
     let mut skipped = BTreeMap::new();
     for s in &view.skipped {
         *skipped.entry(s.reason.name().to_string()).or_default() += 1;
@@ -311,14 +311,14 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
     Ok(Answer::new("list_sources", None, serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }), text))
 }
 
-/// MCP `update_source_index`: index a source now; `force` also rebuilds its view caches.
+/// MCP `update_source_index`: index a source now; `force` also rebuilds its shards.
 pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Result<Answer> {
     let mut text = String::new();
     let mut reports = Vec::new();
     for s in sources.select(source)? {
         if force {
-            let _ = std::fs::remove_dir_all(crate::view::cache::views_dir(&s.engine.ws.store));
             s.engine.forget_views();
+            let _ = std::fs::remove_dir_all(crate::shard::shards_dir(&s.engine.ws.store.root));
         }
         let a = super::index::run(&s.engine, &[])?;
         text.push_str(&format!("{}: {}", s.name, a.text));

@@ -1,9 +1,9 @@
 //! Path filters (glob, extensions, substring), applied to the candidate set before ranking.
 
+use super::Allowed;
 use crate::view::table::ChunkTable;
 use anyhow::Result;
 use std::sync::Arc;
-use tantivy::BitSet;
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Filters {
@@ -50,16 +50,17 @@ impl Filters {
     }
 
     /// Allowed chunk ordinals of a view (None when nothing is filtered).
-    pub fn allowed(&self, table: &ChunkTable) -> Result<Option<Arc<BitSet>>> {
+    pub fn allowed(&self, table: &ChunkTable) -> Result<Option<Arc<Allowed>>> {
         if self.is_empty() {
             return Ok(None);
         }
         let m = self.matcher()?;
-        let files: Vec<bool> = (0..table.file_count() as u32).map(|f| table.is_file_live(f) && m.matches(table.file_path(f))).collect();
-        let mut set = BitSet::with_max_value(table.len().max(1) as u32);
-        for ord in table.live() {
-            if files[table.chunk_file(ord) as usize] {
-                set.insert(ord);
+        let mut set = Allowed::new(table.len());
+        for f in table.live_files() {
+            if m.matches(table.file_path(f)) {
+                for o in table.file_ords(f) {
+                    set.insert(o);
+                }
             }
         }
         Ok(Some(Arc::new(set)))

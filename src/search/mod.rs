@@ -5,7 +5,7 @@ pub mod filter;
 pub mod rank;
 
 use crate::analyze;
-use crate::view::cache::ViewData;
+use crate::view::ViewData;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -59,11 +59,40 @@ impl Ranked {
     }
 }
 
+/// A set of chunk ordinals (the candidates a path filter allows).
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    bits: Vec<u64>,
+}
+
+impl Allowed {
+    pub fn new(n: usize) -> Allowed {
+        Allowed { bits: vec![0; n.div_ceil(64)] }
+    }
+
+    pub fn insert(&mut self, o: u32) {
+        if let Some(w) = self.bits.get_mut(o as usize / 64) {
+            *w |= 1 << (o % 64);
+        }
+    }
+
+    pub fn contains(&self, o: u32) -> bool {
+        self.bits.get(o as usize / 64).is_some_and(|w| w & (1 << (o % 64)) != 0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+}
+
 /// BM25 candidates for `query` (chunk ordinal, score), best first.
-pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&std::sync::Arc<tantivy::BitSet>>) -> Result<Vec<(u32, f32)>> {
+pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>) -> Result<Vec<(u32, f32)>> {
     let terms = analyze::query_terms(query);
-    let stats = bm25::ViewStats { docs: view.table.live_len() as u64, tokens: view.table.totals };
-    view.bm25.search(&terms, pool, allowed, &stats)
+    Ok(bm25::search(&view.table, &terms, pool, allowed))
 }
 
 /// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).

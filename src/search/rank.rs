@@ -4,7 +4,7 @@
 //! docs/EVALUATION.md; each factor is a multiplier on the retrieval score.
 
 use super::Ranked;
-use crate::view::cache::ViewData;
+use crate::view::ViewData;
 
 /// Test files, unless the query is about tests: questions name behaviour, and a test of it
 /// repeats the same words around fixtures.

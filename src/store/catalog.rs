@@ -48,11 +48,26 @@ impl Catalog {
         self.entries = merge_sorted(old, new);
     }
 
-    /// Drops entries pointing at the given segments (after gc or quarantine).
+    /// Drops the given segments and every entry pointing at them (after gc or quarantine), so
+    /// the catalog never names a segment that is gone.
     pub fn remove_segments(&mut self, names: &[String]) {
-        let dead: Vec<u32> =
-            self.segments.iter().enumerate().filter(|(_, s)| names.contains(s)).map(|(i, _)| i as u32).collect();
-        self.entries.retain(|(_, loc)| !dead.contains(&loc.seg));
+        let gone: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
+        let mut renumber = vec![u32::MAX; self.segments.len()];
+        let mut kept = Vec::with_capacity(self.segments.len());
+        for (i, s) in self.segments.iter().enumerate() {
+            if !gone.contains(s.as_str()) {
+                renumber[i] = kept.len() as u32;
+                kept.push(s.clone());
+            }
+        }
+        self.entries.retain_mut(|(_, loc)| match renumber.get(loc.seg as usize) {
+            Some(&n) if n != u32::MAX => {
+                loc.seg = n;
+                true
+            }
+            _ => false,
+        });
+        self.segments = kept;
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -181,6 +196,13 @@ mod tests {
         let d = Catalog::decode(&c.encode()).unwrap();
         assert_eq!(d.entries, c.entries);
         assert_eq!(d.segments, c.segments);
+        // Removing a segment renumbers the others and drops its name.
+        let mut r = c.clone();
+        r.remove_segments(&["aa/one".to_string()]);
+        assert_eq!(r.segments, vec!["bb/two".to_string()]);
+        assert_eq!(r.get(&key(1)), None);
+        assert_eq!(r.get(&key(2)), Some(Loc { seg: 0, row: 5, count: 1 }));
+        assert_eq!(r.get(&key(3)), None);
         let mut bad = c.encode();
         let n = bad.len();
         bad[n - 40] ^= 1;

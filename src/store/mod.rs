@@ -177,6 +177,12 @@ impl Store {
         cat.save(&path)
     }
 
+    /// The object directory holding segment `name` (any directory: names are content hashes, so
+    /// every copy is the same) and its path.
+    pub fn find_segment(&self, name: &str) -> Option<(usize, PathBuf)> {
+        self.dirs.iter().enumerate().map(|(i, _)| (i, self.segment_path(i, name))).find(|(_, p)| p.exists())
+    }
+
     /// Reads a whole segment.
     pub fn read_segment(&self, dir: usize, name: &str) -> Result<RecordBatch> {
         let path = self.segment_path(dir, name);
@@ -224,6 +230,21 @@ pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, Strin
     }
     let batch = arrow::compute::concat_batches(&schema, &batches)?;
     Ok((batch, layer, fp))
+}
+
+/// Reads only the named columns of a segment.
+pub fn read_columns(path: &Path, names: &[&str]) -> Result<RecordBatch> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening segment {}", path.display()))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
+    let mask = parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());
+    let reader = builder.with_projection(mask).with_batch_size(64 * 1024).build()?;
+    let schema = arrow::array::RecordBatchReader::schema(&reader);
+    let mut batches: Vec<RecordBatch> = Vec::new();
+    for b in reader {
+        batches.push(b.with_context(|| format!("decoding segment {}", path.display()))?);
+    }
+    Ok(arrow::compute::concat_batches(&schema, &batches)?)
 }
 
 /// Alternates from `objects/info/alternates` (one path per line, `#` comments, relative paths

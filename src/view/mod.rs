@@ -1,9 +1,10 @@
 //! Views: the index of one revision or of the working tree, as the list of (path, blob) pairs
-//! its tree holds, joined with the objects those blobs already have. Everything that depends
-//! on the whole view (BM25 statistics, the dense matrix, the resolved graph) is derived from a
-//! view and cached under `.lynx/cache/`, keyed by the view's content.
+//! its tree holds, joined with the objects those blobs already have. A view is assembled, not
+//! built: its chunk table is a list of row locations in shared, per-segment shards
+//! (`table.rs`), its dense side a list of vector locations (`dense.rs`), and whatever depends on
+//! the whole view (BM25 statistics, the resolved graph) is computed from those, exactly, when
+//! asked. Nothing is written per view.
 
-pub mod cache;
 pub mod dense;
 pub mod table;
 
@@ -45,6 +46,46 @@ pub struct ViewId {
     pub commit: Option<String>,
     /// "worktree" or the abbreviated commit id.
     pub label: String,
+}
+
+/// A view ready to query: its name and its assembled chunk table.
+pub struct ViewData {
+    pub id: ViewId,
+    /// Hash of the view's content (its (path, key) list and the settings that shape it): views
+    /// with the same key answer the same.
+    pub key: String,
+    pub table: table::ChunkTable,
+    pub assembly: table::Assembly,
+}
+
+impl ViewData {
+    /// Assembles `view` from the store's shards. Blobs without objects are left out (counted
+    /// in `assembly.missing`).
+    pub fn assemble(ws: &Workspace, view: &View) -> Result<ViewData> {
+        let max = ws.config.index.max_file_size;
+        let (table, assembly) =
+            table::ChunkTable::assemble(&ws.store, &ws.shards, view.files.iter().map(|f| (f.path.as_str(), f.key)), max)?;
+        Ok(ViewData { id: view.id.clone(), key: content_key(view, max), table, assembly })
+    }
+
+    /// Chunk ordinals of a file, in line order.
+    pub fn file_chunks(&self, path: &str) -> std::ops::Range<u32> {
+        self.table.file_chunks(path)
+    }
+}
+
+/// The content key of a view: its (path, key) list, the layer fingerprints and the size cap.
+pub fn content_key(view: &View, max_size: u64) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(crate::layer::chunks_fingerprint().as_bytes());
+    h.update(crate::layer::lexical_fingerprint().as_bytes());
+    h.update(&max_size.to_le_bytes());
+    for f in &view.files {
+        h.update(f.path.as_bytes());
+        h.update(&[0]);
+        h.update(&f.key.0);
+    }
+    h.finalize().to_hex()[..24].to_string()
 }
 
 /// A file of a view with its object key.

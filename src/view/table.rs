@@ -1,200 +1,76 @@
-//! The chunk table of a view: every chunk's file, lines, symbol, kind, text and token counts
-//! in one memory-mapped file with fixed-size records, so a warm search touches only the rows
-//! it returns. A table derived from a previous view keeps that view's ordinals (so its BM25
-//! documents and dense rows stay valid) and marks what left the view as dead.
+//! The chunk table of a view: its files and, per chunk ordinal, where the chunk's row is in the
+//! shared chunk and postings shards. Assembling it reads no segment and writes nothing: it costs
+//! catalog lookups and shard opens, in proportion to the view's file list. Ordinals follow the
+//! view's file order and each file's chunk order, so the same file list gives the same table
+//! however and wherever it is assembled.
 
-use crate::fsutil;
+use crate::analyze;
 use crate::lang::Lang;
-use crate::store::Key;
-use anyhow::{Context, Result, bail};
-use memmap2::Mmap;
-use std::path::Path;
+use crate::layer;
+use crate::layer::chunks::Status;
+use crate::shard::Registry;
+use crate::shard::chunks::ChunkShard;
+use crate::shard::postings::PostingsShard;
+use crate::store::{Found, Key, Store};
+use anyhow::Result;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
-const MAGIC: &[u8; 8] = b"LYNXVT02";
-const FILE_REC: usize = 56;
-const CHUNK_REC: usize = 64;
-/// File index of a dead chunk (its file left the view).
-const DEAD: u32 = u32::MAX;
-/// Fixed header: magic, counts, live counts, token totals.
-const HEADER: usize = 64;
+/// No ordinal (a shard row outside the view).
+pub const NONE: u32 = u32::MAX;
+
+struct FileRec {
+    /// The path, in `paths`.
+    path: (u32, u32),
+    key: Key,
+    lang: Lang,
+    /// Ordinals `first..first + count` are this file's chunks, in line order.
+    first: u32,
+    count: u32,
+    /// The path's analysed terms: `term_ids[terms.0..terms.0 + terms.1]`.
+    terms: (u32, u32),
+}
+
+#[derive(Clone, Copy)]
+struct Loc {
+    file: u32,
+    cshard: u32,
+    crow: u32,
+}
 
 /// Token counts of a chunk's three BM25 fields (text, symbol, path).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tokens {
     pub content: u32,
-    pub symbol: u16,
-    pub path: u16,
+    pub symbol: u32,
+    pub path: u32,
 }
 
-/// Builder: append files and chunks (or start from a previous table), then `write`.
-#[derive(Default)]
-pub struct TableBuilder {
-    files: Vec<u8>,
-    chunks: Vec<u8>,
-    heap: Vec<u8>,
-    kinds: Vec<String>,
-    n_files: u32,
-    n_chunks: u32,
-    live_files: u32,
-    live_chunks: u32,
-    totals: [u64; 3],
-}
-
-pub struct ChunkIn<'a> {
-    pub start_line: u32,
-    pub end_line: u32,
-    pub symbol: &'a str,
-    pub kind: &'a str,
-    pub text: &'a str,
-    pub hash: [u8; 16],
-    pub tokens: Tokens,
-}
-
-fn put_u32(v: &mut [u8], at: usize, x: u32) {
-    v[at..at + 4].copy_from_slice(&x.to_le_bytes());
-}
-
-impl TableBuilder {
-    /// Starts from `base`, keeping its ordinals; files for which `keep` is false (and their
-    /// chunks) are marked dead.
-    pub fn from_base(base: &ChunkTable, keep: impl Fn(u32) -> bool) -> TableBuilder {
-        let m = &base.map;
-        let mut b = TableBuilder {
-            files: m[base.files_at..base.chunks_at].to_vec(),
-            chunks: m[base.chunks_at..base.heap_at].to_vec(),
-            heap: m[base.heap_at..].to_vec(),
-            kinds: base.kinds.clone(),
-            n_files: base.n_files as u32,
-            n_chunks: base.n_chunks as u32,
-            ..Default::default()
-        };
-        let live_file: Vec<bool> = (0..base.n_files as u32).map(|f| base.is_file_live(f) && keep(f)).collect();
-        for (f, live) in live_file.iter().enumerate() {
-            if *live {
-                b.live_files += 1;
-            } else {
-                b.files[f * FILE_REC + 13] = 1;
-            }
-        }
-        for ord in 0..base.n_chunks as u32 {
-            let file = base.chunk_file(ord);
-            if file != DEAD && live_file[file as usize] {
-                b.live_chunks += 1;
-                let t = base.tokens(ord);
-                b.totals[0] += t.content as u64;
-                b.totals[1] += t.symbol as u64;
-                b.totals[2] += t.path as u64;
-            } else {
-                put_u32(&mut b.chunks, ord as usize * CHUNK_REC, DEAD);
-            }
-        }
-        b
-    }
-
-    fn put(&mut self, s: &str) -> (u64, u32) {
-        let off = self.heap.len() as u64;
-        self.heap.extend_from_slice(s.as_bytes());
-        (off, s.len() as u32)
-    }
-
-    /// Adds a file; returns its index.
-    pub fn file(&mut self, path: &str, lang: Lang, key: Key) -> u32 {
-        let (off, len) = self.put(path);
-        self.files.extend_from_slice(&off.to_le_bytes());
-        self.files.extend_from_slice(&len.to_le_bytes());
-        self.files.push(lang as u8);
-        self.files.extend_from_slice(&[0; 3]);
-        self.files.extend_from_slice(&key.0);
-        self.files.extend_from_slice(&[0; 7]);
-        self.n_files += 1;
-        self.live_files += 1;
-        self.n_files - 1
-    }
-
-    /// Adds a chunk of `file`; returns its ordinal.
-    pub fn chunk(&mut self, file: u32, c: &ChunkIn) -> u32 {
-        let kind = match self.kinds.iter().position(|k| k == c.kind) {
-            Some(i) => i,
-            None => {
-                self.kinds.push(c.kind.to_string());
-                self.kinds.len() - 1
-            }
-        } as u16;
-        let (soff, slen) = self.put(c.symbol);
-        let (toff, tlen) = self.put(c.text);
-        let r = &mut self.chunks;
-        r.extend_from_slice(&file.to_le_bytes());
-        r.extend_from_slice(&c.start_line.to_le_bytes());
-        r.extend_from_slice(&c.end_line.to_le_bytes());
-        r.extend_from_slice(&kind.to_le_bytes());
-        r.extend_from_slice(&[0; 2]);
-        r.extend_from_slice(&soff.to_le_bytes());
-        r.extend_from_slice(&slen.to_le_bytes());
-        r.extend_from_slice(&tlen.to_le_bytes());
-        r.extend_from_slice(&toff.to_le_bytes());
-        r.extend_from_slice(&c.hash);
-        r.extend_from_slice(&c.tokens.content.to_le_bytes());
-        r.extend_from_slice(&c.tokens.symbol.to_le_bytes());
-        r.extend_from_slice(&c.tokens.path.to_le_bytes());
-        self.n_chunks += 1;
-        self.live_chunks += 1;
-        self.totals[0] += c.tokens.content as u64;
-        self.totals[1] += c.tokens.symbol as u64;
-        self.totals[2] += c.tokens.path as u64;
-        self.n_chunks - 1
-    }
-
-    /// Ordinals so far (dead ones included).
-    pub fn len(&self) -> u32 {
-        self.n_chunks
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.n_chunks == 0
-    }
-
-    pub fn write(&self, path: &Path) -> Result<()> {
-        let mut out = Vec::with_capacity(HEADER + 256 + self.files.len() + self.chunks.len() + self.heap.len());
-        out.extend_from_slice(MAGIC);
-        for v in [self.n_files, self.n_chunks, self.live_files, self.live_chunks, self.kinds.len() as u32] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend_from_slice(&[0; 4]);
-        for t in self.totals {
-            out.extend_from_slice(&t.to_le_bytes());
-        }
-        out.resize(HEADER, 0);
-        for k in &self.kinds {
-            out.extend_from_slice(&(k.len() as u16).to_le_bytes());
-            out.extend_from_slice(k.as_bytes());
-        }
-        // Align the record tables to 8 bytes.
-        while out.len() % 8 != 0 {
-            out.push(0);
-        }
-        out.extend_from_slice(&self.files);
-        out.extend_from_slice(&self.chunks);
-        out.extend_from_slice(&self.heap);
-        fsutil::write_atomic(path, &out)
-    }
-}
-
-/// A read-only chunk table.
 pub struct ChunkTable {
-    map: Mmap,
-    n_files: usize,
-    n_chunks: usize,
-    live_files: usize,
-    live_chunks: usize,
-    /// Token totals of live chunks per field (text, symbol, path): BM25's average lengths.
+    files: Vec<FileRec>,
+    /// Every file path, back to back (one allocation, not one per file).
+    paths: String,
+    /// Path terms: ids into `terms`, per file in order.
+    term_ids: Vec<u32>,
+    terms: Vec<String>,
+    locs: Vec<Loc>,
+    tokens: Vec<Tokens>,
+    chunk_shards: Vec<Arc<ChunkShard>>,
+    pub(crate) lex_shards: Vec<Arc<PostingsShard>>,
+    /// Per postings shard: row → the first ordinal holding it (NONE when outside the view).
+    pub(crate) lex_ords: Vec<Vec<u32>>,
+    /// Further ordinals holding the same row (identical blobs at several paths), chained.
+    pub(crate) same_row: Vec<u32>,
+    /// Token totals of the view's chunks per field (text, symbol, path): BM25's average lengths.
     pub totals: [u64; 3],
-    kinds: Vec<String>,
-    files_at: usize,
-    chunks_at: usize,
-    heap_at: usize,
+    by_path: OnceLock<HashMap<String, u32>>,
+    /// Path term → its id in `terms`.
+    term_at: rustc_hash::FxHashMap<String, u32>,
+    /// Path field postings per term id: (file, occurrences in the path).
+    path_index: OnceLock<Vec<Vec<(u32, u32)>>>,
 }
 
-/// One chunk as stored in the table (borrowed).
+/// One chunk of a view (borrowed from its shard).
 #[derive(Debug, Clone, Copy)]
 pub struct ChunkRef<'a> {
     pub ord: u32,
@@ -205,192 +81,312 @@ pub struct ChunkRef<'a> {
     pub end_line: u32,
     pub symbol: &'a str,
     pub kind: &'a str,
-    pub text: &'a str,
     pub hash: [u8; 16],
+    shard: &'a ChunkShard,
+    row: u32,
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+impl<'a> ChunkRef<'a> {
+    /// The chunk's text, checked against its content hash when read (ranking never reads it).
+    pub fn text(&self) -> &'a str {
+        self.shard.text(self.row as usize)
+    }
 }
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+
+/// What assembling found about the view's blobs.
+#[derive(Debug, Default, Clone)]
+pub struct Assembly {
+    /// Files whose blobs have no chunk or lexical objects (not indexed yet, or never stored:
+    /// over the size cap, unreadable).
+    pub missing: usize,
+    /// Their keys.
+    pub missing_keys: Vec<Key>,
+    /// Files left out for their content (binary, LFS pointer, over the size cap).
+    pub skipped: usize,
 }
 
 impl ChunkTable {
-    pub fn open(path: &Path) -> Result<ChunkTable> {
-        let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-        // SAFETY: view caches are written once (temp file + rename) and never modified.
-        let map = unsafe { Mmap::map(&file)? };
-        if map.len() < HEADER || &map[..8] != MAGIC {
-            bail!("{} is not a Lynx chunk table (or an older format)", path.display());
+    /// Assembles the table of `files` (path, key) from the shards of their segments. Blobs that
+    /// are not text, or over `max_size`, are left out; so are blobs without objects.
+    pub fn assemble<'a>(
+        store: &Store,
+        shards: &Registry,
+        files: impl IntoIterator<Item = (&'a str, Key)>,
+        max_size: u64,
+    ) -> Result<(ChunkTable, Assembly)> {
+        let chunk_cat = store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
+        let lex_cat = store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
+        let mut t = ChunkTable {
+            files: Vec::new(),
+            paths: String::new(),
+            term_ids: Vec::new(),
+            terms: Vec::new(),
+            term_at: Default::default(),
+            locs: Vec::new(),
+            tokens: Vec::new(),
+            chunk_shards: Vec::new(),
+            lex_shards: Vec::new(),
+            lex_ords: Vec::new(),
+            same_row: Vec::new(),
+            totals: [0; 3],
+            by_path: OnceLock::new(),
+            path_index: OnceLock::new(),
+        };
+        let mut report = Assembly::default();
+        // First the catalog lookups, so the tables below are allocated once, at their size.
+        let mut found = Vec::new();
+        let mut rows = 0usize;
+        for (path, key) in files {
+            match (chunk_cat.get(&key), lex_cat.get(&key)) {
+                (Some(c), Some(l)) => {
+                    rows += c.loc.count as usize;
+                    found.push((path, key, c, l));
+                }
+                _ => {
+                    report.missing += 1;
+                    report.missing_keys.push(key);
+                }
+            }
         }
-        let n_files = u32_at(&map, 8) as usize;
-        let n_chunks = u32_at(&map, 12) as usize;
-        let live_files = u32_at(&map, 16) as usize;
-        let live_chunks = u32_at(&map, 20) as usize;
-        let n_kinds = u32_at(&map, 24) as usize;
-        let totals = [u64_at(&map, 32), u64_at(&map, 40), u64_at(&map, 48)];
-        let mut at = HEADER;
-        let mut kinds = Vec::with_capacity(n_kinds);
-        for _ in 0..n_kinds {
-            let len = u16::from_le_bytes(map[at..at + 2].try_into()?) as usize;
-            kinds.push(String::from_utf8_lossy(&map[at + 2..at + 2 + len]).into_owned());
-            at += 2 + len;
+        t.locs.reserve_exact(rows);
+        t.tokens.reserve_exact(rows);
+        t.same_row.reserve_exact(rows);
+        t.files.reserve_exact(found.len());
+        let mut cshard_at: HashMap<(usize, u32), u32> = HashMap::new();
+        let mut lshard_at: HashMap<(usize, u32), u32> = HashMap::new();
+        // Paths share directories: each component is analysed once.
+        let mut component_terms: rustc_hash::FxHashMap<&str, (u32, u32)> = Default::default();
+        let mut component_ids: Vec<u32> = Vec::new();
+        t.paths.reserve(found.iter().map(|f| f.0.len()).sum());
+        for (path, key, c, l) in found {
+            let ci = shard_index(&mut cshard_at, &mut t.chunk_shards, (c.dir, c.loc.seg), || shards.chunks(store, c.dir, chunk_cat.segment_name(c)))?;
+            let li = shard_index(&mut lshard_at, &mut t.lex_shards, (l.dir, l.loc.seg), || shards.postings(store, l.dir, lex_cat.segment_name(l)))?;
+            if t.lex_ords.len() < t.lex_shards.len() {
+                t.lex_ords.push(vec![NONE; t.lex_shards[li as usize].rows()]);
+            }
+            let cs = &t.chunk_shards[ci as usize];
+            let ls = &t.lex_shards[li as usize];
+            if !rows_fit(c, cs.rows()) || !rows_fit(l, ls.rows()) || c.loc.count != l.loc.count {
+                tracing::warn!("the catalog entry of {path} does not match its segments; run `git lynx doctor --repair`");
+                report.missing += 1;
+                report.missing_keys.push(key);
+                continue;
+            }
+            let head = cs.meta(c.loc.row as usize);
+            if head.status != Status::Text || head.size > max_size {
+                report.skipped += 1;
+                continue;
+            }
+            let terms_start = t.term_ids.len() as u32;
+            for component in path.split(['/', '.', '-', '\\']).filter(|c| !c.is_empty()) {
+                let (at, n) = *component_terms.entry(component).or_insert_with(|| {
+                    let at = component_ids.len() as u32;
+                    analyze::tokenize(component, |w| {
+                        let id = match t.term_at.get(w) {
+                            Some(&id) => id,
+                            None => {
+                                let id = t.terms.len() as u32;
+                                t.terms.push(w.to_string());
+                                t.term_at.insert(w.to_string(), id);
+                                id
+                            }
+                        };
+                        component_ids.push(id);
+                    });
+                    (at, component_ids.len() as u32 - at)
+                });
+                t.term_ids.extend_from_slice(&component_ids[at as usize..(at + n) as usize]);
+            }
+            let path_len = t.term_ids.len() as u32 - terms_start;
+            let file = t.files.len() as u32;
+            let first = t.locs.len() as u32;
+            for i in 0..c.loc.count {
+                let crow = c.loc.row + i;
+                if cs.meta(crow as usize).ord < 0 {
+                    continue;
+                }
+                let lrow = (l.loc.row + i) as usize;
+                let ord = t.locs.len() as u32;
+                let (content, symbol) = ls.lengths(lrow);
+                let tok = Tokens { content, symbol, path: path_len };
+                t.totals[0] += tok.content as u64;
+                t.totals[1] += tok.symbol as u64;
+                t.totals[2] += tok.path as u64;
+                t.tokens.push(tok);
+                t.locs.push(Loc { file, cshard: ci, crow });
+                t.same_row.push(NONE);
+                let slot = &mut t.lex_ords[li as usize][lrow];
+                if *slot == NONE {
+                    *slot = ord;
+                } else {
+                    // Chain after the first holder of this row.
+                    let mut at = *slot;
+                    while t.same_row[at as usize] != NONE {
+                        at = t.same_row[at as usize];
+                    }
+                    t.same_row[at as usize] = ord;
+                }
+            }
+            let count = t.locs.len() as u32 - first;
+            let path_at = (t.paths.len() as u32, path.len() as u32);
+            t.paths.push_str(path);
+            t.files.push(FileRec { path: path_at, key, lang: head.lang, first, count, terms: (terms_start, path_len) });
         }
-        at = at.div_ceil(8) * 8;
-        let files_at = at;
-        let chunks_at = files_at + n_files * FILE_REC;
-        let heap_at = chunks_at + n_chunks * CHUNK_REC;
-        if heap_at > map.len() {
-            bail!("{} is truncated", path.display());
-        }
-        Ok(ChunkTable { map, n_files, n_chunks, live_files, live_chunks, totals, kinds, files_at, chunks_at, heap_at })
+        Ok((t, report))
     }
 
-    /// Ordinals (dead ones included): the size of bitsets over chunks.
+    /// Chunks in the view.
     pub fn len(&self) -> usize {
-        self.n_chunks
+        self.locs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.live_chunks == 0
+        self.locs.is_empty()
     }
 
+    /// Same as `len` (every ordinal of an assembled table is live).
     pub fn live_len(&self) -> usize {
-        self.live_chunks
+        self.locs.len()
     }
 
-    /// Dead ordinals / all ordinals.
-    pub fn dead_ratio(&self) -> f64 {
-        if self.n_chunks == 0 { 0.0 } else { 1.0 - self.live_chunks as f64 / self.n_chunks as f64 }
+    /// Every chunk ordinal.
+    pub fn live(&self) -> std::ops::Range<u32> {
+        0..self.locs.len() as u32
     }
 
-    pub fn is_live(&self, ord: u32) -> bool {
-        self.chunk_file(ord) != DEAD
-    }
-
-    /// Live chunk ordinals.
-    pub fn live(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.n_chunks as u32).filter(|&o| self.is_live(o))
-    }
-
-    /// File indices ever added (removed ones included).
     pub fn file_count(&self) -> usize {
-        self.n_files
+        self.files.len()
     }
 
     pub fn live_file_count(&self) -> usize {
-        self.live_files
+        self.files.len()
+    }
+
+    pub fn live_files(&self) -> std::ops::Range<u32> {
+        0..self.files.len() as u32
     }
 
     pub fn is_file_live(&self, file: u32) -> bool {
-        self.map[self.files_at + file as usize * FILE_REC + 13] == 0
-    }
-
-    /// Live file indices.
-    pub fn live_files(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.n_files as u32).filter(|&f| self.is_file_live(f))
-    }
-
-    fn heap_str(&self, off: u64, len: u32) -> &str {
-        let s = self.heap_at + off as usize;
-        std::str::from_utf8(&self.map[s..s + len as usize]).unwrap_or("")
+        (file as usize) < self.files.len()
     }
 
     pub fn file_path(&self, file: u32) -> &str {
-        let at = self.files_at + file as usize * FILE_REC;
-        self.heap_str(u64_at(&self.map, at), u32_at(&self.map, at + 8))
+        let (at, len) = self.files[file as usize].path;
+        &self.paths[at as usize..(at + len) as usize]
     }
 
     pub fn file_lang(&self, file: u32) -> Lang {
-        let at = self.files_at + file as usize * FILE_REC;
-        Lang::from_code(self.map[at + 12]).unwrap_or(Lang::Text)
+        self.files[file as usize].lang
     }
 
     pub fn file_key(&self, file: u32) -> Key {
-        let at = self.files_at + file as usize * FILE_REC + 16;
-        Key(self.map[at..at + 33].try_into().unwrap())
+        self.files[file as usize].key
     }
 
-    /// The file index of a chunk (DEAD for a dead chunk), without touching the heap.
+    /// The chunk ordinals of file index `file`, in line order.
+    pub fn file_ords(&self, file: u32) -> std::ops::Range<u32> {
+        let f = &self.files[file as usize];
+        f.first..f.first + f.count
+    }
+
     pub fn chunk_file(&self, ord: u32) -> u32 {
-        u32_at(&self.map, self.chunks_at + ord as usize * CHUNK_REC)
-    }
-
-    pub fn chunk_hash(&self, ord: u32) -> [u8; 16] {
-        let at = self.chunks_at + ord as usize * CHUNK_REC + 40;
-        self.map[at..at + 16].try_into().unwrap()
+        self.locs[ord as usize].file
     }
 
     pub fn tokens(&self, ord: u32) -> Tokens {
-        let at = self.chunks_at + ord as usize * CHUNK_REC + 56;
-        let m = &self.map;
-        Tokens { content: u32_at(m, at), symbol: u16::from_le_bytes([m[at + 4], m[at + 5]]), path: u16::from_le_bytes([m[at + 6], m[at + 7]]) }
+        self.tokens[ord as usize]
+    }
+
+    pub fn chunk_hash(&self, ord: u32) -> [u8; 16] {
+        let l = self.locs[ord as usize];
+        self.chunk_shards[l.cshard as usize].meta(l.crow as usize).hash
     }
 
     pub fn chunk(&self, ord: u32) -> ChunkRef<'_> {
-        let at = self.chunks_at + ord as usize * CHUNK_REC;
-        let m = &self.map;
-        let file = u32_at(m, at);
-        let kind = u16::from_le_bytes(m[at + 12..at + 14].try_into().unwrap()) as usize;
-        let live = file != DEAD;
+        let l = self.locs[ord as usize];
+        let f = &self.files[l.file as usize];
+        let shard = &self.chunk_shards[l.cshard as usize];
+        let r = shard.row_unchecked(l.crow as usize);
         ChunkRef {
             ord,
-            file,
-            path: if live { self.file_path(file) } else { "" },
-            lang: if live { self.file_lang(file) } else { Lang::Text },
-            start_line: u32_at(m, at + 4),
-            end_line: u32_at(m, at + 8),
-            symbol: self.heap_str(u64_at(m, at + 16), u32_at(m, at + 24)),
-            kind: self.kinds.get(kind).map(String::as_str).unwrap_or(""),
-            text: self.heap_str(u64_at(m, at + 32), u32_at(m, at + 28)),
-            hash: self.chunk_hash(ord),
+            file: l.file,
+            path: self.file_path(l.file),
+            lang: f.lang,
+            start_line: r.start_line,
+            end_line: r.end_line,
+            symbol: r.symbol,
+            kind: r.kind,
+            shard,
+            row: l.crow,
+            hash: r.hash,
         }
     }
 
-    /// Live chunks.
+    /// Every chunk, in ordinal order.
     pub fn iter(&self) -> impl Iterator<Item = ChunkRef<'_>> {
-        self.live().map(|i| self.chunk(i))
+        self.live().map(|o| self.chunk(o))
+    }
+
+    /// The file index of `path`.
+    pub fn file_of(&self, path: &str) -> Option<u32> {
+        self.by_path
+            .get_or_init(|| (0..self.files.len() as u32).map(|i| (self.file_path(i).to_string(), i)).collect())
+            .get(path)
+            .copied()
+    }
+
+    /// Chunk ordinals of a file, in line order (empty when the file is not in the view).
+    pub fn file_chunks(&self, path: &str) -> std::ops::Range<u32> {
+        match self.file_of(path) {
+            Some(f) => self.file_ords(f),
+            None => 0..0,
+        }
+    }
+
+    /// Files whose path holds `term`, with its number of occurrences.
+    pub fn path_postings(&self, term: &str) -> &[(u32, u32)] {
+        let index = self.path_index.get_or_init(|| {
+            let mut by_id: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.terms.len()];
+            for (i, f) in self.files.iter().enumerate() {
+                for &id in &self.term_ids[f.terms.0 as usize..(f.terms.0 + f.terms.1) as usize] {
+                    let e = &mut by_id[id as usize];
+                    match e.last_mut() {
+                        Some((file, n)) if *file == i as u32 => *n += 1,
+                        _ => e.push((i as u32, 1)),
+                    }
+                }
+            }
+            by_id
+        });
+        match self.term_at.get(term) {
+            Some(&id) => &index[id as usize],
+            None => &[],
+        }
+    }
+
+    /// Chunks per file (for statistics over files).
+    pub fn file_chunk_count(&self, file: u32) -> u32 {
+        self.files[file as usize].count
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn rows_fit(f: Found, rows: usize) -> bool {
+    (f.loc.row as u64 + f.loc.count as u64) <= rows as u64 && f.loc.count > 0
+}
 
-    fn ci<'a>(s: &'a str, text: &'a str, n: u32) -> ChunkIn<'a> {
-        ChunkIn { start_line: 1, end_line: n, symbol: s, kind: "function", text, hash: [n as u8; 16], tokens: Tokens { content: n, symbol: 1, path: 2 } }
+/// The index of a segment's shard in `list` (the segment named by its object directory and its
+/// number in that directory's catalog), opening it on first use.
+fn shard_index<T>(
+    at: &mut HashMap<(usize, u32), u32>,
+    list: &mut Vec<Arc<T>>,
+    seg: (usize, u32),
+    open: impl FnOnce() -> Result<Arc<T>>,
+) -> Result<u32> {
+    if let Some(&i) = at.get(&seg) {
+        return Ok(i);
     }
-
-    #[test]
-    fn roundtrip_and_derivation_keep_ordinals() {
-        let mut b = TableBuilder::default();
-        let f0 = b.file("src/a.rs", Lang::Rust, Key::blob(&[1; 20], 9));
-        let f1 = b.file("b.py", Lang::Python, Key::blob(&[2; 20], 1));
-        b.chunk(f0, &ci("a", "fn a() {}", 3));
-        b.chunk(f1, &ci("B.c", "def c(): pass", 5));
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("t.bin");
-        b.write(&p).unwrap();
-        let t = ChunkTable::open(&p).unwrap();
-        assert_eq!((t.len(), t.live_len(), t.file_count()), (2, 2, 2));
-        let c = t.chunk(1);
-        assert_eq!((c.path, c.symbol, c.kind, c.text, c.start_line, c.end_line), ("b.py", "B.c", "function", "def c(): pass", 1, 5));
-        assert_eq!(t.totals, [8, 2, 4]);
-        // Derive: drop b.py, add c.go; ordinals 0 and 1 keep their meaning.
-        let mut d = TableBuilder::from_base(&t, |f| f != f1);
-        let f2 = d.file("c.go", Lang::Go, Key::blob(&[3; 20], 8));
-        let o = d.chunk(f2, &ci("C", "func C() {}", 7));
-        assert_eq!(o, 2);
-        let p2 = dir.path().join("t2.bin");
-        d.write(&p2).unwrap();
-        let t2 = ChunkTable::open(&p2).unwrap();
-        assert_eq!((t2.len(), t2.live_len(), t2.live_file_count()), (3, 2, 2));
-        assert!(t2.is_live(0) && !t2.is_live(1) && t2.is_live(2));
-        assert_eq!(t2.chunk(0).path, "src/a.rs");
-        assert_eq!(t2.chunk(2).path, "c.go");
-        assert_eq!(t2.totals, [10, 2, 4]);
-        assert_eq!(t2.live().collect::<Vec<_>>(), [0, 2]);
-        assert!(!t2.is_file_live(f1));
-    }
+    list.push(open()?);
+    let i = (list.len() - 1) as u32;
+    at.insert(seg, i);
+    Ok(i)
 }

@@ -1,0 +1,316 @@
+//! Chunk shards: a chunks segment's rows as fixed-size records plus string heaps, so a view
+//! reads the lines, symbol and text of any row without decoding Parquet. The text heap is the
+//! bulk of the file and is checked text by text, against each chunk's content hash, when a
+//! text is read; a mismatch marks the shard damaged (it is removed and rebuilt) and is
+//! reported as an error, never shown.
+
+use super::{File, Invalid, Kind, Writer};
+use crate::lang::Lang;
+use crate::layer::chunks::{ChunkColumns, Status};
+use anyhow::Result;
+use arrow::array::RecordBatch;
+use std::path::Path;
+
+/// status u8, lang u8, kind u16, ord i32, start u32, end u32, size u64, symbol (off u32,
+/// len u32) in the symbol heap, text (off u32, len u32) in the text heap, hash [u8; 16].
+const REC: usize = 56;
+
+/// Sections: records, kinds, symbol heap, text heap (lazy).
+const RECORDS: usize = 0;
+const KINDS: usize = 1;
+const SYMBOLS: usize = 2;
+const TEXTS: usize = 3;
+
+pub struct ChunkShard {
+    file: File,
+    rows: usize,
+    kinds: Vec<String>,
+    damaged: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for ChunkShard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChunkShard({})", self.file.segment)
+    }
+}
+
+/// Set when any chunk shard of this process was found damaged since the last `take_damage`.
+static DAMAGE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The damaged chunk shards found since the last call (their files are already removed).
+pub fn take_damage() -> Vec<String> {
+    std::mem::take(&mut *DAMAGE.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// A row's fixed fields.
+#[derive(Debug, Clone, Copy)]
+pub struct Meta {
+    pub status: Status,
+    pub lang: Lang,
+    pub ord: i32,
+    pub size: u64,
+    pub hash: [u8; 16],
+}
+
+/// One row of a chunk shard.
+#[derive(Debug, Clone, Copy)]
+pub struct Row<'a> {
+    pub status: Status,
+    pub lang: Lang,
+    pub kind: &'a str,
+    /// The chunk's ordinal within its blob; -1 for the one row of a blob without chunks.
+    pub ord: i32,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Size of the whole blob.
+    pub size: u64,
+    pub symbol: &'a str,
+    pub hash: [u8; 16],
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// The string a record points at in `heap` (offsets checked against the heap at open).
+fn heap_str<'h>(heap: &'h [u8], rec: &[u8], at: usize) -> Option<&'h str> {
+    let (off, len) = (u32_at(rec, at) as usize, u32_at(rec, at + 4) as usize);
+    std::str::from_utf8(heap.get(off..off + len)?).ok()
+}
+
+impl ChunkShard {
+    pub fn open(path: &Path, segment: &str) -> Result<ChunkShard> {
+        let file = File::open(path, Kind::Chunks, segment)?;
+        let recs = file.bytes(RECORDS)?;
+        let kinds_raw = file.bytes(KINDS)?;
+        let symbols_len = file.bytes(SYMBOLS)?.len() as u64;
+        let texts_len = file.bytes(TEXTS)?.len() as u64;
+        let bad = |why: &str| -> anyhow::Error { Invalid(format!("chunk shard {}: {why}", path.display())).into() };
+        if recs.len() % REC != 0 {
+            return Err(bad("record table has a partial record"));
+        }
+        let mut kinds = Vec::new();
+        let mut at = 0;
+        while at < kinds_raw.len() {
+            let len = kinds_raw.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or_else(|| bad("kinds table"))?;
+            let s = kinds_raw.get(at + 2..at + 2 + len).ok_or_else(|| bad("kinds table"))?;
+            kinds.push(std::str::from_utf8(s).map_err(|_| bad("kind is not UTF-8"))?.to_string());
+            at += 2 + len;
+        }
+        let rows = recs.len() / REC;
+        // Every reference into the heap and the kinds table is checked once here, so the
+        // accessors below cannot go out of bounds.
+        for r in 0..rows {
+            let rec = &recs[r * REC..(r + 1) * REC];
+            if u16::from_le_bytes([rec[2], rec[3]]) as usize >= kinds.len().max(1) && !kinds.is_empty() {
+                return Err(bad("kind index out of range"));
+            }
+            for (at, heap_len) in [(24, symbols_len), (32, texts_len)] {
+                let (off, len) = (u32_at(rec, at) as u64, u32_at(rec, at + 4) as u64);
+                if off + len > heap_len {
+                    return Err(bad("string out of bounds"));
+                }
+            }
+        }
+        Ok(ChunkShard { file, rows, kinds, damaged: Default::default() })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Row `i` (callers pass rows from the catalog; an out-of-range row is an error).
+    pub fn row(&self, i: usize) -> Result<Row<'_>> {
+        if i >= self.rows {
+            return Err(Invalid(format!("row {i} is past the end of chunk shard {}", self.file.segment)).into());
+        }
+        Ok(self.row_unchecked(i))
+    }
+
+    /// Checks every text against its content hash (the whole-file check `doctor` runs; a search
+    /// checks only the texts it reads).
+    pub fn verify_texts(&self) -> bool {
+        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
+        let texts = self.file.bytes(TEXTS).unwrap_or(&[]);
+        (0..self.rows).all(|i| {
+            let rec = &recs[i * REC..(i + 1) * REC];
+            let ord = i32::from_le_bytes(rec[4..8].try_into().unwrap());
+            let (off, len) = (u32_at(rec, 32) as usize, u32_at(rec, 36) as usize);
+            let hash: [u8; 16] = rec[40..56].try_into().unwrap();
+            match std::str::from_utf8(&texts[off..off + len]) {
+                Ok(t) => ord < 0 || crate::layer::chunk_hash(t) == hash,
+                Err(_) => false,
+            }
+        })
+    }
+
+    /// Whether a text of this shard failed its check (the shard must be rebuilt).
+    pub fn is_damaged(&self) -> bool {
+        self.damaged.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn mark_damaged(&self) {
+        if !self.damaged.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            tracing::error!("chunk shard {} is damaged (a text does not match its hash); removed, it is rebuilt from its segment", self.file.path.display());
+            let _ = std::fs::remove_file(&self.file.path);
+            DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).push(self.file.path.display().to_string());
+        }
+    }
+
+    /// Row `i`'s fixed fields (no strings decoded), known to be in range.
+    pub fn meta(&self, i: usize) -> Meta {
+        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
+        let rec = &recs[i * REC..(i + 1) * REC];
+        Meta {
+            status: Status::from_u8(rec[0]),
+            lang: Lang::from_code(rec[1]).unwrap_or(Lang::Text),
+            ord: i32::from_le_bytes(rec[4..8].try_into().unwrap()),
+            size: u64::from_le_bytes(rec[16..24].try_into().unwrap()),
+            hash: rec[40..56].try_into().unwrap(),
+        }
+    }
+
+    /// Row `i`, known to be in range (its text is read apart, with `text`).
+    pub fn row_unchecked(&self, i: usize) -> Row<'_> {
+        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
+        let symbols = self.file.bytes(SYMBOLS).unwrap_or(&[]);
+        let rec = &recs[i * REC..(i + 1) * REC];
+        Row {
+            status: Status::from_u8(rec[0]),
+            lang: Lang::from_code(rec[1]).unwrap_or(Lang::Text),
+            kind: self.kinds.get(u16::from_le_bytes([rec[2], rec[3]]) as usize).map(String::as_str).unwrap_or(""),
+            ord: i32::from_le_bytes(rec[4..8].try_into().unwrap()),
+            start_line: u32_at(rec, 8),
+            end_line: u32_at(rec, 12),
+            size: u64::from_le_bytes(rec[16..24].try_into().unwrap()),
+            symbol: heap_str(symbols, rec, 24).unwrap_or(""),
+            hash: rec[40..56].try_into().unwrap(),
+        }
+    }
+
+    /// Row `i`'s text (in range), checked against its content hash. A damaged text reads as
+    /// empty and marks the shard damaged (see `take_damage`): never shown, always reported.
+    pub fn text(&self, i: usize) -> &str {
+        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
+        let texts = self.file.bytes(TEXTS).unwrap_or(&[]);
+        let rec = &recs[i * REC..(i + 1) * REC];
+        let hash: [u8; 16] = rec[40..56].try_into().unwrap();
+        let ord = i32::from_le_bytes(rec[4..8].try_into().unwrap());
+        match heap_str(texts, rec, 32) {
+            Some(t) if ord < 0 || crate::layer::chunk_hash(t) == hash => t,
+            _ => {
+                self.mark_damaged();
+                ""
+            }
+        }
+    }
+
+    pub fn bytes_on_disk(&self) -> usize {
+        self.file.len()
+    }
+}
+
+/// Builds the shard of segment `name` (in object directory `dir`) from the segment.
+pub fn build(store: &crate::store::Store, dir: usize, name: &str) -> Result<()> {
+    let batch = crate::store::read_segment_file(&store.segment_path(dir, name))?;
+    write(&store.root, name, &batch)
+}
+
+/// Writes the shard of a chunks segment from its decoded rows.
+pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
+    let c = ChunkColumns::new(batch)?;
+    let n = c.len();
+    let mut recs = Vec::with_capacity(n * REC);
+    let mut symbols: Vec<u8> = Vec::new();
+    let mut texts: Vec<u8> = Vec::new();
+    let mut kinds: Vec<String> = Vec::new();
+    let put = |heap: &mut Vec<u8>, s: &str| -> Result<(u32, u32)> {
+        let off = u32::try_from(heap.len()).map_err(|_| anyhow::anyhow!("segment {name} is too large for a chunk shard"))?;
+        heap.extend_from_slice(s.as_bytes());
+        Ok((off, s.len() as u32))
+    };
+    for r in 0..n {
+        let kind = c.kind.value(r);
+        let k = match kinds.iter().position(|x| x == kind) {
+            Some(i) => i,
+            None => {
+                kinds.push(kind.to_string());
+                kinds.len() - 1
+            }
+        } as u16;
+        recs.push(c.status.value(r));
+        recs.push(c.lang(r) as u8);
+        recs.extend_from_slice(&k.to_le_bytes());
+        recs.extend_from_slice(&c.ord.value(r).to_le_bytes());
+        recs.extend_from_slice(&c.start_line.value(r).to_le_bytes());
+        recs.extend_from_slice(&c.end_line.value(r).to_le_bytes());
+        recs.extend_from_slice(&c.size.value(r).to_le_bytes());
+        let (so, sl) = put(&mut symbols, c.symbol.value(r))?;
+        let (to, tl) = put(&mut texts, c.text.value(r))?;
+        for v in [so, sl, to, tl] {
+            recs.extend_from_slice(&v.to_le_bytes());
+        }
+        recs.extend_from_slice(&c.hash(r));
+    }
+    let mut kinds_raw = Vec::new();
+    for k in &kinds {
+        kinds_raw.extend_from_slice(&(k.len() as u16).to_le_bytes());
+        kinds_raw.extend_from_slice(k.as_bytes());
+    }
+    let mut w = Writer::new(Kind::Chunks, name);
+    w.section(recs);
+    w.section(kinds_raw);
+    w.section(symbols);
+    w.section_lazy(texts);
+    w.write(lynx_root)?;
+    Ok(())
+}
+
+/// Stored facts about a processed blob.
+#[derive(Debug, Clone, Copy)]
+pub struct BlobSummary {
+    pub status: Status,
+    pub size: u64,
+    pub lang: Lang,
+}
+
+impl BlobSummary {
+    pub fn skip_reason(&self, max_size: u64) -> Option<crate::repo::SkipReason> {
+        use crate::repo::SkipReason;
+        match self.status {
+            Status::Binary => Some(SkipReason::Binary),
+            Status::LfsPointer => Some(SkipReason::LfsPointer),
+            Status::Text if self.size > max_size => Some(SkipReason::TooLarge),
+            Status::Text => None,
+        }
+    }
+}
+
+/// Status, size and language of the `keys` that have chunk objects, from their shards.
+pub fn summaries(
+    store: &crate::store::Store,
+    shards: &super::Registry,
+    cat: &crate::store::Catalogs,
+    keys: &[crate::store::Key],
+) -> Result<std::collections::HashMap<crate::store::Key, BlobSummary>> {
+    let mut out = std::collections::HashMap::with_capacity(keys.len());
+    // Held for the whole loop: the registry keeps a shard open only while someone holds it.
+    let mut open: std::collections::HashMap<(usize, u32), std::sync::Arc<ChunkShard>> = Default::default();
+    for k in keys {
+        let Some(f) = cat.get(k) else { continue };
+        let shard = match open.get(&(f.dir, f.loc.seg)) {
+            Some(s) => s.clone(),
+            None => {
+                let s = shards.chunks(store, f.dir, cat.segment_name(f))?;
+                open.insert((f.dir, f.loc.seg), s.clone());
+                s
+            }
+        };
+        if f.loc.row as usize >= shard.rows() {
+            anyhow::bail!("the catalog points past the end of segment {}; run `git lynx doctor --repair`", cat.segment_name(f));
+        }
+        let r = shard.meta(f.loc.row as usize);
+        out.insert(*k, BlobSummary { status: r.status, size: r.size, lang: r.lang });
+    }
+    Ok(out)
+}

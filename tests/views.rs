@@ -1,0 +1,313 @@
+//! Views are assembled from shared, per-segment shards: every revision of a history answers
+//! exactly (same hits, same scores to the last bit, same order) as a store built for that
+//! revision alone, however many other views were assembled before, after `gc`, with its shards
+//! removed, and in any process.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+
+fn static_model() -> String {
+    format!("{}/tests/fixtures/models/tiny-static", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small deterministic generator (no dependency on a random crate for test data).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn pick<'a>(&mut self, v: &'a [&'a str]) -> &'a str {
+        v[(self.next() as usize) % v.len()]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "parse", "request", "config", "retry", "backoff", "cache", "token", "session", "render", "template", "queue", "worker",
+    "schedule", "timeout", "socket", "buffer", "stream", "encode", "decode", "json", "header", "cookie", "route", "handler",
+];
+
+fn module(rng: &mut Lcg, n: usize) -> String {
+    let mut s = String::new();
+    for f in 0..n {
+        let (a, b, c) = (rng.pick(WORDS), rng.pick(WORDS), rng.pick(WORDS));
+        s.push_str(&format!(
+            "def {a}_{b}_{f}(value):\n    \"\"\"{a} the {b} with {c} and {} support.\"\"\"\n    return {c}_{a}(value, {f})\n\n",
+            rng.pick(WORDS)
+        ));
+    }
+    s
+}
+
+/// A history of `n` commits with additions, edits, deletions and renames. Returns the commits.
+fn history(r: &TestRepo, n: usize) -> Vec<String> {
+    let mut rng = Lcg(7);
+    let mut files: Vec<String> = Vec::new();
+    let mut commits = Vec::new();
+    for i in 0..6 {
+        let path = format!("pkg{}/m{i}.py", i % 3);
+        r.write(&path, &module(&mut rng, 4));
+        files.push(path);
+    }
+    commits.push(r.commit_all("start"));
+    for c in 1..n {
+        // Add one or two files.
+        for _ in 0..1 + (rng.next() % 2) {
+            let path = format!("pkg{}/n{c}_{}.py", rng.next() % 4, rng.next() % 100);
+            let n = 2 + (rng.next() % 4) as usize;
+            r.write(&path, &module(&mut rng, n));
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+        // Edit one.
+        let i = (rng.next() as usize) % files.len();
+        let extra = module(&mut rng, 1);
+        let mut text = std::fs::read_to_string(r.file(&files[i])).unwrap();
+        text.push_str(&extra);
+        r.write(&files[i].clone(), &text);
+        // Delete one now and then, rename one now and then.
+        if c % 3 == 0 && files.len() > 4 {
+            let i = (rng.next() as usize) % files.len();
+            r.remove(&files[i].clone());
+            files.remove(i);
+        }
+        if c % 4 == 1 && files.len() > 2 {
+            let i = (rng.next() as usize) % files.len();
+            let to = format!("moved/r{c}.py");
+            std::fs::create_dir_all(r.file("moved")).unwrap();
+            r.git(&["mv", &files[i].clone(), &to]);
+            files[i] = to;
+        }
+        commits.push(r.commit_all(&format!("change {c}")));
+    }
+    commits
+}
+
+type Answers = BTreeMap<String, Vec<(String, u64, u64, String)>>;
+
+/// Every query in every mode at `rev`: (path, start, end, exact score) per hit.
+fn answers(dir: &std::path::Path, rev: &str) -> Answers {
+    ask_all(dir, rev, false)
+}
+
+/// Like `answers`, but a search that reports a damaged cache is asked once more (it rebuilt it).
+fn answers_repairing(dir: &std::path::Path, rev: &str) -> Answers {
+    ask_all(dir, rev, true)
+}
+
+fn ask_all(dir: &std::path::Path, rev: &str, repairing: bool) -> Answers {
+    let m = static_model();
+    let mut out = Answers::new();
+    for q in ["parse request config", "retry backoff timeout", "json cookie header handler", "worker queue schedule"] {
+        for mode in ["sparse", "dense", "hybrid"] {
+            let mut v = serde_json::Value::Null;
+            for attempt in 0..2 {
+                let mut c = std::process::Command::new(BIN);
+                isolate(&mut c).current_dir(dir).args(["--json", "--model", &m, "search", q, "--rev", rev, "--mode", mode, "-k", "8"]);
+                let o = c.output().unwrap();
+                v = serde_json::from_slice(&o.stdout).expect("one JSON object, also on failure");
+                if v["ok"] == true {
+                    break;
+                }
+                let err = v["error"].as_str().unwrap_or("");
+                assert!(repairing && attempt == 0 && err.contains("damaged") && err.contains("run it again"), "{v}");
+            }
+            assert_eq!(v["mode"], mode, "{v}");
+            let hits = v["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| {
+                    (
+                        h["path"].as_str().unwrap().to_string(),
+                        h["start_line"].as_u64().unwrap(),
+                        h["end_line"].as_u64().unwrap(),
+                        // The JSON text of the score: equal strings are equal bits.
+                        h["score"].to_string(),
+                    )
+                })
+                .collect();
+            out.insert(format!("{mode}: {q}"), hits);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_revision_answers_like_a_store_built_for_it_alone() {
+    let r = TestRepo::new();
+    let commits = history(&r, 32);
+    let m = static_model();
+    // The shared store walks the whole history, newest first then oldest first, so every view
+    // is assembled after many others; gc runs halfway; shards are removed once.
+    let mut shared: BTreeMap<String, Answers> = BTreeMap::new();
+    for (i, c) in commits.iter().rev().enumerate() {
+        r.json(&["--model", &m, "index", "--rev", c]);
+        if i == commits.len() / 2 {
+            r.json(&["gc"]);
+        }
+        shared.insert(c.clone(), answers(r.path(), c));
+    }
+    std::fs::remove_dir_all(r.file(".lynx/cache/shards")).unwrap();
+    for c in commits.iter().step_by(5) {
+        assert_eq!(answers(r.path(), c), shared[c], "{c}: answers changed after the shards were rebuilt");
+    }
+
+    // A second clone: for each revision, a store built for that revision alone.
+    let alone = tempfile::tempdir().unwrap();
+    let dir = alone.path().join("c");
+    let out = std::process::Command::new("git").args(["clone", "-q"]).arg(r.path()).arg(&dir).output().unwrap();
+    assert!(out.status.success());
+    let mut differ = Vec::new();
+    for c in &commits {
+        let _ = std::fs::remove_dir_all(dir.join(".lynx"));
+        let mut cmd = std::process::Command::new(BIN);
+        isolate(&mut cmd).current_dir(&dir).args(["--json", "--model", &m, "index", "--rev", c]);
+        assert!(cmd.output().unwrap().status.success());
+        let mine = answers(&dir, c);
+        assert!(mine.values().any(|h| !h.is_empty()), "the queries find something at {c}");
+        if mine != shared[c] {
+            differ.push(c.clone());
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} revisions answer differently from a store built for them alone: {differ:?}", differ.len(), commits.len());
+    // Nothing is written per view: the cache holds shards only.
+    let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(cache.iter().all(|n| n == "shards" || n == "tokenizers" || n.ends_with(".json") || n.starts_with("tok")), "{cache:?}");
+}
+
+#[test]
+fn identical_files_at_several_paths_count_as_several_documents() {
+    let r = TestRepo::new();
+    let body = "def vendored_helper(x):\n    \"\"\"zebrafish adapter\"\"\"\n    return x\n";
+    r.write("a/copy.py", body);
+    r.write("b/copy.py", body);
+    r.write("c/other.py", "def other(x):\n    \"\"\"zebrafish only here once\"\"\"\n    return x\n");
+    for i in 0..5 {
+        r.write(&format!("d/f{i}.py"), &format!("def f{i}():\n    return {i}\n"));
+    }
+    r.commit_all("init");
+    let v = r.json(&["--no-dense", "search", "zebrafish adapter", "-k", "10"]);
+    let paths: Vec<&str> = v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    // Byte-identical chunks are shown once; the copy wins over the one-word match.
+    assert_eq!(paths[0], "a/copy.py", "{v}");
+    assert!(!paths.contains(&"b/copy.py"), "identical chunks are shown once: {v}");
+    assert!(paths.contains(&"c/other.py"));
+    // Removing one copy changes the statistics exactly as a store built without it would.
+    r.remove("b/copy.py");
+    r.commit_all("drop the copy");
+    let shared = r.json(&["--no-dense", "search", "zebrafish adapter", "-k", "10"]);
+    let _ = std::fs::remove_dir_all(r.file(".lynx"));
+    let fresh = r.json(&["--no-dense", "search", "zebrafish adapter", "-k", "10"]);
+    assert_eq!(shared["results"], fresh["results"]);
+}
+
+#[test]
+fn concurrent_readers_an_indexer_and_gc_see_no_errors_and_no_wrong_answers() {
+    let r = TestRepo::new();
+    let commits = history(&r, 14);
+    let m = static_model();
+    let (ready, later) = commits.split_at(8);
+    for c in ready {
+        r.json(&["--model", &m, "index", "--rev", c]);
+    }
+    let expected: BTreeMap<String, Answers> = ready.iter().map(|c| (c.clone(), answers(r.path(), c))).collect();
+    let expected = std::sync::Arc::new(expected);
+    let dir = r.path().to_path_buf();
+    let mut handles = Vec::new();
+    for reader in 0..4usize {
+        let (expected, dir, revs) = (expected.clone(), dir.clone(), ready.to_vec());
+        handles.push(std::thread::spawn(move || {
+            for round in 0..3 {
+                let c = &revs[(reader * 2 + round) % revs.len()];
+                assert_eq!(answers(&dir, c), expected[c], "reader {reader}: wrong answer at {c}");
+            }
+        }));
+    }
+    let (dir_i, m_i, later) = (dir.clone(), m.clone(), later.to_vec());
+    handles.push(std::thread::spawn(move || {
+        for c in &later {
+            let mut cmd = std::process::Command::new(BIN);
+            isolate(&mut cmd).current_dir(&dir_i).args(["--json", "--model", &m_i, "index", "--rev", c]);
+            let o = cmd.output().unwrap();
+            assert!(o.status.success(), "indexer: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }));
+    let dir_g = dir.clone();
+    handles.push(std::thread::spawn(move || {
+        for _ in 0..4 {
+            let mut cmd = std::process::Command::new(BIN);
+            isolate(&mut cmd).current_dir(&dir_g).args(["--json", "gc"]);
+            let o = cmd.output().unwrap();
+            assert!(o.status.success(), "gc: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }));
+    for h in handles {
+        h.join().unwrap();
+    }
+    // Afterwards everything answers as before, and the new revisions are there.
+    for c in ready.iter().step_by(3) {
+        assert_eq!(answers(r.path(), c), expected[c]);
+    }
+    assert_eq!(r.json(&["--model", &m, "index", "--rev", &commits[13]])["blobs_new"], 0);
+}
+
+/// Flips a byte at `at` (a fraction of the file) of every shard of `kind`.
+fn damage(r: &TestRepo, ext: &str, at: f64) -> usize {
+    let mut n = 0;
+    for d in std::fs::read_dir(r.file(".lynx/cache/shards")).unwrap().flatten() {
+        for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+            if f.path().extension().is_some_and(|e| e == ext) {
+                let mut b = std::fs::read(f.path()).unwrap();
+                let i = ((b.len() as f64 * at) as usize).min(b.len() - 1);
+                b[i] ^= 0x5a;
+                std::fs::write(f.path(), b).unwrap();
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn damaged_or_missing_shards_are_detected_rebuilt_and_reported() {
+    let r = TestRepo::new();
+    let commits = history(&r, 4);
+    let head = commits.last().unwrap().clone();
+    let m = static_model();
+    r.json(&["--model", &m, "index"]);
+    let good = answers(r.path(), &head);
+    let mut tried = 0;
+    for ext in ["chunks", "postings", "vectors"] {
+        for at in [0.0, 0.01, 0.3, 0.6, 0.97, 0.999] {
+            tried += 1;
+            let hit = damage(&r, ext, at);
+            assert!(hit > 0, "no {ext} shard to damage");
+            // doctor sees it (texts of chunk shards are checked by doctor too).
+            let d = r.json_any(&["--model", &m, "doctor"]);
+            let shards = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "shards").unwrap().clone();
+            assert_eq!(shards["status"], "warn", "{ext} at {at}: doctor missed it: {shards}");
+            // Every search either answers right (a shard found invalid when opened is rebuilt)
+            // or, when it reads a damaged text, says so and removes the shard; asked again, it
+            // answers right. Never a panic, never a wrong answer.
+            assert_eq!(answers_repairing(r.path(), &head), good, "{ext} at {at}");
+            // Damage in texts no answer read is left to doctor, which finds and repairs it.
+            let d = r.json_any(&["--model", &m, "doctor", "--repair"]);
+            assert!(d["ok"] != false, "{d}");
+            let d = r.json_any(&["--model", &m, "doctor"]);
+            let shards = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "shards").unwrap().clone();
+            assert_eq!(shards["status"], "ok", "{ext} at {at}: not repaired: {shards}");
+            assert_eq!(answers(r.path(), &head), good, "{ext} at {at} after repair");
+        }
+    }
+    // Missing shards are rebuilt; doctor --repair removes damaged ones.
+    std::fs::remove_dir_all(r.file(".lynx/cache/shards")).unwrap();
+    assert_eq!(answers(r.path(), &head), good);
+    damage(&r, "postings", 0.5);
+    let d = r.json_any(&["doctor", "--repair"]);
+    assert!(d.to_string().contains("shard"), "{d}");
+    assert_eq!(answers(r.path(), &head), good);
+    eprintln!("shard damage: {tried} kinds of damage tried, all detected and repaired");
+}
