@@ -117,6 +117,9 @@ pub enum Command {
         /// Quarantine damaged segments, rebuild catalogs, remove damaged shards.
         #[arg(long)]
         repair: bool,
+        /// Also check every object of the working tree's blobs by processing the blobs again.
+        #[arg(long)]
+        verify: bool,
     },
     /// Measure retrieval quality and latency on questions mined from history.
     Evaluate {
@@ -386,8 +389,14 @@ pub enum ObjectsCmd {
         #[arg(long)]
         to: PathBuf,
     },
-    /// Import a directory or `.lynxpack` (hashes verified; corrupt or foreign packs refused).
-    Import { from: PathBuf },
+    /// Import a directory or `.lynxpack`: hashes verified, then each blob's objects checked
+    /// against the blob in this repository before they are used (docs/SECURITY.md).
+    Import {
+        from: PathBuf,
+        /// Use the objects as they are (only for packs you made or fully trust).
+        #[arg(long)]
+        trust: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -761,14 +770,14 @@ fn run(cli: &Cli) -> Result<Answer> {
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
         Command::Evaluate { what } => evaluate(cli, what),
-        Command::Doctor { path, repair } => {
-            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair)?;
+        Command::Doctor { path, repair, verify } => {
+            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify)?;
             answer.data.insert("exit_code".into(), code.into());
             Ok(answer)
         }
         Command::Objects { what } => match what {
             ObjectsCmd::Export { revs, to } => ops::objects::export(&engine(cli)?, revs, to),
-            ObjectsCmd::Import { from } => ops::objects::import(&engine(cli)?, from),
+            ObjectsCmd::Import { from, trust } => ops::objects::import(&engine(cli)?, from, *trust),
         },
         Command::Hooks { what } => {
             let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;

@@ -19,6 +19,7 @@ pub struct Config {
     pub search: SearchConfig,
     pub tools: ToolsConfig,
     pub watch: WatchConfig,
+    pub store: StoreConfig,
     #[serde(rename = "sources")]
     pub sources: Vec<SourceConfig>,
     /// What the committed team file asked for and was refused (shown once, and by `doctor`).
@@ -84,6 +85,15 @@ pub struct ToolsConfig {
     pub profile: String,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+}
+
+/// Which extra object directories (alternates) are trusted: their objects are used as they are.
+/// Objects of any other alternate are checked against their blobs and copied into the local
+/// store before use (docs/SECURITY.md). Only the user's own configuration may set this.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    pub trusted: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -158,6 +168,7 @@ impl Default for Config {
             search: SearchConfig::default(),
             tools: ToolsConfig::default(),
             watch: WatchConfig::default(),
+            store: StoreConfig::default(),
             sources: Vec::new(),
             warnings: Vec::new(),
             origin: Origin::default(),

@@ -231,17 +231,8 @@ impl Engine {
         if missing.is_empty() {
             return false;
         }
-        let max = self.ws.config.index.max_file_size;
-        let wanted: std::collections::HashSet<&crate::store::Key> = missing.iter().collect();
-        let repo = self.ws.repo.local();
-        view.files.iter().filter(|f| wanted.contains(&f.key)).any(|f| {
-            let size = match (&f.content, f.size) {
-                (Some(c), _) => Some(c.len() as u64),
-                (None, Some(s)) => Some(s),
-                (None, None) => crate::repo::Repo::blob_size(&repo, f.blob).ok(),
-            };
-            size.is_some_and(|s| s <= max)
-        })
+        let wanted: std::collections::HashSet<crate::store::Key> = missing.iter().copied().collect();
+        index::never_stored(&self.ws, view, &wanted).len() < wanted.len()
     }
 
     /// The dense side of an opened view for the current model, embedding what is missing when

@@ -20,10 +20,10 @@ impl Workspace {
     /// `info/exclude`) on first use.
     pub fn open(path: &Path) -> Result<Workspace> {
         let repo = Repo::discover(path)?;
-        let store = Store::open(&repo.lynx_dir)?;
+        let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
+        let store = Store::open(&repo.lynx_dir, &config.store.trusted)?;
         // Checked every time: `.lynx` may have been created by hand (a config file) first.
         exclude_store(&repo)?;
-        let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
         Ok(Workspace { repo, store, config, shards: Default::default() })
     }
 

@@ -151,7 +151,8 @@ fn a_second_clone_reuses_exported_objects_and_tampered_packs_are_refused() {
     let c_path = c_dir.path().join("c");
     a.git(&["clone", "-q", a.path().to_str().unwrap(), c_path.to_str().unwrap()]);
     let mut cmd = std::process::Command::new(BIN);
-    let out = isolate(&mut cmd).args(["--json", "objects", "import", pack.to_str().unwrap()]).current_dir(&c_path).output().unwrap();
+    // Vectors are checked against the model before they are adopted, so it is named.
+    let out = isolate(&mut cmd).args(["--json", "--model", &model, "objects", "import", pack.to_str().unwrap()]).current_dir(&c_path).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let mut cmd = std::process::Command::new(BIN);
     let v: serde_json::Value = serde_json::from_slice(&isolate(&mut cmd).args(["--json", "--model", &model, "index"]).current_dir(&c_path).output().unwrap().stdout).unwrap();

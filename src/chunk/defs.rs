@@ -31,6 +31,29 @@ pub enum Kind {
 }
 
 impl Kind {
+    pub const ALL: [Kind; 20] = [
+        Kind::Function,
+        Kind::Method,
+        Kind::Constructor,
+        Kind::Class,
+        Kind::Struct,
+        Kind::Interface,
+        Kind::Trait,
+        Kind::Enum,
+        Kind::Impl,
+        Kind::Module,
+        Kind::Namespace,
+        Kind::Type,
+        Kind::Property,
+        Kind::Macro,
+        Kind::Object,
+        Kind::Extension,
+        Kind::Protocol,
+        Kind::Record,
+        Kind::Union,
+        Kind::Statement,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Function => "function",

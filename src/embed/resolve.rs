@@ -153,9 +153,64 @@ pub fn cached_snapshot(repo_id: &str) -> Option<PathBuf> {
         .map(|e| e.path())
 }
 
-/// Downloads the files an embedder needs into the HuggingFace cache.
+/// How long the model host may take to accept a connection and to answer the first request
+/// (`LYNX_NET_TIMEOUT` seconds, default 30).
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn answer_timeout() -> std::time::Duration {
+    let secs = std::env::var("LYNX_NET_TIMEOUT").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&s| s > 0).unwrap_or(30);
+    std::time::Duration::from_secs(secs)
+}
+
+fn download_timeout() -> std::time::Duration {
+    let secs = std::env::var("LYNX_DOWNLOAD_TIMEOUT").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&s| s > 0).unwrap_or(900);
+    std::time::Duration::from_secs(secs)
+}
+
+/// One small request with connect and answer timeouts, so a host that accepts connections but
+/// never answers fails in seconds instead of hanging `index`.
+fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(CONNECT_TIMEOUT.min(answer_timeout())))
+        .timeout_global(Some(answer_timeout()))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let url = format!("{}/{repo_id}/resolve/main/config.json", endpoint.trim_end_matches('/'));
+    let mut req = agent.head(&url);
+    if let Ok(t) = std::env::var("HF_TOKEN") {
+        req = req.header("Authorization", &format!("Bearer {t}"));
+    }
+    match req.call() {
+        Ok(r) if r.status().as_u16() < 500 => Ok(()),
+        Ok(r) => bail!("the model host {endpoint} answered {} for {repo_id}", r.status()),
+        Err(e) => bail!(
+            "the model host {endpoint} did not answer within {} s ({e}); check the network or HF_ENDPOINT, or import the model with `git lynx model import`",
+            answer_timeout().as_secs()
+        ),
+    }
+}
+
+/// Downloads the files an embedder needs into the HuggingFace cache, within bounded time:
+/// the host must answer a first request within seconds, and the whole download must finish
+/// within `LYNX_DOWNLOAD_TIMEOUT` (default 900 s).
 pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
     let endpoint = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| DEFAULT_ENDPOINT.to_string());
+    preflight(&endpoint, repo_id)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let id = repo_id.to_string();
+    std::thread::spawn(move || {
+        let _ = tx.send(download_files(&id, &endpoint, progress));
+    });
+    let limit = download_timeout();
+    match rx.recv_timeout(limit) {
+        Ok(r) => r,
+        Err(_) => bail!("downloading {repo_id} did not finish within {} s (LYNX_DOWNLOAD_TIMEOUT); dense retrieval stays off until it does", limit.as_secs()),
+    }
+}
+
+fn download_files(repo_id: &str, endpoint: &str, progress: bool) -> Result<ModelFiles> {
+    let endpoint = endpoint.to_string();
     let api = hf_hub::api::sync::ApiBuilder::from_cache(hf_hub::Cache::new(hf_cache_dir()))
         .with_endpoint(endpoint.clone())
         .with_progress(progress)

@@ -25,7 +25,7 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     }
     let mut facts: Vec<Facts> = vec![Facts::default(); n];
     for ((dir, name), rows) in by_segment {
-        let batch = crate::store::read_segment_file(&store.segment_path(dir, &name))?;
+        let batch = store.read_segment(dir, &name)?;
         for (f, row, count) in rows {
             facts[f] = layer::graph::read_facts(&batch, row, count)?;
         }

@@ -8,9 +8,7 @@ use crate::layer::{self, vectors};
 use crate::progress::Progress;
 use crate::store::{Key, Store};
 use crate::view::View;
-use crate::store::read_columns;
 use anyhow::Result;
-use arrow::array::{Array, FixedSizeBinaryArray, Int32Array, StringArray};
 use std::collections::{HashMap, HashSet};
 
 /// Vectors per segment (and per commit to the catalog).
@@ -25,48 +23,38 @@ pub struct DenseOutcome {
 }
 
 /// (chunk hash → text) of the view's chunks whose vectors are missing, and the view's total
-/// distinct chunk count. Reads chunk texts only from segments that hold a missing chunk.
+/// distinct chunk count, read from the chunk shards.
 fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u8; 16], String)>, usize)> {
     let chunk_cat = store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
     let vec_cat = store.catalogs(layer::VECTORS, model_fp)?;
-    let mut by_segment: HashMap<(usize, String), Vec<crate::store::Found>> = HashMap::new();
-    for k in view.distinct_keys() {
-        if let Some(f) = chunk_cat.get(&k) {
-            by_segment.entry((f.dir, chunk_cat.segment_name(f).to_string())).or_default().push(f);
-        }
-    }
+    let shards = crate::shard::Registry::default();
+    let mut open: HashMap<(usize, u32), std::sync::Arc<crate::shard::chunks::ChunkShard>> = HashMap::new();
     let mut all: HashSet<[u8; 16]> = HashSet::new();
     let mut missing: Vec<([u8; 16], String)> = Vec::new();
-    let mut missing_set: HashSet<[u8; 16]> = HashSet::new();
-    let mut segs: Vec<_> = by_segment.into_iter().collect();
-    segs.sort_by(|a, b| a.0.cmp(&b.0));
-    for ((dir, name), founds) in segs {
-        let path = store.segment_path(dir, &name);
-        let b = read_columns(&path, &["ord", "hash"])?;
-        let ord: &Int32Array = b.column_by_name("ord").and_then(|c| c.as_any().downcast_ref()).ok_or_else(|| anyhow::anyhow!("bad chunk segment"))?;
-        let hash: &FixedSizeBinaryArray = b.column_by_name("hash").and_then(|c| c.as_any().downcast_ref()).ok_or_else(|| anyhow::anyhow!("bad chunk segment"))?;
-        let mut wanted_rows = Vec::new();
-        for f in &founds {
-            for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
-                if ord.value(row) < 0 {
-                    continue;
-                }
-                let h: [u8; 16] = hash.value(row).try_into().unwrap_or([0; 16]);
-                if all.insert(h) && !vec_cat.contains(&Key::hash(&h)) {
-                    wanted_rows.push((row, h));
-                }
+    for k in view.distinct_keys() {
+        let Some(f) = chunk_cat.get(&k) else { continue };
+        let shard = match open.get(&(f.dir, f.loc.seg)) {
+            Some(s) => s.clone(),
+            None => {
+                let s = shards.chunks(store, f.dir, chunk_cat.segment_name(f))?;
+                open.insert((f.dir, f.loc.seg), s.clone());
+                s
             }
-        }
-        if wanted_rows.is_empty() {
-            continue;
-        }
-        let t = read_columns(&path, &["text"])?;
-        let text: &StringArray = t.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment"))?;
-        for (row, h) in wanted_rows {
-            if missing_set.insert(h) {
-                missing.push((h, text.value(row).to_string()));
+        };
+        for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
+            if row >= shard.rows() {
+                anyhow::bail!("the catalog points past the end of segment {}; run `git lynx doctor --repair`", chunk_cat.segment_name(f));
             }
+            let m = shard.meta(row);
+            if m.ord < 0 || !all.insert(m.hash) || vec_cat.contains(&Key::hash(&m.hash)) {
+                continue;
+            }
+            missing.push((m.hash, shard.text(row).to_string()));
         }
+    }
+    // A text that failed its check read as empty: never embed that.
+    if open.values().any(|s| s.is_damaged()) {
+        anyhow::bail!("a chunk shard was damaged and has been removed; it is rebuilt on the next run");
     }
     missing.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((missing, all.len()))
@@ -75,7 +63,19 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u
 /// Embeds what the view lacks. `progress` shows chunks embedded.
 pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &Progress) -> Result<DenseOutcome> {
     let fp = model.fingerprint().to_string();
-    let (missing, total) = missing_chunks(store, view, &fp)?;
+    let (mut missing, total) = missing_chunks(store, view, &fp)?;
+    // Vectors other machines made (untrusted alternates), a sample checked, are copied in.
+    if !missing.is_empty() && !store.pools.is_empty() {
+        let texts: HashMap<[u8; 16], String> = missing.iter().cloned().collect();
+        let mut adopted = 0;
+        for pool in &store.pools {
+            adopted += super::adopt::vectors(store, pool, &texts, model, &mut Vec::new())?;
+        }
+        if adopted > 0 {
+            let have = store.catalogs(layer::VECTORS, &fp)?;
+            missing.retain(|(h, _)| !have.contains(&Key::hash(h)));
+        }
+    }
     let mut out = DenseOutcome { embedded: 0, segments: 0, covered: total - missing.len(), total };
     if missing.is_empty() {
         return Ok(out);

@@ -3,6 +3,7 @@
 //! database or the working tree), chunked and analysed in parallel, and written as new
 //! segments. Vectors follow in a second phase that never blocks the first.
 
+pub mod adopt;
 pub mod embed;
 pub mod process;
 
@@ -26,6 +27,9 @@ pub struct IndexReport {
     pub files_indexed: usize,
     pub blobs_new: usize,
     pub blobs_reused: usize,
+    /// Blobs whose objects came from an untrusted alternate, checked and copied in.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blobs_adopted: usize,
     pub chunks_written: usize,
     pub segments_written: usize,
     pub chunks_embedded: usize,
@@ -44,6 +48,7 @@ impl IndexReport {
         self.files_indexed += other.files_indexed;
         self.blobs_new += other.blobs_new;
         self.blobs_reused += other.blobs_reused;
+        self.blobs_adopted += other.blobs_adopted;
         self.chunks_written += other.chunks_written;
         self.segments_written += other.segments_written;
         self.chunks_embedded += other.chunks_embedded;
@@ -58,6 +63,36 @@ impl IndexReport {
         self.dense_coverage = other.dense_coverage;
         self.view = other.view.clone();
     }
+}
+
+/// Of the view's files whose blobs are in `missing` (no objects), those that are never stored
+/// and why: over the size cap (from the size git records, without reading the blob) or
+/// unreadable. The rest are simply not indexed yet.
+pub fn never_stored(ws: &Workspace, view: &View, missing: &std::collections::HashSet<Key>) -> HashMap<Key, SkipReason> {
+    let max = ws.config.index.max_file_size;
+    let repo = ws.repo.local();
+    let mut out = HashMap::new();
+    for f in view.files.iter().filter(|f| missing.contains(&f.key)) {
+        let size = match (&f.content, f.size) {
+            (Some(c), _) => Ok(c.len() as u64),
+            (None, Some(s)) => Ok(s),
+            (None, None) => Repo::blob_size(&repo, f.blob),
+        };
+        match size {
+            Ok(s) if s > max => {
+                out.insert(f.key, SkipReason::TooLarge);
+            }
+            Ok(_) => {}
+            Err(_) => {
+                out.insert(f.key, SkipReason::Unreadable);
+            }
+        }
+    }
+    out
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Rows per segment before a flush (keeps segments and memory bounded).
@@ -101,7 +136,26 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
             .copied()
             .collect();
     todo.sort_by(|a, b| a.key.cmp(&b.key));
-    report.blobs_reused = first.len() - todo.len();
+    // Objects other machines made for these blobs (untrusted alternates) are checked and
+    // copied in rather than computed again.
+    if !todo.is_empty() && !ws.store.pools.is_empty() {
+        for pool in &ws.store.pools {
+            let wanted: Vec<(Key, adopt::Content)> = todo
+                .iter()
+                .map(|f| (f.key, match &f.content {
+                    Some(c) => adopt::Content::Bytes(c.as_slice()),
+                    None => adopt::Content::Odb(f.blob),
+                }))
+                .collect();
+            let a = adopt::adopt(ws, pool, &wanted, None)?;
+            report.blobs_adopted += a.blobs;
+        }
+        if report.blobs_adopted > 0 {
+            let (c, l, g) = (ws.store.catalogs(layer::CHUNKS, &chunks_fp)?, ws.store.catalogs(layer::LEXICAL, &lexical_fp)?, ws.store.catalogs(layer::GRAPH, &graph_fp)?);
+            todo.retain(|f| !c.contains(&f.key) || !l.contains(&f.key) || (with_graph && !g.contains(&f.key)));
+        }
+    }
+    report.blobs_reused = first.len() - todo.len() - report.blobs_adopted;
     report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
 
     // Read, chunk and analyse in parallel, and write, batch by batch: memory stays bounded on
@@ -159,6 +213,19 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
     report.files_indexed = indexed_files;
     report.seconds.insert("total".into(), t0.elapsed().as_secs_f64());
     Ok(report)
+}
+
+/// Writes the layers of `processed` (checked elsewhere or computed here) that the local store
+/// still misses. Returns the number of segments written.
+pub fn store_processed(ws: &Workspace, processed: Vec<process::Processed>) -> Result<usize> {
+    if processed.is_empty() {
+        return Ok(0);
+    }
+    let (chunks_fp, lexical_fp, graph_fp) = (layer::chunks_fingerprint(), layer::lexical_fingerprint(), layer::graph_fingerprint());
+    let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
+    let lex_cat = ws.store.catalogs(layer::LEXICAL, &lexical_fp)?;
+    let graph_cat = ws.store.catalogs(layer::GRAPH, &graph_fp)?;
+    write_processed(ws, processed, (&chunks_fp, &chunk_cat), (&lexical_fp, &lex_cat), (&graph_fp, &graph_cat), ws.config.index.graph)
 }
 
 /// Writes the layers of `processed` that their catalogs still miss, as segments sorted by key

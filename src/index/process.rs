@@ -28,6 +28,15 @@ pub fn process(key: Key, path: &str, content: &[u8]) -> Processed {
 
 /// `graph`: also extract graph facts (one parse serves both).
 pub fn process_with(key: Key, path: &str, content: &[u8], graph: bool) -> Processed {
+    let lang = match Lang::from_code(key.hint()) {
+        Some(l) => l,
+        None => lang::detect(path, content),
+    };
+    process_as(key, lang, content, graph)
+}
+
+/// The same, for a blob whose language is already known.
+pub fn process_as(key: Key, lang: Lang, content: &[u8], graph: bool) -> Processed {
     let size = content.len() as u64;
     let status = match repo::content_skip(content) {
         Some(SkipReason::LfsPointer) => Some(Status::LfsPointer),
@@ -41,10 +50,6 @@ pub fn process_with(key: Key, path: &str, content: &[u8], graph: bool) -> Proces
             facts: BlobFacts { key, facts: Facts::default() },
         };
     }
-    let lang = match Lang::from_code(key.hint()) {
-        Some(l) => l,
-        None => lang::detect(path, content),
-    };
     let text = String::from_utf8_lossy(content);
     let (chunks, facts) = if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) };
     let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();

@@ -72,7 +72,7 @@ pub fn chunk_hashes<'a>(
     }
     let mut out = std::collections::HashSet::new();
     for ((dir, name), founds) in by_segment {
-        let b = crate::store::read_columns(&store.segment_path(dir, &name), &["ord", "hash"])?;
+        let b = store.read_segment_columns(dir, &name, &["ord", "hash"])?;
         let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
         let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
         for f in founds {

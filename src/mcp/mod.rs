@@ -210,6 +210,14 @@ impl ServerHandler for LynxServer {
                 Ok(s) => s,
                 Err(msg) => return CallToolResult::success(vec![ContentBlock::text(msg)]),
             };
+            let repo = &sources.main().engine.ws.repo;
+            let root = repo.workdir.clone().unwrap_or_else(|| repo.common_dir.clone());
+            if !repo.common_dir.is_dir() || !root.is_dir() {
+                return CallToolResult::error(vec![ContentBlock::text(format!(
+                    "error: the repository at {} no longer exists (deleted or moved); start `git lynx serve` again in the repository",
+                    root.display()
+                ))]);
+            }
             match crate::ops::unless_damaged(tools::call(&name, &args, &sources, &me.shared.feedback)) {
                 Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
                 Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e:#}"))]),

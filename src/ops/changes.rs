@@ -135,9 +135,14 @@ pub fn changed_files(before: &View, after: &View) -> Vec<FileChange> {
     let b: HashMap<&str, crate::store::Key> = before.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
     let a: HashMap<&str, crate::store::Key> = after.files.iter().map(|f| (f.path.as_str(), f.key)).collect();
     let mut out = Vec::new();
-    let mut deleted: Vec<(&str, crate::store::Key)> = b.iter().filter(|(p, _)| !a.contains_key(*p)).map(|(p, k)| (*p, *k)).collect();
+    // A file one side lists as skipped (over the size cap, unreadable) is still there.
+    let skipped_after: HashSet<&str> = after.skipped.iter().map(|s| s.path.as_str()).collect();
+    let skipped_before: HashSet<&str> = before.skipped.iter().map(|s| s.path.as_str()).collect();
+    let mut deleted: Vec<(&str, crate::store::Key)> =
+        b.iter().filter(|(p, _)| !a.contains_key(*p) && !skipped_after.contains(*p)).map(|(p, k)| (*p, *k)).collect();
     deleted.sort();
-    let mut added: Vec<(&str, crate::store::Key)> = a.iter().filter(|(p, _)| !b.contains_key(*p)).map(|(p, k)| (*p, *k)).collect();
+    let mut added: Vec<(&str, crate::store::Key)> =
+        a.iter().filter(|(p, _)| !b.contains_key(*p) && !skipped_before.contains(*p)).map(|(p, k)| (*p, *k)).collect();
     added.sort();
     let mut renamed_from: HashSet<&str> = HashSet::new();
     for (p, k) in &added {
@@ -235,12 +240,13 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     }
     let allowed = Arc::new(allowed);
     let mode = Mode::parse(&engine.ws.config.search.mode)?;
-    let pool = a.k.max(engine.ws.config.search.pool);
+    let k = crate::search::clamp_k(a.k).0;
+    let pool = k.max(engine.ws.config.search.pool);
     let (results, mode, note) = if d.changed_chunks.is_empty() {
         (Vec::new(), mode, None)
     } else {
         let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
-        let hits: Vec<Hit> = r.ranked.iter().take(a.k).map(|x| hit(&d.after.data, x)).collect();
+        let hits: Vec<Hit> = r.ranked.iter().take(k).map(|x| hit(&d.after.data, x)).collect();
         (hits, r.mode, (!r.notes.is_empty()).then(|| r.notes.join("; ")))
     };
     let res = SearchDiffResult {

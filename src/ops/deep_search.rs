@@ -96,7 +96,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         Ok(m) if m.kind() == "static" => THRESHOLDS.dense_static,
         _ => THRESHOLDS.dense_transformer,
     };
-    let pool = a.k.max(engine.ws.config.search.pool);
+    let pool = search_k(a.k).max(engine.ws.config.search.pool);
     let mut out_variants = Vec::new();
     let mut sets: Vec<(Vec<Ranked>, Mode)> = Vec::new();
     let mut notes = Vec::new();
@@ -104,7 +104,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     for q in &variants {
         let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;
         notes.extend(r.notes.iter().cloned());
-        let top: Vec<Ranked> = r.ranked.into_iter().take(a.k).collect();
+        let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(a.k)).collect();
         let sparse_threshold = sparse_threshold(q);
         let strong_results = top.iter().filter(|x| is_strong(x, sparse_threshold, dense_threshold)).count();
         let strong = strong_results >= a.min_results.max(1);
@@ -200,4 +200,8 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
     // Skip the repeated view line of the inner rendering.
     out.push_str(body.split_once('\n').map(|x| x.1).unwrap_or(""));
     out
+}
+
+fn search_k(k: usize) -> usize {
+    crate::search::clamp_k(k).0
 }

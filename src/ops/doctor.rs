@@ -31,7 +31,7 @@ fn check(name: &str, status: &'static str, message: impl Into<String>, fix: Opti
 pub const EXIT_WARNINGS: i32 = 1;
 pub const EXIT_ERRORS: i32 = 2;
 
-pub fn run(engine: &Engine, path: Option<&str>, repair: bool) -> Result<(Answer, i32)> {
+pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool) -> Result<(Answer, i32)> {
     let mut checks = Vec::new();
     if let Some(p) = path {
         checks.extend(explain_file(engine, p)?);
@@ -41,6 +41,10 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool) -> Result<(Answer,
     }
     checks.extend(runtime_checks(engine));
     checks.extend(store_checks(engine, repair)?);
+    if verify {
+        checks.push(verify_check(engine, repair)?);
+    }
+    checks.push(writable_check(&engine.ws.store.root));
     checks.push(disk_check(&engine.ws.store.root));
     for (lock, what) in [("lock", "store writer"), (crate::ops::status::WATCH_LOCK, "watcher")] {
         match StoreLock::holder(&engine.ws.store.root, lock) {
@@ -207,6 +211,15 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
             }
         }
     }
+    // Catalogs written once must still be there (a lost one would read as "nothing indexed").
+    if let Ok(known) = std::fs::read_to_string(objects.join("catalog").join(crate::store::KNOWN)) {
+        let lost: Vec<&str> = known.lines().filter(|l| !l.is_empty() && !objects.join("catalog").join(format!("{l}.cat")).exists()).collect();
+        if !lost.is_empty() && catalog_error.is_none() {
+            catalog_error = Some(format!("catalog(s) missing: {}", lost.join(", ")));
+        }
+    } else if !names.is_empty() && referenced.is_empty() {
+        catalog_error = Some("the catalogs are missing".into());
+    }
     let unreferenced = names.iter().filter(|n| !referenced.contains(*n)).count();
     let problems = !damaged.is_empty() || dangling > 0 || catalog_error.is_some();
     if repair && (problems || unreferenced > 0) {
@@ -265,6 +278,59 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
         out.push(check("alternate", status, alt.display().to_string(), None));
     }
     Ok(out)
+}
+
+/// Every object of the working tree's blobs, derived again from the blob and compared.
+fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
+    let view = engine.view(&engine.spec(None))?;
+    let wanted: Vec<(crate::store::Key, crate::index::adopt::Content)> = view
+        .files
+        .iter()
+        .map(|f| (f.key, match &f.content {
+            Some(c) => crate::index::adopt::Content::Bytes(c.as_slice()),
+            None => crate::index::adopt::Content::Odb(f.blob),
+        }))
+        .collect();
+    let (checked, bad) = crate::index::adopt::verify_local(&engine.ws, &wanted)?;
+    if repair && !bad.is_empty() {
+        let store = &engine.ws.store;
+        let quarantine = store.root.join("quarantine");
+        std::fs::create_dir_all(&quarantine)?;
+        let _lock = StoreLock::acquire(&store.root, "doctor --repair --verify")?;
+        for r in &bad {
+            let _ = std::fs::rename(store.segment_path(0, &r.segment), quarantine.join(r.segment.replace('/', "")));
+        }
+        pack::rebuild_catalogs(store.objects())?;
+        engine.forget_views();
+        return Ok(check("verify", "ok", format!("quarantined {} segment(s) whose objects did not match their blobs; `git lynx index` processes those blobs again", bad.len()), None));
+    }
+    Ok(if bad.is_empty() {
+        check("verify", "ok", format!("the objects of {checked} blobs match what processing them again gives"), None)
+    } else {
+        check(
+            "verify",
+            "error",
+            format!("{} of {checked} blobs have objects that do not match them: {}", bad.len(), bad.iter().take(3).map(|r| format!("{} ({})", r.segment, r.reason)).collect::<Vec<_>>().join("; ")),
+            Some("the store was changed outside Lynx: `git lynx doctor --verify --repair` quarantines those segments, then `git lynx index`"),
+        )
+    })
+}
+
+/// Whether the store can be written (a read-only store answers, but cannot index or repair).
+fn writable_check(root: &std::path::Path) -> Check {
+    let probe = crate::fsutil::temp_path_for(&root.join("doctor-probe"));
+    match std::fs::write(&probe, b"probe") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            check("store writable", "ok", root.display().to_string(), None)
+        }
+        Err(e) => check(
+            "store writable",
+            "error",
+            format!("cannot write in {}: {e}", root.display()),
+            Some("make the store writable (permissions, a read-only mount), or move it: the store is the repository's `.lynx`"),
+        ),
+    }
 }
 
 fn disk_check(root: &std::path::Path) -> Check {

@@ -24,8 +24,11 @@ pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str
         return Err(crate::error::usage(format!("outcome must be one of {}", OUTCOMES.join(", "))));
     }
     let e = Entry { time: crate::fsutil::now_secs(), tool: tool.into(), query: query.into(), outcome: outcome.into(), comment: comment.into() };
+    // The store must still be there: a deleted repository is not re-created by a feedback.
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        if !dir.is_dir() {
+            return Err(anyhow::anyhow!("the Lynx store {} is gone (was the repository moved or deleted?); feedback not recorded", dir.display()));
+        }
     }
     // One short line per write with O_APPEND: concurrent writers do not interleave.
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;

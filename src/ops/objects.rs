@@ -55,10 +55,54 @@ pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
     Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
 }
 
-pub fn import(engine: &Engine, from: &Path) -> Result<Answer> {
+/// `objects import`: segments from a directory or pack. Their hashes and pipeline are checked
+/// first; then, unless `trust`, every blob's objects are checked against the blob in this
+/// repository and copied into the local store (`index::adopt`); blobs this repository does not
+/// have cannot be checked and are left out.
+pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
+    let ws = &engine.ws;
     let current = [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())];
     let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
-    let (total, new) = pack::import(&engine.ws.store, from, &accept)?;
-    let text = format!("imported {total} segments from {} ({new} new, all hashes verified)\n", from.display());
-    Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new}), text))
+    let segments = pack::read_checked(from, &accept)?;
+    let total = segments.len();
+    if trust {
+        let new = pack::install(&ws.store, segments)?;
+        let text = format!("imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n", from.display());
+        return Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new, "trusted": true}), text));
+    }
+    // Staged beside the store, checked, adopted, and removed.
+    let staging = crate::fsutil::temp_path_for(&ws.store.root.join("import"));
+    let result = (|| -> Result<crate::index::adopt::Adoption> {
+        pack::stage(&staging, &segments)?;
+        let hash_len = ws.repo.object_hash().len_in_bytes();
+        let mut keys: Vec<crate::store::Key> = segments
+            .iter()
+            .filter(|(_, _, s)| s.layer == layer::CHUNKS)
+            .flat_map(|(_, _, s)| s.keys.iter().map(|k| k.0))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let wanted: Vec<(crate::store::Key, crate::index::adopt::Content)> = keys
+            .into_iter()
+            .filter_map(|k| gix::ObjectId::try_from(&k.0[..hash_len]).ok().map(|id| (k, crate::index::adopt::Content::Odb(id))))
+            .collect();
+        let model = engine.embedder().ok();
+        crate::index::adopt::adopt(ws, &staging, &wanted, model.as_deref())
+    })();
+    let _ = std::fs::remove_dir_all(&staging);
+    let a = result?;
+    let mut text = format!(
+        "imported {total} segments from {}: objects of {} blobs and {} vectors checked and adopted",
+        from.display(),
+        a.blobs,
+        a.vectors
+    );
+    if a.unverifiable > 0 {
+        text.push_str(&format!("; {} blobs left out (not in this repository, so they cannot be checked: fetch them, then import again)", a.unverifiable));
+    }
+    text.push('\n');
+    for r in &a.rejected {
+        text.push_str(&format!("refused segment {}: {}\n", r.segment, r.reason));
+    }
+    Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "adopted": a}), text))
 }

@@ -220,6 +220,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if k == 0 {
         return Err(crate::error::usage("-k must be at least 1"));
     }
+    let (k, clamped) = search::clamp_k(k);
     let view = engine.view(&engine.spec(args.rev.as_deref()))?;
     let opened = engine.open_listed(&view)?;
     let data = &opened.data;
@@ -231,6 +232,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     let pool = k.max(engine.ws.config.search.pool);
     let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
     let mut notes = r.notes;
+    notes.extend(clamped);
     let results: Vec<Hit> = match &args.rerank {
         Some(name) => match engine.reranker(name) {
             Ok(ce) => {

@@ -48,7 +48,8 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let exclude: HashSet<[u8; 16]> = source_ords.iter().map(|&o| t.chunk_hash(o)).collect();
     let exclude_ords: HashSet<u32> = source_ords.iter().copied().collect();
     let allowed = a.filters.allowed(t)?;
-    let pool = (a.k + exclude_ords.len()) * 3 + 10;
+    let k = crate::search::clamp_k(a.k).0;
+    let pool = (k + exclude_ords.len()) * 3 + 10;
     let mut notes = Vec::new();
     let (mode, ranked): (Mode, Vec<Ranked>) = match engine.dense_for(&view, &data) {
         Ok(m) => {
@@ -77,7 +78,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let ranked: Vec<Ranked> = search::dedup_identical(&data, ranked)
         .into_iter()
         .filter(|r| !exclude_ords.contains(&r.ord) && !exclude.contains(&t.chunk_hash(r.ord)))
-        .take(a.k)
+        .take(k)
         .collect();
     let results: Vec<Hit> = ranked.iter().map(|r| hit(&data, r)).collect();
     let query = match &a.file {

@@ -78,7 +78,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
     let keys = view.distinct_keys();
     let mut layers = BTreeMap::new();
     let mut missing_segments = 0usize;
-    let mut all_indexed = true;
+    let mut indexed_per_layer = Vec::new();
     let mut any_indexed = false;
     let mut seen_segments: HashSet<(usize, String)> = HashSet::new();
     for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
@@ -93,7 +93,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
                 }
             }
         }
-        all_indexed &= n == keys.len();
+        indexed_per_layer.push(n);
         any_indexed |= n > 0;
         layers.insert(name, LayerState { fingerprint: fp, blobs_indexed: n });
     }
@@ -103,6 +103,16 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
     for s in &view.skipped {
         *skipped.entry(s.reason.name().to_string()).or_default() += 1;
     }
+    // Blobs over the size cap or unreadable are never stored: skipped, not waiting.
+    let missing: HashSet<crate::store::Key> = keys.iter().filter(|k| !chunk_cat.contains(k)).copied().collect();
+    let never = crate::index::never_stored(ws, &view, &missing);
+    for f in view.files.iter().filter(|f| never.contains_key(&f.key)) {
+        *skipped.entry(never[&f.key].name().to_string()).or_default() += 1;
+    }
+    let storable = keys.len() - never.len();
+    // Chunks, lexical data, and graph facts when the graph layer is on.
+    let layers_wanted = if ws.config.index.graph { 3 } else { 2 };
+    let all_indexed = indexed_per_layer.iter().take(layers_wanted).all(|&n| n >= storable);
     for f in &view.files {
         if let Some(r) = summaries.get(&f.key).and_then(|s| s.skip_reason(ws.config.index.max_file_size)) {
             *skipped.entry(r.name().to_string()).or_default() += 1;
@@ -113,7 +123,8 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         match ws.repo.head()? {
             Some(_) => {
                 let hv = View::open(ws, &ViewSpec::Rev("HEAD".into()))?;
-                let ok = hv.distinct_keys().iter().all(|k| chunk_cat.contains(k));
+                let head_missing: HashSet<crate::store::Key> = hv.distinct_keys().into_iter().filter(|k| !chunk_cat.contains(k)).collect();
+                let ok = crate::index::never_stored(ws, &hv, &head_missing).len() == head_missing.len();
                 if !ok {
                     reasons.push("HEAD moved: the current commit has files that are not indexed".into());
                 }
@@ -124,7 +135,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
     } else {
         None
     };
-    let unindexed = keys.len() - layers[layer::CHUNKS].blobs_indexed;
+    let unindexed = missing.len() - never.len();
     if unindexed > 0 && any_indexed {
         reasons.push(format!("{unindexed} changed or new files are not indexed yet"));
     }

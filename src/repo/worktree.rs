@@ -37,6 +37,11 @@ impl Repo {
                 pending.push(Pending::Skip(Skipped { path, reason }));
                 continue;
             }
+            // Outside a sparse checkout's cone: not on disk, and unchanged by definition.
+            if e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
+                pending.push(Pending::Known(FileEntry { path, blob: e.id, size: None, content: None }));
+                continue;
+            }
             let abs = workdir.join(&path);
             let Ok(md) = gix::index::fs::Metadata::from_path_no_follow(&abs) else {
                 continue; // deleted in the working tree

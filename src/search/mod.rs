@@ -95,6 +95,12 @@ pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowe
     Ok(bm25::search(&view.table, &terms, pool, allowed))
 }
 
+/// `k` as asked, or the largest accepted (`config::MAX_K`) with a note saying so.
+pub fn clamp_k(k: usize) -> (usize, Option<String>) {
+    let max = crate::config::MAX_K;
+    if k > max { (max, Some(format!("k = {k} is more than a reading list; answered with the first {max}"))) } else { (k, None) }
+}
+
 /// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).
 pub const RRF_K: f32 = 60.0;
 

@@ -212,7 +212,7 @@ impl ChunkShard {
 
 /// Builds the shard of segment `name` (in object directory `dir`) from the segment.
 pub fn build(store: &crate::store::Store, dir: usize, name: &str) -> Result<()> {
-    let batch = crate::store::read_segment_file(&store.segment_path(dir, name))?;
+    let batch = store.read_segment(dir, name)?;
     write(&store.root, name, &batch)
 }
 

@@ -149,7 +149,7 @@ fn decode(b: &[u8], with_tf: bool, f: &mut impl FnMut(u32, u32)) {
 
 /// Builds the shard of segment `name` (in object directory `dir`) from the segment.
 pub fn build(store: &crate::store::Store, dir: usize, name: &str) -> Result<()> {
-    let batch = crate::store::read_segment_file(&store.segment_path(dir, name))?;
+    let batch = store.read_segment(dir, name)?;
     write(&store.root, name, &batch)
 }
 

@@ -1,7 +1,7 @@
 //! The store's write lock: an OS file lock on `.lynx/lock` (released by the OS when a writer
 //! dies), waited for up to `LYNX_LOCK_TIMEOUT` seconds, with the holder named in the error.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -51,10 +51,18 @@ impl StoreLock {
     }
 
     pub fn acquire_named(root: &Path, name: &str, purpose: &str, wait: Duration) -> Result<StoreLock> {
-        std::fs::create_dir_all(root)?;
+        if !root.is_dir() {
+            anyhow::bail!("the Lynx store {} is gone (was the repository moved or deleted?)", root.display());
+        }
         let path = root.join(name);
         let holder_path = root.join(format!("{name}.holder"));
-        let file = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(&path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("cannot open the lock file {} (is the store writable?)", path.display()))?;
         let start = Instant::now();
         let mut sleep = Duration::from_millis(5);
         loop {
@@ -69,7 +77,7 @@ impl StoreLock {
                     std::thread::sleep(sleep.min(wait.saturating_sub(start.elapsed()).max(Duration::from_millis(1))));
                     sleep = (sleep * 2).min(Duration::from_millis(100));
                 }
-                Err(std::fs::TryLockError::Error(e)) => return Err(e.into()),
+                Err(std::fs::TryLockError::Error(e)) => return Err(anyhow::Error::from(e).context(format!("locking {}", path.display()))),
             }
         }
         let info = format!(

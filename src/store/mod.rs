@@ -75,8 +75,12 @@ const FORMAT_VERSION: &str = "1";
 pub struct Store {
     /// `.lynx`
     pub root: PathBuf,
-    /// Object directories: the local `.lynx/objects` first, then read-only alternates.
+    /// Object directories whose catalogs answer lookups: the local `.lynx/objects` first, then
+    /// the alternates the user trusts (`store.trusted`).
     pub dirs: Vec<PathBuf>,
+    /// Alternates not marked trusted: their objects are checked and copied into the local store
+    /// before use (`index::adopt`), never read in place.
+    pub pools: Vec<PathBuf>,
 }
 
 /// The catalogs of one (layer, fingerprint) across all object directories.
@@ -110,18 +114,22 @@ impl Catalogs {
 pub const ALTERNATES_ENV: &str = "LYNX_ALTERNATE_OBJECT_DIRECTORIES";
 
 impl Store {
-    /// Opens (creating if needed) the store at `root` (`.lynx`).
-    pub fn open(root: &Path) -> Result<Store> {
+    /// Opens (creating if needed) the store at `root` (`.lynx`). Alternates listed in
+    /// `trusted` are read in place; the others are adoption pools.
+    pub fn open(root: &Path, trusted: &[String]) -> Result<Store> {
         let objects = root.join("objects");
         std::fs::create_dir_all(objects.join("catalog"))
             .with_context(|| format!("cannot create the Lynx store at {}", root.display()))?;
+        let trusted: Vec<PathBuf> = trusted.iter().map(|t| std::fs::canonicalize(t).unwrap_or_else(|_| PathBuf::from(t))).collect();
         let mut dirs = vec![objects.clone()];
+        let mut pools = Vec::new();
         for alt in read_alternates(&objects)? {
-            if alt != objects && !dirs.contains(&alt) {
-                dirs.push(alt);
+            if alt == objects || dirs.contains(&alt) || pools.contains(&alt) {
+                continue;
             }
+            if trusted.contains(&alt) { dirs.push(alt) } else { pools.push(alt) }
         }
-        Ok(Store { root: root.to_path_buf(), dirs })
+        Ok(Store { root: root.to_path_buf(), dirs, pools })
     }
 
     pub fn objects(&self) -> &Path {
@@ -137,16 +145,46 @@ impl Store {
         for (i, d) in self.dirs.iter().enumerate() {
             let path = catalog::catalog_path(d, layer, fingerprint);
             match Catalog::load(&path) {
+                Ok(c) if i == 0 && c.entries.is_empty() && !path.exists() && self.catalog_lost(layer, fingerprint) => {
+                    tracing::warn!("the {layer} catalog is missing; rebuilding the catalogs from the segments");
+                    per_dir.push(self.rebuild_catalog(&path)?)
+                }
                 Ok(c) => per_dir.push(c),
                 // A damaged alternate must not stop the local store from working.
                 Err(e) if i > 0 => {
                     tracing::warn!("ignoring alternate catalog: {e:#}");
                     per_dir.push(Catalog::default())
                 }
-                Err(e) => return Err(e.context("run `git lynx doctor --repair` to rebuild the catalog")),
+                Err(e) => {
+                    tracing::warn!("{e:#}; rebuilding the catalogs from the segments");
+                    per_dir.push(self.rebuild_catalog(&path)?)
+                }
             }
         }
         Ok(Catalogs { per_dir })
+    }
+
+    /// Whether the local catalog of (layer, fingerprint) should exist but does not: it was
+    /// written once (`catalog/known`), or nothing is known and segments are there.
+    fn catalog_lost(&self, layer: &str, fingerprint: &str) -> bool {
+        let known = self.objects().join("catalog").join(KNOWN);
+        match std::fs::read_to_string(&known) {
+            Ok(text) => text.lines().any(|l| l == format!("{layer}-{fingerprint}")),
+            Err(_) => list_segments(self.objects()).is_ok_and(|s| !s.is_empty()),
+        }
+    }
+
+    /// Rebuilds every local catalog from the segments (under the write lock) and loads `path`.
+    fn rebuild_catalog(&self, path: &Path) -> Result<Catalog> {
+        let _lock = lock::StoreLock::acquire(&self.root, "catalog rebuild")?;
+        // Another process may have rebuilt it while this one waited.
+        if let Ok(c) = Catalog::load(path) {
+            if path.exists() {
+                return Ok(c);
+            }
+        }
+        pack::rebuild_catalogs(self.objects())?;
+        Catalog::load(path).context("the rebuilt catalog is unreadable; run `git lynx doctor --repair`")
     }
 
     /// Serialises `batch` as a zstd Parquet segment named by the blake3 of its bytes and writes
@@ -170,6 +208,9 @@ impl Store {
         }
         let _lock = lock::StoreLock::acquire(&self.root, "catalog update")?;
         let path = catalog::catalog_path(self.objects(), layer, fingerprint);
+        if !path.exists() {
+            note_known(self.objects(), &[format!("{layer}-{fingerprint}")])?;
+        }
         let mut cat = Catalog::load(&path)?;
         for (name, keys) in added {
             cat.add(name, keys);
@@ -183,10 +224,51 @@ impl Store {
         self.dirs.iter().enumerate().map(|(i, _)| (i, self.segment_path(i, name))).find(|(_, p)| p.exists())
     }
 
-    /// Reads a whole segment.
+    /// Reads a whole segment. A local segment found damaged is quarantined (moved to
+    /// `.lynx/quarantine`, its catalog entries dropped), so the next run processes its blobs
+    /// again; the error says so.
     pub fn read_segment(&self, dir: usize, name: &str) -> Result<RecordBatch> {
-        let path = self.segment_path(dir, name);
-        read_segment_file(&path)
+        self.healing(dir, name, read_segment_file(&self.segment_path(dir, name)))
+    }
+
+    /// Reads the named columns of a segment (quarantined when damaged, as `read_segment`).
+    pub fn read_segment_columns(&self, dir: usize, name: &str, columns: &[&str]) -> Result<RecordBatch> {
+        self.healing(dir, name, read_columns(&self.segment_path(dir, name), columns))
+    }
+
+    fn healing<T>(&self, dir: usize, name: &str, r: Result<T>) -> Result<T> {
+        match r {
+            Err(e) if dir == 0 && e.downcast_ref::<Damaged>().is_some() => {
+                let moved = self.quarantine(&[name.to_string()]);
+                Err(e.context(match moved {
+                    Ok(()) => format!("quarantined it in {}; run the command again to process its blobs anew", self.root.join("quarantine").display()),
+                    Err(q) => format!("could not quarantine it ({q:#}); run `git lynx doctor --repair`"),
+                }))
+            }
+            r => r,
+        }
+    }
+
+    /// Moves local segments to `.lynx/quarantine` and drops them from every catalog.
+    pub fn quarantine(&self, names: &[String]) -> Result<()> {
+        let _lock = lock::StoreLock::acquire(&self.root, "quarantine")?;
+        let q = self.root.join("quarantine");
+        std::fs::create_dir_all(&q).with_context(|| format!("creating {}", q.display()))?;
+        for name in names {
+            let _ = std::fs::rename(self.segment_path(0, name), q.join(name.replace('/', "")));
+        }
+        let dir = self.objects().join("catalog");
+        for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?.flatten() {
+            if e.path().extension().is_some_and(|x| x == "cat") {
+                if let Ok(mut cat) = Catalog::load(&e.path()) {
+                    if cat.segments.iter().any(|s| names.contains(s)) {
+                        cat.remove_segments(names);
+                        cat.save(&e.path())?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -207,14 +289,62 @@ pub fn encode_segment(layer: &str, fingerprint: &str, batch: &RecordBatch) -> Re
     Ok(out)
 }
 
+/// The list of catalogs written in an object directory (`catalog/known`), so a lost one is
+/// noticed and rebuilt instead of reading as empty.
+pub const KNOWN: &str = "known";
+
+/// Adds catalog names (`layer-fingerprint`) to `catalog/known`.
+pub fn note_known(objects: &Path, names: &[String]) -> Result<()> {
+    let path = objects.join("catalog").join(KNOWN);
+    let mut lines: Vec<String> = std::fs::read_to_string(&path).unwrap_or_default().lines().map(String::from).collect();
+    let before = lines.len();
+    for n in names {
+        if !lines.contains(n) {
+            lines.push(n.clone());
+        }
+    }
+    if lines.len() != before || !path.exists() {
+        fsutil::write_atomic(&path, format!("{}\n", lines.join("\n")).as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A segment whose bytes no longer hash to its name (damaged on disk).
+#[derive(Debug)]
+pub struct Damaged(pub PathBuf);
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "segment {} is damaged (its bytes no longer match its name)", self.0.display())
+    }
+}
+
+impl std::error::Error for Damaged {}
+
+/// A segment's bytes, checked against its name when it sits in an object directory's layout
+/// (`<2 hex>/<rest>.parquet`): damaged bytes never reach the Parquet decoder.
+fn read_verified(path: &Path) -> Result<bytes::Bytes> {
+    let bytes = std::fs::read(path).with_context(|| format!("opening segment {}", path.display()))?;
+    let name = match (path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()), path.file_stem().and_then(|n| n.to_str())) {
+        (Some(d), Some(f)) if d.len() == 2 && f.len() == 62 && d.bytes().chain(f.bytes()).all(|b| b.is_ascii_hexdigit()) => Some(format!("{d}/{f}")),
+        _ => None,
+    };
+    if let Some(name) = name {
+        if !pack::verify_name(&name, &bytes) {
+            return Err(Damaged(path.to_path_buf()).into());
+        }
+    }
+    Ok(bytes.into())
+}
+
 /// Reads a segment file into one batch, with its (layer, fingerprint).
 pub fn read_segment_file(path: &Path) -> Result<RecordBatch> {
     Ok(read_segment_with_meta(path)?.0)
 }
 
 pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, String)> {
-    let file = std::fs::File::open(path).with_context(|| format!("opening segment {}", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+    let bytes = read_verified(path)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
     let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap_or_default();
@@ -234,8 +364,8 @@ pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, Strin
 
 /// Reads only the named columns of a segment.
 pub fn read_columns(path: &Path, names: &[&str]) -> Result<RecordBatch> {
-    let file = std::fs::File::open(path).with_context(|| format!("opening segment {}", path.display()))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+    let bytes = read_verified(path)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let mask = parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());
     let reader = builder.with_projection(mask).with_batch_size(64 * 1024).build()?;

@@ -65,7 +65,14 @@ pub fn rebuild_catalogs(objects: &Path) -> Result<(usize, Vec<String>)> {
     let mut bad = Vec::new();
     let names = super::list_segments(objects)?;
     for name in &names {
-        match scan_file(&objects.join(format!("{name}.parquet"))) {
+        let path = objects.join(format!("{name}.parquet"));
+        // Damaged bytes never reach the Parquet decoder.
+        if !std::fs::read(&path).is_ok_and(|b| verify_name(name, &b)) {
+            tracing::warn!("segment {name} is damaged (its bytes no longer match its name); left out of the catalogs");
+            bad.push(name.clone());
+            continue;
+        }
+        match scan_file(&path) {
             Ok(s) => cats.entry((s.layer, s.fingerprint)).or_default().add(name, &s.keys),
             Err(e) => {
                 tracing::warn!("{e:#}");
@@ -84,6 +91,7 @@ pub fn rebuild_catalogs(objects: &Path) -> Result<(usize, Vec<String>)> {
     for ((layer, fp), cat) in &cats {
         cat.save(&catalog_path(objects, layer, fp))?;
     }
+    super::note_known(objects, &cats.keys().map(|(l, f)| format!("{l}-{f}")).collect::<Vec<_>>())?;
     Ok((names.len() - bad.len(), bad))
 }
 
@@ -183,12 +191,14 @@ fn read_source(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     Ok(out)
 }
 
-/// Imports segments, verifying every hash and fingerprint before writing anything.
-pub fn import(store: &Store, from: &Path, accept: &dyn Fn(&str, &str) -> bool) -> Result<(usize, usize)> {
+/// The segments of a directory or pack, each checked against its name (the blake3 of its
+/// bytes) and read for its layer and fingerprint; refused whole when any is corrupt or was made
+/// by a pipeline `accept` rejects.
+pub fn read_checked(from: &Path, accept: &dyn Fn(&str, &str) -> bool) -> Result<Vec<(String, Vec<u8>, Scanned)>> {
     let segments = read_source(from)?;
-    let mut scanned = Vec::with_capacity(segments.len());
-    for (name, bytes) in &segments {
-        if !verify_name(name, bytes) {
+    let mut out = Vec::with_capacity(segments.len());
+    for (name, bytes) in segments {
+        if !verify_name(&name, &bytes) {
             bail!("refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported", from.display());
         }
         let s = scan_bytes(bytes.clone().into()).map_err(|e| anyhow::anyhow!("refusing {}: segment {name} is unreadable ({e:#}); nothing was imported", from.display()))?;
@@ -200,20 +210,39 @@ pub fn import(store: &Store, from: &Path, accept: &dyn Fn(&str, &str) -> bool) -
                 s.fingerprint
             );
         }
-        scanned.push(s);
+        out.push((name, bytes, s));
     }
+    Ok(out)
+}
+
+/// Installs checked segments as they are (trusted imports). Returns how many were new.
+pub fn install(store: &Store, segments: Vec<(String, Vec<u8>, Scanned)>) -> Result<usize> {
     let mut added: BTreeMap<(String, String), Vec<(String, Vec<(Key, u32, u32)>)>> = BTreeMap::new();
     let mut new = 0;
-    for ((name, bytes), s) in segments.iter().zip(scanned) {
-        let path = store.segment_path(0, name);
+    for (name, bytes, s) in segments {
+        let path = store.segment_path(0, &name);
         if !path.exists() {
-            fsutil::write_atomic(&path, bytes)?;
+            fsutil::write_atomic(&path, &bytes)?;
             new += 1;
         }
-        added.entry((s.layer, s.fingerprint)).or_default().push((name.clone(), s.keys));
+        added.entry((s.layer, s.fingerprint)).or_default().push((name, s.keys));
     }
     for ((layer, fp), segs) in added {
         store.commit(&layer, &fp, &segs)?;
     }
-    Ok((segments.len(), new))
+    Ok(new)
+}
+
+/// Lays checked segments out in `dir` as an object directory with catalogs (a pool from which
+/// `index::adopt` checks and copies what it needs).
+pub fn stage(dir: &Path, segments: &[(String, Vec<u8>, Scanned)]) -> Result<()> {
+    let mut cats: BTreeMap<(String, String), Catalog> = BTreeMap::new();
+    for (name, bytes, s) in segments {
+        fsutil::write_atomic(&dir.join(format!("{name}.parquet")), bytes)?;
+        cats.entry((s.layer.clone(), s.fingerprint.clone())).or_default().add(name, &s.keys);
+    }
+    for ((layer, fp), cat) in &cats {
+        cat.save(&catalog_path(dir, layer, fp))?;
+    }
+    Ok(())
 }
