@@ -169,9 +169,88 @@ pub fn query_terms(query: &str) -> Vec<String> {
     if content.is_empty() { all } else { content }
 }
 
-/// Splits a path into analysable text: directories, stem and extension become words.
-pub fn path_text(path: &str) -> String {
-    path.replace(['/', '.', '-', '\\'], " ")
+/// Words a question is phrased with that say nothing about the code it asks for (kept when a
+/// query is not phrased as a question, where they may be identifiers).
+const QUESTION_WORDS: &[&str] = &[
+    "happens", "happen", "implemented", "implementation", "defined", "responsible", "logic", "code", "place", "located",
+    "decided", "determined", "work", "works", "there", "any", "some", "can", "should", "would", "will", "way",
+];
+
+/// The query without English function words and question phrasing, words kept as written
+/// (for embedding: a static model averages every token, so `how does the` dilutes the rest).
+pub fn content_words(query: &str) -> String {
+    let question = is_question(query);
+    let kept: Vec<&str> = query
+        .split(|c: char| c.is_whitespace() || c == '?' || c == ',')
+        .filter(|w| !w.is_empty())
+        .filter(|w| {
+            let l = w.to_ascii_lowercase();
+            !STOP_WORDS.contains(&l.as_str()) && !(question && QUESTION_WORDS.contains(&l.as_str()))
+        })
+        .collect();
+    if kept.is_empty() { query.to_string() } else { kept.join(" ") }
+}
+
+/// Whether a query is phrased as a question (a question word first, or a question mark).
+pub fn is_question(query: &str) -> bool {
+    let first = query.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    query.trim_end().ends_with('?') || matches!(first.as_str(), "how" | "where" | "what" | "which" | "when" | "why" | "who" | "does" | "is" | "are" | "can")
+}
+
+/// Query terms with weights: the analysed terms (1.0; question phrasing dropped when
+/// `question_words`), then, when `variant_weight` > 0, English inflections of each term
+/// (`retries` → `retry`, `configured` → `configure`) at that weight. The caller keeps only the
+/// variants its index holds.
+pub fn weighted_query_terms(query: &str, question_words: bool, variant_weight: f32) -> Vec<(String, f32)> {
+    let mut terms = query_terms(query);
+    if question_words && is_question(query) {
+        let kept: Vec<String> = terms.iter().filter(|t| !QUESTION_WORDS.contains(&t.as_str())).cloned().collect();
+        if !kept.is_empty() {
+            terms = kept;
+        }
+    }
+    let mut out: Vec<(String, f32)> = terms.iter().map(|t| (t.clone(), 1.0)).collect();
+    if variant_weight > 0.0 {
+        for t in &terms {
+            for v in variants(t) {
+                if !out.iter().any(|(o, _)| *o == v) {
+                    out.push((v, variant_weight));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Plausible other inflections of an English word (plural, past, gerund), without a stemmer's
+/// over-reach: only whole-word forms that code also uses.
+pub fn variants(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if t.len() < 4 || !t.bytes().all(|b| b.is_ascii_lowercase()) {
+        return out;
+    }
+    let mut push = |s: String| {
+        if s.len() >= 3 && s != t && !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    if let Some(s) = t.strip_suffix("ies") {
+        push(format!("{s}y"));
+    } else if let Some(s) = t.strip_suffix("es").filter(|s| s.ends_with('s') || s.ends_with('x') || s.ends_with("ch") || s.ends_with("sh")) {
+        push(s.to_string());
+    } else if let Some(s) = t.strip_suffix('s').filter(|s| !s.ends_with('s')) {
+        push(s.to_string());
+    } else if let Some(s) = t.strip_suffix("ed") {
+        push(s.to_string());
+        push(format!("{s}e"));
+    } else if let Some(s) = t.strip_suffix("ing") {
+        push(s.to_string());
+        push(format!("{s}e"));
+    } else {
+        // A base form: its plural.
+        push(if t.ends_with('y') && !t.ends_with("ey") { format!("{}ies", &t[..t.len() - 1]) } else { format!("{t}s") });
+    }
+    out
 }
 
 #[cfg(test)]
@@ -197,5 +276,14 @@ mod tests {
         assert!(tokens(&long).is_empty());
         assert_eq!(query_terms("how does the Parser handle errors"), ["parser", "handle", "errors"]);
         assert_eq!(query_terms("the"), ["the"]);
+    }
+
+    #[test]
+    fn content_words_keep_what_the_question_is_about() {
+        assert_eq!(content_words("Where is the retry logic implemented?"), "retry");
+        assert_eq!(content_words("how does JsonReader peek work"), "JsonReader peek");
+        // Not a question: `logic` may be what is searched for.
+        assert_eq!(content_words("retry logic"), "retry logic");
+        assert_eq!(content_words("the"), "the");
     }
 }

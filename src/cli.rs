@@ -220,6 +220,9 @@ pub struct SearchCmd {
     /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
+    /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
+    #[arg(long)]
+    pub files: bool,
     /// Source to search (default: all sources).
     #[arg(long)]
     pub source: Option<String>,
@@ -699,6 +702,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 filters: a.filter.filters(),
                 snippet_lines: a.lines,
                 rerank: None,
+                files: a.files,
             };
             let sources = sources(cli)?;
             let rerank = match (&a.reranker, a.rerank) {

@@ -77,6 +77,28 @@ pub struct SearchConfig {
     pub dense_weight: f32,
     /// Share of a file's other best hit added to each of its hits (0 = off).
     pub file_evidence: f32,
+    /// Weight of the history field (subjects of the commits that changed a file) in BM25; 0 = off.
+    pub history: f32,
+    /// Commits reachable from the view's revision looked at for the history field.
+    pub history_commits: usize,
+    /// Subjects kept per file (the most recent).
+    pub history_per_file: usize,
+    /// Reciprocal Rank Fusion constant.
+    pub rrf_k: f32,
+    /// Candidates the dense retriever contributes (0: as many as `pool`).
+    pub dense_pool: usize,
+    /// `rrf` (rank fusion) or `linear` (min-max normalised scores, the dense list weighted by
+    /// `dense_weight`).
+    pub fusion: String,
+    /// Score multipliers of test files, prose and data, and secondary code (build output,
+    /// examples, benchmarks) when the query is not about them.
+    pub test_factor: f32,
+    pub prose_factor: f32,
+    pub secondary_factor: f32,
+    /// Drop the words questions are phrased with ("what happens when…") from questions.
+    pub question_words: bool,
+    /// Weight of English inflections of query words (`retries` → `retry`); 0 = off.
+    pub variants: f32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,6 +150,16 @@ pub const DEFAULT_MODEL: &str = "minishlab/potion-code-16M";
 pub const DEFAULT_DENSE_WEIGHT: f32 = 0.3;
 /// Measured on a plateau from 0.15 to 0.4 on the evaluation sets (docs/EVALUATION.md).
 pub const DEFAULT_FILE_EVIDENCE: f32 = 0.25;
+/// Ranking priors (docs/EVALUATION.md): test files, prose and data, secondary code.
+pub const DEFAULT_TEST_FACTOR: f32 = 0.5;
+pub const DEFAULT_PROSE_FACTOR: f32 = 0.3;
+pub const DEFAULT_SECONDARY_FACTOR: f32 = 0.5;
+/// Dense candidates: a weak dense list earns its place deeper than the lexical one.
+pub const DEFAULT_DENSE_POOL: usize = 100;
+/// Weight of English inflections of query words.
+pub const DEFAULT_VARIANTS: f32 = 0.6;
+/// Weight of the history field in BM25.
+pub const DEFAULT_HISTORY: f32 = 0.5;
 pub const DEFAULT_RERANKER: &str = "cross-encoder/ms-marco-MiniLM-L-6-v2";
 
 impl Default for IndexConfig {
@@ -144,7 +176,24 @@ impl Default for ModelConfig {
 
 impl Default for SearchConfig {
     fn default() -> Self {
-        SearchConfig { mode: "hybrid".into(), k: 10, pool: 30, dense_weight: DEFAULT_DENSE_WEIGHT, file_evidence: DEFAULT_FILE_EVIDENCE }
+        SearchConfig {
+            mode: "hybrid".into(),
+            k: 10,
+            pool: 30,
+            dense_weight: DEFAULT_DENSE_WEIGHT,
+            file_evidence: DEFAULT_FILE_EVIDENCE,
+            history: DEFAULT_HISTORY,
+            history_commits: 1000,
+            history_per_file: 10,
+            rrf_k: 60.0,
+            dense_pool: DEFAULT_DENSE_POOL,
+            fusion: "rrf".into(),
+            question_words: false,
+            variants: DEFAULT_VARIANTS,
+            test_factor: DEFAULT_TEST_FACTOR,
+            prose_factor: DEFAULT_PROSE_FACTOR,
+            secondary_factor: DEFAULT_SECONDARY_FACTOR,
+        }
     }
 }
 
@@ -243,6 +292,22 @@ impl Config {
             return Err(crate::error::usage(format!(
                 "search.file_evidence must be a number from 0 to 1 (got {e}); 0 ranks every hit on its own"
             )));
+        }
+        if !matches!(cfg.search.fusion.as_str(), "rrf" | "linear" | "rerank") {
+            return Err(crate::error::usage(format!("search.fusion must be `rrf`, `rerank` or `linear` (got `{}`)", cfg.search.fusion)));
+        }
+        if !(cfg.search.rrf_k.is_finite() && cfg.search.rrf_k > 0.0) {
+            return Err(crate::error::usage("search.rrf_k must be a number above 0"));
+        }
+        if cfg.search.dense_pool > MAX_POOL {
+            return Err(crate::error::usage(format!("search.dense_pool must be at most {MAX_POOL}")));
+        }
+        let h = cfg.search.history;
+        if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
+            return Err(crate::error::usage(format!("search.history must be a number from 0 to 10 (got {h}); 0 turns the history field off")));
+        }
+        if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
+            return Err(crate::error::usage("search.history_commits is at most 100000 and search.history_per_file at most 1000"));
         }
         if cfg.search.k == 0 || cfg.search.k > MAX_K {
             return Err(crate::error::usage(format!("search.k must be from 1 to {MAX_K} (got {})", cfg.search.k)));

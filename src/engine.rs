@@ -55,6 +55,7 @@ pub struct Engine {
     views: Mutex<Vec<(String, Arc<ViewData>)>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
     graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
+    /// Embedded file paths per (view, model).
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
     reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, String>)>>,
     /// Bumped on every working-tree change a file watcher sees; while one watches, the
@@ -259,6 +260,27 @@ impl Engine {
         let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
         self.dense.lock().unwrap().insert(cache_key, m.clone());
         Ok(m)
+    }
+
+    /// The history field of an opened view (commits reachable from its revision), built once
+    /// per view; None when the view has no revision or `search.history` is 0.
+    pub fn history(&self, data: &ViewData) -> Option<Arc<crate::view::history::HistoryField>> {
+        data.history
+            .get_or_init(|| {
+                let s = &self.ws.config.search;
+                let commit = data.id.commit.as_deref()?;
+                if s.history <= 0.0 || s.history_commits == 0 {
+                    return None;
+                }
+                match index::history::recent(&self.ws, commit, s.history_commits) {
+                    Ok(commits) => Some(Arc::new(crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file))),
+                    Err(e) => {
+                        tracing::warn!("history field unavailable: {e:#}");
+                        None
+                    }
+                }
+            })
+            .clone()
     }
 
     /// Drops views, dense sides, graphs and shards kept in memory (after files were removed).

@@ -21,14 +21,38 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 
 pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
+/// The store's write lock was not released in time.
+pub const EXIT_LOCKED: i32 = 75;
 
 /// The exit code for an error.
 pub fn exit_code(e: &anyhow::Error) -> i32 {
     if e.chain().any(|c| c.downcast_ref::<UsageError>().is_some()) {
         EXIT_USAGE
-    } else if e.chain().any(|c| c.downcast_ref::<crate::store::lock::LockTimeout>().is_some()) {
-        crate::store::lock::EXIT_LOCKED
+    } else if e.chain().any(|c| c.downcast_ref::<LockTimeout>().is_some()) {
+        EXIT_LOCKED
     } else {
         EXIT_FAILURE
     }
 }
+
+/// A writer waited longer than the store's lock timeout (exit code 75).
+#[derive(Debug)]
+pub struct LockTimeout {
+    pub holder: String,
+    pub waited: std::time::Duration,
+    pub name: String,
+}
+
+impl std::fmt::Display for LockTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the Lynx store is locked for writing ({}) by {}; gave up after {:.1}s. Wait for it to finish, or raise LYNX_LOCK_TIMEOUT (seconds)",
+            self.name,
+            self.holder,
+            self.waited.as_secs_f64()
+        )
+    }
+}
+
+impl std::error::Error for LockTimeout {}

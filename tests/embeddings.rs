@@ -2,6 +2,8 @@
 //! values computed in Python (tests/fixtures/models/reference.json), and the real models in
 //! ../shared/models when present.
 
+mod common;
+use common::prerequisite;
 use lynx::embed::{self, Embedder, resolve};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -21,11 +23,7 @@ fn load(path: PathBuf) -> Arc<dyn Embedder> {
 }
 
 fn ort_available() -> bool {
-    let found = embed::onnx::find_library(None).is_some();
-    if !found {
-        eprintln!("skipped: ONNX Runtime not found ({})", embed::onnx::not_found_message());
-    }
-    found
+    prerequisite("ort", embed::onnx::find_library(None).is_some(), &embed::onnx::not_found_message())
 }
 
 fn assert_close(got: &[f32], want: &Value, tol: f32, what: &str) {
@@ -40,13 +38,17 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     embed::dot(a, b)
 }
 
+fn load_exact(name: &str) -> embed::static_model::StaticModel {
+    embed::static_model::StaticModel::load(name, &fixtures().join(name), "test".into()).unwrap().exact()
+}
+
 #[test]
 fn static_model_matches_reference_f16_and_f32() {
     let r = reference();
     let texts: Vec<String> = r["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
     for name in ["tiny-static", "tiny-static-f32"] {
-        let m = load(fixtures().join(name));
-        assert_eq!(m.kind(), "static");
+        assert_eq!(load(fixtures().join(name)).kind(), "static");
+        let m = load_exact(name);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let docs = m.embed_documents(&refs).unwrap();
         let dim = m.dim();
@@ -58,6 +60,23 @@ fn static_model_matches_reference_f16_and_f32() {
     }
     // Different file contents give different fingerprints.
     assert_ne!(load(fixtures().join("tiny-static")).fingerprint(), load(fixtures().join("tiny-static-f32")).fingerprint());
+}
+
+/// The default preparation: identifiers embedded as their words, queries without function
+/// words; the exact model2vec embedding of the prepared text.
+#[test]
+fn static_model_embeds_identifiers_as_words() {
+    let (m, exact) = (load(fixtures().join("tiny-static")), load_exact("tiny-static"));
+    let dim = m.dim();
+    let doc = m.embed_documents(&["def parse_json_config(file): return json.load(file)"]).unwrap();
+    let want = exact.embed_documents(&["def parse json config(file): return json.load(file)"]).unwrap();
+    assert_eq!(doc.len(), dim);
+    assert!(doc.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
+    let raw = exact.embed_documents(&["def parse_json_config(file): return json.load(file)"]).unwrap();
+    assert!(cosine(&doc, &raw) < 0.9999, "the underscores must no longer be embedded");
+    let q = m.embed_query("how does the json config get parsed?").unwrap();
+    let want = exact.embed_query("json config get parsed").unwrap();
+    assert!(q.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
 }
 
 #[test]
@@ -191,7 +210,8 @@ fn quantized_static_model_uses_mapping_and_weights() {
         ("weights", "F32", vec![vocab], le(&weights)),
     ]);
     std::fs::write(dir.path().join("model.safetensors"), st).unwrap();
-    let m = load(dir.path().to_path_buf());
+    // Exact model2vec arithmetic: text preparation is tested on its own.
+    let m = embed::static_model::StaticModel::load("quantized", dir.path(), "test".into()).unwrap().exact();
     assert_eq!(m.dim(), dim);
 
     let text = "parse the json config file";

@@ -89,18 +89,18 @@ fn watch_reflects_edits_creates_deletes_renames_and_debounces_bursts() {
     assert!(u["blobs_new"].as_u64().unwrap() >= 1, "{u}");
     assert_eq!(r.search_paths(&["--no-dense", "kangaroo_created"]), ["src/created.py"]);
 
-    r.write("src/created.py", "def wallaby_edited():\n    pass\n");
+    r.write("src/created.py", "def wallaby_revised():\n    pass\n");
     w.next(wait).expect("update after edit");
-    assert_eq!(r.search_paths(&["--no-dense", "wallaby_edited"]), ["src/created.py"]);
+    assert_eq!(r.search_paths(&["--no-dense", "wallaby_revised"]), ["src/created.py"]);
 
     std::fs::rename(r.file("src/created.py"), r.file("src/renamed.py")).unwrap();
     let u = w.next(wait).expect("update after rename");
     assert_eq!(u["blobs_new"], 0, "a rename processes nothing: {u}");
-    assert_eq!(r.search_paths(&["--no-dense", "wallaby_edited"]), ["src/renamed.py"]);
+    assert_eq!(r.search_paths(&["--no-dense", "wallaby_revised"]), ["src/renamed.py"]);
 
     r.remove("src/renamed.py");
     w.next(wait).expect("update after delete");
-    assert!(r.search_paths(&["--no-dense", "wallaby_edited"]).is_empty());
+    assert!(r.search_paths(&["--no-dense", "wallaby_revised"]).is_empty());
 
     // A burst of 20 saves inside the debounce window: one update.
     for i in 0..20 {

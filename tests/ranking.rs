@@ -44,8 +44,11 @@ fn tests_and_prose_yield_to_code_unless_asked_for() {
     let about_tests = scores(&r, "retry request backoff fixture");
     let about_docs = scores(&r, "retry request backoff documentation");
     let ratio = |a: &[(String, f64)], b: &[(String, f64)], p: &str| score_of(a, p) / score_of(b, p);
-    assert!((ratio(&about_tests, &plain, "tests/test_retry.py") - 2.0).abs() < 1e-3, "{about_tests:?} vs {plain:?}");
-    assert!((ratio(&about_docs, &plain, "CHANGELOG.md") - 2.0).abs() < 1e-3, "{about_docs:?} vs {plain:?}");
+    // Asked about, the demotion is lifted: the score grows by exactly 1 / factor.
+    let lift_test = 1.0 / lynx::config::DEFAULT_TEST_FACTOR as f64;
+    let lift_prose = 1.0 / lynx::config::DEFAULT_PROSE_FACTOR as f64;
+    assert!((ratio(&about_tests, &plain, "tests/test_retry.py") - lift_test).abs() < 1e-3, "{about_tests:?} vs {plain:?}");
+    assert!((ratio(&about_docs, &plain, "CHANGELOG.md") - lift_prose).abs() < 1e-3, "{about_docs:?} vs {plain:?}");
     assert!((ratio(&about_tests, &plain, "src/retry.py") - 1.0).abs() < 1e-6);
     // Undemoted, the test outscores the code: the prior is what put the code first.
     assert!(score_of(&about_tests, "tests/test_retry.py") > score_of(&about_tests, "src/retry.py"), "{about_tests:?}");
@@ -117,4 +120,73 @@ fn a_file_with_two_matching_hits_gains_a_share_of_the_second() {
     let out = r.lynx(&["--no-dense", "search", "ledger balance"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("search.file_evidence"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn files_rank_by_their_best_chunk_and_count_their_evidence() {
+    let r = TestRepo::new();
+    // a.py: two chunks about the query; b.py: one chunk, more focused; c.py: unrelated.
+    r.write("a.py", "def parse_config(path):\n    \"\"\"Parse the config file.\"\"\"\n    return load(path)\n\n\ndef config_defaults():\n    \"\"\"Defaults when the config file has no value.\"\"\"\n    return {}\n");
+    r.write("b.py", "def parse_config_file(path):\n    \"\"\"Parse config file: parse the config file and validate the config.\"\"\"\n    return validate(load(path))\n");
+    r.write("c.py", "def unrelated():\n    return 42\n");
+    r.commit_all("init");
+    let chunks = r.json(&["--no-dense", "search", "parse config file", "-k", "50"]);
+    let files = r.json(&["--no-dense", "search", "parse config file", "--files", "-k", "10"]);
+    let list = files["files"].as_array().unwrap();
+    assert!(files["results"].is_null() || files["results"].as_array().unwrap().is_empty());
+    // Every file's score is its best chunk's score, and the count is its chunks among the hits.
+    let hits = chunks["results"].as_array().unwrap();
+    for f in list {
+        let path = f["path"].as_str().unwrap();
+        let mine: Vec<f64> = hits.iter().filter(|h| h["path"] == path).map(|h| h["score"].as_f64().unwrap()).collect();
+        let best = mine.iter().cloned().fold(f64::MIN, f64::max);
+        assert!((f["score"].as_f64().unwrap() - best).abs() < 1e-6, "{f} vs {mine:?}");
+        assert_eq!(f["chunks"].as_u64().unwrap() as usize, mine.len(), "{f}");
+    }
+    // Best first, each file once, the order of the best chunks.
+    let order: Vec<&str> = list.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let mut first_seen: Vec<&str> = Vec::new();
+    for h in hits {
+        let p = h["path"].as_str().unwrap();
+        if !first_seen.contains(&p) {
+            first_seen.push(p);
+        }
+    }
+    assert_eq!(order, first_seen);
+    assert!(list.windows(2).all(|w| w[0]["score"].as_f64() >= w[1]["score"].as_f64()));
+    assert!(!order.contains(&"c.py"));
+}
+
+#[test]
+fn history_field_finds_files_by_their_commits_and_never_sees_later_ones() {
+    let r = TestRepo::new();
+    r.write("render.py", "def draw(canvas):\n    return canvas.fill()\n");
+    r.write("parse.py", "def read(text):\n    return text.split()\n");
+    let c1 = r.commit_all("init");
+    r.write("render.py", "def draw(canvas):\n    canvas.pattern()\n    return canvas.fill()\n");
+    let c2 = r.commit_all("Handle zebra stripes when drawing");
+    r.write("parse.py", "def read(text):\n    return text.strip().split()\n");
+    let c3 = r.commit_all("Trim input before splitting");
+    let score = |rev: &str, q: &str| -> Vec<(String, f64)> {
+        let v = r.json(&["--no-dense", "search", q, "--rev", rev]);
+        v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
+    };
+    // History is evidence for what the query matched, never a match of its own.
+    assert!(score(&c3, "zebra stripes").is_empty());
+    // Before the commit that mentions zebras nothing knows about them; from it on, its subject
+    // adds to the file it changed.
+    let q = "zebra stripes canvas";
+    let before = score(&c1, q);
+    let after = score(&c2, q);
+    let render = |v: &[(String, f64)]| v.iter().find(|(p, _)| p == "render.py").map(|h| h.1).unwrap();
+    // At c1 every answer equals the one with the history field off.
+    let with = r.json(&["--no-dense", "search", "draw canvas fill", "--rev", &c1]);
+    std::fs::create_dir_all(r.file(".lynx")).unwrap();
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\nhistory = 0\n").unwrap();
+    let without = r.json(&["--no-dense", "search", "draw canvas fill", "--rev", &c1]);
+    assert_eq!(with["results"], without["results"]);
+    let off = score(&c2, q);
+    assert!(render(&off) < render(&after), "off, the subject adds nothing: {off:?}");
+    // At c1 the zebra commit does not exist yet: history on or off, the same answer.
+    assert_eq!(score(&c1, q), before);
 }

@@ -6,6 +6,7 @@
 //! Everything else is cut into overlapping line windows (Markdown by section).
 
 pub mod defs;
+pub mod facts;
 pub mod grammar;
 pub mod outline;
 

@@ -189,7 +189,7 @@ pub fn load_files(files: &ModelFiles, threads: usize, ort_setting: Option<&str>,
         ModelKind::Static => {
             let weights = files.dir.join("model.safetensors");
             let fh = files_hash(&[weights, tok], cache_dir)?;
-            let fp = crate::fsutil::short_hash(&[b"static", files.name.as_bytes(), fh.as_bytes()]);
+            let fp = crate::fsutil::short_hash(&[b"static", files.name.as_bytes(), fh.as_bytes(), static_model::TEXT_PREP.as_bytes()]);
             Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp)?))
         }
         ModelKind::Transformer => {

@@ -167,10 +167,14 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     let ce = engine.reranker(name).map_err(|e| crate::error::usage(e))?;
                     hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
                 }
-                let files = dedup_files(hits.iter().map(|h| h.path.clone()));
+                // Files in the order of their best chunk: `search --files`' own ranking.
+                let files = match &o.rerank {
+                    Some(_) => dedup_files(hits.iter().map(|h| h.path.clone())),
+                    None => crate::search::rank::rank_files(&data, &r.ranked[..r.ranked.len().min(o.k * 5)], usize::MAX).into_iter().map(|f| f.path).collect(),
+                };
                 let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
-                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect() };
-                let text = crate::ops::search::render(&data.id, &shown, crate::mcp::tools::SNIPPET_LINES);
+                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new() };
+                let text = crate::ops::search::render(&data.id, &shown, crate::ops::search::SNIPPET_LINES);
                 (files, symbols, text)
             }
             None => {

@@ -1,6 +1,6 @@
 //! Assembling a view's code graph from the graph-facts layer of its files.
 
-use super::facts::Facts;
+use crate::chunk::facts::Facts;
 use super::model::CodeGraph;
 use super::resolve::{self, FileFacts};
 use crate::layer;

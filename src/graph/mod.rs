@@ -1,7 +1,8 @@
 //! The code graph: per-blob facts (`facts.rs`), resolution over a view (`resolve.rs`), the
 //! petgraph model (`model.rs`) and its queries (`query.rs`).
 
-pub mod facts;
+/// Facts are extracted per blob, with chunking (`chunk::facts`).
+pub use crate::chunk::facts;
 pub mod load;
 pub mod model;
 pub mod query;

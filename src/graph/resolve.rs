@@ -5,7 +5,7 @@
 //! `resolved`, several for a direct call are `ambiguous` (an edge to each), several for a
 //! member call are dropped, none is an external node. Names are case-sensitive.
 
-use super::facts::{Facts, Relation, callable_kind, type_kind};
+use crate::chunk::facts::{Facts, Relation, callable_kind, type_kind};
 use super::model::{CodeGraph, Confidence, DefNode, Edge, FileNode, Node, Rel, is_test_path};
 use crate::lang::Lang;
 use std::collections::{HashMap, HashSet};
@@ -494,7 +494,7 @@ impl Resolver<'_> {
         &self,
         file: u32,
         scope: Option<u32>,
-        c: &super::facts::CallFact,
+        c: &crate::chunk::facts::CallFact,
         hints: &HashMap<(i32, &str), &str>,
         base: u32,
     ) -> Result<Vec<(u32, Confidence)>, String> {
@@ -625,7 +625,7 @@ fn prefer_enclosing(cg: &CodeGraph, local: &[u32], scope: Option<u32>) -> Vec<u3
     }
 }
 
-fn external_name(c: &super::facts::CallFact) -> String {
+fn external_name(c: &crate::chunk::facts::CallFact) -> String {
     let r = c.receiver.trim();
     if !r.is_empty() && r.len() <= 40 && r.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.') && !SELF_NAMES.contains(&r) {
         format!("{r}.{}", c.name)

@@ -20,7 +20,7 @@
 
 use super::process::{self, Processed};
 use crate::embed::Embedder;
-use crate::graph::facts::Facts;
+use crate::chunk::facts::Facts;
 use crate::lang::Lang;
 use crate::layer::chunks::{BlobChunks, ChunkColumns, Status};
 use crate::layer::graph::BlobFacts;

@@ -5,6 +5,7 @@
 
 pub mod adopt;
 pub mod embed;
+pub mod history;
 pub mod process;
 
 use crate::layer::{self, chunks, graph, lexical};

@@ -1,7 +1,7 @@
 //! Processing one blob: content checks, language, chunks and lexical terms.
 
 use crate::chunk::{self, grammar, outline};
-use crate::graph::facts::{Extractor, Facts};
+use crate::chunk::facts::{Extractor, Facts};
 use crate::layer::graph::BlobFacts;
 use crate::lang::{self, Lang};
 use crate::layer::chunks::{BlobChunks, Status};

@@ -1,7 +1,7 @@
 //! The graph-facts layer: per blob, its definitions, raw calls, raw bases, imports and
 //! receiver-type hints, one row per fact (columnar, so other tools can query them too).
 
-use crate::graph::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
+use crate::chunk::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
 use crate::store::Key;
 use crate::layer::column as col;
 use anyhow::Result;

@@ -5,6 +5,7 @@
 
 pub mod chunks;
 pub mod graph;
+pub mod history;
 pub mod lexical;
 pub mod vectors;
 
@@ -42,7 +43,7 @@ pub fn lexical_fingerprint() -> String {
 pub fn graph_fingerprint() -> String {
     short_hash(&[
         GRAPH.as_bytes(),
-        &crate::graph::facts::EXTRACTOR_VERSION.to_le_bytes(),
+        &crate::chunk::facts::EXTRACTOR_VERSION.to_le_bytes(),
         &crate::chunk::CHUNKER_VERSION.to_le_bytes(),
         crate::chunk::grammar::GRAMMAR_VERSIONS.as_bytes(),
     ])

@@ -60,7 +60,8 @@ pub const TOOLS: &[ToolSpec] = &[
                 "query": {"type": "string"},
                 "n_results": {"type": "integer", "description": "default 10"},
                 "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
-                "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"}
+                "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"},
+                "files": {"type": "boolean", "description": "list files (a reading list) instead of chunks"}
             })));
             p.extend(filters());
             props(Value::Object(p), &["query"])
@@ -323,7 +324,7 @@ impl Args<'_> {
 }
 
 /// Lines of code per hit in tool answers (the CLI's default too, so texts match).
-pub const SNIPPET_LINES: usize = 6;
+pub use crate::ops::search::SNIPPET_LINES;
 
 /// Runs a tool. Usage problems come back as errors naming the argument.
 pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: &std::path::Path) -> Result<Answer> {
@@ -347,6 +348,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 filters: a.filters()?,
                 snippet_lines: SNIPPET_LINES,
                 rerank: a.bool("rerank")?.then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
+                files: a.bool("files")?,
             };
             ops::search::run_sources(sources, source.as_deref(), &args)
         }

@@ -195,6 +195,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         note: r.note.clone(),
         filters: Filters::default(),
         results: r.results.clone(),
+        files: Vec::new(),
     };
     let body = render_hits(view, &inner, lines);
     // Skip the repeated view line of the inner rendering.

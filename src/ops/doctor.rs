@@ -113,7 +113,7 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         out.push(check(&name, "ok", format!("not indexed: marked {attr} by {at}"), Some("remove or override the attribute in .gitattributes")));
         return Ok(out);
     }
-    if let Ok(Some(g)) = crate::view::exclude_set(&ws.config.index.exclude).map(|g| g.filter(|g| g.is_match(&rel))) {
+    if let Ok(Some(g)) = crate::repo::exclude_set(&ws.config.index.exclude).map(|g| g.filter(|g| g.is_match(&rel))) {
         let _ = g;
         out.push(check(&name, "ok", "not indexed: matches index.exclude in the Lynx configuration", Some("edit index.exclude in lynx.toml or .lynx/config.toml")));
         return Ok(out);

@@ -142,7 +142,7 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
         // Lexical fallback: chunks whose symbol or text mention it.
-        let hits = search::sparse(&ctx.data, symbol, 5, None)?;
+        let hits = search::sparse(&ctx.data, symbol, 5, None, None)?;
         let lexical: Vec<Hit> =
             hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
         let mut text = format!("{}\nno definition named \"{symbol}\" in the graph (matched: false)", view_line(&ctx.data.id));
@@ -250,7 +250,7 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
         }
     }
     // Lexical references: chunks that contain the identifier, outside the definition itself.
-    let hits = search::sparse(&ctx.data, &leaf, 200, None)?;
+    let hits = search::sparse(&ctx.data, &leaf, 200, None, None)?;
     for (o, _) in hits {
         let c = ctx.data.table.chunk(o);
         if !contains_identifier(c.text(), &leaf) || def_spans.contains(&(c.path.to_string(), c.start_line)) {

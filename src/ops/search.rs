@@ -21,7 +21,12 @@ pub struct SearchArgs {
     pub snippet_lines: usize,
     /// Rerank the candidates with this cross-encoder (a repo id or folder).
     pub rerank: Option<String>,
+    /// Answer with files (ranked by the evidence of their chunks) instead of chunks.
+    pub files: bool,
 }
+
+/// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts).
+pub const SNIPPET_LINES: usize = 6;
 
 /// One hit as rendered.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -58,6 +63,9 @@ pub struct SearchResult {
     #[serde(skip_serializing_if = "Filters::is_empty", default)]
     pub filters: Filters,
     pub results: Vec<Hit>,
+    /// With `--files`: files, best first.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub files: Vec<search::rank::RankedFile>,
 }
 
 pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
@@ -121,12 +129,19 @@ pub fn retrieve(
         }
     };
     let mode = if dense.is_none() { Mode::Sparse } else { requested };
-    let sparse_hits = if mode == Mode::Dense { Vec::new() } else { search::sparse(data, query, pool, allowed)? };
+    let history = engine.history(data);
+    let history = history.as_deref().map(|h| (h, engine.ws.config.search.history));
+    let qa = search::QueryAnalysis { question_words: engine.ws.config.search.question_words, variants: engine.ws.config.search.variants };
+    let sparse_hits = if mode == Mode::Dense { Vec::new() } else { search::sparse_with(data, query, pool, allowed, history, &qa)? };
+    let mut query_vector = None;
     let dense_hits = match (&dense, mode) {
         (Some(m), Mode::Dense | Mode::Hybrid) => {
             let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
             let q = model.embed_query(query)?;
-            m.search(&q, pool, allowed)
+            query_vector = Some(q.clone());
+            let s = &engine.ws.config.search;
+            let dense_pool = if s.dense_pool > 0 { s.dense_pool } else { pool };
+            m.search(&q, dense_pool, allowed)
         }
         _ => Vec::new(),
     };
@@ -135,11 +150,30 @@ pub fn retrieve(
     let ranked = match mode {
         Mode::Sparse => sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect(),
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
-        Mode::Hybrid => search::rrf(&sparse_hits, &dense_hits, engine.ws.config.search.dense_weight),
+        Mode::Hybrid => {
+            let s = &engine.ws.config.search;
+            match (s.fusion.as_str(), &dense, &query_vector) {
+                ("linear", _, _) => search::linear(&sparse_hits, &dense_hits, s.dense_weight),
+                // Every candidate of either list ranked by its cosine: dense reorders the
+                // lexical candidates too, not only the ones it retrieved itself.
+                ("rerank", Some(m), Some(q)) => {
+                    let mut all: Vec<u32> = sparse_hits.iter().chain(dense_hits.iter()).map(|h| h.0).collect();
+                    all.sort_unstable();
+                    all.dedup();
+                    let mut by_cos: Vec<(u32, f32)> = all.iter().map(|&o| (o, if m.has(o) { crate::embed::dot(q, &m.row(o)) } else { -1.0 })).collect();
+                    let n = by_cos.len();
+                    crate::view::top_k(&mut by_cos, n);
+                    search::rrf_with(&sparse_hits, &by_cos, s.dense_weight, s.rrf_k)
+                }
+                _ => search::rrf_with(&sparse_hits, &dense_hits, s.dense_weight, s.rrf_k),
+            }
+        }
     };
     // Ties are broken by location, so equal scores come out in path and line order.
     let mut ranked = ranked;
-    search::rank::Priors::for_query(query).apply(data, &mut ranked);
+    let s = &engine.ws.config.search;
+    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
+    search::rank::Priors::with_factors(query, factors).apply(data, &mut ranked);
     // Not for cosine alone: a file's chunks all score alike there, so the share would act as
     // a file-length prior (measured worse on two of four sets); BM25 and fused scores fall
     // off steeply enough for a second hit to be evidence.
@@ -182,6 +216,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         return Ok(a);
     }
     let mut all: Vec<Hit> = Vec::new();
+    let mut files: Vec<search::rank::RankedFile> = Vec::new();
     let mut notes = Vec::new();
     let mut mode = None;
     let mut view = None;
@@ -197,9 +232,16 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
             h.source = Some(s.name.clone());
             h
         }));
+        files.extend(r.files.into_iter().map(|mut f| {
+            f.path = format!("[{}] {}", s.name, f.path);
+            f
+        }));
     }
+    let k = args.k.unwrap_or(selected[0].engine.ws.config.search.k);
     all.sort_by(|a, b| b.score.total_cmp(&a.score));
-    all.truncate(args.k.unwrap_or(selected[0].engine.ws.config.search.k));
+    all.truncate(k);
+    files.sort_by(|a, b| b.score.total_cmp(&a.score));
+    files.truncate(k);
     let view = view.expect("at least one source");
     let result = SearchResult {
         query: args.query.clone(),
@@ -207,6 +249,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         note: (!notes.is_empty()).then(|| notes.join("; ")),
         filters: args.filters.clone(),
         results: all,
+        files,
     };
     let text = render(&view, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(view), &result, text))
@@ -229,7 +272,8 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         Some(m) => m,
         None => Mode::parse(&engine.ws.config.search.mode)?,
     };
-    let pool = k.max(engine.ws.config.search.pool);
+    // A file list draws on more chunks than it shows (as the evaluation does: 5 per file asked).
+    let pool = if args.files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
     let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
     let mut notes = r.notes;
     notes.extend(clamped);
@@ -251,12 +295,30 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         None => r.ranked.iter().take(k).map(|x| hit(data, x)).collect(),
     };
     let note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
-    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results };
+    if args.files {
+        // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
+        let files = search::rank::rank_files(data, &r.ranked, k);
+        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files };
+        let text = render(&data.id, &result, args.snippet_lines);
+        return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
+    }
+    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new() };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
 
 pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize) -> String {
+    if !r.files.is_empty() {
+        let mut out = format!("{} · mode: {} · {} file{}\n", view_line(view), r.mode.name(), r.files.len(), if r.files.len() == 1 { "" } else { "s" });
+        if let Some(n) = &r.note {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        for (i, f) in r.files.iter().enumerate() {
+            let best = if f.symbol.is_empty() { String::new() } else { format!(" {}", f.symbol) };
+            out.push_str(&format!("{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n", i + 1, f.path, format_score(f.score), f.start_line, f.end_line, f.chunks, if f.chunks == 1 { "" } else { "s" }));
+        }
+        return out;
+    }
     let mut out = format!("{} · mode: {} · {} result{}\n", view_line(view), r.mode.name(), r.results.len(), if r.results.len() == 1 { "" } else { "s" });
     if let Some(n) = &r.note {
         out.push_str(&format!("note: {n}\n"));

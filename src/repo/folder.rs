@@ -19,7 +19,7 @@ pub struct FolderFilter {
 impl FolderFilter {
     pub fn new(extensions: &[String], ignore: &[String]) -> Result<FolderFilter> {
         let extensions = extensions.iter().map(|e| e.trim_start_matches('.').to_ascii_lowercase()).collect();
-        let ignore = crate::view::exclude_set(ignore)?;
+        let ignore = super::exclude_set(ignore)?;
         Ok(FolderFilter { extensions, ignore })
     }
 

@@ -306,3 +306,20 @@ pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
     }
     Ok(())
 }
+
+/// Globs from `index.exclude`, gitignore-like: a pattern without `/` matches at any depth.
+pub fn exclude_set(patterns: &[String]) -> Result<Option<globset::GlobSet>> {
+    if patterns.is_empty() {
+        return Ok(None);
+    }
+    let mut b = globset::GlobSetBuilder::new();
+    for p in patterns {
+        let p = p.trim_start_matches('/');
+        let pat = if p.contains('/') { p.to_string() } else { format!("**/{p}") };
+        b.add(globset::Glob::new(&pat).map_err(|e| anyhow::anyhow!("invalid index.exclude pattern `{p}`: {e}"))?);
+        if !p.contains('*') {
+            b.add(globset::Glob::new(&format!("{}/**", pat.trim_end_matches('/')))?);
+        }
+    }
+    Ok(Some(b.build()?))
+}

@@ -7,7 +7,7 @@
 //! Scoring is exhaustive over the matching chunks (no pruning), in a fixed order of terms and
 //! fields, so scores are reproducible to the last bit.
 
-use super::Allowed;
+use crate::view::table::Allowed;
 use crate::view::table::{ChunkTable, NONE};
 
 /// Field weights. The symbol and path fields are short, so BM25's length normalisation already
@@ -42,13 +42,16 @@ pub struct Scratch {
     postings: Vec<(u32, u32)>,
 }
 
+/// A file-level field beside the chunk's own: the history of the chunk's file, with its weight.
+pub type History<'a> = Option<(&'a crate::view::history::HistoryField, f32)>;
+
 /// Top `k` chunk ordinals of `table` for the analysed query `terms`, best first (ties: lower
 /// ordinal first), among `allowed` ordinals when given. Statistics are the whole view's.
-pub fn search(table: &ChunkTable, terms: &[String], k: usize, allowed: Option<&Allowed>) -> Vec<(u32, f32)> {
-    search_with(table, terms, k, allowed, &mut Scratch::default())
+pub fn search(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowed: Option<&Allowed>, history: History) -> Vec<(u32, f32)> {
+    search_with(table, terms, k, allowed, history, &mut Scratch::default())
 }
 
-pub fn search_with(table: &ChunkTable, terms: &[String], k: usize, allowed: Option<&Allowed>, s: &mut Scratch) -> Vec<(u32, f32)> {
+pub fn search_with(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowed: Option<&Allowed>, history: History, s: &mut Scratch) -> Vec<(u32, f32)> {
     let n = table.len();
     if terms.is_empty() || k == 0 || n == 0 {
         return Vec::new();
@@ -60,12 +63,13 @@ pub fn search_with(table: &ChunkTable, terms: &[String], k: usize, allowed: Opti
     s.touched.clear();
     let docs = n as u64;
     let avg = table.totals.map(|t| (t as f32 / n as f32).max(1e-6));
-    for term in terms {
+    for (term, tw) in terms {
+        let (term, tw) = (term.as_str(), *tw);
         // Chunk text.
         let mut postings = std::mem::take(&mut s.postings);
         content_postings(table, term, &mut postings);
         if !postings.is_empty() {
-            let w = CONTENT_BOOST * idf(docs, postings.len() as u64);
+            let w = tw * CONTENT_BOOST * idf(docs, postings.len() as u64);
             for &(o, tf) in &postings {
                 let len = table.tokens(o).content as f32;
                 add(s, o, w * term_score(1.0, tf as f32, len, avg[0]));
@@ -74,7 +78,7 @@ pub fn search_with(table: &ChunkTable, terms: &[String], k: usize, allowed: Opti
         // Symbol.
         symbol_postings(table, term, &mut postings);
         if !postings.is_empty() {
-            let w = SYMBOL_BOOST * idf(docs, postings.len() as u64);
+            let w = tw * SYMBOL_BOOST * idf(docs, postings.len() as u64);
             for &(o, _) in &postings {
                 let len = table.tokens(o).symbol as f32;
                 add(s, o, w * term_score(1.0, 1.0, len, avg[1]));
@@ -86,11 +90,33 @@ pub fn search_with(table: &ChunkTable, terms: &[String], k: usize, allowed: Opti
         if !files.is_empty() {
             let df: u64 = files.iter().map(|&(f, _)| table.file_chunk_count(f) as u64).sum();
             if df > 0 {
-                let w = PATH_BOOST * idf(docs, df);
+                let w = tw * PATH_BOOST * idf(docs, df);
                 for &(f, tf) in files {
                     for o in table.file_ords(f) {
                         let len = table.tokens(o).path as f32;
                         add(s, o, w * term_score(1.0, tf as f32, len, avg[2]));
+                    }
+                }
+            }
+        }
+    }
+    // History: the subjects of the commits that changed the chunk's file. Evidence for chunks
+    // the query already matched, never a match of its own (a file is not found for words only
+    // its commits used, such as a name it no longer contains).
+    if let Some((h, boost)) = history {
+        let avg_h = (h.total as f32 / n as f32).max(1e-6);
+        for (term, tw) in terms {
+            let files = h.postings(term);
+            let df: u64 = files.iter().map(|&(f, _)| table.file_chunk_count(f) as u64).sum();
+            if df == 0 {
+                continue;
+            }
+            let w = tw * boost * idf(docs, df);
+            for &(f, tf) in files {
+                let len = h.length(f) as f32;
+                for o in table.file_ords(f) {
+                    if s.hit[o as usize] {
+                        s.scores[o as usize] += w * term_score(1.0, tf as f32, len, avg_h);
                     }
                 }
             }
@@ -116,15 +142,7 @@ fn add(s: &mut Scratch, o: u32, v: f32) {
     s.scores[i] += v;
 }
 
-/// Sorts the `k` best (score descending, ordinal ascending) to the front and drops the rest.
-pub fn top_k(v: &mut Vec<(u32, f32)>, k: usize) {
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if v.len() > k {
-        v.select_nth_unstable_by(k - 1, cmp);
-        v.truncate(k);
-    }
-    v.sort_unstable_by(cmp);
-}
+pub use crate::view::top_k;
 
 /// (ordinal, frequency) of the view's chunks whose text holds `term`.
 fn content_postings(table: &ChunkTable, term: &str, out: &mut Vec<(u32, u32)>) {

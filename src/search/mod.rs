@@ -59,40 +59,27 @@ impl Ranked {
     }
 }
 
-/// A set of chunk ordinals (the candidates a path filter allows).
-#[derive(Debug, Clone)]
-pub struct Allowed {
-    bits: Vec<u64>,
-}
-
-impl Allowed {
-    pub fn new(n: usize) -> Allowed {
-        Allowed { bits: vec![0; n.div_ceil(64)] }
-    }
-
-    pub fn insert(&mut self, o: u32) {
-        if let Some(w) = self.bits.get_mut(o as usize / 64) {
-            *w |= 1 << (o % 64);
-        }
-    }
-
-    pub fn contains(&self, o: u32) -> bool {
-        self.bits.get(o as usize / 64).is_some_and(|w| w & (1 << (o % 64)) != 0)
-    }
-
-    pub fn len(&self) -> usize {
-        self.bits.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bits.iter().all(|&w| w == 0)
-    }
-}
+pub use crate::view::table::Allowed;
 
 /// BM25 candidates for `query` (chunk ordinal, score), best first.
-pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>) -> Result<Vec<(u32, f32)>> {
-    let terms = analyze::query_terms(query);
-    Ok(bm25::search(&view.table, &terms, pool, allowed))
+pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History) -> Result<Vec<(u32, f32)>> {
+    sparse_with(view, query, pool, allowed, history, &QueryAnalysis::default())
+}
+
+/// How a query's text becomes weighted terms.
+#[derive(Debug, Clone, Default)]
+pub struct QueryAnalysis {
+    /// Drop the words questions are phrased with.
+    pub question_words: bool,
+    /// Weight of inflection variants (0: none).
+    pub variants: f32,
+}
+
+pub fn sparse_with(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History, qa: &QueryAnalysis) -> Result<Vec<(u32, f32)>> {
+    let mut terms = analyze::weighted_query_terms(query, qa.question_words, qa.variants);
+    // Variants count only where the index has them.
+    terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
+    Ok(bm25::search(&view.table, &terms, pool, allowed, history))
 }
 
 /// `k` as asked, or the largest accepted (`config::MAX_K`) with a note saying so.
@@ -107,17 +94,49 @@ pub const RRF_K: f32 = 60.0;
 /// Fuses ranked lists by weighted RRF: the sparse list contributes 1 / (RRF_K + rank) (rank
 /// from 1), the dense list `dense_weight` / (RRF_K + rank).
 pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) -> Vec<Ranked> {
+    rrf_with(sparse, dense, dense_weight, RRF_K)
+}
+
+/// Weighted RRF with constant `k`.
+pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
     let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
-        e.score += 1.0 / (RRF_K + (i + 1) as f32);
+        e.score += 1.0 / (k + (i + 1) as f32);
         e.sparse_rank = Some(i + 1);
         e.sparse_score = Some(s);
     }
     for (i, &(ord, s)) in dense.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
-        e.score += dense_weight / (RRF_K + (i + 1) as f32);
+        e.score += dense_weight / (k + (i + 1) as f32);
+        e.dense_rank = Some(i + 1);
+        e.dense_score = Some(s);
+    }
+    let mut v: Vec<Ranked> = by_ord.into_values().collect();
+    v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX))).then(a.ord.cmp(&b.ord)));
+    v
+}
+
+/// Fuses by scores: each list min-max normalised over its candidates (a candidate missing from
+/// a list scores 0 there), the dense list weighted by `dense_weight`.
+pub fn linear(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) -> Vec<Ranked> {
+    let norm = |v: &[(u32, f32)]| -> Vec<(u32, f32)> {
+        let (lo, hi) = v.iter().fold((f32::MAX, f32::MIN), |(lo, hi), x| (lo.min(x.1), hi.max(x.1)));
+        let span = (hi - lo).max(1e-6);
+        v.iter().map(|&(o, s)| (o, (s - lo) / span)).collect()
+    };
+    let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
+    for (i, (&(ord, s), (_, n))) in sparse.iter().zip(norm(sparse)).enumerate() {
+        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        e.score += n;
+        e.sparse_rank = Some(i + 1);
+        e.sparse_score = Some(s);
+    }
+    for (i, (&(ord, s), (_, n))) in dense.iter().zip(norm(dense)).enumerate() {
+        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        e.score += dense_weight * n;
         e.dense_rank = Some(i + 1);
         e.dense_score = Some(s);
     }

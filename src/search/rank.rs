@@ -8,16 +8,32 @@ use crate::view::ViewData;
 
 /// Test files, unless the query is about tests: questions name behaviour, and a test of it
 /// repeats the same words around fixtures.
-pub const TEST_FACTOR: f32 = 0.5;
+pub const TEST_FACTOR: f32 = crate::config::DEFAULT_TEST_FACTOR;
 /// Prose and data (Markdown, text, JSON, YAML, TOML), unless the query is about documentation:
 /// changelogs and guides restate features in the words questions use.
-pub const PROSE_FACTOR: f32 = 0.5;
+pub const PROSE_FACTOR: f32 = crate::config::DEFAULT_PROSE_FACTOR;
 /// The definition (or the file) named like an identifier written in the query.
 pub const IDENT_FACTOR: f32 = 1.5;
+/// Build output, bundles and minified files (`dist/`, `*.min.js`), examples, benchmarks and
+/// documentation snippets, unless the query is about them: they repeat what the source says.
+pub const SECONDARY_FACTOR: f32 = crate::config::DEFAULT_SECONDARY_FACTOR;
+
+/// Whether a path is build output or secondary code (examples, benchmarks, doc snippets).
+pub fn is_secondary_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = lower.rsplit('/').next().unwrap_or(&lower);
+    let dirs: Vec<&str> = lower.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
+        matches!(*d, "dist" | "build" | "out" | "bundle" | "bundles" | "compiled" | "generated" | "example" | "examples" | "bench" | "benches" | "benchmark" | "benchmarks" | "snippets" | "samples" | "sample" | "demo" | "demos")
+    }) || name.contains(".min.")
+        || name.contains(".bundle.")
+}
 
 /// Query words that make test files fair game.
 const TEST_WORDS: &[&str] =
     &["test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "assert", "assertion", "coverage", "bench", "benchmark"];
+/// Query words that make examples, benchmarks and build output fair game.
+const SECONDARY_WORDS: &[&str] = &["example", "examples", "sample", "samples", "demo", "bench", "benchmark", "benchmarks", "dist", "build", "bundle", "snippet", "snippets"];
 /// Query words that make documentation fair game.
 const DOC_WORDS: &[&str] =
     &["doc", "docs", "documentation", "document", "readme", "changelog", "guide", "tutorial", "example", "examples", "docstring", "config", "configuration"];
@@ -25,16 +41,36 @@ const DOC_WORDS: &[&str] =
 pub struct Priors {
     test: f32,
     prose: f32,
+    secondary: f32,
     idents: Vec<String>,
+}
+
+/// The prior factors (configurable for measurement; the defaults are the constants above).
+#[derive(Debug, Clone, Copy)]
+pub struct Factors {
+    pub test: f32,
+    pub prose: f32,
+    pub secondary: f32,
+}
+
+impl Default for Factors {
+    fn default() -> Self {
+        Factors { test: TEST_FACTOR, prose: PROSE_FACTOR, secondary: SECONDARY_FACTOR }
+    }
 }
 
 impl Priors {
     pub fn for_query(query: &str) -> Priors {
+        Self::with_factors(query, Factors::default())
+    }
+
+    pub fn with_factors(query: &str, f: Factors) -> Priors {
         let terms = crate::analyze::query_terms(query);
         let about = |words: &[&str]| terms.iter().any(|t| words.contains(&t.as_str()));
         Priors {
-            test: if about(TEST_WORDS) { 1.0 } else { TEST_FACTOR },
-            prose: if about(DOC_WORDS) { 1.0 } else { PROSE_FACTOR },
+            test: if about(TEST_WORDS) { 1.0 } else { f.test },
+            prose: if about(DOC_WORDS) { 1.0 } else { f.prose },
+            secondary: if about(SECONDARY_WORDS) { 1.0 } else { f.secondary },
             idents: query_identifiers(query),
         }
     }
@@ -46,6 +82,8 @@ impl Priors {
             self.prose
         } else if crate::graph::model::is_test_path(c.path) {
             self.test
+        } else if is_secondary_path(c.path) {
+            self.secondary
         } else {
             1.0
         };
@@ -90,6 +128,48 @@ pub fn file_evidence(data: &ViewData, ranked: &mut [Ranked], share: f32) {
         let other = if r.score >= first { second } else { first };
         r.score += share * other;
     }
+}
+
+/// A file as a whole: what `search --files` lists and what the evaluation scores.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RankedFile {
+    pub path: String,
+    /// Its best chunk's score (which already holds the file-evidence share of its next best).
+    pub score: f32,
+    /// Chunks of this file among the candidates.
+    pub chunks: usize,
+    /// The best chunk: lines and symbol.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: String,
+}
+
+/// Files in the order of their best chunk in `ranked` (already sorted best first), at most
+/// `limit`.
+pub fn rank_files(data: &ViewData, ranked: &[Ranked], limit: usize) -> Vec<RankedFile> {
+    let mut out: Vec<RankedFile> = Vec::new();
+    let mut at: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for r in ranked {
+        let c = data.table.chunk(r.ord);
+        match at.get(c.path) {
+            Some(&i) => out[i].chunks += 1,
+            None => {
+                if out.len() == limit {
+                    continue;
+                }
+                at.insert(c.path, out.len());
+                out.push(RankedFile {
+                    path: c.path.to_string(),
+                    score: r.score,
+                    chunks: 1,
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    symbol: c.symbol.to_string(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Identifiers a query names: words written like code (`camelCase`, `snake_case`, inner

@@ -11,33 +11,14 @@ pub const TIMEOUT_ENV: &str = "LYNX_LOCK_TIMEOUT";
 const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 
 /// Exit code of a command that gave up waiting for a lock.
-pub const EXIT_LOCKED: i32 = 75;
+pub use crate::error::EXIT_LOCKED;
 
 pub struct StoreLock {
     file: File,
     holder_path: PathBuf,
 }
 
-#[derive(Debug)]
-pub struct LockTimeout {
-    pub holder: String,
-    pub waited: Duration,
-    pub name: String,
-}
-
-impl std::fmt::Display for LockTimeout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the Lynx store is locked for writing ({}) by {}; gave up after {:.1}s. Wait for it to finish, or raise {TIMEOUT_ENV} (seconds)",
-            self.name,
-            self.holder,
-            self.waited.as_secs_f64()
-        )
-    }
-}
-
-impl std::error::Error for LockTimeout {}
+pub use crate::error::LockTimeout;
 
 pub fn timeout() -> Duration {
     let secs = std::env::var(TIMEOUT_ENV).ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(DEFAULT_TIMEOUT_SECS);

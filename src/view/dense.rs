@@ -4,7 +4,7 @@
 
 use super::table::{ChunkTable, NONE};
 use crate::layer;
-use crate::search::Allowed;
+use super::table::Allowed;
 use crate::shard::Registry;
 use crate::shard::vectors::VectorShard;
 use crate::store::{Key, Store};
@@ -103,15 +103,15 @@ impl DenseView {
                         scored.push((ord as u32, dot(q, v)));
                     }
                 }
-                crate::search::bm25::top_k(&mut scored, k);
+                super::top_k(&mut scored, k);
                 scored
             })
             .reduce(Vec::new, |mut a, b| {
                 a.extend(b);
-                crate::search::bm25::top_k(&mut a, k);
+                super::top_k(&mut a, k);
                 a
             });
-        crate::search::bm25::top_k(&mut best, k);
+        super::top_k(&mut best, k);
         best
     }
 }

@@ -6,6 +6,7 @@
 //! asked. Nothing is written per view.
 
 pub mod dense;
+pub mod history;
 pub mod table;
 
 use crate::repo::{self, FileEntry, SkipReason, Skipped};
@@ -56,6 +57,8 @@ pub struct ViewData {
     pub key: String,
     pub table: table::ChunkTable,
     pub assembly: table::Assembly,
+    /// The history field, built on first use (None: no revision, or history off).
+    pub history: std::sync::OnceLock<Option<std::sync::Arc<history::HistoryField>>>,
 }
 
 impl ViewData {
@@ -65,13 +68,14 @@ impl ViewData {
         let max = ws.config.index.max_file_size;
         let (table, assembly) =
             table::ChunkTable::assemble(&ws.store, &ws.shards, view.files.iter().map(|f| (f.path.as_str(), f.key)), max)?;
-        Ok(ViewData { id: view.id.clone(), key: content_key(view, max), table, assembly })
+        Ok(ViewData { id: view.id.clone(), key: content_key(view, max), table, assembly, history: Default::default() })
     }
 
     /// Chunk ordinals of a file, in line order.
     pub fn file_chunks(&self, path: &str) -> std::ops::Range<u32> {
         self.table.file_chunks(path)
     }
+
 }
 
 /// The content key of a view: its (path, key) list, the layer fingerprints and the size cap.
@@ -136,7 +140,7 @@ impl View {
                 (ViewId { kind: "folder", commit: None, label: root.display().to_string() }, list)
             }
         };
-        let excludes = exclude_set(&ws.config.index.exclude)?;
+        let excludes = repo::exclude_set(&ws.config.index.exclude)?;
         let mut skipped = list.skipped;
         let mut files = Vec::with_capacity(list.files.len());
         for f in list.files {
@@ -161,19 +165,12 @@ fn to_view_file(f: FileEntry) -> ViewFile {
     ViewFile { path: f.path, blob: f.blob, key, size: f.size, content: f.content }
 }
 
-/// Globs from `index.exclude`, gitignore-like: a pattern without `/` matches at any depth.
-pub fn exclude_set(patterns: &[String]) -> Result<Option<globset::GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
+/// Sorts the `k` best (score descending, ordinal ascending) to the front and drops the rest.
+pub fn top_k(v: &mut Vec<(u32, f32)>, k: usize) {
+    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if v.len() > k {
+        v.select_nth_unstable_by(k - 1, cmp);
+        v.truncate(k);
     }
-    let mut b = globset::GlobSetBuilder::new();
-    for p in patterns {
-        let p = p.trim_start_matches('/');
-        let pat = if p.contains('/') { p.to_string() } else { format!("**/{p}") };
-        b.add(globset::Glob::new(&pat).map_err(|e| anyhow::anyhow!("invalid index.exclude pattern `{p}`: {e}"))?);
-        if !p.contains('*') {
-            b.add(globset::Glob::new(&format!("{}/**", pat.trim_end_matches('/')))?);
-        }
-    }
-    Ok(Some(b.build()?))
+    v.sort_unstable_by(cmp);
 }

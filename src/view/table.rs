@@ -390,3 +390,33 @@ fn shard_index<T>(
     at.insert(seg, i);
     Ok(i)
 }
+
+/// A set of chunk ordinals (the candidates a path filter allows).
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    bits: Vec<u64>,
+}
+
+impl Allowed {
+    pub fn new(n: usize) -> Allowed {
+        Allowed { bits: vec![0; n.div_ceil(64)] }
+    }
+
+    pub fn insert(&mut self, o: u32) {
+        if let Some(w) = self.bits.get_mut(o as usize / 64) {
+            *w |= 1 << (o % 64);
+        }
+    }
+
+    pub fn contains(&self, o: u32) -> bool {
+        self.bits.get(o as usize / 64).is_some_and(|w| w & (1 << (o % 64)) != 0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+}

@@ -132,3 +132,18 @@ pub fn seed_project(r: &TestRepo, n: usize) {
     }
     r.write("README.md", "# Demo\n\nA demo project for tests.\n");
 }
+
+/// Whether a prerequisite the tests can run without is present. Missing, the test says it is
+/// skipped; but when `LYNX_REQUIRE_<NAME>=1` (CI sets it for what `.ci/run` installs), a
+/// missing prerequisite fails the test instead of letting CI pass without running it.
+pub fn prerequisite(name: &str, present: bool, why: &str) -> bool {
+    if present {
+        return true;
+    }
+    let var = format!("LYNX_REQUIRE_{}", name.to_ascii_uppercase());
+    if std::env::var(&var).is_ok_and(|v| v == "1") {
+        panic!("{name} is required here ({var}=1) but missing: {why}");
+    }
+    eprintln!("skipped: {name} is missing ({why})");
+    false
+}

@@ -1,0 +1,65 @@
+//! A view's history field: for each file, the subjects of the most recent commits that changed
+//! it among the commits reachable from the view's revision, analysed like chunk text. Nothing
+//! newer than the revision can reach it: the commits are walked back from the revision itself.
+//! BM25 scores it as a file-level field, like the path (`search::bm25`).
+
+use super::table::ChunkTable;
+use crate::analyze;
+use std::collections::HashMap;
+
+pub struct HistoryField {
+    /// term → (file, occurrences in the file's history)
+    postings: HashMap<String, Vec<(u32, u32)>>,
+    /// Tokens of each file's history.
+    lengths: Vec<u32>,
+    /// Sum over chunks of their file's history length (for the average).
+    pub total: u64,
+    /// Commits looked at.
+    pub commits: usize,
+}
+
+impl HistoryField {
+    /// From `commits` (newest first): at most `per_file` subjects per file.
+    pub fn build(table: &ChunkTable, commits: &[crate::layer::history::CommitFacts], per_file: usize) -> HistoryField {
+        let n = table.file_count();
+        let mut taken = vec![0usize; n];
+        let mut counts: Vec<HashMap<String, u32>> = vec![HashMap::new(); n];
+        let mut lengths = vec![0u32; n];
+        for c in commits {
+            let mut terms: Option<Vec<String>> = None;
+            for p in &c.paths {
+                let Some(f) = table.file_of(p) else { continue };
+                let f = f as usize;
+                if taken[f] >= per_file {
+                    continue;
+                }
+                taken[f] += 1;
+                let t = terms.get_or_insert_with(|| analyze::tokens(&c.subject));
+                for w in t.iter() {
+                    *counts[f].entry(w.clone()).or_default() += 1;
+                    lengths[f] += 1;
+                }
+            }
+        }
+        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        for (f, c) in counts.into_iter().enumerate() {
+            for (t, tf) in c {
+                postings.entry(t).or_default().push((f as u32, tf));
+            }
+        }
+        for p in postings.values_mut() {
+            p.sort_unstable();
+        }
+        let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
+        HistoryField { postings, lengths, total, commits: commits.len() }
+    }
+
+    /// Files whose history holds `term`, with its number of occurrences.
+    pub fn postings(&self, term: &str) -> &[(u32, u32)] {
+        self.postings.get(term).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    pub fn length(&self, file: u32) -> u32 {
+        self.lengths.get(file as usize).copied().unwrap_or(0)
+    }
+}
