@@ -73,7 +73,8 @@ pub struct SearchConfig {
     pub k: usize,
     /// Candidates taken from each retriever before fusion.
     pub pool: usize,
-    /// The dense list's weight in the fusion (the BM25 list's is 1).
+    /// The dense side's share of the fused score (convex), or the dense list's weight against
+    /// the BM25 list's 1 (rrf).
     pub dense_weight: f32,
     /// Share of a file's other best hit added to each of its hits (0 = off).
     pub file_evidence: f32,
@@ -87,8 +88,7 @@ pub struct SearchConfig {
     pub rrf_k: f32,
     /// Candidates the dense retriever contributes (0: as many as `pool`).
     pub dense_pool: usize,
-    /// `rrf` (rank fusion) or `linear` (min-max normalised scores, the dense list weighted by
-    /// `dense_weight`).
+    /// `convex` (normalised scores, combined) or `rrf` (Reciprocal Rank Fusion).
     pub fusion: String,
     /// Score multipliers of test files, prose and data, and secondary code (build output,
     /// examples, benchmarks) when the query is not about them.
@@ -147,7 +147,9 @@ impl Default for SourceConfig {
 /// The default model for real users: a static code embedding model (no ONNX Runtime needed).
 pub const DEFAULT_MODEL: &str = "minishlab/potion-code-16M";
 /// Measured best on the evaluation sets with the models at hand (docs/EVALUATION.md).
-pub const DEFAULT_DENSE_WEIGHT: f32 = 0.3;
+pub const DEFAULT_DENSE_WEIGHT: f32 = 0.4;
+/// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).
+pub const DEFAULT_RRF_K: f32 = 60.0;
 /// Measured on a plateau from 0.15 to 0.4 on the evaluation sets (docs/EVALUATION.md).
 pub const DEFAULT_FILE_EVIDENCE: f32 = 0.25;
 /// Ranking priors (docs/EVALUATION.md): test files, prose and data, secondary code.
@@ -185,9 +187,9 @@ impl Default for SearchConfig {
             history: DEFAULT_HISTORY,
             history_commits: 1000,
             history_per_file: 10,
-            rrf_k: 60.0,
+            rrf_k: DEFAULT_RRF_K,
             dense_pool: DEFAULT_DENSE_POOL,
-            fusion: "rrf".into(),
+            fusion: "convex".into(),
             question_words: false,
             variants: DEFAULT_VARIANTS,
             test_factor: DEFAULT_TEST_FACTOR,
@@ -293,8 +295,13 @@ impl Config {
                 "search.file_evidence must be a number from 0 to 1 (got {e}); 0 ranks every hit on its own"
             )));
         }
-        if !matches!(cfg.search.fusion.as_str(), "rrf" | "linear" | "rerank") {
-            return Err(crate::error::usage(format!("search.fusion must be `rrf`, `rerank` or `linear` (got `{}`)", cfg.search.fusion)));
+        if !matches!(cfg.search.fusion.as_str(), "convex" | "rrf") {
+            return Err(crate::error::usage(format!("search.fusion must be `convex` or `rrf` (got `{}`)", cfg.search.fusion)));
+        }
+        if cfg.search.fusion == "convex" && w > 1.0 {
+            return Err(crate::error::usage(format!(
+                "search.dense_weight is the dense share of a convex combination and must be from 0 to 1 (got {w}); use search.fusion = \"rrf\" for a rank-fusion weight"
+            )));
         }
         if !(cfg.search.rrf_k.is_finite() && cfg.search.rrf_k > 0.0) {
             return Err(crate::error::usage("search.rrf_k must be a number above 0"));

@@ -62,6 +62,9 @@ pub struct Engine {
     /// working-tree listing is reused until it moves.
     pub worktree_gen: Arc<std::sync::atomic::AtomicU64>,
     pub watching: Arc<std::sync::atomic::AtomicBool>,
+    /// Installed by the file watcher: returns once every change saved before the call has
+    /// reached it (false when it cannot tell), so the reused listing is never older than a save.
+    pub fence: OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
     worktree: Mutex<Option<(u64, Arc<View>)>>,
 }
 
@@ -95,6 +98,7 @@ impl Engine {
             reranker: Mutex::new(None),
             worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            fence: OnceLock::new(),
             worktree: Mutex::new(None),
         }
     }
@@ -166,7 +170,7 @@ impl Engine {
     /// no change (the MCP server's warm path); everything else is listed fresh.
     pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {
         use std::sync::atomic::Ordering;
-        if *spec != ViewSpec::Worktree || !self.watching.load(Ordering::Acquire) {
+        if *spec != ViewSpec::Worktree || !self.watching.load(Ordering::Acquire) || !self.fence.get().is_some_and(|pass| pass()) {
             return Ok(Arc::new(View::open(&self.ws, spec)?));
         }
         let generation = self.worktree_gen.load(Ordering::Acquire);

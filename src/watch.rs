@@ -197,15 +197,82 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
     });
 }
 
-/// Bumps `engine.worktree_gen` on every relevant change, immediately (no debounce).
+/// A barrier through the file watcher's event queue. A query that wants to reuse the cached
+/// working-tree listing first creates a marker file inside the watched tree and waits until
+/// the watcher has seen it: the kernel queues a watch's events in order, so by then every change
+/// saved before the query has bumped the working-tree generation. Without it, a question asked
+/// right after a save could be answered from the listing before the save.
+struct Fence {
+    dir: PathBuf,
+    next: std::sync::atomic::AtomicU64,
+    seen: std::sync::Mutex<u64>,
+    cv: std::sync::Condvar,
+}
+
+/// How long a query waits for its marker's event before listing the working tree itself.
+const FENCE_WAIT: Duration = Duration::from_millis(500);
+
+impl Fence {
+    fn new(dir: PathBuf) -> Result<Fence> {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(Fence { dir, next: Default::default(), seen: Default::default(), cv: Default::default() })
+    }
+
+    fn observe(&self, p: &Path) {
+        if p.parent() != Some(self.dir.as_path()) {
+            return;
+        }
+        let n = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("fence-")).and_then(|n| n.parse::<u64>().ok());
+        if let Some(n) = n {
+            let mut seen = self.seen.lock().unwrap();
+            if n > *seen {
+                *seen = n;
+                self.cv.notify_all();
+            }
+        }
+    }
+
+    /// Whether every change saved before this call has reached the watcher (false when the
+    /// marker could not be written or its event did not arrive in time).
+    fn pass(&self) -> bool {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::AcqRel) + 1;
+        let marker = self.dir.join(format!("fence-{n}"));
+        if std::fs::write(&marker, b"").is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + FENCE_WAIT;
+        let mut seen = self.seen.lock().unwrap();
+        while *seen < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            seen = self.cv.wait_timeout(seen, left).unwrap().0;
+        }
+        let ok = *seen >= n;
+        drop(seen);
+        let _ = std::fs::remove_file(&marker);
+        ok
+    }
+}
+
+/// Bumps `engine.worktree_gen` on every relevant change, immediately (no debounce), and
+/// installs the fence that lets queries reuse the listing between changes. When the store is
+/// outside the watched checkout there is no fence, and every query lists the working tree.
 fn invalidation_watcher(engine: &Arc<Engine>) -> Result<notify::RecommendedWatcher> {
     use std::sync::atomic::Ordering;
     let root = engine.ws.repo.workdir()?.to_path_buf();
     let git_dir = engine.ws.repo.local().git_dir().canonicalize().unwrap_or_else(|_| root.join(".git"));
+    let store = engine.ws.store.root.canonicalize().unwrap_or_else(|_| engine.ws.store.root.clone());
+    let root_c = root.canonicalize().unwrap_or_else(|_| root.clone());
+    let fence = if store.starts_with(&root_c) { Some(Arc::new(Fence::new(store.join("watch"))?)) } else { None };
     let generation = engine.worktree_gen.clone();
-    let (r, g) = (root.clone(), git_dir.clone());
+    let (r, g, f) = (root.clone(), git_dir.clone(), fence.clone());
     let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
         if let Ok(ev) = ev {
+            if let Some(f) = &f {
+                ev.paths.iter().for_each(|p| f.observe(p));
+            }
             if !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(&r, &g, p)) {
                 generation.fetch_add(1, Ordering::AcqRel);
             }
@@ -215,6 +282,10 @@ fn invalidation_watcher(engine: &Arc<Engine>) -> Result<notify::RecommendedWatch
     if !git_dir.starts_with(&root) {
         w.watch(&git_dir, RecursiveMode::NonRecursive).ok();
     }
-    engine.watching.store(true, Ordering::Release);
+    if let Some(f) = fence {
+        if engine.fence.set(Box::new(move || f.pass())).is_ok() {
+            engine.watching.store(true, Ordering::Release);
+        }
+    }
     Ok(w)
 }

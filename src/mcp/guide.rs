@@ -66,9 +66,9 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
     }
     s.push_str(
         "\n## Reading scores\n\n\
-- `hybrid` (default): weighted Reciprocal Rank Fusion, 1/(60+BM25 rank) + w/(60+dense rank), w = search.dense_weight (0.3). \
-Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
-- In every mode, test files and docs count half unless the query mentions tests or docs, and the definition of an identifier \
+- `hybrid` (default): 0.6 × BM25 / best BM25 + 0.4 × normalised cosine over both candidate lists (search.fusion, search.dense_weight), \
+so scores are 0…1 before the priors. Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
+- In every mode, test files count half and docs 0.3 unless the query mentions tests or docs, and the definition of an identifier \
 written like code (`parseConfig`, in backticks) counts 1.5×; in hybrid and sparse, a hit also gains a share (search.file_evidence, 0.25) of the best other hit \
 of its file. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
 - `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\

@@ -132,7 +132,8 @@ pub fn retrieve(
     let history = engine.history(data);
     let history = history.as_deref().map(|h| (h, engine.ws.config.search.history));
     let qa = search::QueryAnalysis { question_words: engine.ws.config.search.question_words, variants: engine.ws.config.search.variants };
-    let sparse_hits = if mode == Mode::Dense { Vec::new() } else { search::sparse_with(data, query, pool, allowed, history, &qa)? };
+    let (sparse_hits, bm25_scores) =
+        if mode == Mode::Dense { (Vec::new(), None) } else { let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa); (h, Some(s)) };
     let mut query_vector = None;
     let dense_hits = match (&dense, mode) {
         (Some(m), Mode::Dense | Mode::Hybrid) => {
@@ -152,18 +153,10 @@ pub fn retrieve(
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
         Mode::Hybrid => {
             let s = &engine.ws.config.search;
-            match (s.fusion.as_str(), &dense, &query_vector) {
-                ("linear", _, _) => search::linear(&sparse_hits, &dense_hits, s.dense_weight),
-                // Every candidate of either list ranked by its cosine: dense reorders the
-                // lexical candidates too, not only the ones it retrieved itself.
-                ("rerank", Some(m), Some(q)) => {
-                    let mut all: Vec<u32> = sparse_hits.iter().chain(dense_hits.iter()).map(|h| h.0).collect();
-                    all.sort_unstable();
-                    all.dedup();
-                    let mut by_cos: Vec<(u32, f32)> = all.iter().map(|&o| (o, if m.has(o) { crate::embed::dot(q, &m.row(o)) } else { -1.0 })).collect();
-                    let n = by_cos.len();
-                    crate::view::top_k(&mut by_cos, n);
-                    search::rrf_with(&sparse_hits, &by_cos, s.dense_weight, s.rrf_k)
+            match (s.fusion.as_str(), &dense, &query_vector, &bm25_scores) {
+                ("convex", Some(m), Some(q), Some(b)) => {
+                    let cos = |o: u32| m.has(o).then(|| crate::embed::dot(q, &m.row(o)));
+                    search::convex(&sparse_hits, &dense_hits, |o| b.score(o), cos, s.dense_weight)
                 }
                 _ => search::rrf_with(&sparse_hits, &dense_hits, s.dense_weight, s.rrf_k),
             }

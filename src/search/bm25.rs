@@ -42,6 +42,13 @@ pub struct Scratch {
     postings: Vec<(u32, u32)>,
 }
 
+impl Scratch {
+    /// Chunk `ord`'s score in the last search (0 when no query term matched it).
+    pub fn score(&self, ord: u32) -> f32 {
+        self.scores.get(ord as usize).copied().unwrap_or(0.0)
+    }
+}
+
 /// A file-level field beside the chunk's own: the history of the chunk's file, with its weight.
 pub type History<'a> = Option<(&'a crate::view::history::HistoryField, f32)>;
 

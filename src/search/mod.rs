@@ -76,10 +76,25 @@ pub struct QueryAnalysis {
 }
 
 pub fn sparse_with(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History, qa: &QueryAnalysis) -> Result<Vec<(u32, f32)>> {
+    Ok(sparse_scored(view, query, pool, allowed, history, qa).0)
+}
+
+/// BM25 candidates, and the scratch that holds every chunk's exact score for the query
+/// (`Scratch::score`), for fusion that needs scores beyond the pool.
+pub fn sparse_scored(
+    view: &ViewData,
+    query: &str,
+    pool: usize,
+    allowed: Option<&Allowed>,
+    history: bm25::History,
+    qa: &QueryAnalysis,
+) -> (Vec<(u32, f32)>, bm25::Scratch) {
     let mut terms = analyze::weighted_query_terms(query, qa.question_words, qa.variants);
     // Variants count only where the index has them.
     terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
-    Ok(bm25::search(&view.table, &terms, pool, allowed, history))
+    let mut scratch = bm25::Scratch::default();
+    let hits = bm25::search_with(&view.table, &terms, pool, allowed, history, &mut scratch);
+    (hits, scratch)
 }
 
 /// `k` as asked, or the largest accepted (`config::MAX_K`) with a note saying so.
@@ -88,16 +103,11 @@ pub fn clamp_k(k: usize) -> (usize, Option<String>) {
     if k > max { (max, Some(format!("k = {k} is more than a reading list; answered with the first {max}"))) } else { (k, None) }
 }
 
-/// Reciprocal Rank Fusion constant (LynxMCP's and the literature's default).
-pub const RRF_K: f32 = 60.0;
+/// Reciprocal Rank Fusion constant.
+pub const RRF_K: f32 = crate::config::DEFAULT_RRF_K;
 
-/// Fuses ranked lists by weighted RRF: the sparse list contributes 1 / (RRF_K + rank) (rank
-/// from 1), the dense list `dense_weight` / (RRF_K + rank).
-pub fn rrf(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) -> Vec<Ranked> {
-    rrf_with(sparse, dense, dense_weight, RRF_K)
-}
-
-/// Weighted RRF with constant `k`.
+/// Fuses ranked lists by weighted RRF: the sparse list contributes 1 / (k + rank) (rank from
+/// 1), the dense list `dense_weight` / (k + rank).
 pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
     let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
@@ -118,29 +128,41 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
     v
 }
 
-/// Fuses by scores: each list min-max normalised over its candidates (a candidate missing from
-/// a list scores 0 there), the dense list weighted by `dense_weight`.
-pub fn linear(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) -> Vec<Ranked> {
-    let norm = |v: &[(u32, f32)]| -> Vec<(u32, f32)> {
-        let (lo, hi) = v.iter().fold((f32::MAX, f32::MIN), |(lo, hi), x| (lo.min(x.1), hi.max(x.1)));
-        let span = (hi - lo).max(1e-6);
-        v.iter().map(|&(o, s)| (o, (s - lo) / span)).collect()
-    };
-    let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
+/// Fuses by a convex combination of normalised scores over the union of both candidate lists:
+/// `(1 - w) * bm25 / max_bm25 + w * (cos - min_cos) / (max_cos - min_cos)`, the extremes taken
+/// over the candidates. Every candidate has both scores, computed rather than assumed (`bm25`
+/// and `cos` give any chunk's exact score; `cos` is `None` for a chunk not yet embedded): a
+/// chunk one retriever missed is not scored as if that retriever had found nothing. Unlike rank
+/// fusion this keeps the margins: a BM25 winner far ahead of the rest is not overtaken by the
+/// dense list's favourite on rank alone.
+pub fn convex(sparse: &[(u32, f32)], dense: &[(u32, f32)], bm25: impl Fn(u32) -> f32, cos: impl Fn(u32) -> Option<f32>, w: f32) -> Vec<Ranked> {
+    let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::with_capacity(sparse.len() + dense.len());
     let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
-    for (i, (&(ord, s), (_, n))) in sparse.iter().zip(norm(sparse)).enumerate() {
+    for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
-        e.score += n;
         e.sparse_rank = Some(i + 1);
         e.sparse_score = Some(s);
     }
-    for (i, (&(ord, s), (_, n))) in dense.iter().zip(norm(dense)).enumerate() {
+    for (i, &(ord, c)) in dense.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
-        e.score += dense_weight * n;
         e.dense_rank = Some(i + 1);
-        e.dense_score = Some(s);
+        e.dense_score = Some(c);
     }
     let mut v: Vec<Ranked> = by_ord.into_values().collect();
+    for e in v.iter_mut() {
+        e.sparse_score.get_or_insert_with(|| bm25(e.ord));
+        if e.dense_score.is_none() {
+            e.dense_score = cos(e.ord);
+        }
+    }
+    let smax = v.iter().filter_map(|e| e.sparse_score).fold(0f32, f32::max).max(1e-6);
+    let (cmin, cmax) = v.iter().filter_map(|e| e.dense_score).fold((f32::MAX, f32::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+    let cspan = (cmax - cmin).max(1e-6);
+    for e in v.iter_mut() {
+        let s = e.sparse_score.unwrap_or(0.0) / smax;
+        let c = (e.dense_score.unwrap_or(cmin) - cmin) / cspan;
+        e.score = (1.0 - w) * s + w * c;
+    }
     v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX))).then(a.ord.cmp(&b.ord)));
     v
 }
@@ -149,4 +171,38 @@ pub fn linear(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32) ->
 pub fn dedup_identical(view: &ViewData, ranked: Vec<Ranked>) -> Vec<Ranked> {
     let mut seen = std::collections::HashSet::with_capacity(ranked.len());
     ranked.into_iter().filter(|r| seen.insert(view.table.chunk_hash(r.ord))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn convex_scores_every_candidate_by_both_retrievers() {
+        // Chunk 1 leads BM25 by far; chunk 2 leads the cosines; chunk 3 was found by BM25 only
+        // and chunk 4 by the dense list only: their other score is looked up, not assumed 0.
+        let sparse = [(1u32, 10.0f32), (2, 2.0), (3, 1.0)];
+        let dense = [(2u32, 0.9f32), (4, 0.8), (1, 0.5)];
+        let bm25 = |o: u32| if o == 4 { 4.0 } else { panic!("{o} has its BM25 score already") };
+        let cos = |o: u32| if o == 3 { Some(0.3) } else { panic!("{o} has its cosine already") };
+        let v = convex(&sparse, &dense, bm25, cos, 0.4);
+        let score = |o: u32| v.iter().find(|r| r.ord == o).unwrap().score;
+        // BM25 / 10; cosine (c - 0.3) / 0.6.
+        let want = |s: f32, c: f32| 0.6 * s / 10.0 + 0.4 * (c - 0.3) / 0.6;
+        for (o, s, c) in [(1, 10.0, 0.5), (2, 2.0, 0.9), (3, 1.0, 0.3), (4, 4.0, 0.8)] {
+            assert!((score(o) - want(s, c)).abs() < 1e-6, "chunk {o}: {} vs {}", score(o), want(s, c));
+        }
+        // The margin holds: rank fusion would put chunk 2 first (ranks 2 and 1 against 1 and 3).
+        assert_eq!(v.iter().map(|r| r.ord).collect::<Vec<_>>(), [1, 4, 2, 3]);
+        assert_eq!(rrf_with(&sparse, &dense, 1.0, RRF_K)[0].ord, 2);
+        let four = v.iter().find(|r| r.ord == 4).unwrap();
+        assert_eq!((four.sparse_rank, four.dense_rank, four.sparse_score), (None, Some(2), Some(4.0)));
+    }
+
+    #[test]
+    fn convex_leaves_unembedded_chunks_at_the_bottom_of_the_cosine_scale() {
+        let v = convex(&[(7, 3.0), (8, 3.0)], &[(7, 0.6)], |_| 0.0, |_| None, 0.5);
+        assert_eq!(v[0].ord, 7);
+        assert!((v[1].score - 0.5).abs() < 1e-6, "{:?}", v[1].score);
+    }
 }
