@@ -51,7 +51,7 @@ pub enum Command {
     /// Who uses a symbol: graph callers and subclasses plus lexical references.
     FindUsages(UsagesCmd),
     /// Tests that exercise a symbol (through the call graph, and by file naming convention).
-    FindTestsFor(SymbolCmd),
+    FindTestsFor(TestsCmd),
     /// Code similar to a snippet or to a file's chunks.
     FindSimilar(SimilarCmd),
     /// Definition, callers, callees, bases and tests of a symbol.
@@ -247,6 +247,9 @@ pub struct DeepCmd {
     /// Run every variant and include each one's results.
     #[arg(long)]
     pub return_all_variants: bool,
+    /// A hit counts as strong when its score reaches this (instead of the per-retriever bars).
+    #[arg(long)]
+    pub min_score: Option<f32>,
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
     #[command(flatten)]
@@ -321,6 +324,12 @@ pub struct GraphQueryArgs {
     pub depth: usize,
     #[arg(short = 'k', long = "limit", default_value_t = 200)]
     pub limit: usize,
+    /// Smallest community `overview` reports.
+    #[arg(long = "min-community-size", default_value_t = ops::graph::MIN_COMMUNITY)]
+    pub min_community: usize,
+    /// Longest path shortest_path looks for (default 6).
+    #[arg(long = "max-hops")]
+    pub max_hops: Option<usize>,
     #[command(flatten)]
     pub view: ViewArg,
 }
@@ -479,6 +488,20 @@ pub struct FeedbackCmd {
 pub struct ModuleCmd {
     /// Path of the file (repository-relative).
     pub file: String,
+    /// At most this many entries per list (definitions, imports, dependents).
+    #[arg(short = 'k', long = "limit", default_value_t = 200)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
+pub struct TestsCmd {
+    /// Symbol: qualified (`Class.method`) or leaf name, or a file path.
+    pub symbol: String,
+    /// Keep only tests whose path matches this regular expression.
+    #[arg(long = "test-path-pattern")]
+    pub test_path_pattern: Option<String>,
     #[command(flatten)]
     pub view: ViewArg,
 }
@@ -527,6 +550,12 @@ pub enum GraphCmd {
         depth: usize,
         #[arg(short = 'k', long = "limit", default_value_t = 200)]
         limit: usize,
+        /// Smallest community `overview` reports.
+        #[arg(long = "min-community-size", default_value_t = ops::graph::MIN_COMMUNITY)]
+        min_community: usize,
+        /// Longest path shortest_path looks for (default 6).
+        #[arg(long = "max-hops")]
+        max_hops: Option<usize>,
         #[command(flatten)]
         view: ViewArg,
     },
@@ -722,12 +751,13 @@ fn run(cli: &Cli) -> Result<Answer> {
                 min_results: a.min_results,
                 return_all_variants: a.return_all_variants,
                 snippet_lines: a.lines,
+                min_score: a.min_score,
             };
             ops::deep_search::run(&engine(cli)?, &args)
         }
         Command::FindDefinition(a) => ops::nav::find_definition(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
         Command::FindUsages(a) => ops::nav::find_usages(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.k),
-        Command::FindTestsFor(a) => ops::nav::find_tests_for(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
+        Command::FindTestsFor(a) => ops::nav::find_tests_for(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref()),
         Command::DescribeSymbol(a) => ops::nav::describe_symbol(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
         Command::Impact(a) => impact(cli, a),
         Command::SearchDiff(a) => {
@@ -735,7 +765,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {
-            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit };
+            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops };
             ops::graph::run(&engine(cli)?, &args)
         }
         Command::ExportGraph(e) => {
@@ -791,7 +821,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref()),
+        Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref(), a.limit.max(1)),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
         Command::FindSimilar(a) => {
             let args = ops::similar::SimilarArgs {
@@ -806,7 +836,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             ops::similar::run(&engine(cli)?, &args)
         }
         Command::Graph { what } => match what {
-            GraphCmd::Query { op, symbol, target, relation, depth, limit, view } => {
+            GraphCmd::Query { op, symbol, target, relation, depth, limit, min_community, max_hops, view } => {
                 let args = ops::graph::GraphArgs {
                     op: op.clone(),
                     symbol: symbol.clone(),
@@ -815,11 +845,13 @@ fn run(cli: &Cli) -> Result<Answer> {
                     depth: *depth,
                     rev: view.rev.clone(),
                     limit: *limit,
+                    min_community: *min_community,
+                    max_hops: *max_hops,
                 };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Status(v) => {
-                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0 };
+                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Export { symbol, module, out, depth, view } => {

@@ -212,3 +212,116 @@ fn edits_are_reflected_with_the_watcher_on() {
     assert!(!text.contains("src/w0.py"), "{text}");
     c.close();
 }
+
+impl Client {
+    /// A tool call's whole result (text, error flag and structured content).
+    fn call_full(&mut self, tool: &str, args: Value) -> Value {
+        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(v["result"].is_object(), "{v}");
+        v["result"].clone()
+    }
+
+    /// Writes a raw line and returns the next response that carries `id`.
+    fn raw(&mut self, line: &[u8], id: Value) -> Value {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut l = String::new();
+            assert!(self.stdout.read_line(&mut l).unwrap() > 0, "server closed stdout");
+            let v: Value = serde_json::from_str(&l).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+/// Calls written the way LynxMCP's manual writes them keep LynxMCP's meaning.
+#[test]
+fn lynxmcp_calls_keep_their_meaning() {
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = Client::start(&r, &["--profile", "full"]);
+    let ok = |v: &Value| {
+        assert_ne!(v["isError"], true, "{v}");
+        assert_eq!(v["structuredContent"]["ok"], true, "{v}");
+        v["structuredContent"].clone()
+    };
+    // top_k is k; file_glob filters.
+    let s = ok(&c.call_full("search", json!({"query": "add numbers", "top_k": 1})));
+    assert_eq!(s["results"].as_array().unwrap().len(), 1, "{s}");
+    let s = ok(&c.call_full("search", json!({"query": "add", "file_glob": "tests/**"})));
+    let paths: Vec<&str> = s["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| p.starts_with("tests/")), "{paths:?}");
+    // The structured content is what `--json` prints.
+    let cli = r.json(&["--no-dense", "search", "add", "--glob", "tests/**"]);
+    assert_eq!(s["results"], cli["results"]);
+    // Graph: limit, relation_filter, file_or_symbol, shortest_path from `source` to `target`.
+    let g = ok(&c.call_full("graph_query", json!({"operation": "callers", "symbol": "add"})));
+    assert!(g["results"].as_array().unwrap().len() >= 2, "{g}");
+    let g = ok(&c.call_full("graph_query", json!({"operation": "callers", "symbol": "add", "limit": 1})));
+    assert_eq!(g["results"].as_array().unwrap().len(), 1, "{g}");
+    let g = ok(&c.call_full("graph_query", json!({"operation": "neighbors", "symbol": "Square", "relation_filter": "inherits"})));
+    let rels: Vec<&str> = g["results"].as_array().unwrap().iter().map(|l| l["relation"].as_str().unwrap()).collect();
+    assert!(!rels.is_empty() && rels.iter().all(|r| *r == "extends" || *r == "inherits" || *r == "extends_or_implements"), "{g}");
+    let g = ok(&c.call_full("graph_query", json!({"operation": "shortest_path", "source": "total", "target": "add", "max_hops": 3})));
+    assert_eq!(g["found"], true, "{g}");
+    let g = ok(&c.call_full("graph_query", json!({"operation": "imports", "file_or_symbol": "tests/test_calc.py"})));
+    assert_eq!(g["matched"], true, "{g}");
+    let g = ok(&c.call_full("graph_query", json!({"operation": "overview", "top_n_gods": 1, "min_community_size": 1000})));
+    assert!(g["hubs"].as_array().unwrap().len() <= 1 && g["communities"].as_array().unwrap().is_empty(), "{g}");
+    // module_summary {file, limit}; find_tests_for {test_path_pattern}; deep_search {min_score}.
+    let m = ok(&c.call_full("module_summary", json!({"file": "src/calc.py", "limit": 1})));
+    assert_eq!(m["definitions"].as_array().unwrap().len(), 1, "{m}");
+    let t = ok(&c.call_full("find_tests_for", json!({"symbol": "add", "test_path_pattern": "^tests/"})));
+    assert!(!t["results"].as_array().unwrap().is_empty(), "{t}");
+    let t = ok(&c.call_full("find_tests_for", json!({"symbol": "add", "test_path_pattern": "^spec/"})));
+    assert!(t["results"].as_array().unwrap().is_empty(), "{t}");
+    let d = ok(&c.call_full("deep_search", json!({"queries": ["add"], "top_k": 2, "min_score": 1e9})));
+    assert_eq!(d["variants"][0]["strong"], false, "{d}");
+    let d = ok(&c.call_full("deep_search", json!({"queries": ["add"], "top_k": 2, "min_score": 0.0, "min_results": 1})));
+    assert_eq!(d["variants"][0]["strong"], true, "{d}");
+    // export_graph {target, mode, out}: written inside the repository, never outside it.
+    let e = ok(&c.call_full("export_graph", json!({"target": "add", "mode": "symbol", "out": "reports/add.html"})));
+    assert!(r.file("reports/add.html").is_file(), "{e}");
+    for bad in ["../outside.html", "/tmp/outside.html"] {
+        let v = c.call_full("export_graph", json!({"target": "add", "out": bad}));
+        assert_eq!(v["isError"], true, "{v}");
+        assert!(v["content"][0]["text"].as_str().unwrap().contains("inside the repository"), "{v}");
+    }
+    // find_similar {snippet}: the argument is taken (the answer is about dense being off).
+    let v = c.call_full("find_similar", json!({"snippet": "def add(a, b): return a + b", "top_k": 2}));
+    assert!(!v["content"][0]["text"].as_str().unwrap().contains("unknown argument"), "{v}");
+    // An argument no tool takes is an error naming what the tool takes.
+    let v = c.call_full("search", json!({"query": "add", "topk": 3}));
+    assert_eq!(v["isError"], true);
+    let text = v["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("unknown argument `topk`") && text.contains("top_k") && text.contains("n_results"), "{text}");
+    assert_eq!(v["structuredContent"]["ok"], false, "{v}");
+    // Every tool declares the shape of its structured content.
+    let tools = c.request("tools/list", json!({}));
+    for t in tools["result"]["tools"].as_array().unwrap() {
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
+    }
+    c.close();
+}
+
+#[test]
+fn json_rpc_errors_follow_the_spec() {
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = Client::start(&r, &[]);
+    let v = c.raw(b"this is not json", Value::Null);
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    let v = c.raw(b"\xff\xfe{}", Value::Null);
+    assert_eq!(v["error"]["code"], -32700, "{v}");
+    let v = c.raw(br#"{"jsonrpc":"2.0","id":77,"method":"tools/call"}"#, json!(77));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("name"), "{v}");
+    // The session goes on.
+    let (text, err) = c.call("search", json!({"query": "add"}));
+    assert!(!err && text.contains("src/calc.py"), "{text}");
+    assert!(c.close().success());
+}

@@ -132,7 +132,8 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let server = LynxServer { shared };
-        match server.serve(rmcp::transport::stdio()).await {
+        let (transport, writer) = checked_stdio();
+        let result = match server.serve(transport).await {
             Ok(running) => {
                 let _ = running.waiting().await;
                 Ok(())
@@ -140,8 +141,92 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
             // stdin closed before `initialize`: nothing to serve, not an error.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => Ok(()),
             Err(e) => Err(anyhow::anyhow!("MCP handshake failed: {e}")),
-        }
+        };
+        // Everything the server answered reaches stdout before the process ends.
+        let _ = writer.await;
+        result
     })
+}
+
+/// The JSON-RPC error object for a message that never reaches the server.
+fn rpc_error(id: serde_json::Value, code: i64, message: String) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Stdio for the server, with the checks JSON-RPC asks of every incoming line done before the
+/// MCP library sees it: a line that is not JSON (or not UTF-8) is answered with a parse error
+/// (-32700, `id: null`) and a `tools/call` without its parameters with invalid params
+/// (-32602); the library would drop the first and misreport the second. One writer owns
+/// stdout, so these answers never interleave with the server's. Returns the transport and the
+/// writer task (done once the server's output is flushed).
+fn checked_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    const BUF: usize = 1 << 20;
+    let (server_in, mut to_server) = tokio::io::duplex(BUF);
+    let (mut from_server, server_out) = tokio::io::duplex(BUF);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let errors = tx.clone();
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::BufReader::new(tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match stdin.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = line.trim_ascii();
+            if text.is_empty() {
+                continue;
+            }
+            let parsed = std::str::from_utf8(text)
+                .map_err(|e| e.to_string())
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).map_err(|e| e.to_string()));
+            let msg = match parsed {
+                Ok(v) => v,
+                Err(e) => {
+                    let _ = errors.send(rpc_error(serde_json::Value::Null, -32700, format!("Parse error: {e}")));
+                    continue;
+                }
+            };
+            if msg.get("method").and_then(|m| m.as_str()) == Some("tools/call") && !msg.get("params").is_some_and(|p| p.is_object()) {
+                if let Some(id) = msg.get("id") {
+                    let _ = errors.send(rpc_error(id.clone(), -32602, "Invalid params: tools/call needs params with the tool's `name` and its `arguments`".into()));
+                }
+                continue;
+            }
+            if to_server.write_all(text).await.is_err() || to_server.write_all(b"\n").await.is_err() {
+                break;
+            }
+        }
+        // Dropping the pipe tells the server its client has gone.
+    });
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(&mut from_server);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match lines.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(line.clone()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = rx.recv().await {
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    ((server_in, server_out), writer)
 }
 
 impl LynxServer {
@@ -165,6 +250,16 @@ impl LynxServer {
     }
 
     fn tool_defs(&self) -> Vec<Tool> {
+        // Every tool returns the envelope `--json` prints; its fields beyond these two are the
+        // operation's own, the same as `--json` prints.
+        let output_schema = match serde_json::json!({
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}, "operation": {"type": "string"}},
+            "required": ["ok", "operation"]
+        }) {
+            serde_json::Value::Object(m) => Arc::new(m),
+            _ => Arc::new(JsonObject::new()),
+        };
         self.shared
             .tools
             .iter()
@@ -173,7 +268,9 @@ impl LynxServer {
                     serde_json::Value::Object(m) => m,
                     _ => JsonObject::new(),
                 };
-                Tool::new(t.name, t.description, Arc::new(schema)).with_annotations(ToolAnnotations::new().read_only(t.read_only))
+                Tool::new(t.name, t.description, Arc::new(schema))
+                    .with_raw_output_schema(output_schema.clone())
+                    .with_annotations(ToolAnnotations::new().read_only(t.read_only))
             })
             .collect()
     }
@@ -206,21 +303,35 @@ impl ServerHandler for LynxServer {
         let args = request.arguments.unwrap_or_default();
         let me = self.clone();
         let res = tokio::task::spawn_blocking(move || {
+            let not_ready = |msg: String| {
+                let mut r = CallToolResult::error(vec![ContentBlock::text(msg.clone())]);
+                r.structured_content = Some(serde_json::json!({"ok": false, "operation": name, "error": msg}));
+                r
+            };
             let sources = match me.sources(READY_WAIT) {
                 Ok(s) => s,
-                Err(msg) => return CallToolResult::success(vec![ContentBlock::text(msg)]),
+                Err(msg) => return not_ready(msg),
             };
             let repo = &sources.main().engine.ws.repo;
             let root = repo.workdir.clone().unwrap_or_else(|| repo.common_dir.clone());
             if !repo.common_dir.is_dir() || !root.is_dir() {
-                return CallToolResult::error(vec![ContentBlock::text(format!(
+                return not_ready(format!(
                     "error: the repository at {} no longer exists (deleted or moved); start `git lynx serve` again in the repository",
                     root.display()
-                ))]);
+                ));
             }
+            // The text for the model, and beside it the same JSON `--json` prints.
             match crate::ops::unless_damaged(tools::call(&name, &args, &sources, &me.shared.feedback)) {
-                Ok(answer) => CallToolResult::success(vec![ContentBlock::text(answer.text)]),
-                Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("error: {e:#}"))]),
+                Ok(answer) => {
+                    let mut r = CallToolResult::success(vec![ContentBlock::text(answer.text.clone())]);
+                    r.structured_content = Some(answer.json());
+                    r
+                }
+                Err(e) => {
+                    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("error: {e:#}"))]);
+                    r.structured_content = Some(crate::ops::failure_json(&name, &e));
+                    r
+                }
             }
         })
         .await

@@ -134,6 +134,7 @@ pub const TOOLS: &[ToolSpec] = &[
                 "n_results": {"type": "integer"},
                 "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
                 "min_results": {"type": "integer", "description": "default 2"},
+                "min_score": {"type": "number", "description": "strong = score at least this"},
                 "return_all_variants": {"type": "boolean"}
             })));
             p.extend(filters());
@@ -152,7 +153,9 @@ pub const TOOLS: &[ToolSpec] = &[
                 "target": {"type": "string", "description": "shortest_path end"},
                 "relation": {"type": "string", "description": "neighbors filter: calls|contains|inherits|imports|all"},
                 "depth": {"type": "integer", "description": "default 1"},
-                "n_results": {"type": "integer"}
+                "max_hops": {"type": "integer", "description": "shortest_path, default 6"},
+                "n_results": {"type": "integer"},
+                "min_community_size": {"type": "integer", "description": "overview, default 3"}
             })));
             props(Value::Object(p), &["operation"])
         },
@@ -183,7 +186,11 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "find_tests_for",
         description: "Tests that exercise a symbol or file.",
-        schema: symbol_schema,
+        schema: || {
+            let mut v = symbol_schema();
+            v["properties"]["test_path_pattern"] = json!({"type": "string", "description": "regex the test paths must match"});
+            v
+        },
         read_only: true,
         profile: 2,
     },
@@ -206,7 +213,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "module_summary",
         description: "A file's definitions, imports and dependents.",
-        schema: || props(Value::Object(common(obj(json!({"path": {"type": "string"}})))), &["path"]),
+        schema: || props(Value::Object(common(obj(json!({"path": {"type": "string"}, "n_results": {"type": "integer", "description": "per list, default 200"}})))), &["path"]),
         read_only: true,
         profile: 2,
     },
@@ -214,7 +221,15 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "export_graph",
         description: "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
         schema: || {
-            props(Value::Object(common(obj(json!({"symbol": {"type": "string"}, "module": {"type": "string"}, "depth": {"type": "integer"}})))), &[])
+            props(
+                Value::Object(common(obj(json!({
+                    "symbol": {"type": "string"},
+                    "module": {"type": "string"},
+                    "depth": {"type": "integer"},
+                    "out": {"type": "string", "description": "file inside the repository"}
+                })))),
+                &[],
+            )
         },
         read_only: false,
         profile: 2,
@@ -267,6 +282,73 @@ pub fn tools_for(profile: &str, include: &[String], exclude: &[String], search_d
 
 // ------------------------------------------------------------------ arguments
 
+/// LynxMCP's argument names, accepted with LynxMCP's meaning: (tool or `*`, its name, ours).
+const LYNXMCP_NAMES: &[(&str, &str, &str)] = &[
+    ("*", "top_k", "n_results"),
+    ("*", "file_glob", "glob"),
+    ("find_usages", "limit", "n_results"),
+    ("graph_query", "limit", "n_results"),
+    ("graph_query", "relation_filter", "relation"),
+    ("graph_query", "file_or_symbol", "symbol"),
+    ("graph_query", "top_n_gods", "n_results"),
+    ("graph_query", "top_n", "n_results"),
+    ("find_similar", "snippet", "code"),
+    ("module_summary", "file", "path"),
+    ("module_summary", "limit", "n_results"),
+];
+
+/// The arguments of a call in our names: LynxMCP's names translated, LynxMCP's argument shapes
+/// (`export_graph {target, mode}`, `shortest_path {source, target}`) mapped, and anything the
+/// tool does not take refused with the list of what it does take.
+pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Value>> {
+    let Some(spec) = TOOLS.iter().find(|t| t.name == tool) else {
+        return Ok(args.clone());
+    };
+    let schema = (spec.schema)();
+    let ours: Vec<String> = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+    let theirs: Vec<&(&str, &str, &str)> = LYNXMCP_NAMES.iter().filter(|(t, _, _)| *t == "*" || *t == tool).collect();
+    let mut args = args.clone();
+    // Shapes first: they give `source` and `target` LynxMCP's meaning before names are checked.
+    if tool == "graph_query" && args.get("operation").and_then(Value::as_str) == Some("shortest_path") && !args.contains_key("symbol") {
+        // LynxMCP's shortest_path goes from `source` to `target`; ours names the start `symbol`.
+        if let Some(start) = args.remove("source") {
+            args.insert("symbol".into(), start);
+        }
+    }
+    if tool == "export_graph" {
+        if let Some(target) = args.remove("target") {
+            let mode = args.remove("mode");
+            let key = match mode.as_ref().and_then(Value::as_str) {
+                None | Some("symbol") => "symbol",
+                Some("module") => "module",
+                Some(other) => return Err(crate::error::usage(format!("argument `mode` must be \"symbol\" or \"module\", got \"{other}\""))),
+            };
+            args.insert(key.into(), target);
+        }
+    }
+    let mut out = Map::new();
+    for (k, v) in args {
+        let name = if ours.iter().any(|o| *o == k) {
+            k.clone()
+        } else if let Some((_, _, to)) = theirs.iter().find(|(_, from, _)| *from == k) {
+            to.to_string()
+        } else {
+            let mut accepted: Vec<String> = ours.clone();
+            accepted.extend(theirs.iter().map(|(_, from, _)| from.to_string()));
+            accepted.sort();
+            accepted.dedup();
+            return Err(crate::error::usage(format!("unknown argument `{k}` for {tool}; it takes: {}", accepted.join(", "))));
+        };
+        if let Some(prev) = out.get(&name) {
+            if *prev != v {
+                return Err(crate::error::usage(format!("argument `{k}` conflicts with `{name}` (the same setting, given twice with different values)")));
+            }
+        }
+        out.insert(name, v);
+    }
+    Ok(out)
+}
+
 pub struct Args<'a>(pub &'a Map<String, Value>);
 
 impl Args<'_> {
@@ -291,6 +373,14 @@ impl Args<'_> {
             },
             Some(Value::String(s)) => s.parse::<usize>().map(|v| v.clamp(1, max)).map_err(|_| crate::error::usage(format!("argument `{k}` must be a positive integer"))),
             Some(other) => Err(crate::error::usage(format!("argument `{k}` must be an integer, got {other}"))),
+        }
+    }
+
+    pub fn number(&self, k: &str) -> Result<Option<f32>> {
+        match self.0.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => Ok(n.as_f64().map(|v| v as f32)),
+            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a number, got {other}"))),
         }
     }
 
@@ -328,7 +418,8 @@ pub use crate::ops::search::SNIPPET_LINES;
 
 /// Runs a tool. Usage problems come back as errors naming the argument.
 pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: &std::path::Path) -> Result<Answer> {
-    let a = Args(args);
+    let args = normalize(name, args)?;
+    let a = Args(&args);
     let rev = a.str("rev")?;
     let source = a.str("source")?;
     // Single-source tools: the named source, else the repository.
@@ -362,19 +453,20 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 min_results: a.int("min_results", 2, 50)?,
                 return_all_variants: a.bool("return_all_variants")?,
                 snippet_lines: SNIPPET_LINES,
+                min_score: a.number("min_score")?,
             };
             ops::deep_search::run(&one()?.engine, &args)
         }
         "find_definition" => ops::nav::find_definition(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
         "find_usages" => ops::nav::find_usages(&one()?.engine, &a.req("symbol")?, rev.as_deref(), a.int("n_results", 50, 500)?),
-        "find_tests_for" => ops::nav::find_tests_for(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
+        "find_tests_for" => ops::nav::find_tests_for(&one()?.engine, &a.req("symbol")?, rev.as_deref(), a.str("test_path_pattern")?.as_deref()),
         "describe_symbol" => ops::nav::describe_symbol(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
         "impact" => match (a.str("symbol")?, a.str("changes")?) {
             (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),
             (_, Some(c)) => ops::changes::impact_range(&one()?.engine, &ops::changes::ImpactRangeArgs::parse(&c)?, a.int("max_depth", 3, 10)?),
             _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
         },
-        "module_summary" => ops::nav::module_summary(&one()?.engine, &a.req("path")?, rev.as_deref()),
+        "module_summary" => ops::nav::module_summary(&one()?.engine, &a.req("path")?, rev.as_deref(), a.int("n_results", 200, 10_000)?),
         "repo_overview" => ops::overview::run(&one()?.engine, rev.as_deref()),
         "find_similar" => {
             let args = ops::similar::SimilarArgs {
@@ -398,12 +490,19 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 depth: a.int("depth", 1, 10)?,
                 rev,
                 limit: a.int("n_results", 200, 1000)?,
+                min_community: a.int("min_community_size", ops::graph::MIN_COMMUNITY, 100_000)?,
+                max_hops: a.0.get("max_hops").map(|_| a.int("max_hops", 6, 50)).transpose()?,
             };
             ops::graph::run(&one()?.engine, &args)
         }
         "export_graph" => {
-            let args = ops::export::ExportArgs { symbol: a.str("symbol")?, module: a.str("module")?, out: None, depth: a.int("depth", 2, 6)?, rev };
-            ops::export::run(&one()?.engine, &args)
+            let engine = &one()?.engine;
+            let out = match a.str("out")? {
+                Some(o) => Some(inside_repository(engine, &o)?),
+                None => None,
+            };
+            let args = ops::export::ExportArgs { symbol: a.str("symbol")?, module: a.str("module")?, out, depth: a.int("depth", 2, 6)?, rev };
+            ops::export::run(engine, &args)
         }
         "search_diff" => {
             let args = ops::changes::SearchDiffArgs { query: a.req("query")?, base: a.str("base")?, k: a.int("n_results", 10, 100)?, snippet_lines: SNIPPET_LINES };
@@ -415,4 +514,25 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "feedback" => ops::feedback::record(feedback, &a.str("tool")?.unwrap_or_default(), &a.str("query")?.unwrap_or_default(), &a.req("outcome")?, &a.str("comment")?.unwrap_or_default()),
         other => Err(anyhow!("unknown tool `{other}`")),
     }
+}
+
+/// A file an agent asked a tool to write: relative to the repository and inside it (an agent
+/// must not be able to write anywhere else through the server).
+fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::path::PathBuf> {
+    use std::path::Component;
+    let p = std::path::Path::new(out);
+    let escapes = p.is_absolute() || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));
+    if escapes || out.trim().is_empty() {
+        return Err(crate::error::usage(format!("argument `out` must be a path inside the repository, relative to its root (got \"{out}\")")));
+    }
+    let root = engine.ws.repo.workdir()?;
+    let full = root.join(p);
+    // A symlinked directory on the way could still lead outside.
+    if let Some(parent) = full.parent().filter(|d| d.exists()) {
+        let (real, root_real) = (parent.canonicalize()?, root.canonicalize()?);
+        if !real.starts_with(&root_real) {
+            return Err(crate::error::usage(format!("argument `out` leads outside the repository through a symbolic link (\"{out}\")")));
+        }
+    }
+    Ok(full)
 }

@@ -36,6 +36,9 @@ pub struct DeepArgs {
     pub min_results: usize,
     pub return_all_variants: bool,
     pub snippet_lines: usize,
+    /// A hit is strong when its shown score reaches this, instead of the per-retriever
+    /// thresholds.
+    pub min_score: Option<f32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -106,7 +109,10 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         notes.extend(r.notes.iter().cloned());
         let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(a.k)).collect();
         let sparse_threshold = sparse_threshold(q);
-        let strong_results = top.iter().filter(|x| is_strong(x, sparse_threshold, dense_threshold)).count();
+        let strong_results = match a.min_score {
+            Some(min) => top.iter().filter(|x| x.score >= min).count(),
+            None => top.iter().filter(|x| is_strong(x, sparse_threshold, dense_threshold)).count(),
+        };
         let strong = strong_results >= a.min_results.max(1);
         out_variants.push(Variant {
             query: q.to_string(),

@@ -53,7 +53,7 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
             let m = m.trim_start_matches("./");
             (g.by_path.get(m).map(|&f| vec![Node::File(f)]).unwrap_or_default(), format!("module {m}"))
         }
-        _ => return Err(crate::error::usage("export_graph needs --symbol or --module")),
+        _ => return Err(crate::error::usage("export_graph needs a symbol or a module (`--symbol` / `--module`; in MCP `symbol` / `module`, or LynxMCP's `target` with `mode`)")),
     };
     let target = a.symbol.clone().or(a.module.clone()).unwrap_or_default();
     if roots.is_empty() {

@@ -23,7 +23,14 @@ pub struct GraphArgs {
     pub depth: usize,
     pub rev: Option<String>,
     pub limit: usize,
+    /// Smallest community `overview` reports.
+    pub min_community: usize,
+    /// Longest path `shortest_path` looks for (default 6).
+    pub max_hops: Option<usize>,
 }
+
+/// Communities smaller than this are not reported by default.
+pub const MIN_COMMUNITY: usize = 3;
 
 #[derive(Debug, Serialize)]
 struct Traversal {
@@ -57,11 +64,11 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let ctx = open(engine, a.rev.as_deref())?;
     match op {
         "status" => return status(&ctx),
-        "overview" => return overview(&ctx, a.limit),
+        "overview" => return overview(&ctx, a.limit, a.min_community.max(1)),
         "surprising_connections" => return surprising(&ctx, a.limit),
         _ => {}
     }
-    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("graph operation `{op}` needs --symbol")))?;
+    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)")))?;
     let (nodes, how) = starts(&ctx, &symbol);
     let view = ctx.data.id.clone();
     if nodes.is_empty() {
@@ -101,14 +108,15 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             query::bfs(g, &nodes, &rels, None, depth, a.limit)
         }
         "shortest_path" => {
-            let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs --target"))?;
+            let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)"))?;
             let (to, _) = starts(&ctx, &target);
             if to.is_empty() {
                 let text = format!("{}\nno symbol named \"{target}\" in this view (matched: false)\n", view_line(&view));
                 return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}), text));
             }
             let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all")).unwrap_or_else(|| Rel::parse_filter("all").unwrap());
-            let path = query::shortest_path(g, &nodes, &to, &rels, a.depth.max(6));
+            let hops = a.max_hops.unwrap_or(6).max(1);
+            let path = query::shortest_path(g, &nodes, &to, &rels, hops);
             let mut text = format!("{}\n", view_line(&view));
             let steps: Vec<serde_json::Value> = match &path {
                 Some(p) => {
@@ -120,7 +128,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                     p.iter().map(|(n, r)| serde_json::json!({"node": n, "via": r})).collect()
                 }
                 None => {
-                    text.push_str(&format!("no path from {symbol} to {target} within {} hops\n", a.depth.max(6)));
+                    text.push_str(&format!("no path from {symbol} to {target} within {hops} hops\n"));
                     Vec::new()
                 }
             };
@@ -172,7 +180,7 @@ struct Community {
     hubs: Vec<String>,
 }
 
-fn overview(ctx: &Ctx, limit: usize) -> Result<Answer> {
+fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
     let g = &ctx.graph;
     let mut hubs: Vec<Hub> = (0..g.defs.len() as u32)
         .filter(|&d| !g.is_test(Node::Def(d)))
@@ -191,7 +199,7 @@ fn overview(ctx: &Ctx, limit: usize) -> Result<Answer> {
     }
     let mut communities: Vec<Community> = groups
         .into_values()
-        .filter(|m| m.len() >= 3)
+        .filter(|m| m.len() >= min_community)
         .map(|members| {
             let mut dirs: BTreeMap<String, usize> = BTreeMap::new();
             for &i in &members {

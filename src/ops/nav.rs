@@ -409,7 +409,13 @@ pub struct FindTests {
     pub results: Vec<TestRef>,
 }
 
-pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
+/// `test_path_pattern`, a regular expression, keeps the tests whose path it matches.
+pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_path_pattern: Option<&str>) -> Result<Answer> {
+    let pattern = match test_path_pattern {
+        Some(p) => Some(regex::Regex::new(p).map_err(|e| crate::error::usage(format!("test_path_pattern is not a valid regular expression: {e}")))?),
+        None => None,
+    };
+    let keep = |t: &TestRef| pattern.as_ref().is_none_or(|re| re.is_match(&t.path));
     let ctx = open(engine, rev)?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     let defs: Vec<u32> = defs.into_iter().filter(|&d| !ctx.graph.is_test(Node::Def(d))).collect();
@@ -419,6 +425,7 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resul
             let tests: Vec<TestRef> = conventional_tests(&ctx.graph, symbol)
                 .into_iter()
                 .map(|p| TestRef { path: p, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None })
+                .filter(|t| keep(t))
                 .collect();
             let _ = fi;
             let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
@@ -428,9 +435,12 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resul
         }
         return Ok(no_match("find_tests_for", &ctx.data.id, symbol));
     }
-    let tests = tests_for(&ctx, &defs, 4);
+    let tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
     let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
     let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
+    if let Some(p) = test_path_pattern {
+        text.push_str(&format!("tests whose path matches /{p}/\n"));
+    }
     render_tests(&tests, &mut text);
     let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
     Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text))
@@ -563,7 +573,8 @@ pub struct ModuleSummary {
     pub tests: Vec<String>,
 }
 
-pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>) -> Result<Answer> {
+/// `limit` caps each list (definitions, imports, dependents); the answer says how many there were.
+pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usize) -> Result<Answer> {
     let ctx = open(engine, rev)?;
     let g = &ctx.graph;
     let path = path.trim_start_matches("./");
@@ -589,7 +600,12 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>) -> Result<
     callers.dedup_by(|a, b| a.node.path == b.node.path && a.node.name == b.node.name);
     dependents.extend(callers);
     let tests = conventional_tests(g, &file.path);
-    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), file.path, file.lang.name(), definitions.len());
+    let total = (definitions.len(), imports.len(), dependents.len());
+    let (mut definitions, mut imports, mut dependents) = (definitions, imports, dependents);
+    definitions.truncate(limit);
+    imports.truncate(limit);
+    dependents.truncate(limit);
+    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), file.path, file.lang.name(), total.0);
     for d in definitions.iter().take(80) {
         let depth = d.name.matches('.').count();
         text.push_str(&format!("  {}{} {} {}-{}\n", "  ".repeat(depth.min(4)), d.kind, d.name, d.start_line.unwrap_or(0), d.end_line.unwrap_or(0)));
@@ -597,6 +613,9 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>) -> Result<
     render_links("imports", &imports, &mut text);
     render_links("dependents", &dependents, &mut text);
     text.push_str(&format!("tests: {}\n", if tests.is_empty() { "(none by convention)".to_string() } else { tests.join(", ") }));
+    if total.0 > definitions.len() || total.1 > imports.len() || total.2 > dependents.len() {
+        text.push_str(&format!("(limited to {limit} per list: {} definitions, {} imports, {} dependents in all)\n", total.0, total.1, total.2));
+    }
     let r = ModuleSummary { path: file.path.clone(), matched: true, language: file.lang.name().into(), definitions, imports, dependents, tests };
     Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), &r, text))
 }
