@@ -49,7 +49,7 @@ fn main() {
     // Index, then build the graph cold (three times) and query it warm.
     lynx(&dir, &["--no-dense", "index"], &[]);
     let ws = lynx::workspace::Workspace::open(&dir).unwrap();
-    let model = ModelChoice::from(None, true, &ws.config, false);
+    let model = ModelChoice::from(None, true, &ws.config, false, None);
     let engine = Engine::new(ws, Progress::hidden(), model);
     let view = View::open(&engine.ws, &ViewSpec::Worktree).unwrap();
     let data = engine.open_listed(&view).unwrap().data;

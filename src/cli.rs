@@ -714,7 +714,8 @@ fn engine(cli: &Cli) -> Result<Engine> {
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let ws = Workspace::open(&dir)?;
     let downloads = matches!(cli.command, Command::Index(_));
-    let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config, downloads);
+    let recorded = crate::engine::ModelChoice::recorded(&ws.store.root);
+    let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config, downloads, recorded);
     Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json), model))
 }
 

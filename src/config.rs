@@ -35,6 +35,8 @@ pub struct Config {
 #[derive(Debug, Clone, Default)]
 pub struct Origin {
     pub model_from_team: bool,
+    /// Some configuration file names the model (else the default applies).
+    pub model_configured: bool,
     pub reranker_from_team: bool,
 }
 
@@ -269,6 +271,7 @@ impl Config {
         };
         let origin = Origin {
             model_from_team: sets(&team, "name") && !sets(&user, "name") && !sets(&local, "name"),
+            model_configured: sets(&team, "name") || sets(&user, "name") || sets(&local, "name"),
             reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
         };
         for t in [user, team, local].into_iter().flatten() {

@@ -24,24 +24,49 @@ pub struct ModelChoice {
     /// Named only by the committed team file: used when already on this machine, never
     /// downloaded on the repository's say-so.
     pub from_team: bool,
+    /// Named on the command line (`--model`) or by `LYNX_MODEL`: `index` records it for the
+    /// store, so later commands and `serve` use it without the flag.
+    pub from_flag: bool,
 }
 
 impl ModelChoice {
-    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::Config, allow_download: bool) -> ModelChoice {
-        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false };
+    /// The model to use: `--model`, else `LYNX_MODEL`, else a configuration file's, else the one
+    /// `recorded` for the store by an earlier `index --model`, else the default.
+    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::Config, allow_download: bool, recorded: Option<String>) -> ModelChoice {
+        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false, from_flag: false };
         if no_dense {
             return off("turned off with --no-dense");
         }
         let name = flag.map(str::to_string).or_else(|| std::env::var("LYNX_MODEL").ok().filter(|s| !s.is_empty()));
         match name {
             Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)"),
-            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false },
+            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false, from_flag: true },
             None if !config.model.dense => off("turned off in the configuration (model.dense = false)"),
+            None if !config.origin.model_configured && recorded.is_some() => {
+                ModelChoice { name: recorded, off_reason: None, allow_download, from_team: false, from_flag: false }
+            }
             None => {
                 let from_team = config.origin.model_from_team;
-                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team }
+                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team, from_flag: false }
             }
         }
+    }
+
+    /// Where a store keeps the model its vectors were made with (local state, never shared).
+    fn record_path(store_root: &std::path::Path) -> std::path::PathBuf {
+        store_root.join("model")
+    }
+
+    /// The model recorded for the store at `store_root`, if any.
+    pub fn recorded(store_root: &std::path::Path) -> Option<String> {
+        let text = std::fs::read_to_string(Self::record_path(store_root)).ok()?;
+        let name = text.trim();
+        (!name.is_empty() && name.len() < 4096 && !name.contains('\n')).then(|| name.to_string())
+    }
+
+    /// Records `name` for the store at `store_root`.
+    pub fn record(store_root: &std::path::Path, name: &str) -> Result<()> {
+        crate::fsutil::write_atomic(&Self::record_path(store_root), format!("{name}\n").as_bytes())
     }
 }
 
@@ -154,7 +179,9 @@ impl Engine {
                     } else {
                         String::new()
                     };
-                    format!("model `{name}` unavailable: {e:#}{why}")
+                    let e = format!("{e:#}");
+                    // Resolution errors already name the model; say it once.
+                    if e.contains(&format!("`{name}`")) { format!("{e}{why}") } else { format!("model `{name}` unavailable: {e}{why}") }
                 })
             })
             .clone()

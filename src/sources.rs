@@ -121,14 +121,19 @@ fn one_line(s: &str, max: usize) -> String {
     s.lines().next().unwrap_or("").chars().filter(|c| !c.is_control()).take(max).collect()
 }
 
-/// Maps a LynxMCP `config.json` (config_version 2) to sources: its codebase and document
-/// folder sources become Lynx sources; everything else is listed as ignored.
+/// Maps a LynxMCP `config.json` (config_version 2; `sources` keyed by name as its manual
+/// writes it, or a list of objects with a `name`) to sources: its codebase and document folder
+/// sources become Lynx sources; everything else is named in the returned list of what was
+/// ignored, so nothing is dropped without a word.
 pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading LynxMCP config {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))?;
-    let version = v["config_version"].as_u64().unwrap_or(0);
+    let version = v["config_version"].as_u64().unwrap_or(if v["sources"].is_object() || v["sources"].is_array() { 2 } else { 0 });
     if version != 2 {
-        bail!("{} has config_version {version}; Lynx reads LynxMCP config_version 2", path.display());
+        bail!(
+            "{} has config_version {version}; Lynx reads LynxMCP config_version 2 (a `sources` object); migrate it with LynxMCP first",
+            path.display()
+        );
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let mut out = Vec::new();
@@ -136,13 +141,18 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     if let Some(obj) = v.as_object() {
         for k in obj.keys() {
             if !matches!(k.as_str(), "config_version" | "sources") {
-                ignored.push(k.clone());
+                ignored.push(format!("{k} (LynxMCP setting with no Lynx equivalent here; see docs/CONFIG.md)"));
             }
         }
     }
-    for (i, s) in v["sources"].as_array().cloned().unwrap_or_default().iter().enumerate() {
+    let entries: Vec<(Option<String>, serde_json::Value)> = match &v["sources"] {
+        serde_json::Value::Object(m) => m.iter().map(|(k, s)| (Some(k.clone()), s.clone())).collect(),
+        serde_json::Value::Array(a) => a.iter().map(|s| (None, s.clone())).collect(),
+        _ => Vec::new(),
+    };
+    for (i, (key, s)) in entries.iter().enumerate() {
         let typ = s["type"].as_str().unwrap_or("codebase");
-        let name = s["name"].as_str().map(String::from).unwrap_or_else(|| format!("source{}", i + 1));
+        let name = key.clone().or_else(|| s["name"].as_str().map(String::from)).unwrap_or_else(|| format!("source{}", i + 1));
         if crate::config::check_source_name(&name).is_err() {
             ignored.push(format!("sources[{}] (not a valid source name: letters, digits, `-`, `_`, `.`)", name.chars().take(40).collect::<String>()));
             continue;
@@ -159,7 +169,12 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
         let list = |key: &str| -> Vec<String> { s[key].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default() };
         if let Some(obj) = s.as_object() {
             for k in obj.keys() {
-                if !matches!(k.as_str(), "name" | "type" | "path" | "root" | "extensions" | "file_extensions" | "ignore" | "ignore_patterns" | "exclude" | "graph" | "enable_graph" | "description") {
+                let known = matches!(
+                    k.as_str(),
+                    "name" | "type" | "path" | "root" | "extensions" | "file_extensions" | "supported_extensions" | "ignore" | "ignore_patterns"
+                        | "ignored_path_fragments" | "exclude" | "graph" | "enable_graph" | "description" | "git_integration"
+                );
+                if !known {
                     ignored.push(format!("sources[{name}].{k}"));
                 }
             }
@@ -167,16 +182,17 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
         let mut ignore = list("ignore");
         ignore.extend(list("ignore_patterns"));
         ignore.extend(list("exclude"));
+        // A LynxMCP fragment is a plain substring of the path.
+        ignore.extend(list("ignored_path_fragments").iter().filter(|f| !f.is_empty()).map(|f| format!("*{}*", globset::escape(f))));
         let mut extensions = list("extensions");
         extensions.extend(list("file_extensions"));
-        out.push(SourceConfig {
-            name,
-            path: p.display().to_string(),
-            extensions,
-            ignore,
-            graph: s["graph"].as_bool().or(s["enable_graph"].as_bool()).unwrap_or(typ.starts_with("code")),
-            description: s["description"].as_str().unwrap_or("").to_string(),
-        });
+        extensions.extend(list("supported_extensions"));
+        let graph = match &s["graph"] {
+            serde_json::Value::Bool(b) => *b,
+            serde_json::Value::Object(g) => g.get("enabled").and_then(|e| e.as_bool()).unwrap_or(false),
+            _ => s["enable_graph"].as_bool().unwrap_or(typ.starts_with("code")),
+        };
+        out.push(SourceConfig { name, path: p.display().to_string(), extensions, ignore, graph, description: s["description"].as_str().unwrap_or("").to_string() });
     }
     Ok((out, ignored))
 }

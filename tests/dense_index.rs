@@ -161,3 +161,26 @@ fn rerank_reorders_candidates_by_cross_encoder_and_keeps_retrieval_scores() {
     let keys = |v: &serde_json::Value| v["results"].as_array().unwrap().iter().map(key).collect::<Vec<_>>();
     assert_eq!(keys(&missing), keys(&plain));
 }
+
+/// The model `index --model` used stays the store's model: later commands and the MCP server
+/// use its vectors without the flag; asking for dense without any model is an error.
+#[test]
+fn the_model_an_index_was_built_with_is_remembered() {
+    let r = TestRepo::new();
+    r.write("a.py", "def parse_json_config(file):\n    return json.load(file)\n\n\ndef compute_distance(a, b):\n    return abs(a - b)\n");
+    r.commit_all("first");
+    // No model on this machine: dense by name is refused, hybrid answers lexically with a note.
+    let out = r.lynx(&["--json", "search", "distance", "--mode", "dense"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("dense retrieval is not available"), "{v}");
+    assert_eq!(r.json(&["search", "distance"])["mode"], "sparse");
+    let m = static_model();
+    assert_eq!(r.json(&["--model", &m, "index"])["dense"], "ready");
+    let v = r.json(&["search", "compute distance", "-k", "1"]);
+    assert_eq!(v["mode"], "hybrid", "{v}");
+    assert!(v.get("note").is_none(), "{v}");
+    assert_eq!(r.json(&["search", "compute distance", "--mode", "dense", "-k", "1"])["results"][0]["symbol"], "compute_distance");
+    // A flag still wins, and --no-dense still turns it off.
+    assert_eq!(r.json(&["--no-dense", "search", "distance"])["mode"], "sparse");
+}

@@ -325,3 +325,40 @@ fn json_rpc_errors_follow_the_spec() {
     assert!(!err && text.contains("src/calc.py"), "{text}");
     assert!(c.close().success());
 }
+
+/// A LynxMCP `config.json` written as its manual writes it (sources keyed by name) keeps its
+/// folder sources, and names everything it cannot use.
+#[test]
+fn lynxmcp_config_in_the_manuals_format_keeps_its_sources() {
+    let r = TestRepo::new();
+    project(&r);
+    r.write("manual/guide.md", "# Guide\n\nHow to configure the frobnicator.\n");
+    r.write("manual/drafts/old.md", "# Old\n\nfrobnicator draft\n");
+    let config = serde_json::json!({
+        "config_version": 2,
+        "embedding": {"model_name": "BAAI/bge-small-en-v1.5"},
+        "sources": {
+            "mydocs": {
+                "type": "codebase",
+                "path": r.file("manual").display().to_string(),
+                "supported_extensions": [".md"],
+                "ignored_path_fragments": ["drafts/"],
+                "graph": {"enabled": false},
+                "watcher": {"enabled": true}
+            },
+            "unityDoc": {"type": "webdoc", "url": "https://docs.unity3d.com/Manual/"}
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    let out = r.cmd(&["--json", "list-sources"]).env("RAG_CONFIG_PATH", &path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = v["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mydocs").unwrap_or_else(|| panic!("{v}")).clone();
+    assert_eq!((docs["kind"].as_str(), docs["graph"].as_bool(), docs["files"].as_u64()), (Some("folder"), Some(false), Some(1)), "{docs}");
+    let ignored: Vec<&str> = v["ignored_config_fields"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    for name in ["embedding", "sources[mydocs].watcher", "sources[unityDoc]"] {
+        assert!(ignored.iter().any(|i| i.starts_with(name)), "{name} not named in {ignored:?}");
+    }
+}

@@ -81,7 +81,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
     {
         let shared = shared.clone();
         let lynxmcp = opts.lynxmcp_config.clone().or_else(|| std::env::var("RAG_CONFIG_PATH").ok().map(PathBuf::from));
-        let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config, true);
+        let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config, true, ModelChoice::recorded(&ws.store.root));
         let watch = opts.watch;
         std::thread::spawn(move || {
             // Ready once every source's view is indexed and open; the graph and the dense

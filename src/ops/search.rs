@@ -122,6 +122,11 @@ pub fn retrieve(
                 }
                 Some(m)
             }
+            // Asked for by name, dense retrieval without a model is an error, not a quiet
+            // lexical answer.
+            Err(reason) if requested == Mode::Dense => {
+                return Err(crate::error::usage(format!("dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model")));
+            }
             Err(reason) => {
                 notes.push(format!("results are lexical only: {reason}"));
                 None
