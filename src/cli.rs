@@ -126,15 +126,35 @@ pub enum Command {
         #[command(subcommand)]
         what: EvalCmd,
     },
-    /// Print the MCP configuration snippet for a client.
+    /// Set up an agent client for this repository: its MCP configuration (portable: no
+    /// absolute paths), the rules file, and the index.
+    Init {
+        /// claude | cursor | codex (default: cursor when `.cursor/` exists, else claude)
+        #[arg(long)]
+        client: Option<String>,
+        /// Do not ask; Lynx never prompts when stdin is not a terminal either.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Write the configuration and rules but do not index now.
+        #[arg(long)]
+        no_index: bool,
+    },
+    /// Undo `init`: the `lynx` entries in client configurations and the rules sections.
+    Remove {
+        /// Also delete this repository's index (`.lynx/`).
+        #[arg(long)]
+        store: bool,
+    },
+    /// Print the MCP configuration for a client, as a valid file for that client.
     McpConfig {
         /// claude | cursor | codex | generic
         #[arg(default_value = "generic")]
         client: String,
     },
-    /// Write a rules section teaching an agent when to call which tool (CLAUDE.md / AGENTS.md).
+    /// Write a rules section teaching an agent when to call which tool (CLAUDE.md, AGENTS.md,
+    /// .cursor/rules/lynx.mdc, lynx.md).
     Rules {
-        /// claude | agents
+        /// claude | agents | cursor | lynx
         #[arg(default_value = "claude")]
         target: String,
         /// Print instead of writing the file.
@@ -628,6 +648,8 @@ impl Command {
             Command::UpdateSourceIndex { .. } => "update_source_index",
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
+            Command::Init { .. } => "init",
+            Command::Remove { .. } => "remove",
             Command::Evaluate { what: EvalCmd::Mine { .. } } => "evaluate_mine",
             Command::Evaluate { .. } => "evaluate_run",
             Command::Doctor { .. } => "doctor",
@@ -804,6 +826,33 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
+        Command::Init { client, yes: _, no_index } => {
+            let client = match client {
+                Some(c) => c.clone(),
+                None => crate::integrate::detect_client(cli.dir.as_deref())?.to_string(),
+            };
+            let (written, hints) = crate::integrate::init(cli.dir.as_deref(), &client)?;
+            let mut text = String::new();
+            for w in &written {
+                text.push_str(&format!("wrote {w}\n"));
+            }
+            for h in &hints {
+                text.push_str(&format!("{h}\n"));
+            }
+            let index = if *no_index {
+                None
+            } else {
+                let a = ops::index::run(&engine(cli)?, &[])?;
+                text.push_str(&a.text);
+                Some(a.json())
+            };
+            text.push_str(&format!("ready: start {client} in this repository; `git lynx remove` undoes this\n"));
+            Ok(Answer::new("init", None, serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}), text))
+        }
+        Command::Remove { store } => {
+            let store_dir = if *store { Some(Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?.store.root.clone()) } else { None };
+            crate::integrate::remove(cli.dir.as_deref(), store_dir.as_deref())
+        }
         Command::Evaluate { what } => evaluate(cli, what),
         Command::Doctor { path, repair, verify } => {
             let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify)?;

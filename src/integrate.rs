@@ -1,36 +1,71 @@
-//! Client integration: `git lynx mcp-config` prints the server entry for an MCP client with
-//! absolute paths; `git lynx rules` writes a CLAUDE.md / AGENTS.md section that teaches an
-//! agent when to call which tool.
+//! Client integration: `git lynx mcp-config` prints the server entry for an MCP client, as a
+//! valid file for that client; `git lynx rules` writes a section that teaches an agent when to
+//! call which tool; `git lynx init` does both and indexes, `git lynx remove` undoes it.
+//!
+//! Entries are portable: they name `git-lynx` (found on PATH) and no repository path — the
+//! client starts the server in the project (Claude Code, Codex) or passes its workspace folder
+//! (Cursor) — so a committed `.mcp.json` works for every teammate.
 
 use crate::ops::Answer;
 use anyhow::{Context, Result};
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-fn paths(dir: Option<&Path>) -> Result<(PathBuf, PathBuf)> {
-    let exe = std::env::current_exe().context("cannot find the git-lynx executable")?;
+pub const CLIENTS: &[&str] = &["claude", "cursor", "codex", "generic"];
+
+fn root(dir: Option<&Path>) -> Result<PathBuf> {
     let repo = crate::repo::Repo::discover(dir.unwrap_or(Path::new(".")))?;
-    let root = repo.workdir.clone().unwrap_or(repo.common_dir.clone());
-    Ok((exe, root))
+    Ok(repo.workdir.clone().unwrap_or(repo.common_dir.clone()))
 }
 
-pub fn mcp_config(dir: Option<&Path>, client: &str) -> Result<Answer> {
-    let (exe, root) = paths(dir)?;
-    let (exe_s, root_s) = (exe.display().to_string(), root.display().to_string());
-    let args = serde_json::json!(["-C", root_s, "serve"]);
-    let text = match client {
-        "claude" => format!(
-            "# Claude Code: run this once in the repository (or add the JSON to .mcp.json)\nclaude mcp add lynx -- {exe_s} -C {root_s} serve\n\n{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {"lynx": {"command": exe_s, "args": args}}}))?
-        ),
-        "cursor" => format!(
-            "// .cursor/mcp.json\n{}\n",
-            serde_json::to_string_pretty(&serde_json::json!({"mcpServers": {"lynx": {"command": exe_s, "args": args}}}))?
-        ),
-        "codex" => format!("# ~/.codex/config.toml\n[mcp_servers.lynx]\ncommand = {}\nargs = {}\n", toml_str(&exe_s), serde_json::to_string(&args)?),
-        "generic" => serde_json::to_string_pretty(&serde_json::json!({"command": exe_s, "args": args, "transport": "stdio"}))? + "\n",
-        other => return Err(crate::error::usage(format!("unknown client `{other}`: claude, cursor, codex or generic"))),
+/// The command a client runs: `git-lynx` when it is on PATH (portable), else this executable's
+/// absolute path (with a warning: the entry then only works on this machine).
+fn command() -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find the git-lynx executable")?;
+    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| d.join("git-lynx").canonicalize().ok().is_some_and(|c| exe.canonicalize().ok() == Some(c)))
+    });
+    if on_path {
+        return Ok("git-lynx".into());
+    }
+    eprintln!("note: git-lynx is not on PATH; the entry names {} and works on this machine only", exe.display());
+    Ok(exe.display().to_string())
+}
+
+/// The server entry for `client`: (command, args).
+fn entry(client: &str) -> Result<(String, Vec<String>)> {
+    let cmd = command()?;
+    let args = match client {
+        // Cursor starts servers outside the project: it passes the folder.
+        "cursor" => vec!["-C".into(), "${workspaceFolder}".into(), "serve".into()],
+        "claude" | "codex" | "generic" => vec!["serve".into()],
+        other => return Err(crate::error::usage(format!("unknown client `{other}`: {}", CLIENTS.join(", ")))),
     };
-    Ok(Answer::new("mcp_config", None, serde_json::json!({"client": client, "command": exe_s, "args": args}), text))
+    Ok((cmd, args))
+}
+
+/// The client's project configuration file, when it has one Lynx may edit.
+fn project_file(client: &str) -> Option<&'static str> {
+    match client {
+        "claude" => Some(".mcp.json"),
+        "cursor" => Some(".cursor/mcp.json"),
+        _ => None,
+    }
+}
+
+pub fn mcp_config(_dir: Option<&Path>, client: &str) -> Result<Answer> {
+    let (cmd, args) = entry(client)?;
+    let text = match client {
+        "claude" | "cursor" => serde_json::to_string_pretty(&json!({"mcpServers": {"lynx": {"command": cmd, "args": args}}}))? + "\n",
+        "codex" => format!("[mcp_servers.lynx]\ncommand = {}\nargs = {}\n", toml_str(&cmd), serde_json::to_string(&args)?),
+        _ => serde_json::to_string_pretty(&json!({"command": cmd, "args": args, "transport": "stdio"}))? + "\n",
+    };
+    if let Some(f) = project_file(client) {
+        eprintln!("(this is {f}; `git lynx init --client {client}` writes it for you)");
+    } else if client == "codex" {
+        eprintln!("(add this to ~/.codex/config.toml; Codex starts it in the project you run codex in)");
+    }
+    Ok(Answer::new("mcp_config", None, json!({"client": client, "command": cmd, "args": args, "file": project_file(client)}), text))
 }
 
 fn toml_str(s: &str) -> String {
@@ -56,25 +91,201 @@ pub fn rules_text() -> String {
     )
 }
 
+/// Rules targets: the file, and whether Lynx owns the whole file (else it keeps a marked
+/// section inside the user's file).
+fn rules_file(target: &str) -> Result<(&'static str, bool)> {
+    Ok(match target {
+        "claude" => ("CLAUDE.md", false),
+        "agents" | "codex" => ("AGENTS.md", false),
+        "lynx" => ("lynx.md", false),
+        "cursor" => (".cursor/rules/lynx.mdc", true),
+        other => return Err(crate::error::usage(format!("unknown rules target `{other}`: claude, agents, cursor or lynx"))),
+    })
+}
+
+fn whole_file_rules() -> String {
+    format!("---\ndescription: When to use the Lynx code search tools\nalwaysApply: true\n---\n{}", rules_text())
+}
+
 pub fn rules(dir: Option<&Path>, target: &str, print: bool) -> Result<Answer> {
-    let file = match target {
-        "claude" => "CLAUDE.md",
-        "agents" => "AGENTS.md",
-        other => return Err(crate::error::usage(format!("unknown rules target `{other}`: claude or agents"))),
-    };
-    let section = rules_text();
+    let (file, whole) = rules_file(target)?;
+    let section = if whole { whole_file_rules() } else { rules_text() };
     if print {
-        return Ok(Answer::new("rules", None, serde_json::json!({"file": file, "written": false}), section));
+        return Ok(Answer::new("rules", None, json!({"file": file, "written": false}), section));
     }
-    let (_, root) = paths(dir)?;
-    let path = root.join(file);
-    let current = std::fs::read_to_string(&path).unwrap_or_default();
-    // Replace an earlier Lynx section in place; otherwise append.
-    let updated = match (current.find(BEGIN), current.find(END)) {
-        (Some(b), Some(e)) if e > b => format!("{}{}{}", &current[..b], section.trim_end(), &current[e + END.len()..]),
-        _ if current.is_empty() => section.clone(),
-        _ => format!("{}\n\n{}", current.trim_end(), section),
+    let path = root(dir)?.join(file);
+    write_rules(&path, whole)?;
+    Ok(Answer::new("rules", None, json!({"file": path.display().to_string(), "written": true}), format!("wrote the Lynx rules section to {}\n", path.display())))
+}
+
+fn write_rules(path: &Path, whole: bool) -> Result<()> {
+    let updated = if whole {
+        whole_file_rules()
+    } else {
+        let section = rules_text();
+        let current = std::fs::read_to_string(path).unwrap_or_default();
+        // Replace an earlier Lynx section in place; otherwise append.
+        match (current.find(BEGIN), current.find(END)) {
+            (Some(b), Some(e)) if e > b => format!("{}{}{}", &current[..b], section.trim_end(), &current[e + END.len()..]),
+            _ if current.is_empty() => section,
+            _ => format!("{}\n\n{}", current.trim_end(), section),
+        }
     };
-    crate::fsutil::write_atomic(&path, updated.as_bytes())?;
-    Ok(Answer::new("rules", None, serde_json::json!({"file": path.display().to_string(), "written": true}), format!("wrote the Lynx rules section to {}\n", path.display())))
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::fsutil::write_atomic(path, updated.as_bytes())
+}
+
+/// Takes the Lynx section (or Lynx's own file) out again; a file that held nothing else goes.
+fn remove_rules(path: &Path, whole: bool) -> Result<bool> {
+    let Ok(current) = std::fs::read_to_string(path) else { return Ok(false) };
+    if whole {
+        std::fs::remove_file(path)?;
+        return Ok(true);
+    }
+    let (Some(b), Some(e)) = (current.find(BEGIN), current.find(END)) else { return Ok(false) };
+    if e < b {
+        return Ok(false);
+    }
+    let before = current[..b].trim_end_matches('\n');
+    let after = current[e + END.len()..].trim_start_matches('\n');
+    let rest = match (before.is_empty(), after.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => format!("{before}\n"),
+        (true, false) => after.to_string(),
+        (false, false) => format!("{before}\n\n{after}"),
+    };
+    if rest.trim().is_empty() {
+        std::fs::remove_file(path)?;
+    } else {
+        crate::fsutil::write_atomic(path, rest.as_bytes())?;
+    }
+    Ok(true)
+}
+
+/// Adds (or replaces) the `lynx` server in a client's JSON file, keeping everything else.
+fn add_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
+    let mut v: Value = match std::fs::read_to_string(path) {
+        Ok(t) => serde_json::from_str(&t).with_context(|| format!("{} is not valid JSON; fix it or move it away, then run again", path.display()))?,
+        Err(_) => json!({}),
+    };
+    let obj = v.as_object_mut().with_context(|| format!("{} is not a JSON object", path.display()))?;
+    let servers = obj.entry("mcpServers").or_insert_with(|| json!({}));
+    let servers = servers.as_object_mut().with_context(|| format!("`mcpServers` in {} is not an object", path.display()))?;
+    servers.insert("lynx".into(), json!({"command": command, "args": args}));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::fsutil::write_atomic(path, (serde_json::to_string_pretty(&v)? + "\n").as_bytes())
+}
+
+/// Takes the `lynx` server out of a client's JSON file; a file left with nothing goes, and so
+/// does a folder below `root` made only for it.
+fn remove_server(root: &Path, path: &Path) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(false) };
+    let Ok(mut v) = serde_json::from_str::<Value>(&text) else { return Ok(false) };
+    let Some(servers) = v.get_mut("mcpServers").and_then(|s| s.as_object_mut()) else { return Ok(false) };
+    if servers.remove("lynx").is_none() {
+        return Ok(false);
+    }
+    let empty_servers = servers.is_empty();
+    if empty_servers {
+        v.as_object_mut().map(|o| o.remove("mcpServers"));
+    }
+    if v.as_object().is_some_and(|o| o.is_empty()) {
+        std::fs::remove_file(path)?;
+        if let Some(parent) = path.parent().filter(|p| *p != root) {
+            // Only when empty.
+            let _ = std::fs::remove_dir(parent);
+        }
+    } else {
+        crate::fsutil::write_atomic(path, (serde_json::to_string_pretty(&v)? + "\n").as_bytes())?;
+    }
+    Ok(true)
+}
+
+/// The rules target that goes with a client.
+fn rules_for(client: &str) -> &'static str {
+    match client {
+        "cursor" => "cursor",
+        "codex" => "agents",
+        "claude" => "claude",
+        _ => "lynx",
+    }
+}
+
+/// `git lynx init`: the client's project configuration and rules, written; the index built by
+/// the caller afterwards. Returns what was written.
+pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String>)> {
+    let root = root(dir)?;
+    if client == "generic" {
+        return Err(crate::error::usage("init needs a client it can configure: claude, cursor or codex (`mcp-config generic` prints a generic entry)"));
+    }
+    let (cmd, args) = entry(client)?;
+    let mut written = Vec::new();
+    let mut hints = Vec::new();
+    match project_file(client) {
+        Some(f) => {
+            add_server(&root.join(f), &cmd, &args)?;
+            written.push(f.to_string());
+        }
+        None if client == "codex" => hints.push(format!(
+            "add to ~/.codex/config.toml:\n[mcp_servers.lynx]\ncommand = {}\nargs = {}",
+            toml_str(&cmd),
+            serde_json::to_string(&args)?
+        )),
+        None => hints.push(format!("configure your client to run `{cmd} {}` in this repository (stdio)", args.join(" "))),
+    }
+    let (file, whole) = rules_file(rules_for(client))?;
+    write_rules(&root.join(file), whole)?;
+    written.push(file.to_string());
+    Ok((written, hints))
+}
+
+/// `git lynx remove`: every client entry and rules section Lynx wrote, and the store when asked.
+pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
+    let root = root(dir)?;
+    let mut removed = Vec::new();
+    for client in CLIENTS {
+        if let Some(f) = project_file(client) {
+            if remove_server(&root, &root.join(f))? {
+                removed.push(f.to_string());
+            }
+        }
+    }
+    for target in ["claude", "agents", "cursor", "lynx"] {
+        let (file, whole) = rules_file(target)?;
+        if remove_rules(&root.join(file), whole)? {
+            removed.push(file.to_string());
+        }
+    }
+    // Folders made for those files, when nothing else is in them.
+    let _ = std::fs::remove_dir(root.join(".cursor/rules"));
+    let _ = std::fs::remove_dir(root.join(".cursor"));
+    if let Some(s) = store {
+        let inside = s.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(s, r)| s.starts_with(r));
+        if s.is_dir() && !inside {
+            return Err(crate::error::usage(format!("the index at {} is outside this repository (shared?); remove it yourself if you mean to", s.display())));
+        }
+        if s.is_dir() {
+            std::fs::remove_dir_all(s).with_context(|| format!("removing {}", s.display()))?;
+            removed.push(s.display().to_string());
+        }
+    }
+    let mut text = String::new();
+    if removed.is_empty() {
+        text.push_str("nothing of Lynx's to remove\n");
+    }
+    for r in &removed {
+        text.push_str(&format!("removed Lynx from {r}\n"));
+    }
+    Ok(Answer::new("remove", None, json!({"removed": removed}), text))
+}
+
+/// The client to set up when none is named: Cursor when the project already has `.cursor/`,
+/// else Claude Code.
+pub fn detect_client(dir: Option<&Path>) -> Result<&'static str> {
+    let root = root(dir)?;
+    Ok(if root.join(".cursor").is_dir() { "cursor" } else { "claude" })
 }

@@ -12,6 +12,8 @@ struct Client {
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next: u64,
+    /// The server's answer to `initialize`.
+    init: Value,
 }
 
 impl Client {
@@ -21,11 +23,12 @@ impl Client {
         let mut child = r.cmd(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Client { child, stdin, stdout, next: 1 };
+        let mut c = Client { child, stdin, stdout, next: 1, init: Value::Null };
         let init = c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
         assert_eq!(init["result"]["serverInfo"]["name"], "git-lynx", "{init}");
         assert!(init["result"]["instructions"].as_str().unwrap().contains("search"));
         c.notify("notifications/initialized");
+        c.init = init;
         c
     }
 
@@ -313,6 +316,9 @@ fn json_rpc_errors_follow_the_spec() {
     let r = TestRepo::new();
     project(&r);
     let mut c = Client::start(&r, &[]);
+    // The default profile says what it hides and how to get it.
+    let instructions = c.init["result"]["instructions"].as_str().unwrap().to_string();
+    assert!(instructions.contains("hides") && instructions.contains("find_similar") && instructions.contains("--profile full"), "{instructions}");
     let v = c.raw(b"this is not json", Value::Null);
     assert_eq!(v["error"]["code"], -32700, "{v}");
     let v = c.raw(b"\xff\xfe{}", Value::Null);

@@ -24,13 +24,32 @@ pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, 
             s.push_str(&format!("Sources: {} (pass `source` to pick one). ", names.join(", ")));
         }
     }
+    let hidden = hidden(tools);
+    if !hidden.is_empty() {
+        s.push_str(&format!(
+            "Profile {profile} hides {}; if you need one, ask the user to start the server with `--profile full` (or add it to tools.include). ",
+            hidden.join(", ")
+        ));
+    }
     s.push_str(&format!("Details: resource {}.", super::GUIDE_URI));
     s
+}
+
+/// The tools this session does not have.
+fn hidden(tools: &[&ToolSpec]) -> Vec<&'static str> {
+    super::tools::TOOLS.iter().filter(|t| !has(tools, t.name)).map(|t| t.name).collect()
 }
 
 /// The full guide (Markdown).
 pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: &str) -> String {
     let mut s = format!("# Lynx in `{repo}`\n\nProfile **{profile}** — tools: {}.\n\n", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "));
+    let hidden = hidden(tools);
+    if !hidden.is_empty() {
+        s.push_str(&format!(
+            "Hidden by this profile: {}. They come with `git lynx serve --profile full`, `LYNX_TOOL_PROFILE=full`, or `tools.include` in the configuration.\n\n",
+            hidden.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     s.push_str("## Sources\n\n");
     match sources {
         Some(src) => {

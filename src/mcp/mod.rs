@@ -24,6 +24,12 @@ use std::time::Duration;
 
 /// How long an early tool call waits for the index before answering with progress.
 pub const READY_WAIT: Duration = Duration::from_secs(20);
+
+/// How long a tool call waits for the index to be ready: `LYNX_TOOL_WAIT_SECONDS`, else
+/// READY_WAIT.
+fn ready_wait() -> Duration {
+    std::env::var("LYNX_TOOL_WAIT_SECONDS").ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64).unwrap_or(READY_WAIT)
+}
 pub const GUIDE_URI: &str = "lynx://guide";
 
 pub struct ServeOptions {
@@ -308,7 +314,7 @@ impl ServerHandler for LynxServer {
                 r.structured_content = Some(serde_json::json!({"ok": false, "operation": name, "error": msg}));
                 r
             };
-            let sources = match me.sources(READY_WAIT) {
+            let sources = match me.sources(ready_wait()) {
                 Ok(s) => s,
                 Err(msg) => return not_ready(msg),
             };
