@@ -8,7 +8,7 @@ use crate::progress::Progress;
 use crate::search::Mode;
 use crate::search::filter::Filters;
 use crate::workspace::Workspace;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -145,6 +145,15 @@ pub enum Command {
         #[arg(long)]
         store: bool,
     },
+    /// Turn a LynxMCP config.json into Lynx settings (printed as TOML; --write merges them
+    /// into .lynx/config.toml).
+    MigrateConfig {
+        /// The LynxMCP config.json (default: RAG_CONFIG_PATH, else ./config.json).
+        file: Option<PathBuf>,
+        /// Merge into .lynx/config.toml instead of printing.
+        #[arg(long)]
+        write: bool,
+    },
     /// Print the MCP configuration for a client, as a valid file for that client.
     McpConfig {
         /// claude | cursor | codex | generic
@@ -261,9 +270,9 @@ pub struct DeepCmd {
     pub k: usize,
     #[arg(long)]
     pub mode: Option<String>,
-    /// Strong hits needed to accept a variant.
-    #[arg(long, default_value_t = 2)]
-    pub min_results: usize,
+    /// Strong hits needed to accept a variant (default: search.deep_min_results, 2).
+    #[arg(long)]
+    pub min_results: Option<usize>,
     /// Run every variant and include each one's results.
     #[arg(long)]
     pub return_all_variants: bool,
@@ -649,6 +658,7 @@ impl Command {
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
             Command::Init { .. } => "init",
+            Command::MigrateConfig { .. } => "migrate_config",
             Command::Remove { .. } => "remove",
             Command::Evaluate { what: EvalCmd::Mine { .. } } => "evaluate_mine",
             Command::Evaluate { .. } => "evaluate_run",
@@ -760,23 +770,25 @@ fn run(cli: &Cli) -> Result<Answer> {
             let rerank = match (&a.reranker, a.rerank) {
                 (Some(n), _) => Some(n.clone()),
                 (None, true) => Some(sources.list[0].engine.ws.config.model.reranker.clone()),
+                (None, false) if sources.list[0].engine.ws.config.search.rerank => Some(sources.list[0].engine.ws.config.model.reranker.clone()),
                 (None, false) => None,
             };
             ops::search::run_sources(&sources, a.source.as_deref(), &ops::search::SearchArgs { rerank, ..args })
         }
         Command::DeepSearch(a) => {
+            let e = engine(cli)?;
             let args = ops::deep_search::DeepArgs {
                 variants: a.variants.clone(),
                 k: a.k,
                 rev: a.view.rev.clone(),
                 mode: a.mode.as_deref().map(Mode::parse).transpose()?,
                 filters: a.filter.filters(),
-                min_results: a.min_results,
+                min_results: a.min_results.unwrap_or(e.ws.config.search.deep_min_results),
                 return_all_variants: a.return_all_variants,
                 snippet_lines: a.lines,
                 min_score: a.min_score,
             };
-            ops::deep_search::run(&engine(cli)?, &args)
+            ops::deep_search::run(&e, &args)
         }
         Command::FindDefinition(a) => ops::nav::find_definition(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
         Command::FindUsages(a) => ops::nav::find_usages(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.k),
@@ -848,6 +860,31 @@ fn run(cli: &Cli) -> Result<Answer> {
             };
             text.push_str(&format!("ready: start {client} in this repository; `git lynx remove` undoes this\n"));
             Ok(Answer::new("init", None, serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}), text))
+        }
+        Command::MigrateConfig { file, write } => {
+            let file = file.clone().or_else(|| std::env::var_os("RAG_CONFIG_PATH").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("config.json"));
+            if !file.is_file() {
+                return Err(error::usage(format!("no LynxMCP config at {} (name the file: `git lynx migrate-config path/to/config.json`)", file.display())));
+            }
+            let (table, skipped) = crate::sources::migrate_lynxmcp(&file)?;
+            let mut text = String::new();
+            let written = if *write {
+                let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+                let path = crate::sources::write_migrated(&ws.store.root, table.clone())?;
+                // What was written must load.
+                crate::config::Config::load(ws.repo.workdir.as_deref(), &ws.store.root)
+                    .with_context(|| format!("the migrated settings in {} do not load; fix or remove them", path.display()))?;
+                text.push_str(&format!("wrote the settings of {} to {}\n", file.display(), path.display()));
+                Some(path.display().to_string())
+            } else {
+                text.push_str(&format!("# Lynx settings from {} (for .lynx/config.toml; `--write` merges them)\n", file.display()));
+                text.push_str(&toml::to_string_pretty(&table)?);
+                None
+            };
+            for s in &skipped {
+                text.push_str(&format!("# not carried over: {s}\n"));
+            }
+            Ok(Answer::new("migrate_config", None, serde_json::json!({"file": file.display().to_string(), "settings": table, "not_carried_over": skipped, "written": written}), text))
         }
         Command::Remove { store } => {
             let store_dir = if *store { Some(Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?.store.root.clone()) } else { None };

@@ -101,6 +101,10 @@ pub struct SearchConfig {
     pub question_words: bool,
     /// Weight of English inflections of query words (`retries` → `retry`); 0 = off.
     pub variants: f32,
+    /// Rerank every search with the cross-encoder (`model.reranker`) unless asked otherwise.
+    pub rerank: bool,
+    /// Strong hits a deep_search variant needs to be accepted.
+    pub deep_min_results: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -197,6 +201,8 @@ impl Default for SearchConfig {
             test_factor: DEFAULT_TEST_FACTOR,
             prose_factor: DEFAULT_PROSE_FACTOR,
             secondary_factor: DEFAULT_SECONDARY_FACTOR,
+            rerank: false,
+            deep_min_results: 2,
         }
     }
 }

@@ -183,7 +183,14 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
         ignore.extend(list("ignore_patterns"));
         ignore.extend(list("exclude"));
         // A LynxMCP fragment is a plain substring of the path.
-        ignore.extend(list("ignored_path_fragments").iter().filter(|f| !f.is_empty()).map(|f| format!("*{}*", globset::escape(f))));
+        for f in list("ignored_path_fragments").iter().filter(|f| !f.is_empty()) {
+            ignore.push(format!("*{}*", globset::escape(f)));
+            // LynxMCP matches against absolute paths; a fragment starting with `/` also
+            // matches a top-level folder of the source.
+            if let Some(rest) = f.strip_prefix('/').filter(|r| !r.is_empty()) {
+                ignore.push(format!("{}*", globset::escape(rest)));
+            }
+        }
         let mut extensions = list("extensions");
         extensions.extend(list("file_extensions"));
         extensions.extend(list("supported_extensions"));
@@ -211,4 +218,106 @@ pub fn edit_local_config(lynx_dir: &Path, f: impl FnOnce(&mut Vec<SourceConfig>)
         table.insert("sources".into(), toml::Value::try_from(&sources)?);
     }
     crate::fsutil::write_atomic(&path, toml::to_string_pretty(&table)?.as_bytes())
+}
+
+/// A LynxMCP `config.json` as Lynx settings: its sources (as `read_lynxmcp` maps them) and the
+/// shared settings Lynx has an equivalent for, as one TOML table for `.lynx/config.toml`; and
+/// what was not carried over, with why.
+pub fn migrate_lynxmcp(path: &Path) -> Result<(toml::Table, Vec<String>)> {
+    let (sources, mut skipped) = read_lynxmcp(path)?;
+    // `read_lynxmcp` names every top-level section; the ones mapped below are not skipped.
+    skipped.retain(|s| !["embedding ", "search ", "tools ", "watcher "].iter().any(|k| s.starts_with(k)));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+    let mut out = toml::Table::new();
+    let mut section = |name: &str, entries: Vec<(&str, Option<toml::Value>)>| {
+        let t: toml::Table = entries.into_iter().filter_map(|(k, v)| v.map(|v| (k.to_string(), v))).collect();
+        if !t.is_empty() {
+            out.insert(name.into(), toml::Value::Table(t));
+        }
+    };
+    let s = &v["search"];
+    let str_of = |x: &serde_json::Value| x.as_str().map(|s| toml::Value::String(s.to_string()));
+    let int_of = |x: &serde_json::Value| x.as_u64().map(|n| toml::Value::Integer(n as i64));
+    let reranker = &s["reranker"];
+    // LynxMCP reranks the first `top_n_before_rerank` candidates; Lynx reranks the pool.
+    let pool = [s["candidate_pool_size"].as_u64(), reranker["top_n_before_rerank"].as_u64()].into_iter().flatten().max();
+    section(
+        "search",
+        vec![
+            ("k", int_of(&s["default_top_k"])),
+            ("mode", str_of(&s["mode"])),
+            ("rrf_k", s["rrf_k"].as_f64().map(toml::Value::Float)),
+            ("pool", pool.map(|n| toml::Value::Integer(n as i64))),
+            ("deep_min_results", int_of(&s["deep"]["min_results"])),
+            ("rerank", reranker["enabled"].as_bool().map(toml::Value::Boolean)),
+        ],
+    );
+    section(
+        "model",
+        vec![("name", str_of(&v["embedding"]["model_name"])), ("reranker", str_of(&reranker["model_name"]))],
+    );
+    let t = &v["tools"];
+    let list = |x: &serde_json::Value| x.as_array().map(|a| toml::Value::Array(a.iter().filter_map(|s| s.as_str().map(|s| toml::Value::String(s.into()))).collect()));
+    section("tools", vec![("profile", str_of(&t["profile"])), ("include", list(&t["include"])), ("exclude", list(&t["exclude"]))]);
+    // One watcher for the repository: the first source's debounce.
+    let debounce = match &v["sources"] {
+        serde_json::Value::Object(m) => m.values().find_map(|s| s["watcher"]["debounce_seconds"].as_f64()),
+        serde_json::Value::Array(a) => a.iter().find_map(|s| s["watcher"]["debounce_seconds"].as_f64()),
+        _ => None,
+    };
+    section("watch", vec![("debounce_ms", debounce.map(|d| toml::Value::Integer((d * 1000.0).round() as i64)))]);
+    if debounce.is_some() {
+        skipped.retain(|s| !(s.starts_with("sources[") && s.ends_with("].watcher")));
+        skipped.push("sources[…].watcher (one watcher per repository: the first source's debounce_seconds became watch.debounce_ms)".into());
+    }
+    if s["deep"]["score_thresholds"].is_object() {
+        skipped.push("search.deep.score_thresholds (Lynx judges strength per retriever on its own scales; deep_search `min_score` overrides per call)".into());
+    }
+    for k in ["storage_path", "loading_timeout_seconds"] {
+        if !v[k].is_null() {
+            skipped.push(format!("{k} (Lynx keeps its index in the repository's .lynx and never blocks the handshake)"));
+        }
+    }
+    skipped.retain(|s| !s.starts_with("storage_path (LynxMCP") && !s.starts_with("loading_timeout_seconds (LynxMCP"));
+    if !sources.is_empty() {
+        out.insert("sources".into(), toml::Value::try_from(&sources)?);
+    }
+    Ok((out, skipped))
+}
+
+/// Merges migrated settings into `.lynx/config.toml`: its sections' keys are set (the migrated
+/// value wins), its sources added (a name already configured is an error, nothing written).
+pub fn write_migrated(lynx_dir: &Path, migrated: toml::Table) -> Result<PathBuf> {
+    let path = lynx_dir.join(crate::config::LOCAL_FILE);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut table: toml::Table = text.parse().with_context(|| format!("{} is not valid TOML", path.display()))?;
+    for (k, v) in migrated {
+        match (k.as_str(), v) {
+            ("sources", toml::Value::Array(new)) => {
+                let list = table.entry("sources").or_insert_with(|| toml::Value::Array(Vec::new()));
+                let toml::Value::Array(list) = list else { bail!("`sources` in {} is not a list", path.display()) };
+                for s in new {
+                    let name = s.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
+                    if list.iter().any(|x| x.get("name").and_then(|n| n.as_str()) == Some(name.as_str())) {
+                        return Err(crate::error::usage(format!(
+                            "a source named `{name}` is already in {}; remove it (`git lynx source remove {name}`) or rename it in the LynxMCP config",
+                            path.display()
+                        )));
+                    }
+                    list.push(s);
+                }
+            }
+            (_, toml::Value::Table(section)) => {
+                let into = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                let toml::Value::Table(into) = into else { bail!("`{k}` in {} is not a table", path.display()) };
+                into.extend(section);
+            }
+            (_, other) => {
+                table.insert(k, other);
+            }
+        }
+    }
+    std::fs::create_dir_all(lynx_dir)?;
+    crate::fsutil::write_atomic(&path, toml::to_string_pretty(&table)?.as_bytes())?;
+    Ok(path)
 }

@@ -55,16 +55,14 @@ fn start_like_a_client(entry: &Value, cwd: &Path, workspace: &Path, query: &str)
     send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}}));
-    let mut text = String::new();
-    loop {
+    let text = loop {
         let mut line = String::new();
         assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
         let v: Value = serde_json::from_str(&line).unwrap();
         if v["id"] == 2 {
-            text = v["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
-            break;
+            break v["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
         }
-    }
+    };
     drop(send);
     drop(stdin);
     child.wait().unwrap();

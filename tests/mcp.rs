@@ -368,3 +368,49 @@ fn lynxmcp_config_in_the_manuals_format_keeps_its_sources() {
         assert!(ignored.iter().any(|i| i.starts_with(name)), "{name} not named in {ignored:?}");
     }
 }
+
+/// `migrate-config --write` turns a LynxMCP config.json into Lynx settings that answer the same.
+#[test]
+fn migrate_config_round_trips() {
+    let r = TestRepo::new();
+    for i in 0..12 {
+        r.write(&format!("src/m{i}.py"), &format!("def numbat_{i}():\n    return {i}\n"));
+    }
+    r.commit_all("first");
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(docs.path().join("drafts")).unwrap();
+    std::fs::write(docs.path().join("guide.md"), "# Guide\n\nNumbat care.\n").unwrap();
+    std::fs::write(docs.path().join("drafts/old.md"), "# Old\n\nNumbat draft.\n").unwrap();
+    std::fs::write(docs.path().join("notes.txt"), "numbat notes\n").unwrap();
+    let config = serde_json::json!({
+        "config_version": 2,
+        "storage_path": "./rag_storage",
+        "embedding": {"model_name": "BAAI/bge-small-en-v1.5"},
+        "search": {"default_top_k": 8, "mode": "hybrid", "rrf_k": 60, "candidate_pool_size": 30, "deep": {"min_results": 3}},
+        "tools": {"profile": "core", "include": ["graph_query"]},
+        "sources": {"mydocs": {"type": "codebase", "path": docs.path().display().to_string(), "supported_extensions": [".md"], "ignored_path_fragments": ["/drafts/"], "watcher": {"debounce_seconds": 2.0}}}
+    });
+    let file = docs.path().join("config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let sources_of = |v: &Value| -> Vec<Value> {
+        v["sources"].as_array().unwrap().iter().map(|s| json!([s["name"], s["kind"], s["graph"], s["files"]])).collect()
+    };
+    let out = r.cmd(&["--json", "list-sources"]).env("RAG_CONFIG_PATH", &file).output().unwrap();
+    let read_directly: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let printed = r.json(&["migrate-config", file.to_str().unwrap()]);
+    assert_eq!(printed["settings"]["search"]["k"], 8, "{printed}");
+    assert!(printed["not_carried_over"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().starts_with("storage_path")), "{printed}");
+    r.json(&["migrate-config", file.to_str().unwrap(), "--write"]);
+    let migrated = r.json(&["list-sources"]);
+    assert_eq!(sources_of(&migrated), sources_of(&read_directly));
+    assert_eq!(sources_of(&migrated)[1], json!(["mydocs", "folder", true, 1]), "drafts and other extensions stay out");
+    // The shared settings took effect: default_top_k 8, profile core plus graph_query.
+    assert_eq!(r.json(&["--no-dense", "search", "numbat"])["results"].as_array().unwrap().len(), 8);
+    let mut c = Client::start(&r, &[]);
+    let names: Vec<String> = c.request("tools/list", json!({}))["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    assert!(names.contains(&"graph_query".to_string()) && !names.contains(&"deep_search".to_string()), "{names:?}");
+    c.close();
+    // Migrating twice would add the same source again: refused, nothing written.
+    let again = r.lynx(&["migrate-config", file.to_str().unwrap(), "--write"]);
+    assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+}

@@ -186,3 +186,36 @@ fn crate_segments(objects: &std::path::Path) -> Vec<String> {
     }
     out
 }
+
+/// Searching every source interleaves them by rank: a source whose scores run low (prose, a
+/// small vocabulary) still has its best hit near the top, instead of under every hit of a
+/// source whose BM25 scores run high.
+#[test]
+fn sources_are_fused_by_rank_not_by_raw_score() {
+    let r = TestRepo::new();
+    r.write("src/retry.py", "def retry_with_backoff(call, attempts):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n");
+    r.write("src/backoff.py", "def backoff_delay(attempt):\n    # retry backoff grows\n    return 2 ** attempt\n");
+    r.write("src/policy.py", "class RetryPolicy:\n    \"\"\"Retry backoff limits.\"\"\"\n    limit = 3\n");
+    for i in 0..6 {
+        r.write(&format!("src/other{i}.py"), &format!("def other_{i}():\n    return {i}\n"));
+    }
+    r.commit_all("first");
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(docs.path().join("retries.md"), "# Retries\n\nHow retry and backoff work.\n").unwrap();
+    for i in 0..5 {
+        std::fs::write(docs.path().join(format!("page{i}.md")), format!("# Page {i}\n\nSomething else entirely.\n")).unwrap();
+    }
+    r.json(&["source", "add", "docs", docs.path().to_str().unwrap()]);
+    let v = r.json(&["--no-dense", "search", "retry backoff", "-k", "4"]);
+    let hits = v["results"].as_array().unwrap();
+    let code: Vec<f64> = hits.iter().filter(|h| h["source"] != "docs").map(|h| h["score"].as_f64().unwrap()).collect();
+    let doc = hits.iter().position(|h| h["source"] == "docs").unwrap_or_else(|| panic!("{v}"));
+    assert!(code.len() >= 2 && code.iter().all(|&c| c > hits[doc]["score"].as_f64().unwrap()), "the fixture must have the code outscore the docs: {v}");
+    // By raw score the docs hit would come after every code hit; by rank it is second.
+    assert_eq!(doc, 1, "{v}");
+    // One source by name.
+    let v = r.json(&["--no-dense", "search", "retry backoff", "--source", "docs"]);
+    let paths: Vec<&str> = v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.first(), Some(&"retries.md"), "{v}");
+    assert!(paths.iter().all(|p| p.ends_with(".md")), "{v}");
+}

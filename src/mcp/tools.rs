@@ -384,6 +384,10 @@ impl Args<'_> {
         }
     }
 
+    pub fn bool_or(&self, k: &str, default: bool) -> Result<bool> {
+        if self.0.get(k).is_none_or(|v| v.is_null()) { Ok(default) } else { self.bool(k) }
+    }
+
     pub fn bool(&self, k: &str) -> Result<bool> {
         match self.0.get(k) {
             None | Some(Value::Null) => Ok(false),
@@ -438,7 +442,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 mode: a.mode()?,
                 filters: a.filters()?,
                 snippet_lines: SNIPPET_LINES,
-                rerank: a.bool("rerank")?.then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
+                rerank: (a.bool_or("rerank", sources.list[0].engine.ws.config.search.rerank)?).then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
                 files: a.bool("files")?,
             };
             ops::search::run_sources(sources, source.as_deref(), &args)
@@ -450,7 +454,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 rev,
                 mode: a.mode()?,
                 filters: a.filters()?,
-                min_results: a.int("min_results", 2, 50)?,
+                min_results: a.int("min_results", sources.list[0].engine.ws.config.search.deep_min_results, 50)?,
                 return_all_variants: a.bool("return_all_variants")?,
                 snippet_lines: SNIPPET_LINES,
                 min_score: a.number("min_score")?,

@@ -213,12 +213,15 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         }
         return Ok(a);
     }
-    let mut all: Vec<Hit> = Vec::new();
-    let mut files: Vec<search::rank::RankedFile> = Vec::new();
+    // Sources are fused by rank (RRF), not by raw score: BM25 and fused scores are not
+    // comparable across indexes of different sizes and vocabularies.
+    let fused = |rank: usize| 1.0 / (crate::search::RRF_K as f64 + rank as f64 + 1.0);
+    let mut all: Vec<(f64, usize, Hit)> = Vec::new();
+    let mut files: Vec<(f64, usize, search::rank::RankedFile)> = Vec::new();
     let mut notes = Vec::new();
     let mut mode = None;
     let mut view = None;
-    for s in &selected {
+    for (si, s) in selected.iter().enumerate() {
         let a = run(&s.engine, args)?;
         let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
         if let Some(n) = r.note {
@@ -226,19 +229,22 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         }
         mode = mode.or(Some(r.mode));
         view = view.or(a.view.clone());
-        all.extend(r.results.into_iter().map(|mut h| {
+        all.extend(r.results.into_iter().enumerate().map(|(i, mut h)| {
             h.source = Some(s.name.clone());
-            h
+            (fused(i), si, h)
         }));
-        files.extend(r.files.into_iter().map(|mut f| {
+        files.extend(r.files.into_iter().enumerate().map(|(i, mut f)| {
             f.path = format!("[{}] {}", s.name, f.path);
-            f
+            (fused(i), si, f)
         }));
     }
     let k = args.k.unwrap_or(selected[0].engine.ws.config.search.k);
-    all.sort_by(|a, b| b.score.total_cmp(&a.score));
+    // Equal ranks: the higher score, then the source listed first.
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.score.total_cmp(&a.2.score)).then(a.1.cmp(&b.1)));
+    let mut all: Vec<Hit> = all.into_iter().map(|x| x.2).collect();
     all.truncate(k);
-    files.sort_by(|a, b| b.score.total_cmp(&a.score));
+    files.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.score.total_cmp(&a.2.score)).then(a.1.cmp(&b.1)));
+    let mut files: Vec<search::rank::RankedFile> = files.into_iter().map(|x| x.2).collect();
     files.truncate(k);
     let view = view.expect("at least one source");
     let result = SearchResult {
