@@ -285,6 +285,9 @@ pub struct DeepCmd {
     pub view: ViewArg,
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -293,6 +296,9 @@ pub struct SymbolCmd {
     pub symbol: String,
     #[command(flatten)]
     pub view: ViewArg,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -302,6 +308,9 @@ pub struct UsagesCmd {
     pub k: usize,
     #[command(flatten)]
     pub view: ViewArg,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -533,6 +542,9 @@ pub struct TestsCmd {
     pub test_path_pattern: Option<String>,
     #[command(flatten)]
     pub view: ViewArg,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -788,12 +800,17 @@ fn run(cli: &Cli) -> Result<Answer> {
                 snippet_lines: a.lines,
                 min_score: a.min_score,
             };
-            ops::deep_search::run(&e, &args)
+            match &a.source {
+                None => ops::deep_search::run(&e, &args),
+                Some(_) => on_sources(cli, a.source.as_deref(), |e| ops::deep_search::run(e, &args)),
+            }
         }
-        Command::FindDefinition(a) => ops::nav::find_definition(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
-        Command::FindUsages(a) => ops::nav::find_usages(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.k),
-        Command::FindTestsFor(a) => ops::nav::find_tests_for(&engine(cli)?, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref()),
-        Command::DescribeSymbol(a) => ops::nav::describe_symbol(&engine(cli)?, &a.symbol, a.view.rev.as_deref()),
+        Command::FindDefinition(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, &a.symbol, a.view.rev.as_deref())),
+        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k)),
+        Command::FindTestsFor(a) => {
+            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref()))
+        }
+        Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
         Command::Impact(a) => impact(cli, a),
         Command::SearchDiff(a) => {
             let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines };
@@ -1042,6 +1059,19 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
                 a.data.insert("exit_code".into(), eval::run::EXIT_GATE_FAILED.into());
             }
             Ok(a)
+        }
+    }
+}
+
+/// Runs `f` on the repository, or on the named source(s) (`ALL`: every one), fanned out as
+/// the MCP tools do.
+fn on_sources(cli: &Cli, source: Option<&str>, f: impl Fn(&Engine) -> Result<Answer>) -> Result<Answer> {
+    match source {
+        None => f(&engine(cli)?),
+        Some(name) => {
+            let all = sources(cli)?;
+            let selected = all.select((!name.eq_ignore_ascii_case("all")).then_some(name))?;
+            ops::over_sources(&selected, f)
         }
     }
 }

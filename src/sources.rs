@@ -83,7 +83,7 @@ impl Sources {
 
     /// One source by name, or all of them.
     pub fn select(&self, name: Option<&str>) -> Result<Vec<&Source>> {
-        match name.filter(|n| !n.is_empty()) {
+        match name.filter(|n| !n.is_empty() && !n.eq_ignore_ascii_case("all")) {
             Some(n) => Ok(vec![self.get(n)?]),
             None => Ok(self.list.iter().collect()),
         }

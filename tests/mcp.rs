@@ -414,3 +414,36 @@ fn migrate_config_round_trips() {
     let again = r.lynx(&["migrate-config", file.to_str().unwrap(), "--write"]);
     assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+/// Navigation without a `source` asks every source and answers from those that know the symbol.
+#[test]
+fn navigation_fans_out_over_sources() {
+    let r = TestRepo::new();
+    project(&r);
+    let lib = tempfile::tempdir().unwrap();
+    std::fs::write(lib.path().join("helpers.py"), "def numbat_helper(x):\n    return x\n\n\ndef uses_it():\n    return numbat_helper(1)\n").unwrap();
+    r.json(&["source", "add", "lib", lib.path().to_str().unwrap()]);
+    let mut c = Client::start(&r, &["--profile", "full"]);
+    let v = c.call_full("find_definition", json!({"symbol": "numbat_helper"}));
+    assert_ne!(v["isError"], true, "{v}");
+    let parts = v["structuredContent"]["sources"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "only the source that has it answers: {v}");
+    assert_eq!(parts[0]["source"], "lib");
+    assert!(v["content"][0]["text"].as_str().unwrap().contains("helpers.py"), "{v}");
+    // A symbol of the repository itself comes from the repository.
+    let v = c.call_full("describe_symbol", json!({"symbol": "add"}));
+    let parts = v["structuredContent"]["sources"].as_array().unwrap();
+    assert_eq!(parts.len(), 1, "{v}");
+    assert_ne!(parts[0]["source"], "lib", "{v}");
+    // Named, one source answers as itself.
+    let v = c.call_full("find_definition", json!({"symbol": "numbat_helper", "source": "lib"}));
+    assert_eq!(v["structuredContent"]["matched"], true, "{v}");
+    c.close();
+    // The CLI asks the same way with --source (ALL: every source), rendered by the same code.
+    let cli = r.json(&["--no-dense", "find-definition", "numbat_helper", "--source", "ALL"]);
+    assert_eq!(cli["sources"][0]["source"], "lib", "{cli}");
+    let cli = r.json(&["--no-dense", "find-definition", "numbat_helper", "--source", "lib"]);
+    assert_eq!(cli["matched"], true, "{cli}");
+    let plain = r.json(&["--no-dense", "find-definition", "numbat_helper"]);
+    assert_eq!(plain["matched"], false, "without --source the CLI asks the repository: {plain}");
+}

@@ -459,12 +459,25 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 snippet_lines: SNIPPET_LINES,
                 min_score: a.number("min_score")?,
             };
-            ops::deep_search::run(&one()?.engine, &args)
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::deep_search::run(e, &args))
         }
-        "find_definition" => ops::nav::find_definition(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
-        "find_usages" => ops::nav::find_usages(&one()?.engine, &a.req("symbol")?, rev.as_deref(), a.int("n_results", 50, 500)?),
-        "find_tests_for" => ops::nav::find_tests_for(&one()?.engine, &a.req("symbol")?, rev.as_deref(), a.str("test_path_pattern")?.as_deref()),
-        "describe_symbol" => ops::nav::describe_symbol(&one()?.engine, &a.req("symbol")?, rev.as_deref()),
+        // Navigation fans out over the sources when none is named.
+        "find_definition" => {
+            let symbol = a.req("symbol")?;
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_definition(e, &symbol, rev.as_deref()))
+        }
+        "find_usages" => {
+            let (symbol, n) = (a.req("symbol")?, a.int("n_results", 50, 500)?);
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_usages(e, &symbol, rev.as_deref(), n))
+        }
+        "find_tests_for" => {
+            let (symbol, pattern) = (a.req("symbol")?, a.str("test_path_pattern")?);
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref()))
+        }
+        "describe_symbol" => {
+            let symbol = a.req("symbol")?;
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::describe_symbol(e, &symbol, rev.as_deref()))
+        }
         "impact" => match (a.str("symbol")?, a.str("changes")?) {
             (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),
             (_, Some(c)) => ops::changes::impact_range(&one()?.engine, &ops::changes::ImpactRangeArgs::parse(&c)?, a.int("max_depth", 3, 10)?),

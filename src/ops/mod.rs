@@ -92,3 +92,49 @@ pub fn unless_damaged(answer: anyhow::Result<Answer>) -> anyhow::Result<Answer> 
         damaged.join(", ")
     ))
 }
+
+/// Asks every source in `selected` the same question: one source answers as itself; with
+/// several, each source that knows the subject (`matched` is not false; all of them when none
+/// does) answers in turn under its name, and sources the question does not apply to (a folder
+/// without a code graph) are skipped with a note.
+pub fn over_sources(selected: &[&crate::sources::Source], f: impl Fn(&crate::engine::Engine) -> anyhow::Result<Answer>) -> anyhow::Result<Answer> {
+    if let [one] = selected {
+        return f(&one.engine);
+    }
+    let mut answers = Vec::new();
+    let mut skipped = Vec::new();
+    let mut first_err = None;
+    for s in selected {
+        match f(&s.engine) {
+            Ok(a) => answers.push((s.name.clone(), a)),
+            Err(e) => {
+                skipped.push(format!("{}: {e:#}", s.name));
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if answers.is_empty() {
+        return Err(first_err.unwrap_or_else(|| anyhow::anyhow!("no source to ask")));
+    }
+    let matched: Vec<usize> = (0..answers.len()).filter(|&i| answers[i].1.data.get("matched") != Some(&Value::Bool(false))).collect();
+    let keep: Vec<usize> = if matched.is_empty() { (0..answers.len()).collect() } else { matched };
+    let operation = answers[0].1.operation;
+    let view = answers[keep[0]].1.view.clone();
+    let mut text = String::new();
+    let mut parts = Vec::new();
+    for &i in &keep {
+        let (name, a) = &answers[i];
+        text.push_str(&format!("source `{name}`:\n{}", a.text));
+        let mut part = Map::new();
+        part.insert("source".into(), Value::String(name.clone()));
+        if let Some(v) = &a.view {
+            part.insert("view".into(), serde_json::to_value(v).unwrap_or(Value::Null));
+        }
+        part.extend(a.data.clone());
+        parts.push(Value::Object(part));
+    }
+    for s in &skipped {
+        text.push_str(&format!("note: skipped {s}\n"));
+    }
+    Ok(Answer::new(operation, view, json!({"sources": parts, "skipped": skipped}), text))
+}
