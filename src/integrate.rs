@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
-pub const CLIENTS: &[&str] = &["claude", "cursor", "codex", "generic"];
+pub const CLIENTS: &[&str] = &["claude", "cursor", "codex", "antigravity", "generic"];
 
 fn root(dir: Option<&Path>) -> Result<PathBuf> {
     let repo = crate::repo::Repo::discover(dir.unwrap_or(Path::new(".")))?;
@@ -32,16 +32,31 @@ fn command() -> Result<String> {
     Ok(exe.display().to_string())
 }
 
-/// The server entry for `client`: (command, args).
-fn entry(client: &str) -> Result<(String, Vec<String>)> {
+/// The server entry for `client` in the repository at `root`: (command, args).
+fn entry(client: &str, root: &Path) -> Result<(String, Vec<String>)> {
     let cmd = command()?;
     let args = match client {
         // Cursor starts servers outside the project: it passes the folder.
         "cursor" => vec!["-C".into(), "${workspaceFolder}".into(), "serve".into()],
+        // Antigravity has only a per-user file: one entry per repository, by path.
+        "antigravity" => vec!["-C".into(), root.display().to_string(), "serve".into()],
         "claude" | "codex" | "generic" => vec!["serve".into()],
         other => return Err(crate::error::usage(format!("unknown client `{other}`: {}", CLIENTS.join(", ")))),
     };
     Ok((cmd, args))
+}
+
+/// Antigravity's per-user configuration file.
+fn antigravity_file() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".gemini/antigravity/mcp_config.json"))
+}
+
+/// The name of a repository's entry in a per-user configuration.
+fn user_entry_name(root: &Path) -> String {
+    let name: String = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default().chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    // Two checkouts with the same folder name get different entries.
+    let id = blake3::hash(root.display().to_string().as_bytes()).to_hex();
+    format!("lynx-{name}-{}", &id[..6])
 }
 
 /// The client's project configuration file, when it has one Lynx may edit.
@@ -53,15 +68,19 @@ fn project_file(client: &str) -> Option<&'static str> {
     }
 }
 
-pub fn mcp_config(_dir: Option<&Path>, client: &str) -> Result<Answer> {
-    let (cmd, args) = entry(client)?;
+pub fn mcp_config(dir: Option<&Path>, client: &str) -> Result<Answer> {
+    let root = root(dir)?;
+    let (cmd, args) = entry(client, &root)?;
     let text = match client {
         "claude" | "cursor" => serde_json::to_string_pretty(&json!({"mcpServers": {"lynx": {"command": cmd, "args": args}}}))? + "\n",
+        "antigravity" => serde_json::to_string_pretty(&json!({"mcpServers": {user_entry_name(&root): {"command": cmd, "args": args, "type": "stdio"}}}))? + "\n",
         "codex" => format!("[mcp_servers.lynx]\ncommand = {}\nargs = {}\n", toml_str(&cmd), serde_json::to_string(&args)?),
         _ => serde_json::to_string_pretty(&json!({"command": cmd, "args": args, "transport": "stdio"}))? + "\n",
     };
     if let Some(f) = project_file(client) {
         eprintln!("(this is {f}; `git lynx init --client {client}` writes it for you)");
+    } else if client == "antigravity" {
+        eprintln!("(merge this into ~/.gemini/antigravity/mcp_config.json; `git lynx init --client antigravity` does it)");
     } else if client == "codex" {
         eprintln!("(add this to ~/.codex/config.toml; Codex starts it in the project you run codex in)");
     }
@@ -166,6 +185,10 @@ fn remove_rules(path: &Path, whole: bool) -> Result<bool> {
 
 /// Adds (or replaces) the `lynx` server in a client's JSON file, keeping everything else.
 fn add_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
+    add_named_server(path, "lynx", json!({"command": command, "args": args}))
+}
+
+fn add_named_server(path: &Path, name: &str, server: Value) -> Result<()> {
     let mut v: Value = match std::fs::read_to_string(path) {
         Ok(t) => serde_json::from_str(&t).with_context(|| format!("{} is not valid JSON; fix it or move it away, then run again", path.display()))?,
         Err(_) => json!({}),
@@ -173,7 +196,7 @@ fn add_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
     let obj = v.as_object_mut().with_context(|| format!("{} is not a JSON object", path.display()))?;
     let servers = obj.entry("mcpServers").or_insert_with(|| json!({}));
     let servers = servers.as_object_mut().with_context(|| format!("`mcpServers` in {} is not an object", path.display()))?;
-    servers.insert("lynx".into(), json!({"command": command, "args": args}));
+    servers.insert(name.into(), server);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -183,10 +206,14 @@ fn add_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
 /// Takes the `lynx` server out of a client's JSON file; a file left with nothing goes, and so
 /// does a folder below `root` made only for it.
 fn remove_server(root: &Path, path: &Path) -> Result<bool> {
+    remove_named_server(root, path, "lynx")
+}
+
+fn remove_named_server(root: &Path, path: &Path, name: &str) -> Result<bool> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(false) };
     let Ok(mut v) = serde_json::from_str::<Value>(&text) else { return Ok(false) };
     let Some(servers) = v.get_mut("mcpServers").and_then(|s| s.as_object_mut()) else { return Ok(false) };
-    if servers.remove("lynx").is_none() {
+    if servers.remove(name).is_none() {
         return Ok(false);
     }
     let empty_servers = servers.is_empty();
@@ -220,15 +247,20 @@ fn rules_for(client: &str) -> &'static str {
 pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String>)> {
     let root = root(dir)?;
     if client == "generic" {
-        return Err(crate::error::usage("init needs a client it can configure: claude, cursor or codex (`mcp-config generic` prints a generic entry)"));
+        return Err(crate::error::usage("init needs a client it can configure: claude, cursor, codex or antigravity (`mcp-config generic` prints a generic entry)"));
     }
-    let (cmd, args) = entry(client)?;
+    let (cmd, args) = entry(client, &root)?;
     let mut written = Vec::new();
     let mut hints = Vec::new();
     match project_file(client) {
         Some(f) => {
             add_server(&root.join(f), &cmd, &args)?;
             written.push(f.to_string());
+        }
+        None if client == "antigravity" => {
+            let file = antigravity_file().context("HOME is not set: cannot find Antigravity's mcp_config.json")?;
+            add_named_server(&file, &user_entry_name(&root), json!({"command": cmd, "args": args, "type": "stdio"}))?;
+            written.push(file.display().to_string());
         }
         None if client == "codex" => hints.push(format!(
             "add to ~/.codex/config.toml:\n[mcp_servers.lynx]\ncommand = {}\nargs = {}",
@@ -252,6 +284,11 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
             if remove_server(&root, &root.join(f))? {
                 removed.push(f.to_string());
             }
+        }
+    }
+    if let Some(file) = antigravity_file() {
+        if remove_named_server(Path::new("/"), &file, &user_entry_name(&root))? {
+            removed.push(file.display().to_string());
         }
     }
     for target in ["claude", "agents", "cursor", "lynx"] {

@@ -127,3 +127,35 @@ fn cursor_gets_its_own_files_and_they_go_again() {
     let v = r.json(&["remove"]);
     assert_eq!(v["removed"], json!([]), "a second remove finds nothing: {v}");
 }
+
+/// Antigravity has only a per-user file: `init` adds this repository's entry beside the
+/// others there, and `remove` takes exactly that entry out.
+#[test]
+fn antigravity_entry_goes_in_the_user_file_and_out_again() {
+    let r = TestRepo::new();
+    r.write("src/bilby.py", "def bilby_den():\n    return 3\n");
+    r.commit_all("first");
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".gemini/antigravity/mcp_config.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let theirs = "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"x\"\n    }\n  }\n}\n";
+    std::fs::write(&file, theirs).unwrap();
+    let run = |args: &[&str]| {
+        let out = r.cmd(args).env("HOME", home.path()).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    run(&["--json", "init", "--client", "antigravity", "--no-index"]);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let servers = v["mcpServers"].as_object().unwrap();
+    assert!(servers.contains_key("other"), "{v}");
+    let (name, entry) = servers.iter().find(|(k, _)| k.starts_with("lynx-")).unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(entry["type"], "stdio");
+    assert_eq!(entry["args"][1].as_str().map(Path::new), Some(r.path()), "{entry}");
+    let printed = run(&["--json", "mcp-config", "antigravity"]);
+    assert!(printed["args"][1].as_str().is_some_and(|p| Path::new(p) == r.path()), "{printed}");
+    let text = start_like_a_client(entry, home.path(), r.path(), "bilby den");
+    assert!(text.contains("src/bilby.py"), "{name}: {text}");
+    run(&["--json", "remove"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+}
