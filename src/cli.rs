@@ -370,6 +370,9 @@ pub struct GraphQueryArgs {
     pub max_hops: Option<usize>,
     #[command(flatten)]
     pub view: ViewArg,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -531,6 +534,9 @@ pub struct ModuleCmd {
     pub limit: usize,
     #[command(flatten)]
     pub view: ViewArg,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -571,6 +577,9 @@ pub struct SimilarCmd {
     pub view: ViewArg,
     #[command(flatten)]
     pub filter: FilterArgs,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    pub source: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -818,7 +827,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         }
         Command::GraphQuery(g) => {
             let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops };
-            ops::graph::run(&engine(cli)?, &args)
+            on_sources(cli, g.source.as_deref(), |e| ops::graph::run(e, &args))
         }
         Command::ExportGraph(e) => {
             let args = ops::export::ExportArgs { symbol: e.symbol.clone(), module: e.module.clone(), out: e.out.clone(), depth: e.depth, rev: e.view.rev.clone() };
@@ -925,7 +934,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => ops::nav::module_summary(&engine(cli)?, &a.file, a.view.rev.as_deref(), a.limit.max(1)),
+        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::module_summary(e, &a.file, a.view.rev.as_deref(), a.limit.max(1))),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
         Command::FindSimilar(a) => {
             let args = ops::similar::SimilarArgs {
@@ -937,7 +946,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 filters: a.filter.filters(),
                 snippet_lines: a.lines,
             };
-            ops::similar::run(&engine(cli)?, &args)
+            on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
         }
         Command::Graph { what } => match what {
             GraphCmd::Query { op, symbol, target, relation, depth, limit, min_community, max_hops, view } => {

@@ -90,6 +90,8 @@ pub struct Engine {
     /// Installed by the file watcher: returns once every change saved before the call has
     /// reached it (false when it cannot tell), so the reused listing is never older than a save.
     pub fence: OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
+    /// Whether an answer already said why dense retrieval is unavailable.
+    pub dense_note_said: std::sync::atomic::AtomicBool,
     worktree: Mutex<Option<(u64, Arc<View>)>>,
 }
 
@@ -124,6 +126,7 @@ impl Engine {
             worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             fence: OnceLock::new(),
+            dense_note_said: Default::default(),
             worktree: Mutex::new(None),
         }
     }

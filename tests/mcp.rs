@@ -20,6 +20,15 @@ impl Client {
     fn start(r: &TestRepo, extra: &[&str]) -> Client {
         let mut args = vec!["--no-dense", "serve"];
         args.extend_from_slice(extra);
+        Self::spawn(r, &args)
+    }
+
+    /// A server with the default model choice (none is available to tests).
+    fn start_with_default_model(r: &TestRepo) -> Client {
+        Self::spawn(r, &["serve"])
+    }
+
+    fn spawn(r: &TestRepo, args: &[&str]) -> Client {
         let mut child = r.cmd(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -446,4 +455,25 @@ fn navigation_fans_out_over_sources() {
     assert_eq!(cli["matched"], true, "{cli}");
     let plain = r.json(&["--no-dense", "find-definition", "numbat_helper"]);
     assert_eq!(plain["matched"], false, "without --source the CLI asks the repository: {plain}");
+}
+
+/// A missing model is explained in the first answer of a session, not in every one; the
+/// strength bars of deep_search are settings.
+#[test]
+fn missing_model_is_explained_once_and_deep_bars_are_settings() {
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = Client::start_with_default_model(&r);
+    let (first, _) = c.call("search", json!({"query": "add"}));
+    let (second, _) = c.call("search", json!({"query": "total"}));
+    assert!(first.contains("results are lexical only: ") && first.contains("potion-code"), "{first}");
+    assert!(second.contains("results are lexical only (no model") && !second.contains("potion-code"), "{second}");
+    c.close();
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\ndeep_sparse_per_term = 0.5\n").unwrap();
+    let d = r.json(&["--no-dense", "deep-search", "add", "--min-results", "1"]);
+    assert_eq!(d["variants"][0]["strong"], true, "{d}");
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\ndeep_sparse_per_term = 1000.0\n").unwrap();
+    let d = r.json(&["--no-dense", "deep-search", "add", "--min-results", "1"]);
+    assert_eq!(d["variants"][0]["strong"], false, "{d}");
+    assert!(d["variants"][0]["sparse_threshold"].as_f64().unwrap() >= 1000.0, "{d}");
 }

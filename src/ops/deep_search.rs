@@ -12,21 +12,6 @@ use crate::search::{Mode, Ranked};
 use anyhow::Result;
 use serde::Serialize;
 
-/// A hit is strong when one retriever is confident about it on its own scale.
-pub struct Thresholds {
-    /// BM25 (summed over the text, symbol and path fields) per distinct query term. BM25 adds
-    /// up over the terms, so any fixed raw threshold is passed by every long query; per term,
-    /// it separates right from wrong top hits (on commit-subject questions of four repositories,
-    /// hit@1 0.65 above 3.5 against 0.27 below).
-    pub sparse_per_term: f32,
-    /// Cosine for transformer models.
-    pub dense_transformer: f32,
-    /// Cosine for static models, whose similarities run higher across the board.
-    pub dense_static: f32,
-}
-
-pub const THRESHOLDS: Thresholds = Thresholds { sparse_per_term: 3.5, dense_transformer: 0.45, dense_static: 0.62 };
-
 pub struct DeepArgs {
     pub variants: Vec<String>,
     pub k: usize,
@@ -71,8 +56,8 @@ pub struct DeepResult {
 }
 
 /// The BM25 score a hit needs to be strong for `query`.
-pub fn sparse_threshold(query: &str) -> f32 {
-    THRESHOLDS.sparse_per_term * crate::analyze::query_terms(query).len().max(1) as f32
+pub fn sparse_threshold(query: &str, per_term: f32) -> f32 {
+    per_term * crate::analyze::query_terms(query).len().max(1) as f32
 }
 
 pub fn is_strong(r: &Ranked, sparse_threshold: f32, dense_threshold: f32) -> bool {
@@ -96,8 +81,8 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         None => Mode::parse(&engine.ws.config.search.mode)?,
     };
     let dense_threshold = match engine.embedder() {
-        Ok(m) if m.kind() == "static" => THRESHOLDS.dense_static,
-        _ => THRESHOLDS.dense_transformer,
+        Ok(m) if m.kind() == "static" => engine.ws.config.search.deep_dense_static,
+        _ => engine.ws.config.search.deep_dense_transformer,
     };
     let pool = search_k(a.k).max(engine.ws.config.search.pool);
     let mut out_variants = Vec::new();
@@ -108,7 +93,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;
         notes.extend(r.notes.iter().cloned());
         let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(a.k)).collect();
-        let sparse_threshold = sparse_threshold(q);
+        let sparse_threshold = sparse_threshold(q, engine.ws.config.search.deep_sparse_per_term);
         let strong_results = match a.min_score {
             Some(min) => top.iter().filter(|x| x.score >= min).count(),
             None => top.iter().filter(|x| is_strong(x, sparse_threshold, dense_threshold)).count(),
@@ -154,12 +139,16 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         format!(
             "no variant found a strong result set (needed {} hits above BM25 {:.1} per query term or cosine {:.2}); these are the strongest weak results — verify before relying on them",
             a.min_results.max(1),
-            THRESHOLDS.sparse_per_term,
+            engine.ws.config.search.deep_sparse_per_term,
             dense_threshold
         )
     });
     notes.sort();
     notes.dedup();
+    // The first variant said why there is no model; later ones need not repeat it briefly.
+    if notes.iter().any(|n| n.starts_with("results are lexical only: ")) {
+        notes.retain(|n| !n.starts_with("results are lexical only (no model"));
+    }
     let (set, mode) = &sets[chosen];
     let results: Vec<Hit> = set.iter().map(|x| hit(&data, x)).collect();
     let result = DeepResult {

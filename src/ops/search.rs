@@ -128,7 +128,14 @@ pub fn retrieve(
                 return Err(crate::error::usage(format!("dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model")));
             }
             Err(reason) => {
-                notes.push(format!("results are lexical only: {reason}"));
+                // A missing model is explained once per session (a server answers many
+                // questions); a model turned off on purpose says so every time, briefly.
+                let first = !engine.dense_note_said.swap(true, std::sync::atomic::Ordering::AcqRel);
+                if first || engine.model.name.is_none() {
+                    notes.push(format!("results are lexical only: {reason}"));
+                } else {
+                    notes.push("results are lexical only (no model; get_rag_status says why)".into());
+                }
                 None
             }
         }
