@@ -22,7 +22,8 @@ pub struct Cli {
     /// Print one JSON object instead of text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// No progress output and fewer logs.
+    /// No progress output, fewer logs, and no report from commands that change things (index,
+    /// gc, init, remove…); answers to questions still print. `--json` always prints.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
     /// Embedding model: a HuggingFace repo id or a local folder (default: LYNX_MODEL, then the config).
@@ -721,7 +722,14 @@ pub fn main() -> i32 {
     }
     match ops::unless_damaged(run(&cli)) {
         Ok(answer) => {
-            print_answer(&cli, &answer);
+            // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
+            let action = matches!(
+                op,
+                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks"
+            );
+            if !(cli.quiet && action && !cli.json) {
+                print_answer(&cli, &answer);
+            }
             let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
             let doctor = answer.data.get("exit_code").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
             if failed { ops::changes::EXIT_CHECK_FAILED } else { doctor }

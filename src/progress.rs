@@ -27,8 +27,12 @@ impl Progress {
         let bar = draw.then(|| {
             let b = ProgressBar::new(0);
             b.set_style(
-                ProgressStyle::with_template("{spinner} {msg:<22} [{bar:30}] {pos}/{len} ({per_sec}, {eta})")
+                ProgressStyle::with_template("{spinner} {msg:<22} [{bar:30}] {pos}/{len} ({rate}, {eta})")
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    // Whole items per second: "304/s", not "304.0756/s".
+                    .with_key("rate", |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.0}/s", s.per_sec());
+                    })
                     .progress_chars("=> "),
             );
             b

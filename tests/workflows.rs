@@ -219,3 +219,18 @@ fn sources_are_fused_by_rank_not_by_raw_score() {
     assert_eq!(paths.first(), Some(&"retries.md"), "{v}");
     assert!(paths.iter().all(|p| p.ends_with(".md")), "{v}");
 }
+
+/// `-q` makes an action silent when it works (as git's -q); answers and `--json` still print.
+#[test]
+fn quiet_actions_print_nothing() {
+    let r = TestRepo::new();
+    r.write("src/a.py", "def echidna_spines():\n    return 1\n");
+    r.commit_all("first");
+    let out = r.lynx(&["--no-dense", "-q", "index"]);
+    assert!(out.status.success());
+    assert!(out.stdout.is_empty(), "{}", String::from_utf8_lossy(&out.stdout));
+    let v = r.json(&["--no-dense", "-q", "index"]);
+    assert_eq!(v["operation"], "index");
+    let out = r.lynx(&["--no-dense", "-q", "search", "echidna"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("src/a.py"), "a question still gets its answer");
+}

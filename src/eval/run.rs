@@ -36,6 +36,16 @@ impl EvalMode {
         })
     }
 
+    /// The name as written on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvalMode::Hybrid => "hybrid",
+            EvalMode::Dense => "dense",
+            EvalMode::Sparse => "sparse",
+            EvalMode::Bm25Files => "bm25-files",
+        }
+    }
+
     fn search_mode(self) -> Option<Mode> {
         match self {
             EvalMode::Hybrid => Some(Mode::Hybrid),
@@ -280,9 +290,9 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
 pub fn render(r: &Report) -> String {
     let m = &r.metrics;
     let mut out = format!(
-        "{} questions · mode {:?} · k {} · model {}\n",
+        "{} questions · mode {} · k {} · model {}\n",
         r.questions,
-        r.identity.mode,
+        r.identity.mode.name(),
         r.identity.k,
         r.identity.model.as_deref().unwrap_or("none")
     );
