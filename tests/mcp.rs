@@ -306,6 +306,11 @@ fn lynxmcp_calls_keep_their_meaning() {
     // find_similar {snippet}: the argument is taken (the answer is about dense being off).
     let v = c.call_full("find_similar", json!({"snippet": "def add(a, b): return a + b", "top_k": 2}));
     assert!(!v["content"][0]["text"].as_str().unwrap().contains("unknown argument"), "{v}");
+    // The CLI's names work too; a count on a tool that has none is not quietly dropped.
+    let s = ok(&c.call_full("search", json!({"query": "add numbers", "k": 1})));
+    assert_eq!(s["results"].as_array().unwrap().len(), 1, "{s}");
+    let v = c.call_full("describe_symbol", json!({"symbol": "add", "top_k": 3}));
+    assert_eq!(v["isError"], true, "{v}");
     // An argument no tool takes is an error naming what the tool takes.
     let v = c.call_full("search", json!({"query": "add", "topk": 3}));
     assert_eq!(v["isError"], true);

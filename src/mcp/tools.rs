@@ -286,15 +286,16 @@ pub fn tools_for(profile: &str, include: &[String], exclude: &[String], search_d
 const LYNXMCP_NAMES: &[(&str, &str, &str)] = &[
     ("*", "top_k", "n_results"),
     ("*", "file_glob", "glob"),
-    ("find_usages", "limit", "n_results"),
-    ("graph_query", "limit", "n_results"),
+    // The CLI's names for the same settings, which agents reach for too.
+    ("*", "k", "n_results"),
+    ("*", "limit", "n_results"),
+    ("deep_search", "query", "queries"),
     ("graph_query", "relation_filter", "relation"),
     ("graph_query", "file_or_symbol", "symbol"),
     ("graph_query", "top_n_gods", "n_results"),
     ("graph_query", "top_n", "n_results"),
     ("find_similar", "snippet", "code"),
     ("module_summary", "file", "path"),
-    ("module_summary", "limit", "n_results"),
 ];
 
 /// The arguments of a call in our names: LynxMCP's names translated, LynxMCP's argument shapes
@@ -306,7 +307,9 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
     };
     let schema = (spec.schema)();
     let ours: Vec<String> = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
-    let theirs: Vec<&(&str, &str, &str)> = LYNXMCP_NAMES.iter().filter(|(t, _, _)| *t == "*" || *t == tool).collect();
+    // Only names for settings this tool has: `top_k` on a tool without a count is unknown.
+    let theirs: Vec<&(&str, &str, &str)> =
+        LYNXMCP_NAMES.iter().filter(|(t, _, to)| (*t == "*" || *t == tool) && ours.iter().any(|o| o == to)).collect();
     let mut args = args.clone();
     // Shapes first: they give `source` and `target` LynxMCP's meaning before names are checked.
     if tool == "graph_query" && args.get("operation").and_then(Value::as_str) == Some("shortest_path") && !args.contains_key("symbol") {
