@@ -587,10 +587,17 @@ pub struct SimilarCmd {
 pub enum GraphCmd {
     /// callers | callees | subclasses | superclasses | imports | neighbors | shortest_path | overview | surprising_connections | status
     Query {
-        #[arg(long = "op")]
-        op: String,
-        #[arg(long)]
+        /// callers, callees, subclasses, superclasses, imports, neighbors, shortest_path,
+        /// overview, surprising_connections (or --op).
+        #[arg(value_name = "OP", required_unless_present = "op_flag", conflicts_with = "op_flag")]
+        op: Option<String>,
+        /// The symbol (or --symbol).
+        #[arg(value_name = "SYMBOL", conflicts_with = "symbol_flag")]
         symbol: Option<String>,
+        #[arg(long = "op", id = "op_flag", value_name = "OP")]
+        op_flag: Option<String>,
+        #[arg(long = "symbol", id = "symbol_flag", value_name = "SYMBOL")]
+        symbol_flag: Option<String>,
         /// Target symbol for shortest_path.
         #[arg(long)]
         target: Option<String>,
@@ -957,10 +964,10 @@ fn run(cli: &Cli) -> Result<Answer> {
             on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
         }
         Command::Graph { what } => match what {
-            GraphCmd::Query { op, symbol, target, relation, depth, limit, min_community, max_hops, view } => {
+            GraphCmd::Query { op, symbol, op_flag, symbol_flag, target, relation, depth, limit, min_community, max_hops, view } => {
                 let args = ops::graph::GraphArgs {
-                    op: op.clone(),
-                    symbol: symbol.clone(),
+                    op: op.clone().or_else(|| op_flag.clone()).unwrap_or_default(),
+                    symbol: symbol.clone().or_else(|| symbol_flag.clone()),
                     target: target.clone(),
                     relation: relation.clone(),
                     depth: *depth,

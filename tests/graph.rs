@@ -49,6 +49,8 @@ fn python_calls_bases_imports_ambiguity_and_cycles() {
     assert!(!got.contains("Shape.area"), "receiver type narrows to Circle.area: {got:?}");
     assert_eq!(names(&query(&r, "subclasses", "Shape")), set(&["Circle"]));
     assert_eq!(names(&query(&r, "superclasses", "Circle")), set(&["Shape"]));
+    // The README's form, operation and symbol as words, answers the same as the flags.
+    assert_eq!(r.json(&["--no-dense", "graph", "query", "superclasses", "Circle"]), query(&r, "superclasses", "Circle"));
     let imports = query(&r, "imports", "pkg/main.py");
     let got = names(&imports);
     assert!(got.contains("pkg/util.py") && got.contains("pkg/shapes.py"), "{got:?}");
