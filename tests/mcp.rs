@@ -79,12 +79,9 @@ impl Client {
     }
 }
 
+/// The calc project, then a `feature` branch that changes `add`.
 fn project(r: &TestRepo) {
-    r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
-    r.write("src/shapes.py", "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n    def area(self):\n        return total([1, 2])\n");
-    r.write("tests/test_calc.py", "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n");
-    r.write("README.md", "# Calc\n\nAdds numbers.\n");
-    r.commit_all("first");
+    calc_project(r);
     r.git(&["checkout", "-q", "-b", "feature"]);
     r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers, checking overflow.\"\"\"\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
     r.commit_all("feature change");

@@ -10,13 +10,6 @@ use serde_json::{Value, json};
 use std::os::fd::OwnedFd;
 use std::process::Stdio;
 
-fn project(r: &TestRepo) {
-    r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
-    r.write("src/shapes.py", "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n    def area(self):\n        return total([1, 2])\n");
-    r.write("tests/test_calc.py", "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n");
-    r.commit_all("first");
-}
-
 fn args(v: Value) -> serde_json::Map<String, Value> {
     v.as_object().unwrap().clone()
 }
@@ -24,7 +17,7 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lynxmcp_calls_through_an_mcp_client() {
     let r = TestRepo::new();
-    project(&r);
+    calc_project(&r);
     let mut child = r.cmd(&["--no-dense", "serve", "--profile", "full"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let to_server = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(child.stdin.take().unwrap())));
     let from_server = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(child.stdout.take().unwrap())));

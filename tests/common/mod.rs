@@ -147,3 +147,13 @@ pub fn prerequisite(name: &str, present: bool, why: &str) -> bool {
     eprintln!("skipped: {name} is missing ({why})");
     false
 }
+
+/// A small Python project with a call graph (add ← total ← Square.area), a subclass and a test,
+/// committed as "first".
+pub fn calc_project(r: &TestRepo) {
+    r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers.\"\"\"\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
+    r.write("src/shapes.py", "class Shape:\n    def area(self):\n        return 0\n\n\nclass Square(Shape):\n    def area(self):\n        return total([1, 2])\n");
+    r.write("tests/test_calc.py", "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n");
+    r.write("README.md", "# Calc\n\nAdds numbers.\n");
+    r.commit_all("first");
+}
