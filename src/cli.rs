@@ -13,28 +13,53 @@ use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
 
+/// `--version`: the release, the commit it was built from, and what the build can do.
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("LYNX_COMMIT"),
+    " ",
+    env!("LYNX_COMMIT_DATE"),
+    ")\nfeatures: static embeddings (pure Rust), transformers and cross-encoders through ONNX Runtime (loaded at run time), ",
+    "tree-sitter chunking and code graph, MCP server (stdio), Parquet/zstd object store"
+);
+
 #[derive(Parser, Debug)]
-#[command(name = "git-lynx", bin_name = "git lynx", version, about = "Git-native code search and navigation for AI coding assistants")]
+#[command(
+    name = "git-lynx",
+    bin_name = "git lynx",
+    version,
+    long_version = LONG_VERSION,
+    about = "Git-native code search and navigation for AI coding assistants",
+    after_help = "`git lynx help <command>` or `git lynx <command> --help` for one command; `git lynx man --install` for the manual page."
+)]
 pub struct Cli {
     /// Run as if started in <path> (like git -C).
-    #[arg(short = 'C', global = true, value_name = "path")]
+    #[arg(short = 'C', global = true, help_heading = "Global options", value_name = "path")]
     pub dir: Option<PathBuf>,
     /// Print one JSON object instead of text.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub json: bool,
+    /// Print JSON Lines: one object per result (`"type": "result"`), then the rest of the
+    /// answer (`"type": "summary"`), for streaming into other tools.
+    #[arg(long, global = true, help_heading = "Global options", conflicts_with = "json")]
+    pub jsonl: bool,
     /// No progress output, fewer logs, and no report from commands that change things (index,
     /// gc, init, remove…); answers to questions still print. `--json` always prints.
-    #[arg(long, short = 'q', global = true)]
+    #[arg(long, short = 'q', global = true, help_heading = "Global options")]
     pub quiet: bool,
     /// Embedding model: a HuggingFace repo id or a local folder (default: LYNX_MODEL, then the config).
-    #[arg(long, global = true, value_name = "NAME|PATH")]
+    #[arg(long, global = true, help_heading = "Global options", value_name = "NAME|PATH")]
     pub model: Option<String>,
     /// Turn dense (embedding) retrieval off for this run.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Global options")]
     pub no_dense: bool,
     /// More logs on stderr (-v info, -vv debug).
-    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    #[arg(long, short = 'v', global = true, help_heading = "Global options", action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Colour in text output and logs: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, help_heading = "Global options", value_name = "WHEN", default_value = "auto")]
+    pub color: crate::present::ColorChoice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -92,8 +117,12 @@ pub enum Command {
     GetRagStatus(SourceArg),
     /// Re-index a source now (`--force` also rebuilds its shards).
     UpdateSourceIndex {
+        /// The source to re-index (default: all; also --source NAME).
+        #[arg(value_name = "NAME", conflicts_with = "source")]
+        name: Option<String>,
         #[command(flatten)]
         source: SourceArg,
+        /// Also rebuild the source's shards (the per-segment search structures) from its segments.
         #[arg(long)]
         force: bool,
     },
@@ -110,8 +139,11 @@ pub enum Command {
         what: HooksCmd,
     },
     /// Diagnose: why a file is (not) indexed, runtime and model, store integrity, disk, locks.
-    /// Exit 0 all green, 1 warnings, 2 errors.
+    /// Exit 0 when nothing is broken (warnings included), 1 when a check failed.
     Doctor {
+        /// Exit 1 on warnings too (being offline, a missing model, an ignored setting).
+        #[arg(long)]
+        strict: bool,
         /// Explain this file.
         #[arg(long)]
         path: Option<String>,
@@ -180,6 +212,22 @@ pub enum Command {
         #[command(subcommand)]
         what: ModelCmd,
     },
+    /// Print the manual page (roff), or install it (and one page per command) where `man`, and so
+    /// `git lynx --help`, find it.
+    Man {
+        /// Write git-lynx.1 and git-lynx-<command>.1 instead of printing.
+        #[arg(long)]
+        install: bool,
+        /// Where to install (default: share/man/man1 beside the binary's directory, which
+        /// man-db searches for every directory on PATH).
+        #[arg(long = "dir", id = "man_dir", value_name = "DIR", requires = "install")]
+        man_dir: Option<PathBuf>,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Developer aids: the syntax tree or the chunks of a file.
     #[command(hide = true)]
     Debug {
@@ -223,12 +271,25 @@ pub struct FilterArgs {
     /// Only paths containing this substring.
     #[arg(long, value_name = "TEXT")]
     pub path_contains: Option<String>,
+    /// git pathspecs after `--`, relative to the current directory: `src/`, `*.py`,
+    /// `:(exclude)tests` or `:!tests`, `:/README.md` (from the top).
+    #[arg(last = true, value_name = "PATHSPEC")]
+    pub pathspecs: Vec<String>,
 }
 
 impl FilterArgs {
-    pub fn filters(&self) -> Filters {
-        Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone() }
+    pub fn filters(&self) -> Result<Filters> {
+        let prefix = if self.pathspecs.is_empty() { String::new() } else { cwd_prefix()? };
+        let pathspecs = self.pathspecs.iter().map(|p| crate::search::filter::Pathspec::resolve(p, &prefix)).collect::<Result<Vec<_>>>()?;
+        Ok(Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone(), pathspecs })
     }
+}
+
+/// The current directory relative to the worktree root (`src/app/`, or "" at the top or
+/// outside a worktree), where git resolves pathspecs from.
+fn cwd_prefix() -> Result<String> {
+    let repo = crate::repo::Repo::discover_from_env(std::path::Path::new("."))?;
+    Ok(repo.workdir.as_deref().and_then(crate::present::prefix_of).unwrap_or_default())
 }
 
 #[derive(Args, Debug)]
@@ -253,6 +314,29 @@ pub struct SearchCmd {
     /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
     #[arg(long)]
     pub files: bool,
+    /// Print only the paths of the files (ranked; with --exact/--regex: every file with a match).
+    #[arg(short = 'l', long = "files-with-matches")]
+    pub files_with_matches: bool,
+    /// Every line containing exactly this string, at the revision (as `git grep -F`), instead
+    /// of a ranked search.
+    #[arg(long, conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
+    pub exact: bool,
+    /// Every line matching this regular expression, at the revision (as `git grep -E`).
+    #[arg(long, conflicts_with_all = ["mode", "rerank", "reranker", "files"])]
+    pub regex: bool,
+    /// With --exact/--regex: ignore case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// With --exact/--regex: lines of context after each match.
+    #[arg(short = 'A', long = "after-context", value_name = "N")]
+    pub after: Option<usize>,
+    /// With --exact/--regex: lines of context before each match.
+    #[arg(short = 'B', long = "before-context", value_name = "N")]
+    pub before: Option<usize>,
+    /// With --exact/--regex: lines of context before and after each match (-C is git's
+    /// "run in <path>").
+    #[arg(long, value_name = "N")]
+    pub context: Option<usize>,
     /// Source to search (default: all sources).
     #[arg(long)]
     pub source: Option<String>,
@@ -267,8 +351,10 @@ pub struct DeepCmd {
     /// Query variants, tried in order.
     #[arg(required = true)]
     pub variants: Vec<String>,
+    /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
+    /// hybrid (default), dense or sparse.
     #[arg(long)]
     pub mode: Option<String>,
     /// Strong hits needed to accept a variant (default: search.deep_min_results, 2).
@@ -280,6 +366,7 @@ pub struct DeepCmd {
     /// A hit counts as strong when its score reaches this (instead of the per-retriever bars).
     #[arg(long)]
     pub min_score: Option<f32>,
+    /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
     #[command(flatten)]
@@ -304,7 +391,9 @@ pub struct SymbolCmd {
 
 #[derive(Args, Debug)]
 pub struct UsagesCmd {
+    /// Symbol: qualified (`Class.method`) or leaf name.
     pub symbol: String,
+    /// Usages listed at most.
     #[arg(short = 'k', long = "limit", default_value_t = 50)]
     pub k: usize,
     #[command(flatten)]
@@ -327,7 +416,7 @@ pub struct ImpactCmd {
     /// Hops of callers to follow.
     #[arg(long, default_value_t = 3)]
     pub max_depth: usize,
-    /// text | markdown | json (for ranges).
+    /// text | markdown | json | summary (one line, nothing when no definition changed) — for ranges.
     #[arg(long, default_value = "text")]
     pub format: String,
     /// Exit 3 when a check trips: callers>N, tests>N, deleted, public-api (repeatable).
@@ -339,14 +428,19 @@ pub struct ImpactCmd {
 
 #[derive(Args, Debug)]
 pub struct SearchDiffCmd {
+    /// What to look for inside the changed code.
     pub query: String,
     /// Base to compare with (default: upstream, else main/master/trunk/develop).
     #[arg(long)]
     pub base: Option<String>,
+    /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
+    /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 #[derive(Args, Debug)]
@@ -414,7 +508,9 @@ pub struct SourceArg {
 pub enum SourceCmd {
     /// Add a folder or repository as a source.
     Add {
+        /// A name for the source (letters, digits, `-`, `_`).
         name: String,
+        /// The folder or repository (inside this repository when the config is committed).
         path: String,
         /// Only these extensions (repeatable).
         #[arg(long = "ext")]
@@ -425,11 +521,15 @@ pub enum SourceCmd {
         /// No code graph for this source.
         #[arg(long)]
         no_graph: bool,
+        /// What the source holds, shown to agents in list_sources.
         #[arg(long, default_value = "")]
         description: String,
     },
     /// Remove a source from .lynx/config.toml.
-    Remove { name: String },
+    Remove {
+        /// The source's name.
+        name: String,
+    },
     /// List sources.
     List,
 }
@@ -439,13 +539,16 @@ pub enum ObjectsCmd {
     /// Write the segments of these revisions (default HEAD) to a directory (usable as an
     /// alternate) or a single `.lynxpack` file.
     Export {
+        /// Revisions whose views' segments to export (default: HEAD).
         revs: Vec<String>,
+        /// A directory, or a file ending in `.lynxpack`.
         #[arg(long)]
         to: PathBuf,
     },
     /// Import a directory or `.lynxpack`: hashes verified, then each blob's objects checked
     /// against the blob in this repository before they are used (docs/SECURITY.md).
     Import {
+        /// The directory or `.lynxpack` file to import.
         from: PathBuf,
         /// Use the objects as they are (only for packs you made or fully trust).
         #[arg(long)]
@@ -472,10 +575,12 @@ pub enum EvalCmd {
     },
     /// Ask every question at its revision and report Recall@k, MRR, NDCG, latency.
     Run {
+        /// The questions (JSON from `evaluate mine`, or a hand-written set).
         questions: PathBuf,
         /// hybrid | dense | sparse | bm25-files (whole-file BM25 baseline).
         #[arg(long, default_value = "hybrid")]
         mode: String,
+        /// Cut-off for Recall@k and NDCG@k.
         #[arg(short = 'k', long = "limit", default_value_t = 10)]
         k: usize,
         /// Write the report (JSON) here.
@@ -518,10 +623,13 @@ pub struct FeedbackCmd {
     /// helpful | partial | unhelpful | error (records an entry; omit to print the summary).
     #[arg(long)]
     pub outcome: Option<String>,
+    /// The command or tool the feedback is about (search, find_usages…).
     #[arg(long, default_value = "")]
     pub tool: String,
+    /// The question that was asked.
     #[arg(long, default_value = "")]
     pub query: String,
+    /// What was right or wrong.
     #[arg(long, default_value = "")]
     pub comment: String,
 }
@@ -570,8 +678,10 @@ pub struct SimilarCmd {
     /// With --file: only the chunk at this line.
     #[arg(long)]
     pub line: Option<u32>,
+    /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
+    /// Lines of code shown per result in text output.
     #[arg(long, default_value_t = 6)]
     pub lines: usize,
     #[command(flatten)]
@@ -594,8 +704,10 @@ pub enum GraphCmd {
         /// The symbol (or --symbol).
         #[arg(value_name = "SYMBOL", conflicts_with = "symbol_flag")]
         symbol: Option<String>,
+        /// The operation, as a flag (same as OP).
         #[arg(long = "op", id = "op_flag", value_name = "OP")]
         op_flag: Option<String>,
+        /// The symbol, as a flag (same as SYMBOL).
         #[arg(long = "symbol", id = "symbol_flag", value_name = "SYMBOL")]
         symbol_flag: Option<String>,
         /// Target symbol for shortest_path.
@@ -604,8 +716,10 @@ pub enum GraphCmd {
         /// Relation filter for neighbors (calls, contains, extends, implements, inherits, imports, all).
         #[arg(long)]
         relation: Option<String>,
+        /// Hops to follow (callers, callees, neighbors).
         #[arg(long, default_value_t = 1)]
         depth: usize,
+        /// Entries listed at most.
         #[arg(short = 'k', long = "limit", default_value_t = 200)]
         limit: usize,
         /// Smallest community `overview` reports.
@@ -621,12 +735,16 @@ pub enum GraphCmd {
     Status(ViewOnly),
     /// Write an offline HTML view of a symbol's blast radius or a module's hub.
     Export {
+        /// Centre the view on this symbol.
         #[arg(long)]
         symbol: Option<String>,
+        /// Centre the view on this file (repository-relative path).
         #[arg(long)]
         module: Option<String>,
+        /// The HTML file to write (default: .lynx/graph-<name>.html).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Hops from the centre.
         #[arg(long, default_value_t = 2)]
         depth: usize,
         #[command(flatten)]
@@ -637,18 +755,31 @@ pub enum GraphCmd {
 #[derive(Subcommand, Debug)]
 pub enum ModelCmd {
     /// Download a model (default: the configured one) into the HuggingFace cache.
-    Pull { name: Option<String> },
+    Pull {
+        /// A HuggingFace repo id (`owner/name`).
+        name: Option<String>,
+    },
     /// Models in the HuggingFace cache.
     List,
     /// Import a model folder or archive (tar, tar.gz, tar.zst) for offline use.
     Import {
+        /// A model folder or archive.
         path: PathBuf,
         /// Repo id to file it under (default: the archive's manifest).
         #[arg(long)]
         name: Option<String>,
     },
     /// Write a model to an archive for an air-gapped machine (.tar, .tar.gz or .tar.zst).
-    Export { name: String, file: PathBuf },
+    Export {
+        /// The model: a repo id in the HuggingFace cache, or a folder.
+        name: String,
+        /// The archive to write (also --to, as `objects export`).
+        #[arg(value_name = "FILE", required_unless_present = "to", conflicts_with = "to")]
+        file: Option<PathBuf>,
+        /// The archive to write.
+        #[arg(long, value_name = "FILE")]
+        to: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -699,23 +830,50 @@ impl Command {
             Command::Gc(_) => "gc",
             Command::Model { .. } => "model",
             Command::Debug { .. } => "debug",
+            Command::Man { .. } => "man",
+            Command::Completions { .. } => "completions",
         }
     }
 }
 
 /// Entry point; returns the process exit code.
 pub fn main() -> i32 {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
-            return match e.kind() {
+            let code = match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
                 _ => error::EXIT_USAGE,
             };
+            // `--json` promises one object on stdout, a usage error included.
+            if code != 0 && std::env::args().any(|a| a == "--json" || a == "--jsonl") {
+                let msg = e.render().to_string();
+                let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("usage error").trim_start_matches("error: ");
+                println!("{}", serde_json::json!({"ok": false, "operation": "usage", "error": first, "usage": msg.trim_end()}));
+                return code;
+            }
+            let _ = e.print();
+            return code;
         }
     };
-    init_logging(cli.verbose, cli.quiet);
+    // As `git -C`: everything after it, relative paths and git's own variables included, is
+    // taken from that directory.
+    if let Some(dir) = cli.dir.take() {
+        if let Err(e) = std::env::set_current_dir(&dir) {
+            let msg = format!("cannot change to {}: {e}", dir.display());
+            if cli.json {
+                println!("{}", serde_json::json!({"ok": false, "operation": cli.command.name(), "error": msg}));
+            } else {
+                eprintln!("error: {msg}");
+            }
+            return error::EXIT_USAGE;
+        }
+    }
+    init_logging(cli.verbose, cli.quiet, cli.color.stderr());
+    // MCP answers keep repository-relative, uncoloured text whatever the terminal.
+    if !matches!(cli.command, Command::Serve(_) | Command::Watch) {
+        crate::present::init(!cli.json && !cli.jsonl && cli.color.stdout());
+    }
     let op = cli.command.name();
     // Long-running commands own stdout (serve: JSON-RPC only) and print no answer.
     if matches!(cli.command, Command::Serve(_) | Command::Watch) {
@@ -732,9 +890,9 @@ pub fn main() -> i32 {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
             let action = matches!(
                 op,
-                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks"
+                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks" | "man"
             );
-            if !(cli.quiet && action && !cli.json) {
+            if !(cli.quiet && action && !cli.json && !cli.jsonl) {
                 print_answer(&cli, &answer);
             }
             let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
@@ -742,7 +900,7 @@ pub fn main() -> i32 {
             if failed { ops::changes::EXIT_CHECK_FAILED } else { doctor }
         }
         Err(e) => {
-            if cli.json {
+            if cli.json || cli.jsonl {
                 println!("{}", ops::failure_json(op, &e));
             } else {
                 eprintln!("error: {e:#}");
@@ -752,7 +910,7 @@ pub fn main() -> i32 {
     }
 }
 
-pub fn init_logging(verbose: u8, quiet: bool) {
+pub fn init_logging(verbose: u8, quiet: bool, ansi: bool) {
     let default = match (quiet, verbose) {
         (true, _) => "error",
         (_, 0) => "warn",
@@ -764,6 +922,7 @@ pub fn init_logging(verbose: u8, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .with_target(false)
         .without_time()
         .try_init();
@@ -771,36 +930,67 @@ pub fn init_logging(verbose: u8, quiet: bool) {
 
 fn print_answer(cli: &Cli, answer: &Answer) {
     let mut out = std::io::stdout().lock();
-    if cli.json {
+    if cli.jsonl {
+        for line in ops::json_lines(answer) {
+            let _ = writeln!(out, "{line}");
+        }
+    } else if cli.json {
         let _ = writeln!(out, "{}", answer.json());
     } else {
         let _ = write!(out, "{}", answer.text);
     }
 }
 
+/// The repository the command runs in; text answers print paths relative to where it started.
+fn workspace(cli: &Cli) -> Result<Workspace> {
+    let ws = Workspace::open_from_env(cli.dir.as_deref().unwrap_or(std::path::Path::new(".")))?;
+    crate::present::set_worktree(ws.repo.workdir.as_deref());
+    Ok(ws)
+}
+
 fn engine(cli: &Cli) -> Result<Engine> {
-    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let ws = Workspace::open(&dir)?;
+    let ws = workspace(cli)?;
     let downloads = matches!(cli.command, Command::Index(_));
     let recorded = crate::engine::ModelChoice::recorded(&ws.store.root);
     let model = crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config, downloads, recorded);
-    Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json), model))
+    Ok(Engine::new(ws, Progress::new(!cli.quiet && !cli.json && !cli.jsonl), model))
 }
 
 fn run(cli: &Cli) -> Result<Answer> {
     match &cli.command {
         Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
+        Command::Search(a) if a.exact || a.regex => {
+            if a.source.is_some() {
+                return Err(error::usage("--exact and --regex search the repository's files; --source applies to ranked search"));
+            }
+            let args = ops::grep::GrepArgs {
+                pattern: a.query.clone(),
+                regex: a.regex,
+                ignore_case: a.ignore_case,
+                rev: a.view.rev.clone(),
+                filters: a.filter.filters()?,
+                before: a.before.or(a.context).unwrap_or(0),
+                after: a.after.or(a.context).unwrap_or(0),
+                max: a.k.unwrap_or(1000).max(1),
+                files_only: a.files_with_matches,
+            };
+            ops::grep::run(&engine(cli)?, &args)
+        }
         Command::Search(a) => {
+            if a.ignore_case || a.after.is_some() || a.before.is_some() || a.context.is_some() {
+                return Err(error::usage("-i, -A, -B and --context apply to --exact and --regex searches"));
+            }
             let mode = a.mode.as_deref().map(Mode::parse).transpose()?;
             let args = ops::search::SearchArgs {
                 query: a.query.clone(),
                 k: a.k,
                 rev: a.view.rev.clone(),
                 mode,
-                filters: a.filter.filters(),
+                filters: a.filter.filters()?,
                 snippet_lines: a.lines,
                 rerank: None,
-                files: a.files,
+                files: a.files || a.files_with_matches,
+                paths_only: a.files_with_matches,
             };
             let sources = sources(cli)?;
             let rerank = match (&a.reranker, a.rerank) {
@@ -818,7 +1008,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 k: a.k,
                 rev: a.view.rev.clone(),
                 mode: a.mode.as_deref().map(Mode::parse).transpose()?,
-                filters: a.filter.filters(),
+                filters: a.filter.filters()?,
                 min_results: a.min_results.unwrap_or(e.ws.config.search.deep_min_results),
                 return_all_variants: a.return_all_variants,
                 snippet_lines: a.lines,
@@ -837,7 +1027,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
         Command::Impact(a) => impact(cli, a),
         Command::SearchDiff(a) => {
-            let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines };
+            let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines, filters: a.filter.filters()? };
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {
@@ -869,7 +1059,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Source { what } => source_cmd(cli, what),
         Command::ListSources => ops::status::list_sources(&sources(cli)?),
         Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
-        Command::UpdateSourceIndex { source, force } => ops::status::update_source(&sources(cli)?, source.source.as_deref(), *force),
+        Command::UpdateSourceIndex { name, source, force } => ops::status::update_source(&sources(cli)?, name.as_deref().or(source.source.as_deref()), *force),
         Command::Feedback(f) => {
             let e = engine(cli)?;
             let path = e.ws.store.root.join("feedback.jsonl");
@@ -910,7 +1100,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             let (table, skipped) = crate::sources::migrate_lynxmcp(&file)?;
             let mut text = String::new();
             let written = if *write {
-                let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+                let ws = workspace(cli)?;
                 let path = crate::sources::write_migrated(&ws.store.root, table.clone())?;
                 // What was written must load.
                 crate::config::Config::load(ws.repo.workdir.as_deref(), &ws.store.root)
@@ -928,12 +1118,12 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("migrate_config", None, serde_json::json!({"file": file.display().to_string(), "settings": table, "not_carried_over": skipped, "written": written}), text))
         }
         Command::Remove { store } => {
-            let store_dir = if *store { Some(Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?.store.root.clone()) } else { None };
+            let store_dir = if *store { Some(workspace(cli)?.store.root.clone()) } else { None };
             crate::integrate::remove(cli.dir.as_deref(), store_dir.as_deref())
         }
         Command::Evaluate { what } => evaluate(cli, what),
-        Command::Doctor { path, repair, verify } => {
-            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify)?;
+        Command::Doctor { strict, path, repair, verify } => {
+            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify, *strict)?;
             answer.data.insert("exit_code".into(), code.into());
             Ok(answer)
         }
@@ -942,7 +1132,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             ObjectsCmd::Import { from, trust } => ops::objects::import(&engine(cli)?, from, *trust),
         },
         Command::Hooks { what } => {
-            let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+            let ws = workspace(cli)?;
             match what {
                 HooksCmd::Install => crate::hooks::install(&ws),
                 HooksCmd::Uninstall => crate::hooks::uninstall(&ws),
@@ -958,7 +1148,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 line: a.line,
                 k: a.k,
                 rev: a.view.rev.clone(),
-                filters: a.filter.filters(),
+                filters: a.filter.filters()?,
                 snippet_lines: a.lines,
             };
             on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
@@ -1004,18 +1194,33 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("gc", None, &r, text))
         }
         Command::Debug { what } => debug(what),
+        Command::Man { install, man_dir } => man(*install, man_dir.as_deref()),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            let mut cmd = <Cli as clap::CommandFactory>::command().bin_name("git-lynx");
+            clap_complete::generate(*shell, &mut cmd, "git-lynx", &mut buf);
+            let mut script = String::from_utf8_lossy(&buf).into_owned();
+            if *shell == clap_complete::Shell::Bash {
+                // The subcommands keep the `git lynx` bin name the help text shows; name their
+                // branches as the top-level function does.
+                script = script.replace("git__subcmd__lynx", "git__lynx");
+                // git's own completion calls `_git_lynx` for `git lynx …`: hand it the words as
+                // if `git-lynx` had been typed.
+                script.push_str(BASH_GIT_SHIM);
+            }
+            Ok(Answer::new("completions", None, serde_json::json!({"shell": shell.to_string()}), script))
+        }
         Command::Model { what } => {
             let configured = || -> String {
                 cli.model.clone().or_else(|| std::env::var("LYNX_MODEL").ok()).unwrap_or_else(|| {
-                    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-                    Workspace::open(&dir).map(|w| w.config.model.name).unwrap_or_else(|_| crate::config::DEFAULT_MODEL.to_string())
+                    workspace(cli).map(|w| w.config.model.name).unwrap_or_else(|_| crate::config::DEFAULT_MODEL.to_string())
                 })
             };
             match what {
                 ModelCmd::Pull { name } => ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json),
                 ModelCmd::List => ops::model::list(&configured()),
                 ModelCmd::Import { path, name } => ops::model::import(path, name.as_deref()),
-                ModelCmd::Export { name, file } => ops::model::export(name, file),
+                ModelCmd::Export { name, file, to } => ops::model::export(name, file.as_ref().or(to.as_ref()).expect("clap requires FILE or --to")),
             }
         }
     }
@@ -1025,7 +1230,7 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
     use crate::eval;
     match what {
         EvalCmd::Mine { rev_range, max, max_files, out } => {
-            let ws = Workspace::open(&cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+            let ws = workspace(cli)?;
             let m = eval::mine::mine(&ws.repo, &eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files })?;
             let mut text = format!("mined {} questions from {} of {} commits in {}\n", m.questions.len(), m.commits_kept, m.commits_seen, m.range);
             for (reason, n) in &m.skipped {
@@ -1121,15 +1326,16 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
         (None, false, None) => ops::changes::Range::Uncommitted,
         _ => return Err(error::usage("give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)")),
     };
-    if !matches!(a.format.as_str(), "text" | "markdown" | "json") {
-        return Err(error::usage(format!("unknown --format `{}`: text, markdown or json", a.format)));
+    if !matches!(a.format.as_str(), "text" | "markdown" | "json" | "summary") {
+        return Err(error::usage(format!("unknown --format `{}`: text, markdown, json or summary", a.format)));
     }
     let r = ops::changes::compute_range(&e, &range, a.max_depth)?;
     let failed = ops::changes::failed_checks(&r, &a.fail_on)?;
-    let mut text = ops::changes::render_range(&r, if a.format == "markdown" { "markdown" } else { "text" });
-    if a.format == "json" {
-        text = serde_json::to_string_pretty(&r)? + "\n";
-    }
+    let mut text = match a.format.as_str() {
+        "json" => serde_json::to_string_pretty(&r)? + "\n",
+        "summary" => ops::changes::render_summary(&r),
+        f => ops::changes::render_range(&r, f),
+    };
     if !failed.is_empty() && a.format == "markdown" {
         text.push_str("\n**Checks failed:**\n\n");
         for f in &failed {
@@ -1146,8 +1352,7 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
-    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let ws = Workspace::open(&dir)?;
+    let ws = workspace(cli)?;
     match what {
         SourceCmd::Add { name, path, extensions, ignore, no_graph, description } => {
             crate::config::check_source_name(name)?;
@@ -1184,6 +1389,56 @@ fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
         }
         SourceCmd::List => ops::status::list_sources(&sources(cli)?),
     }
+}
+
+const BASH_GIT_SHIM: &str = r#"
+_git_lynx() {
+    local -a COMP_WORDS=(git-lynx "${COMP_WORDS[@]:2}")
+    local COMP_CWORD=$((COMP_CWORD - 1))
+    _git__lynx git-lynx "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+}
+"#;
+
+/// The manual pages: `git-lynx.1` and one per visible command (`git-lynx-search.1`).
+fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
+    let root = <Cli as clap::CommandFactory>::command();
+    let render = |cmd: clap::Command| -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut buf)?;
+        Ok(buf)
+    };
+    if !install {
+        let page = render(root)?;
+        return Ok(Answer::new("man", None, serde_json::json!({"page": "git-lynx.1"}), String::from_utf8_lossy(&page).into_owned()));
+    }
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let exe = std::env::current_exe().context("locating the git-lynx binary")?;
+            let bin = exe.parent().context("the binary has no directory")?;
+            bin.parent().unwrap_or(bin).join("share").join("man").join("man1")
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let name = format!("git-lynx-{}", sub.get_name());
+        // clap names are 'static; a handful of short strings for the life of one command.
+        let page = render(sub.clone().name(&*Box::leak(name.clone().into_boxed_str())))?;
+        let path = dir.join(format!("{name}.1"));
+        crate::fsutil::write_atomic(&path, &page)?;
+        written.push(path.display().to_string());
+    }
+    let path = dir.join("git-lynx.1");
+    crate::fsutil::write_atomic(&path, &render(root)?)?;
+    written.insert(0, path.display().to_string());
+    let text = format!(
+        "installed {} manual pages in {}\n`git lynx --help` and `man git-lynx` now show them (if not, add {} to MANPATH)\n",
+        written.len(),
+        dir.display(),
+        dir.parent().unwrap_or(&dir).display()
+    );
+    Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
 }
 
 fn debug(what: &DebugCmd) -> Result<Answer> {

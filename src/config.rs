@@ -389,7 +389,8 @@ fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
         }
         for key in ["name", "reranker"] {
             let bad = match model.get(key) {
-                Some(toml::Value::String(v)) => !is_model_id(v),
+                // `none` turns the dense layer off, which any file may ask for.
+                Some(toml::Value::String(v)) => !(is_model_id(v) || (key == "name" && v.trim().eq_ignore_ascii_case("none"))),
                 Some(_) => true,
                 None => false,
             };

@@ -18,6 +18,7 @@ pub mod lang;
 pub mod mcp;
 pub mod layer;
 pub mod ops;
+pub mod present;
 pub mod progress;
 pub mod repo;
 pub mod search;

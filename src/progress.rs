@@ -18,6 +18,8 @@ pub struct ProgressState {
     pub done: AtomicU64,
     pub total: AtomicU64,
     pub phase: std::sync::Mutex<String>,
+    /// Where a multi-step job is (`revision 3 of 162`), shown before each phase.
+    pub stage: std::sync::Mutex<String>,
 }
 
 impl Progress {
@@ -49,17 +51,26 @@ impl Progress {
         Progress::default()
     }
 
+    /// Names the step of a longer job that the following phases belong to (empty: none).
+    pub fn set_stage(&self, stage: &str) {
+        if let Ok(mut s) = self.state.stage.lock() {
+            *s = stage.to_string();
+        }
+    }
+
     pub fn start(&self, phase: &str, total: u64) {
         self.state.done.store(0, Ordering::Relaxed);
         self.state.total.store(total, Ordering::Relaxed);
+        let stage = self.state.stage.lock().map(|s| s.clone()).unwrap_or_default();
+        let label = if stage.is_empty() { phase.to_string() } else { format!("{stage}: {phase}") };
         if let Ok(mut p) = self.state.phase.lock() {
-            *p = phase.to_string();
+            *p = label.clone();
         }
         if let Some(b) = &self.bar {
             b.reset();
             b.set_length(total);
             b.set_position(0);
-            b.set_message(phase.to_string());
+            b.set_message(label);
         }
     }
 
@@ -103,4 +114,21 @@ pub fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    #[test]
+    fn a_stage_names_the_step_of_a_longer_job() {
+        let p = Progress::hidden();
+        p.set_stage("revision 3 of 162");
+        p.start("indexing files", 40);
+        p.inc(4);
+        assert_eq!(p.describe(), "revision 3 of 162: indexing files 4 of 40");
+        p.set_stage("");
+        p.start("embedding chunks", 10);
+        assert_eq!(p.describe(), "embedding chunks 0 of 10");
+    }
 }

@@ -19,7 +19,15 @@ impl Workspace {
     /// Opens the repository containing `path`, creating `.lynx` (excluded from commits via
     /// `info/exclude`) on first use.
     pub fn open(path: &Path) -> Result<Workspace> {
-        let repo = Repo::discover(path)?;
+        Self::with_repo(Repo::discover(path)?)
+    }
+
+    /// The workspace a command runs in: as `open`, honouring git's `GIT_DIR` / `GIT_WORK_TREE`.
+    pub fn open_from_env(path: &Path) -> Result<Workspace> {
+        Self::with_repo(Repo::discover_from_env(path)?)
+    }
+
+    fn with_repo(repo: Repo) -> Result<Workspace> {
         let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
         let store = Store::open(&repo.lynx_dir, &config.store.trusted)?;
         // Checked every time: `.lynx` may have been created by hand (a config file) first.

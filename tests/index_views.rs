@@ -158,7 +158,7 @@ fn json_envelope_on_success_failure_and_usage_errors() {
     assert_eq!(v["results"].as_array().unwrap().len(), 0);
     let text = r.text(&["search", "handler_1", "-k", "1"]);
     assert!(text.starts_with("view: worktree (HEAD "), "{text}");
-    assert!(text.contains("src/mod1.py:1-3 handler_1 ("), "{text}");
+    assert!(text.contains("\nsrc/mod1.py:1: handler_1 (1-3, "), "{text}");
 }
 
 #[test]

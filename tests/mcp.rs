@@ -197,7 +197,7 @@ fn edits_while_serving_are_reflected() {
     assert!(text.contains("no matches"), "{text}");
     r.write("src/new.py", "def quokkafunction():\n    return 'fresh'\n");
     let (text, _) = c.call("search", json!({"query": "quokkafunction"}));
-    assert!(text.contains("src/new.py:1-2 quokkafunction"), "{text}");
+    assert!(text.contains("src/new.py:1: quokkafunction (1-2, "), "{text}");
     assert!(text.starts_with("view: worktree"), "{text}");
     c.close();
 }

@@ -101,13 +101,38 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "change"]).current_dir(r.path()).env("PATH", &path).output().unwrap();
     assert!(out.status.success(), "commit went through: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("alpha"), "the impact report was printed: {stderr}");
+    // Quiet by default: one line saying what the change reaches.
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("lynx: 1 definition (1 changed, 0 added, 0 deleted), 1 caller"), "{stderr}");
     assert!(std::fs::read_to_string(r.file("hook.log")).unwrap().contains("existing-hook-ran"));
-    // Configured to block: a change with callers trips `callers>0`.
+    // A comment-only edit changes no definition: the hook says nothing.
+    r.write("m.py", "# a comment\ndef alpha():\n    return 2\n\n\ndef gamma():\n    return alpha()\n");
+    r.git(&["add", "m.py"]);
+    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "comment"]).current_dir(r.path()).env("PATH", &path).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "silent when no definition changed");
+    // Verbose: the full report, and a report file on request.
+    r.write("m.py", "# a comment\ndef alpha():\n    return 4\n\n\ndef gamma():\n    return alpha()\n");
+    r.git(&["add", "m.py"]);
+    let report = r.file("report.md");
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["commit", "-q", "-m", "verbose"])
+        .current_dir(r.path())
+        .env("PATH", &path)
+        .env("LYNX_HOOK_VERBOSE", "1")
+        .env("LYNX_HOOK_REPORT", &report)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--- lynx: impact of the staged change ---") && stderr.contains("gamma"), "{stderr}");
+    assert!(std::fs::read_to_string(&report).unwrap().contains("### Lynx impact report"));
+    // Configured to block: a change with callers trips `callers>0`, and the report says why.
     r.write("m.py", "def alpha():\n    return 3\n\n\ndef gamma():\n    return alpha()\n");
     r.git(&["add", "m.py"]);
     let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "blocked"]).current_dir(r.path()).env("PATH", &path).env("LYNX_HOOK_FAIL_ON", "callers>0").output().unwrap();
     assert!(!out.status.success(), "the configured check blocks the commit");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("check failed: 1 transitive callers > 0") && stderr.contains("commit blocked"), "{stderr}");
     let v = r.json(&["hooks", "uninstall"]);
     assert!(v["dir"].is_string());
     assert!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("existing-hook-ran"), "original restored");

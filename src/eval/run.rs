@@ -165,7 +165,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             }
         }
         index_seconds += t.elapsed().as_secs_f64();
-        let filters = q.filters.as_ref().map(|f| Filters { globs: f.glob.iter().cloned().collect(), extensions: f.extensions.clone(), path_contains: f.path_contains.clone() }).unwrap_or_default();
+        let filters = q.filters.as_ref().map(|f| Filters { globs: f.glob.iter().cloned().collect(), extensions: f.extensions.clone(), path_contains: f.path_contains.clone(), pathspecs: Vec::new() }).unwrap_or_default();
         let mut t = Instant::now();
         let (ranked_files, ranked_symbols, text) = match o.mode.search_mode() {
             Some(mode) => {

@@ -16,11 +16,11 @@ pub const MAX_NODES: usize = 400;
 pub enum MatchKind {
     Exact,
     CaseInsensitive,
-    Substring,
 }
 
-/// Definitions going by `symbol`: exact qualified or leaf name, then case-insensitive, then
-/// substring of the qualified name. Empty when nothing matches.
+/// Definitions going by `symbol`: exact qualified or leaf name, then case-insensitive. Empty
+/// when nothing matches: a near miss (`get_cookie_heade`) is never taken for another symbol,
+/// `suggest` names the candidates instead.
 pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind>) {
     // `path/to/file.py:name` restricts the match to one file.
     if let Some((path, name)) = symbol.rsplit_once(':') {
@@ -56,11 +56,34 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
     if !ci.is_empty() {
         return (rank(cg, ci), Some(MatchKind::CaseInsensitive));
     }
-    let sub: Vec<u32> = cg.defs.iter().enumerate().filter(|(_, d)| d.qualified.to_lowercase().contains(&lower)).map(|(i, _)| i as u32).collect();
-    if !sub.is_empty() {
-        return (rank(cg, sub).into_iter().take(50).collect(), Some(MatchKind::Substring));
-    }
     (Vec::new(), None)
+}
+
+/// Up to `n` qualified names close to `symbol` for a "did you mean": names within a few edits
+/// (a typo), then names that contain it, nearest first.
+pub fn suggest(cg: &CodeGraph, symbol: &str, n: usize) -> Vec<String> {
+    let s = symbol.trim().replace("::", ".").replace('#', ".").to_lowercase();
+    if s.is_empty() {
+        return Vec::new();
+    }
+    let leaf = s.rsplit('.').next().unwrap_or(&s).to_string();
+    let budget = (leaf.chars().count() / 4).clamp(1, 3);
+    let mut scored: Vec<(usize, bool, &str)> = Vec::new();
+    let mut seen = HashSet::new();
+    for d in &cg.defs {
+        if d.kind == "impl" || !seen.insert(d.qualified.as_str()) {
+            continue;
+        }
+        let name = d.name.to_lowercase();
+        let distance = strsim::levenshtein(&leaf, &name).min(strsim::levenshtein(&s, &d.qualified.to_lowercase()));
+        if distance <= budget {
+            scored.push((distance, false, &d.qualified));
+        } else if leaf.len() >= 3 && d.qualified.to_lowercase().contains(&s) {
+            scored.push((budget + 1 + d.qualified.len().saturating_sub(s.len()), true, &d.qualified));
+        }
+    }
+    scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));
+    scored.into_iter().take(n).map(|x| x.2.to_string()).collect()
 }
 
 /// Non-test definitions first, then by kind (types and functions before the rest), then path.

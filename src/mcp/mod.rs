@@ -65,7 +65,7 @@ pub struct LynxServer {
 /// Runs the server until stdin closes.
 pub fn serve(opts: ServeOptions) -> Result<()> {
     // Open the workspace now so that configuration and repository errors surface at once.
-    let ws = Workspace::open(&opts.dir)?;
+    let ws = Workspace::open_from_env(&opts.dir)?;
     let profile = opts
         .profile
         .clone()

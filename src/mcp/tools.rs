@@ -416,7 +416,7 @@ impl Args<'_> {
     }
 
     pub fn filters(&self) -> Result<Filters> {
-        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")? })
+        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")?, pathspecs: Vec::new() })
     }
 }
 
@@ -439,6 +439,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
     match name {
         "search" => {
             let args = ops::search::SearchArgs {
+                paths_only: false,
                 query: a.req("query")?,
                 k: Some(a.int("n_results", sources.list[0].engine.ws.config.search.k, 100)?),
                 rev,
@@ -525,7 +526,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::export::run(engine, &args)
         }
         "search_diff" => {
-            let args = ops::changes::SearchDiffArgs { query: a.req("query")?, base: a.str("base")?, k: a.int("n_results", 10, 100)?, snippet_lines: SNIPPET_LINES };
+            let args = ops::changes::SearchDiffArgs { query: a.req("query")?, base: a.str("base")?, k: a.int("n_results", 10, 100)?, snippet_lines: SNIPPET_LINES, filters: Default::default() };
             ops::changes::search_diff(&one()?.engine, &args)
         }
         "list_sources" => ops::status::list_sources(sources),

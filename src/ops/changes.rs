@@ -203,6 +203,7 @@ pub struct SearchDiffArgs {
     pub base: Option<String>,
     pub k: usize,
     pub snippet_lines: usize,
+    pub filters: crate::search::filter::Filters,
 }
 
 #[derive(Debug, Serialize)]
@@ -235,8 +236,11 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     };
     let d = diff(engine, &Range::Since(merge_base.to_hex().to_string()))?;
     let mut allowed = crate::search::Allowed::new(d.after.data.table.len());
+    let paths = a.filters.matcher()?;
     for &o in &d.changed_chunks {
-        allowed.insert(o);
+        if paths.matches(d.after.data.table.chunk(o).path) {
+            allowed.insert(o);
+        }
     }
     let allowed = Arc::new(allowed);
     let mode = Mode::parse(&engine.ws.config.search.mode)?;
@@ -267,7 +271,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         res.changed_chunks
     );
     for f in &res.files {
-        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), f.path, f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
+        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
     }
     if let Some(n) = &res.note {
         text.push_str(&format!("note: {n}\n"));
@@ -275,8 +279,8 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     if res.results.is_empty() {
         text.push_str(&format!("no changed code matches \"{}\"\n", a.query));
     }
-    for (i, h) in res.results.iter().enumerate() {
-        text.push_str(&format!("{}. {}\n", i + 1, cite(h)));
+    for h in &res.results {
+        text.push_str(&format!("{}\n", cite(h)));
         text.push_str(&snippet(&h.text, a.snippet_lines));
     }
     Ok(Answer::new("search_diff", Some(d.after.data.id.clone()), &res, text))
@@ -337,25 +341,58 @@ pub struct Totals {
     pub public_api_changes: usize,
 }
 
-/// Chunk hashes overlapping each definition (its "content").
+/// Each definition's content: a hash of its code lines, comments and blank lines left out, so
+/// a comment edit or a shift in line numbers is not a change.
 fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMap<(String, String), Vec<[u8; 16]>> {
-    let mut by_file: HashMap<&str, Vec<(u32, u32, [u8; 16])>> = HashMap::new();
+    let mut by_file: HashMap<&str, Vec<u32>> = HashMap::new();
     for o in data.table.live() {
         let c = data.table.chunk(o);
         if files.contains(c.path) {
-            by_file.entry(c.path).or_default().push((c.start_line, c.end_line, c.hash));
+            by_file.entry(c.path).or_default().push(o);
         }
     }
     let mut out = HashMap::new();
     for d in &g.defs {
-        let path = g.files[d.file as usize].path.as_str();
-        if let Some(chunks) = by_file.get(path) {
-            let mut hs: Vec<[u8; 16]> = chunks.iter().filter(|(s, e, _)| *s <= d.end_line && d.start_line <= *e).map(|c| c.2).collect();
-            hs.sort();
-            out.insert((path.to_string(), d.qualified.clone()), hs);
+        let file = &g.files[d.file as usize];
+        let Some(ords) = by_file.get(file.path.as_str()) else { continue };
+        // Line number → text, from whichever chunk holds the line (windows overlap).
+        let mut lines: BTreeMap<u32, &str> = BTreeMap::new();
+        for &o in ords {
+            let c = data.table.chunk(o);
+            if c.start_line > d.end_line || c.end_line < d.start_line {
+                continue;
+            }
+            for (i, l) in c.text().lines().enumerate() {
+                let n = c.start_line + i as u32;
+                if (d.start_line..=d.end_line).contains(&n) {
+                    lines.entry(n).or_insert(l);
+                }
+            }
         }
+        let mut h = blake3::Hasher::new();
+        for l in lines.values() {
+            let t = l.trim();
+            if t.is_empty() || is_comment(file.lang, t) {
+                continue;
+            }
+            h.update(l.trim_end().as_bytes());
+            h.update(b"\n");
+        }
+        let mut key = [0u8; 16];
+        key.copy_from_slice(&h.finalize().as_bytes()[..16]);
+        out.insert((file.path.clone(), d.qualified.clone()), vec![key]);
     }
     out
+}
+
+/// A whole-line comment in `lang` (attributes and preprocessor lines are code).
+fn is_comment(lang: crate::lang::Lang, line: &str) -> bool {
+    use crate::lang::Lang::*;
+    match lang {
+        Python | Ruby | Bash => line.starts_with('#'),
+        Lua | Sql => line.starts_with("--"),
+        _ => line.starts_with("//") || line.starts_with("/*") || line.starts_with("* ") || line == "*" || line.starts_with("*/"),
+    }
 }
 
 /// Public API by the language's own convention, read from the definition's first line.
@@ -489,6 +526,31 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
 }
 
 /// Renders a range impact as text or Markdown (for PR comments).
+/// One line for hooks: what changed and what it reaches, or nothing when no definition changed
+/// (a comment or whitespace edit).
+pub fn render_summary(r: &RangeImpact) -> String {
+    let t = &r.totals;
+    if t.changed + t.added + t.deleted == 0 {
+        return String::new();
+    }
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let mut parts = vec![format!("{} ({} changed, {} added, {} deleted)", n(t.changed + t.added + t.deleted, "definition", "definitions"), t.changed, t.added, t.deleted)];
+    parts.push(n(t.transitive_callers, "caller", "callers"));
+    parts.push(format!("{} to re-run", n(t.tests, "test", "tests")));
+    if t.public_api_changes > 0 {
+        parts.push(n(t.public_api_changes, "public API change", "public API changes"));
+    }
+    let again = match r.range.as_str() {
+        "staged changes" => " --staged".to_string(),
+        "uncommitted changes" => String::new(),
+        other => match other.strip_suffix(" vs working tree") {
+            Some(rev) => format!(" --since {rev}"),
+            None => format!(" {other}"),
+        },
+    };
+    format!("lynx: {} · details: git lynx impact{again}\n", parts.join(", "))
+}
+
 pub fn render_range(r: &RangeImpact, format: &str) -> String {
     let md = format == "markdown";
     let mut out = String::new();
@@ -519,30 +581,25 @@ pub fn render_range(r: &RangeImpact, format: &str) -> String {
     } else {
         out.push_str("files:\n");
         for f in &r.files {
-            out.push_str(&format!("  {} {}{}\n", status_letter(f.status), f.path, f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
+            out.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
         }
     }
     for d in &r.definitions {
-        let head = format!(
-            "{} {} {} `{}:{}-{}`{} — {} caller{}{}",
-            d.change,
-            d.kind,
-            d.name,
-            d.path,
-            d.start_line,
-            d.end_line,
+        let tail = format!(
+            "{} — {} caller{}{}",
             if d.public { " (public)" } else { "" },
             d.callers.len(),
             if d.callers.len() == 1 { "" } else { "s" },
             if d.snapshot == "before" { " in the before snapshot" } else { "" }
         );
         if md {
-            out.push_str(&format!("- {}\n", head));
+            out.push_str(&format!("- {} {} {} `{}:{}-{}`{tail}\n", d.change, d.kind, d.name, d.path, d.start_line, d.end_line));
         } else {
-            out.push_str(&format!("{}\n", head.replace('`', "")));
+            let at = crate::present::loc(&d.path, d.start_line);
+            out.push_str(&format!("{at} {} {} {} ({}-{}){tail}\n", d.change, d.kind, d.name, d.start_line, d.end_line));
         }
         for l in d.callers.iter().take(15) {
-            let line = super::nav::link_line(l);
+            let line = super::nav::link_line(l, !md);
             if md {
                 out.push_str(&format!("  - {line}\n"));
             } else {
@@ -564,7 +621,11 @@ pub fn render_range(r: &RangeImpact, format: &str) -> String {
     } else {
         out.push_str(&format!("tests to re-run ({}):\n", r.tests.len()));
         for t in &r.tests {
-            out.push_str(&format!("  {}{}\n", t.path, t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            let at = match t.start_line {
+                Some(l) => crate::present::loc(&t.path, l),
+                None => crate::present::path(&t.path),
+            };
+            out.push_str(&format!("  {at}{}\n", t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
         }
     }
     out

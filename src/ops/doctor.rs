@@ -1,8 +1,9 @@
 //! `doctor`: one command to diagnose problems — why a file is or is not indexed, whether ONNX
 //! Runtime and the model load, whether the store is intact (segments re-hashed, catalogs
 //! against segments; `--repair` quarantines damaged segments and rebuilds catalogs and view
-//! caches from what is left), disk space and lock holders. Exit 0 all green, 1 warnings,
-//! 2 errors.
+//! caches from what is left), disk space and lock holders. Exit 0 when nothing is broken
+//! (warnings, such as being offline, are reported but do not fail it unless `--strict`), 1 when
+//! a check failed.
 
 use super::Answer;
 use crate::engine::Engine;
@@ -28,10 +29,8 @@ fn check(name: &str, status: &'static str, message: impl Into<String>, fix: Opti
     Check { name: name.into(), status, message: message.into(), fix: fix.map(String::from) }
 }
 
-pub const EXIT_WARNINGS: i32 = 1;
-pub const EXIT_ERRORS: i32 = 2;
-
-pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool) -> Result<(Answer, i32)> {
+/// Returns the report and the exit code: failed checks are a failure; warnings only with `strict`.
+pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, strict: bool) -> Result<(Answer, i32)> {
     let mut checks = Vec::new();
     if let Some(p) = path {
         checks.extend(explain_file(engine, p)?);
@@ -52,12 +51,17 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool) -> R
             None => checks.push(check(what, "ok", "none", None)),
         }
     }
-    let worst = if checks.iter().any(|c| c.status == "error") {
-        EXIT_ERRORS
+    let status = if checks.iter().any(|c| c.status == "error") {
+        "error"
     } else if checks.iter().any(|c| c.status == "warn") {
-        EXIT_WARNINGS
+        "warn"
     } else {
-        0
+        "ok"
+    };
+    let code = match status {
+        "error" => crate::error::EXIT_FAILURE,
+        "warn" if strict => crate::error::EXIT_FAILURE,
+        _ => 0,
     };
     let mut text = String::new();
     for c in &checks {
@@ -71,17 +75,13 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool) -> R
             text.push_str(&format!("       fix: {f}\n"));
         }
     }
-    text.push_str(match worst {
-        0 => "all green\n",
-        EXIT_WARNINGS => "warnings (exit 1)\n",
-        _ => "errors (exit 2)\n",
+    text.push_str(match (status, strict) {
+        ("ok", _) => "all green\n",
+        ("warn", false) => "warnings only: nothing is broken\n",
+        ("warn", true) => "warnings (exit 1 with --strict)\n",
+        _ => "checks failed (exit 1)\n",
     });
-    let status = match worst {
-        0 => "ok",
-        EXIT_WARNINGS => "warn",
-        _ => "error",
-    };
-    Ok((Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks}), text), worst))
+    Ok((Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks}), text), code))
 }
 
 fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {

@@ -72,9 +72,12 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let (nodes, how) = starts(&ctx, &symbol);
     let view = ctx.data.id.clone();
     if nodes.is_empty() {
-        let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false)\n", view_line(&view));
+        let suggestions = query::suggest(&ctx.graph, &symbol, 5);
+        let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
         let t = Traversal { op: op.into(), symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false };
-        return Ok(Answer::new("graph_query", Some(view), &t, text));
+        let mut answer = Answer::new("graph_query", Some(view), &t, text);
+        answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
+        return Ok(answer);
     }
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
@@ -123,7 +126,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                     text.push_str(&format!("path from {symbol} to {target} ({} hops):\n", p.len().saturating_sub(1)));
                     for (n, rel) in p {
                         let arrow = rel.map(|r| format!("--{r}--> ")).unwrap_or_default();
-                        text.push_str(&format!("  {arrow}{} {} {}\n", n.kind, n.name, n.path.clone().map(|p| format!("{p}:{}", n.start_line.unwrap_or(0))).unwrap_or_default()));
+                        text.push_str(&format!("  {arrow}{} {} {}\n", n.kind, n.name, n.path.as_deref().map(|p| crate::present::loc(p, n.start_line.unwrap_or(0))).unwrap_or_default()));
                     }
                     p.iter().map(|(n, r)| serde_json::json!({"node": n, "via": r})).collect()
                 }
@@ -141,7 +144,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         text.push_str("  (none)\n");
     }
     for l in results.iter() {
-        text.push_str(&format!("  {}\n", link_line(l)));
+        text.push_str(&format!("  {}\n", link_line(l, true)));
     }
     let t = Traversal { op: op.into(), symbol, matched: true, match_kind: how, depth, results, truncated };
     Ok(Answer::new("graph_query", Some(view), &t, text))
@@ -227,7 +230,7 @@ fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
     let mut text = format!("{}\noverview: {} files, {} definitions, {} edges\n", view_line(&ctx.data.id), stats.files, stats.definitions, stats.edges);
     text.push_str("hubs (calls + inheritance degree, tests excluded):\n");
     for h in &hubs {
-        text.push_str(&format!("  {:>4}  {} {} {}:{}\n", h.degree, h.node.kind, h.node.name, h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0)));
+        text.push_str(&format!("  {:>4}  {} {} {}\n", h.degree, h.node.kind, h.node.name, crate::present::loc(h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0))));
     }
     text.push_str("communities (modularity, largest first):\n");
     for c in &communities {

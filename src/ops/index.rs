@@ -11,13 +11,17 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
         if revs.is_empty() { vec![engine.spec(None)] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut total = IndexReport::default();
     let mut per_view = Vec::new();
-    for spec in &specs {
+    for (i, spec) in specs.iter().enumerate() {
+        if specs.len() > 1 {
+            engine.progress.set_stage(&format!("revision {} of {}", i + 1, specs.len()));
+        }
         let view = View::open(&engine.ws, spec)?;
         let mut report = index::index_view(&engine.ws, &view, &engine.progress)?;
         embed(engine, &view, &mut report);
         total.add(&report);
         per_view.push(report);
     }
+    engine.progress.set_stage("");
     let text = render(&per_view, &total);
     let mut answer = Answer::new("index", total.view.clone(), &total, text);
     if per_view.len() > 1 {

@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod export;
 pub mod feedback;
 pub mod graph;
+pub mod grep;
 pub mod index;
 pub mod model;
 pub mod nav;
@@ -60,6 +61,42 @@ impl Answer {
         }
         Value::Object(m)
     }
+}
+
+/// The keys that hold an answer's list of results, in the order they are looked for.
+const LIST_KEYS: &[&str] = &["results", "matches", "files", "usages", "tests", "callers", "definitions", "questions"];
+
+/// `--jsonl`: each element of the answer's result list as one line (`"type": "result"`, with
+/// the operation and view), then one `"type": "summary"` line with the rest of the envelope.
+pub fn json_lines(answer: &Answer) -> Vec<String> {
+    let mut env = answer.json();
+    let Value::Object(m) = &mut env else { return vec![env.to_string()] };
+    let key = LIST_KEYS.iter().find(|k| m.get(**k).is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty())));
+    let mut lines = Vec::new();
+    if let Some(key) = key {
+        let items = m.remove(*key).unwrap_or_default();
+        for item in items.as_array().into_iter().flatten() {
+            let mut line = Map::new();
+            line.insert("type".into(), json!("result"));
+            line.insert("operation".into(), json!(answer.operation));
+            if let Some(v) = m.get("view") {
+                line.insert("view".into(), v.clone());
+            }
+            match item {
+                Value::Object(o) => line.extend(o.clone()),
+                other => {
+                    line.insert("value".into(), other.clone());
+                }
+            }
+            lines.push(Value::Object(line).to_string());
+        }
+        m.insert("list".into(), json!(key));
+    }
+    let mut summary = Map::new();
+    summary.insert("type".into(), json!("summary"));
+    summary.extend(m.clone());
+    lines.push(Value::Object(summary).to_string());
+    lines
 }
 
 /// `{"ok": false, "operation": …, "error": …}`

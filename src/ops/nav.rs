@@ -2,6 +2,7 @@
 //! describe_symbol, impact and module_summary. Each returns a typed result rendered as JSON
 //! or text by the same `Answer`.
 
+use crate::present;
 use super::search::{Hit, cite, hit as search_hit, snippet};
 use super::{Answer, view_line};
 use crate::engine::Engine;
@@ -9,7 +10,7 @@ use crate::graph::model::{CodeGraph, Node, Rel};
 use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
 use crate::search::{self, Ranked};
 use crate::view::ViewData;
-use crate::view::{View, ViewId};
+use crate::view::View;
 use anyhow::Result;
 use petgraph::Direction;
 use serde::Serialize;
@@ -80,20 +81,25 @@ fn first_code_lines(text: &str, n: usize) -> String {
     lines.join("\n")
 }
 
-fn no_match(op: &'static str, view: &ViewId, symbol: &str) -> Answer {
-    let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false)\n", view_line(view));
-    Answer::new(op, Some(view.clone()), serde_json::json!({ "symbol": symbol, "matched": false, "results": [] }), text)
+fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
+    let suggestions = query::suggest(&ctx.graph, symbol, 5);
+    let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&ctx.data.id), did_you_mean(&suggestions));
+    Answer::new(op, Some(ctx.data.id.clone()), serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }), text)
+}
+
+/// `; did you mean: a, b?` (empty without suggestions).
+pub fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() { String::new() } else { format!("; did you mean: {}?", suggestions.join(", ")) }
 }
 
 fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
     let how = match how {
         MatchKind::Exact => "",
         MatchKind::CaseInsensitive => " (case-insensitive match)",
-        MatchKind::Substring => " (substring match)",
     };
     let mut out = format!("{symbol}{how}: {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });
     for d in defs.iter().take(10) {
-        out.push_str(&format!("  {} {}:{}-{}\n", d.node.kind, d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0), d.node.end_line.unwrap_or(0)));
+        out.push_str(&format!("  {} {} ({}-{})\n", present::loc(d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0)), d.node.kind, d.node.start_line.unwrap_or(0), d.node.end_line.unwrap_or(0)));
     }
     out
 }
@@ -104,23 +110,27 @@ fn render_links(title: &str, links: &[Link], out: &mut String) {
         out.push_str("  (none)\n");
     }
     for l in links.iter().take(60) {
-        out.push_str(&format!("  {}\n", link_line(l)));
+        out.push_str(&format!("  {}\n", link_line(l, true)));
     }
     if links.len() > 60 {
         out.push_str(&format!("  … {} more\n", links.len() - 60));
     }
 }
 
-pub fn link_line(l: &Link) -> String {
+/// `path:line: kind name (start-end) — relation, confidence`; the line is where the relation
+/// is written (the call), else where the node starts. `styled`: for a reader (relative paths,
+/// colour); plain for Markdown reports.
+pub fn link_line(l: &Link, styled: bool) -> String {
+    let line = l.line.or(l.node.start_line).unwrap_or(0);
     let at = match (&l.node.path, l.node.start_line, l.node.end_line) {
-        (Some(p), Some(s), Some(e)) => format!("{p}:{s}-{e}"),
-        (Some(p), _, _) => p.clone(),
-        _ => "external".into(),
+        (Some(p), Some(s), Some(e)) if styled => format!("{} {} {} ({s}-{e})", present::loc(p, line), l.node.kind, l.node.name),
+        (Some(p), Some(s), Some(e)) => format!("{p}:{line}: {} {} ({s}-{e})", l.node.kind, l.node.name),
+        (Some(p), _, _) => format!("{} {} {}", if styled { present::path(p) } else { p.clone() }, l.node.kind, l.node.name),
+        _ => format!("external {} {}", l.node.kind, l.node.name),
     };
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
-    let line = l.line.map(|x| format!(" @{x}")).unwrap_or_default();
     let test = if l.node.test { " (test)" } else { "" };
-    format!("{} {} {}{line}{depth}{test} — {}, {}", l.node.kind, l.node.name, at, l.relation, l.confidence)
+    format!("{at}{depth}{test} — {}, {}", l.relation, l.confidence)
 }
 
 // ---------------------------------------------------------------- find_definition
@@ -135,6 +145,9 @@ pub struct FindDefinition {
     /// BM25 hits when the graph knows no such definition.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lexical: Vec<Hit>,
+    /// Near names when nothing matched (a typo, a partial name).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
 }
 
 pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
@@ -145,7 +158,8 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         let hits = search::sparse(&ctx.data, symbol, 5, None, None)?;
         let lexical: Vec<Hit> =
             hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
-        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph (matched: false)", view_line(&ctx.data.id));
+        let suggestions = query::suggest(&ctx.graph, symbol, 5);
+        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph (matched: false){}", view_line(&ctx.data.id), did_you_mean(&suggestions));
         if lexical.is_empty() {
             text.push('\n');
         } else {
@@ -154,24 +168,24 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
                 text.push_str(&format!("  {}\n", cite(h)));
             }
         }
-        let r = FindDefinition { symbol: symbol.into(), matched: false, match_kind: None, results: vec![], lexical };
+        let r = FindDefinition { symbol: symbol.into(), matched: false, match_kind: None, results: vec![], lexical, suggestions };
         return Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text));
     }
     let results: Vec<Definition> = defs.iter().take(20).map(|&d| definition(&ctx, d)).collect();
     let mut text = format!("{}\n", view_line(&ctx.data.id));
     for d in &results {
         text.push_str(&format!(
-            "{} {} {}:{}-{}{}\n",
+            "{} {} {} ({}-{}){}\n",
+            present::loc(d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0)),
             d.node.kind,
             d.node.name,
-            d.node.path.as_deref().unwrap_or(""),
             d.node.start_line.unwrap_or(0),
             d.node.end_line.unwrap_or(0),
             if d.node.test { " (test)" } else { "" }
         ));
         text.push_str(&snippet(&d.signature, 3));
     }
-    let r = FindDefinition { symbol: symbol.into(), matched: true, match_kind: how, results, lexical: vec![] };
+    let r = FindDefinition { symbol: symbol.into(), matched: true, match_kind: how, results, lexical: vec![], suggestions: vec![] };
     Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -203,7 +217,8 @@ pub struct FindUsages {
     pub truncated: bool,
 }
 
-fn contains_identifier(text: &str, name: &str) -> bool {
+/// Byte offset of the first whole-identifier occurrence of `name` in `text`.
+fn identifier_at(text: &str, name: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let mut from = 0;
     while let Some(i) = text[from..].find(name) {
@@ -212,11 +227,11 @@ fn contains_identifier(text: &str, name: &str) -> bool {
         let before = s == 0 || !(bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_');
         let after = e >= bytes.len() || !(bytes[e].is_ascii_alphanumeric() || bytes[e] == b'_');
         if before && after {
-            return true;
+            return Some(s);
         }
         from = e;
     }
-    false
+    None
 }
 
 pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usize) -> Result<Answer> {
@@ -253,7 +268,8 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
     let hits = search::sparse(&ctx.data, &leaf, 200, None, None)?;
     for (o, _) in hits {
         let c = ctx.data.table.chunk(o);
-        if !contains_identifier(c.text(), &leaf) || def_spans.contains(&(c.path.to_string(), c.start_line)) {
+        let Some(at) = identifier_at(c.text(), &leaf) else { continue };
+        if def_spans.contains(&(c.path.to_string(), c.start_line)) {
             continue;
         }
         let covered = results.iter().any(|u| u.path == c.path && u.start_line <= c.end_line && c.start_line <= u.end_line);
@@ -267,7 +283,7 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
         }) {
             continue;
         }
-        results.push(Usage { path: c.path.into(), start_line: c.start_line, end_line: c.end_line, symbol: c.symbol.into(), kind: c.kind.into(), origin: "lexical", relation: None, confidence: None, line: None });
+        results.push(Usage { path: c.path.into(), start_line: c.start_line, end_line: c.end_line, symbol: c.symbol.into(), kind: c.kind.into(), origin: "lexical", relation: None, confidence: None, line: Some(c.start_line + c.text()[..at].matches('\n').count() as u32) });
     }
     let truncated = results.len() > limit;
     results.truncate(limit);
@@ -289,7 +305,7 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
             (Some(r), Some(c)) => format!("{r}, {c}"),
             _ => "mentions".into(),
         };
-        text.push_str(&format!("  {}:{}-{} {} [{}: {how}]\n", u.path, u.start_line, u.end_line, sym, u.origin));
+        text.push_str(&format!("{} {} ({}-{}) [{}: {how}]\n", present::loc(&u.path, u.line.unwrap_or(u.start_line)), sym, u.start_line, u.end_line, u.origin));
     }
     let r = FindUsages { symbol: symbol.into(), matched, definitions, results, truncated };
     Ok(Answer::new("find_usages", Some(ctx.data.id.clone()), &r, text))
@@ -396,8 +412,8 @@ fn render_tests(tests: &[TestRef], out: &mut String) {
     }
     for t in tests.iter().take(50) {
         match (&t.symbol, t.start_line, t.end_line) {
-            (Some(s), Some(a), Some(b)) => out.push_str(&format!("  {}:{a}-{b} {s} [{}{}]\n", t.path, t.origin, t.depth.map(|d| format!(", depth {d}")).unwrap_or_default())),
-            _ => out.push_str(&format!("  {} [{}]\n", t.path, t.origin)),
+            (Some(s), Some(a), Some(b)) => out.push_str(&format!("  {} {s} ({a}-{b}) [{}{}]\n", present::loc(&t.path, a), t.origin, t.depth.map(|d| format!(", depth {d}")).unwrap_or_default())),
+            _ => out.push_str(&format!("  {} [{}]\n", present::path(&t.path), t.origin)),
         }
     }
 }
@@ -433,7 +449,7 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_pat
             let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
             return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
         }
-        return Ok(no_match("find_tests_for", &ctx.data.id, symbol));
+        return Ok(no_match("find_tests_for", &ctx, symbol));
     }
     let tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
     let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
@@ -464,7 +480,7 @@ pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
     let ctx = open(engine, rev)?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
-        return Ok(no_match("describe_symbol", &ctx.data.id, symbol));
+        return Ok(no_match("describe_symbol", &ctx, symbol));
     }
     // Describe the best match (several same-named definitions are listed).
     let main = vec![defs[0]];
@@ -537,9 +553,8 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
     let ctx = open(engine, rev)?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
-        return Ok(no_match("impact", &ctx.data.id, symbol));
+        return Ok(no_match("impact", &ctx, symbol));
     }
-    let defs: Vec<u32> = if how == Some(MatchKind::Substring) { defs.into_iter().take(1).collect() } else { defs };
     let (results, truncated, tests, by_file) = impact_of(&ctx, &defs, max_depth);
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
     let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
@@ -550,7 +565,7 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
         if truncated { " (truncated)" } else { "" }
     ));
     for l in results.iter().take(80) {
-        text.push_str(&format!("  {}\n", link_line(l)));
+        text.push_str(&format!("  {}\n", link_line(l, true)));
     }
     if results.len() > 80 {
         text.push_str(&format!("  … {} more\n", results.len() - 80));
@@ -605,7 +620,7 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usi
     definitions.truncate(limit);
     imports.truncate(limit);
     dependents.truncate(limit);
-    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), file.path, file.lang.name(), total.0);
+    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), present::path(&file.path), file.lang.name(), total.0);
     for d in definitions.iter().take(80) {
         let depth = d.name.matches('.').count();
         text.push_str(&format!("  {}{} {} {}-{}\n", "  ".repeat(depth.min(4)), d.kind, d.name, d.start_line.unwrap_or(0), d.end_line.unwrap_or(0)));

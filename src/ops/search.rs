@@ -23,6 +23,8 @@ pub struct SearchArgs {
     pub rerank: Option<String>,
     /// Answer with files (ranked by the evidence of their chunks) instead of chunks.
     pub files: bool,
+    /// With `files`: the text rendering is the paths alone, one per line (`-l`).
+    pub paths_only: bool,
 }
 
 /// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts).
@@ -262,7 +264,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         results: all,
         files,
     };
-    let text = render(&view, &result, args.snippet_lines);
+    let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
     Ok(Answer::new("search", Some(view), &result, text))
 }
 
@@ -310,7 +312,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
         let files = search::rank::rank_files(data, &r.ranked, k);
         let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files };
-        let text = render(&data.id, &result, args.snippet_lines);
+        let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new() };
@@ -326,7 +328,7 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
         }
         for (i, f) in r.files.iter().enumerate() {
             let best = if f.symbol.is_empty() { String::new() } else { format!(" {}", f.symbol) };
-            out.push_str(&format!("{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n", i + 1, f.path, format_score(f.score), f.start_line, f.end_line, f.chunks, if f.chunks == 1 { "" } else { "s" }));
+            out.push_str(&format!("{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n", i + 1, crate::present::path(&f.path), format_score(f.score), f.start_line, f.end_line, f.chunks, if f.chunks == 1 { "" } else { "s" }));
         }
         return out;
     }
@@ -337,18 +339,26 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
     if r.results.is_empty() {
         out.push_str(&format!("no matches for \"{}\"\n", r.query));
     }
-    for (i, h) in r.results.iter().enumerate() {
-        out.push_str(&format!("{}. {}\n", i + 1, cite(h)));
+    for h in &r.results {
+        out.push_str(&format!("{}\n", cite(h)));
         out.push_str(&snippet(&h.text, snippet_lines));
     }
     out
 }
 
-/// `path:start-end symbol (score)`
+/// `-l`: the files, best first, one path per line (as `grep -l`).
+pub fn render_paths(r: &SearchResult) -> String {
+    r.files.iter().map(|f| format!("{}\n", crate::present::path(&f.path))).collect()
+}
+
+/// `path:start: symbol (start-end, score)`, the location first as grep and compilers print it.
 pub fn cite(h: &Hit) -> String {
     let sym = if h.symbol.is_empty() { format!("<{}>", h.kind) } else { h.symbol.clone() };
-    let src = h.source.as_ref().map(|s| format!("[{s}] ")).unwrap_or_default();
-    format!("{src}{}:{}-{} {} ({})", h.path, h.start_line, h.end_line, sym, format_score(h.score))
+    let at = match &h.source {
+        Some(s) => format!("[{s}] {}:{}:", h.path, h.start_line),
+        None => crate::present::loc(&h.path, h.start_line),
+    };
+    format!("{at} {sym} ({}-{}, {})", h.start_line, h.end_line, format_score(h.score))
 }
 
 pub fn format_score(s: f32) -> String {
@@ -368,7 +378,8 @@ pub fn snippet(text: &str, lines: usize) -> String {
         out.push('\n');
     }
     if total > lines {
-        out.push_str(&format!("    … ({} more lines)\n", total - lines));
+        let more = total - lines;
+        out.push_str(&format!("    … ({more} more line{})\n", if more == 1 { "" } else { "s" }));
     }
     out
 }

@@ -117,11 +117,27 @@ fn store_is_committed(repo: &gix::Repository) -> bool {
 impl Repo {
     /// Opens the repository containing `path` (any subdirectory, linked worktrees included).
     pub fn discover(path: &Path) -> Result<Repo> {
+        Self::discover_with(path, false)
+    }
+
+    /// The repository a command runs in, found as git finds it: `GIT_DIR` and `GIT_WORK_TREE`
+    /// (which `git --git-dir=… lynx` sets) when present, else upwards from `path`.
+    pub fn discover_from_env(path: &Path) -> Result<Repo> {
+        Self::discover_with(path, true)
+    }
+
+    fn discover_with(path: &Path, environment: bool) -> Result<Repo> {
         let abs = path
             .canonicalize()
             .map_err(|e| crate::error::usage(format!("no such directory: {} ({e})", path.display())))?;
-        let repo = gix::discover(&abs).map_err(|e| {
-            crate::error::usage(format!("{} is not inside a git repository ({e}); run `git init` or pass -C <repo>", abs.display()))
+        let found = if environment {
+            gix::discover_with_environment_overrides(&abs)
+        } else {
+            gix::discover(&abs)
+        };
+        let repo = found.map_err(|e| {
+            let hint = if environment && std::env::var_os("GIT_DIR").is_some() { " (GIT_DIR is set)" } else { "" };
+            crate::error::usage(format!("{} is not inside a git repository{hint} ({e}); run `git init` or pass -C <repo>", abs.display()))
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
         let common_dir = repo.common_dir().canonicalize()?;

@@ -1,0 +1,138 @@
+//! How text answers look where a person reads them: colour, and paths relative to the directory
+//! the command was started in (as `git grep` prints them). Set once by the CLI; MCP answers and
+//! `--json` never go through it, so they keep repository-relative, uncoloured paths.
+
+use std::io::IsTerminal;
+use std::sync::OnceLock;
+
+/// `--color`: when to colour text output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set or `TERM=dumb`.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether a stream that is (or is not) a terminal gets colour.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                is_terminal
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::env::var("TERM").map_or(true, |t| t != "dumb")
+            }
+        }
+    }
+
+    pub fn stdout(self) -> bool {
+        self.enabled(std::io::stdout().is_terminal())
+    }
+
+    pub fn stderr(self) -> bool {
+        self.enabled(std::io::stderr().is_terminal())
+    }
+}
+
+#[derive(Default)]
+struct Style {
+    color: bool,
+    /// Where the command started, relative to the worktree root (`src/app/`), when inside it.
+    prefix: OnceLock<Option<String>>,
+}
+
+static STYLE: OnceLock<Style> = OnceLock::new();
+
+/// Chooses colour for this process's text output (the CLI calls it once, before any answer).
+pub fn init(color: bool) {
+    let _ = STYLE.set(Style { color, prefix: OnceLock::new() });
+}
+
+/// Records the worktree the answers' paths are relative to; paths print relative to the
+/// current directory when it lies inside.
+pub fn set_worktree(root: Option<&std::path::Path>) {
+    let Some(style) = STYLE.get() else { return };
+    style.prefix.get_or_init(|| prefix_of(root?));
+}
+
+/// The current directory relative to `root`, ending in `/` (None at the root or outside it).
+pub fn prefix_of(root: &std::path::Path) -> Option<String> {
+    let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+    let rel = cwd.strip_prefix(root.canonicalize().ok()?).ok()?;
+    let rel = rel.to_str()?.replace('\\', "/");
+    (!rel.is_empty()).then(|| format!("{rel}/"))
+}
+
+fn style() -> Option<&'static Style> {
+    STYLE.get()
+}
+
+fn paint(code: &str, s: &str) -> String {
+    if style().is_some_and(|st| st.color) { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+}
+
+/// A repository-relative path as the reader should see it: relative to the current directory,
+/// coloured like ripgrep's (magenta). Paths tagged with a source (`[docs] a.md`) belong to
+/// another root and are left as they are.
+pub fn path(p: &str) -> String {
+    let shown = match style().and_then(|s| s.prefix.get()).and_then(|p| p.as_deref()) {
+        Some(prefix) if !p.starts_with('[') => relative(p, prefix),
+        _ => p.to_string(),
+    };
+    paint("35", &shown)
+}
+
+/// `path:line:` — the location prefix editors and terminals turn into links.
+pub fn loc(p: &str, line: u32) -> String {
+    format!("{}:{}:", path(p), paint("32", &line.to_string()))
+}
+
+/// A matched span inside a line of code.
+pub fn matched(s: &str) -> String {
+    paint("1;31", s)
+}
+
+/// A heading or the first line of an answer.
+pub fn bold(s: &str) -> String {
+    paint("1", s)
+}
+
+/// `path` (relative to the repository root) seen from `prefix` (a directory, ending in `/`).
+pub fn relative(path: &str, prefix: &str) -> String {
+    if let Some(rest) = path.strip_prefix(prefix) {
+        return rest.to_string();
+    }
+    let mut up = prefix.trim_end_matches('/').split('/').collect::<Vec<_>>();
+    let mut down: &str = path;
+    // Drop the directories both share, then climb out of the rest.
+    let mut common = 0;
+    for (i, part) in prefix.trim_end_matches('/').split('/').enumerate() {
+        match down.split_once('/') {
+            Some((head, tail)) if head == part => {
+                down = tail;
+                common = i + 1;
+            }
+            _ => break,
+        }
+    }
+    up.drain(..common);
+    format!("{}{down}", "../".repeat(up.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative;
+
+    #[test]
+    fn paths_relative_to_a_subdirectory() {
+        assert_eq!(relative("src/app/x.py", "src/app/"), "x.py");
+        assert_eq!(relative("src/other.py", "src/app/"), "../other.py");
+        assert_eq!(relative("README.md", "src/app/"), "../../README.md");
+        assert_eq!(relative("srcx/a.py", "src/"), "../srcx/a.py");
+        assert_eq!(relative("src/app2/y.py", "src/app/"), "../app2/y.py");
+    }
+}
