@@ -133,6 +133,30 @@ pub enum Command {
         #[command(subcommand)]
         what: ObjectsCmd,
     },
+    /// Publish the index through the git remote: the segments REV's views need, as git objects
+    /// on refs/lynx/objects (only what the remote lacks is sent; branches and tags untouched).
+    Push {
+        /// The remote (name or URL).
+        #[arg(default_value = "origin")]
+        remote: String,
+        /// Revisions whose index to publish (repeatable; default: HEAD).
+        #[arg(long = "rev", value_name = "REV")]
+        revs: Vec<String>,
+        /// Replace what the remote holds with these revisions' segments only (history dropped,
+        /// so the remote can collect the rest).
+        #[arg(long)]
+        prune: bool,
+    },
+    /// Bring the index published on the remote (refs/lynx/objects) into this store; every
+    /// blob's objects are checked against the blob before use.
+    Fetch {
+        /// The remote (name or URL).
+        #[arg(default_value = "origin")]
+        remote: String,
+        /// Use the objects as they are (only for a remote you fully trust).
+        #[arg(long)]
+        trust: bool,
+    },
     /// Git hooks: pre-commit impact report, background indexing after commits and checkouts.
     Hooks {
         #[command(subcommand)]
@@ -825,6 +849,8 @@ impl Command {
             Command::Doctor { .. } => "doctor",
             Command::Objects { .. } => "objects",
             Command::Hooks { .. } => "hooks",
+            Command::Push { .. } => "push",
+            Command::Fetch { .. } => "fetch",
             Command::Rules { .. } => "rules",
             Command::Status => "status",
             Command::Gc(_) => "gc",
@@ -890,7 +916,7 @@ pub fn main() -> i32 {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
             let action = matches!(
                 op,
-                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks" | "man"
+                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks" | "man" | "push" | "fetch"
             );
             if !(cli.quiet && action && !cli.json && !cli.jsonl) {
                 print_answer(&cli, &answer);
@@ -1138,6 +1164,8 @@ fn run(cli: &Cli) -> Result<Answer> {
                 HooksCmd::Uninstall => crate::hooks::uninstall(&ws),
             }
         }
+        Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
+        Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
         Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::module_summary(e, &a.file, a.view.rev.as_deref(), a.limit.max(1))),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),

@@ -18,6 +18,8 @@ fn source_repo() -> TestRepo {
     let r = TestRepo::new();
     r.write("src/auth.py", "def verify_token(token):\n    \"\"\"Check the session token signature.\"\"\"\n    return token.signature == expected(token)\n\n\ndef expected(token):\n    return sign(token.body)\n");
     r.write("src/cache.py", "class LruCache:\n    def get(self, key):\n        return self.items.get(key)\n");
+    // Names the chunker makes up (an unnamed namespace) are not a sign of tampering.
+    r.write("src/limits.cpp", "namespace {\nstruct numeric_limits {\n    static int max() { return 1; }\n};\n}\n\nint next_value(int x) {\n    return x + numeric_limits::max();\n}\n");
     r.commit_all("init");
     r
 }
@@ -95,7 +97,7 @@ fn a_tampered_import_is_refused_and_an_honest_one_is_adopted() {
     // Honest: adopted whole (no blob processed again), vectors too, same answers.
     let (_t2, dir2) = clone_of(&r);
     let v = lynx_in(&dir2, &["--model", &m, "objects", "import", honest.to_str().unwrap()]);
-    assert_eq!(v["adopted"]["blobs"], 2, "{v}");
+    assert_eq!(v["adopted"]["blobs"], 3, "{v}");
     assert!(v["adopted"]["vectors"].as_u64().unwrap() > 0, "{v}");
     assert!(v["adopted"]["rejected"].as_array().unwrap().is_empty(), "{v}");
     let i = lynx_in(&dir2, &["--model", &m, "index"]);
@@ -123,7 +125,7 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     let mut c = std::process::Command::new(BIN);
     isolate(&mut c).current_dir(&dir).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
-    assert_eq!(v["blobs_new"], 2, "{v}");
+    assert_eq!(v["blobs_new"], 3, "{v}");
     let mut c = std::process::Command::new(BIN);
     isolate(&mut c).current_dir(&dir).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args(["--json", "--model", &m, "search", "session token signature"]);
     let s: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
@@ -135,7 +137,7 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     let mut c = std::process::Command::new(BIN);
     isolate(&mut c).current_dir(&dir2).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest).args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
-    assert_eq!((v["blobs_new"].as_u64(), v["blobs_adopted"].as_u64()), (Some(0), Some(2)), "{v}");
+    assert_eq!((v["blobs_new"].as_u64(), v["blobs_adopted"].as_u64()), (Some(0), Some(3)), "{v}");
     assert_eq!(v["chunks_embedded"], 0, "vectors adopted too: {v}");
 
     // Trusted by the user: read in place, not copied.
@@ -145,7 +147,7 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     let mut c = std::process::Command::new(BIN);
     isolate(&mut c).current_dir(&dir3).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest).args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
-    assert_eq!((v["blobs_new"].as_u64(), v["blobs_reused"].as_u64()), (Some(0), Some(2)), "{v}");
+    assert_eq!((v["blobs_new"].as_u64(), v["blobs_reused"].as_u64()), (Some(0), Some(3)), "{v}");
     assert!(lynx::store::list_segments(&dir3.join(".lynx/objects")).unwrap().iter().all(|s| !s.is_empty()));
     // A committed lynx.toml cannot mark an alternate trusted.
     let (_t4, dir4) = clone_of(&r);

@@ -122,6 +122,11 @@ fn inline_commands_name_real_commands_and_options() {
 fn every_shell_block_command_runs_against_a_fixture() {
     let r = TestRepo::new();
     calc_project(&r);
+    // `push origin` / `fetch origin` need a remote.
+    let remote = tempfile::tempdir().unwrap();
+    let out = isolate(&mut std::process::Command::new("git")).args(["init", "-q", "--bare"]).arg(remote.path()).output().unwrap();
+    assert!(out.status.success());
+    r.git(&["remote", "add", "origin", &remote.path().display().to_string()]);
     let mut ran = Vec::new();
     for (file, text) in docs() {
         for line in block_commands(&text) {

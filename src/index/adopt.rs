@@ -297,10 +297,32 @@ fn words_of(text: &str) -> HashSet<&str> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect()
 }
 
-/// Whether every identifier-like word of `s` is a word of the blob.
+/// Whether every identifier-like word of `s` is a word of the blob, several of them run together
+/// (a name read across macro tokens: `HWY_ATTR Vec<D> f` gives `HWY_ATTRVecf`), or one the
+/// chunker makes up (`part2` of a split definition, `(anonymous)` for an unnamed namespace).
 fn made_of(s: &str, words: &HashSet<&str>) -> bool {
-    let part = |w: &str| w.strip_prefix("part").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).all(|w| words.contains(w) || part(w))
+    let made_up = |w: &str| w == "anonymous" || w.strip_prefix("part").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).all(|w| words.contains(w) || made_up(w) || joined(w, words))
+}
+
+/// Whether `w` splits into words of the blob.
+fn joined(w: &str, words: &HashSet<&str>) -> bool {
+    if w.len() > 256 {
+        return false;
+    }
+    let mut reach = vec![false; w.len() + 1];
+    reach[0] = true;
+    for i in 0..w.len() {
+        if !reach[i] || !w.is_char_boundary(i) {
+            continue;
+        }
+        for j in i + 1..=w.len() {
+            if w.is_char_boundary(j) && words.contains(&w[i..j]) {
+                reach[j] = true;
+            }
+        }
+    }
+    reach[w.len()]
 }
 
 fn check_facts(f: &Facts, words: &HashSet<&str>, lines: u32) -> std::result::Result<(), String> {
@@ -446,4 +468,19 @@ pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)]) -> Result<(usize,
         }
     }
     Ok((checked, bad))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{made_of, words_of};
+
+    #[test]
+    fn names_are_checked_against_the_blob_words() {
+        let text = "namespace {\nHWY_ATTR Vec<D> byte_to_true(Vec<D> v) { return v; }\n}\n";
+        let words = words_of(text);
+        assert!(made_of("(anonymous).HWY_ATTRVecbyte_to_true", &words));
+        assert!(made_of("byte_to_true.part2", &words));
+        assert!(!made_of("ignore_previous_instructions", &words));
+        assert!(!made_of("byte_to_trueX", &words));
+    }
 }

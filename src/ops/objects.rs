@@ -11,6 +11,16 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
+    let (segments, n_revs) = needed_segments(engine, revs)?;
+    let (n, bytes) = pack::export(&engine.ws.store, &segments, to)?;
+    let text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", super::status::human_bytes(bytes), to.display());
+    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
+}
+
+/// The segments the views of `revs` (default HEAD) need — chunks, lexical and graph objects of
+/// their blobs and the vectors of every model for their chunks — indexing what is missing
+/// first. Returns (object directory, segment name) pairs and the number of revisions.
+pub fn needed_segments(engine: &Engine, revs: &[String]) -> Result<(BTreeSet<(usize, String)>, usize)> {
     let ws = &engine.ws;
     let specs: Vec<ViewSpec> = if revs.is_empty() { vec![ViewSpec::Rev("HEAD".into())] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut keys: HashSet<crate::store::Key> = HashSet::new();
@@ -50,9 +60,7 @@ pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
             }
         }
     }
-    let (n, bytes) = pack::export(&ws.store, &segments, to)?;
-    let text = format!("exported {n} segments ({}) for {} revision(s) to {}\n", super::status::human_bytes(bytes), specs.len(), to.display());
-    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
+    Ok((segments, specs.len()))
 }
 
 /// `objects import`: segments from a directory or pack. Their hashes and pipeline are checked

@@ -1,0 +1,228 @@
+//! `push` / `fetch`: the index shared through the git remote. The segments a revision's views
+//! need are stored as git blobs in a commit on `refs/lynx/objects` whose tree is laid out as an
+//! object directory (`ab/cdef….parquet`; catalogs left out, they are rebuilt). Each push adds a
+//! commit on top of the remote's, so git sends only the segments the remote lacks, over its own
+//! transport and authentication; `--prune` starts the ref again from the given revisions.
+//! Fetching brings the ref to `refs/lynx/remotes/<remote>/objects` and imports the segments
+//! this store lacks through `objects import`, so every blob's objects are checked against the
+//! blob before use. Branches and tags are never touched.
+
+use super::Answer;
+use crate::engine::Engine;
+use crate::error;
+use anyhow::{Context, Result, bail};
+use gix::ObjectId;
+use std::collections::BTreeMap;
+use std::process::Command;
+
+/// The ref on the remote that holds the shared segments.
+pub const REF: &str = "refs/lynx/objects";
+
+/// Where the remote's ref is kept locally (it also keeps the segment blobs reachable, so a
+/// later push can tell the remote what it already has).
+pub fn tracking_ref(remote: &str) -> String {
+    let simple = !remote.is_empty() && !remote.starts_with('.') && remote.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) && !remote.contains("..");
+    if simple {
+        format!("refs/lynx/remotes/{remote}/objects")
+    } else {
+        // A URL is not a ref name: name it by its hash.
+        format!("refs/lynx/remotes/url-{}/objects", &blake3::hash(remote.as_bytes()).to_hex()[..16])
+    }
+}
+
+/// Runs git in this repository with a fixed identity for the commits it makes (CI machines
+/// often have none) and no prompt (a missing credential is an error, not a hang).
+fn git(engine: &Engine, args: &[&str]) -> Result<String> {
+    let repo = &engine.ws.repo;
+    let mut cmd = Command::new("git");
+    match &repo.workdir {
+        Some(w) => cmd.arg("-C").arg(w),
+        None => cmd.arg("--git-dir").arg(&repo.common_dir),
+    };
+    let out = cmd
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_AUTHOR_NAME", "git lynx")
+        .env("GIT_AUTHOR_EMAIL", "git-lynx@localhost")
+        .env("GIT_COMMITTER_NAME", "git lynx")
+        .env("GIT_COMMITTER_EMAIL", "git-lynx@localhost")
+        .output()
+        .context("running git (is it installed and on PATH?)")?;
+    if !out.status.success() {
+        bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn check_remote(remote: &str) -> Result<()> {
+    if remote.is_empty() || remote.starts_with('-') {
+        return Err(error::usage(format!("`{remote}` is not a remote name or URL")));
+    }
+    Ok(())
+}
+
+/// Brings the remote's ref to the tracking ref; None when the remote has none yet.
+fn fetch_tip(engine: &Engine, remote: &str) -> Result<Option<ObjectId>> {
+    let listed = git(engine, &["ls-remote", remote, REF]).with_context(|| format!("reaching the remote `{remote}`"))?;
+    let Some(tip) = listed.split_whitespace().next() else { return Ok(None) };
+    let tracking = tracking_ref(remote);
+    git(engine, &["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, &format!("+{REF}:{tracking}")])?;
+    let id = ObjectId::from_hex(tip.as_bytes()).with_context(|| format!("the remote answered `{tip}` for {REF}"))?;
+    Ok(Some(id))
+}
+
+/// The segments of a commit's tree: `ab/cdef…` → blob id. Anything else in the tree (it came
+/// from the remote, so it is untrusted) is ignored.
+fn segments_of(engine: &Engine, commit: ObjectId) -> Result<BTreeMap<String, ObjectId>> {
+    let repo = engine.ws.repo.local();
+    let tree = repo.find_commit(commit).with_context(|| format!("reading {REF} commit {commit}"))?.tree()?;
+    let mut out = BTreeMap::new();
+    for dir in tree.iter() {
+        let dir = dir?;
+        let dname = dir.filename().to_string();
+        if !(dname.len() == 2 && dname.bytes().all(|b| b.is_ascii_hexdigit()) && dir.mode().is_tree()) {
+            continue;
+        }
+        let sub = repo.find_tree(dir.oid())?;
+        for f in sub.iter() {
+            let f = f?;
+            let fname = f.filename().to_string();
+            let Some(stem) = fname.strip_suffix(".parquet") else { continue };
+            if f.mode().is_blob() && stem.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out.insert(format!("{dname}/{stem}"), f.oid().to_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Writes the two-level tree of `segments` and returns its id.
+fn write_tree(engine: &Engine, segments: &BTreeMap<String, ObjectId>) -> Result<ObjectId> {
+    use gix::objs::tree::{Entry, EntryKind};
+    let repo = engine.ws.repo.local();
+    let mut dirs: BTreeMap<&str, Vec<Entry>> = BTreeMap::new();
+    for (name, oid) in segments {
+        let (dir, rest) = name.split_once('/').context("segment names are dir/rest")?;
+        dirs.entry(dir).or_default().push(Entry { mode: EntryKind::Blob.into(), filename: format!("{rest}.parquet").into(), oid: *oid });
+    }
+    let mut root = Vec::new();
+    for (dir, mut entries) in dirs {
+        entries.sort_by(|a, b| a.filename.cmp(&b.filename));
+        let id = repo.write_object(gix::objs::Tree { entries })?.detach();
+        root.push(Entry { mode: EntryKind::Tree.into(), filename: dir.into(), oid: id });
+    }
+    Ok(repo.write_object(gix::objs::Tree { entries: root })?.detach())
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct Pushed {
+    pub remote: String,
+    #[serde(rename = "ref")]
+    pub reference: &'static str,
+    pub commit: Option<String>,
+    /// Segments the ref holds after the push.
+    pub segments: usize,
+    /// Segments this push added (what git had to send).
+    pub new_segments: usize,
+    pub new_bytes: u64,
+    pub pruned: bool,
+    pub up_to_date: bool,
+}
+
+pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Result<Answer> {
+    check_remote(remote)?;
+    // Index (and embed) what the revisions need, then collect their segments.
+    let index_revs: Vec<String> = if revs.is_empty() { vec!["HEAD".into()] } else { revs.to_vec() };
+    super::index::run(engine, &index_revs)?;
+    let (needed, n_revs) = super::objects::needed_segments(engine, revs)?;
+    let ws = &engine.ws;
+    // A concurrent push makes ours non-fast-forward: build on the new tip and try again.
+    for attempt in 0..3 {
+        let tip = fetch_tip(engine, remote)?;
+        let mut tree: BTreeMap<String, ObjectId> = match (tip, prune) {
+            (Some(t), false) => segments_of(engine, t)?,
+            _ => BTreeMap::new(),
+        };
+        let before: std::collections::HashSet<String> = tree.keys().cloned().collect();
+        let repo = ws.repo.local();
+        let (mut new, mut bytes) = (0usize, 0u64);
+        for (dir, name) in &needed {
+            if tree.contains_key(name) {
+                continue;
+            }
+            let path = ws.store.segment_path(*dir, name);
+            let data = std::fs::read(&path).with_context(|| format!("reading segment {}", path.display()))?;
+            let id = repo.write_blob(&data)?.detach();
+            tree.insert(name.clone(), id);
+            if !before.contains(name) {
+                new += 1;
+                bytes += data.len() as u64;
+            }
+        }
+        if let (Some(t), false, 0) = (tip, prune, new) {
+            let r = Pushed { remote: remote.into(), reference: REF, commit: Some(t.to_string()), segments: tree.len(), new_segments: 0, new_bytes: 0, pruned: false, up_to_date: true };
+            let text = format!("{remote} {REF} already holds the {} segments of {n_revs} revision(s): nothing to send\n", needed.len());
+            return Ok(Answer::new("push", None, &r, text));
+        }
+        let tree_id = write_tree(engine, &tree)?.to_string();
+        let msg = format!("git lynx: {} segments ({new} new) for {}", tree.len(), if revs.is_empty() { "HEAD".to_string() } else { revs.join(" ") });
+        let mut args = vec!["commit-tree", tree_id.as_str(), "-m", msg.as_str()];
+        let parent = tip.filter(|_| !prune).map(|t| t.to_string());
+        if let Some(p) = &parent {
+            args.extend(["-p", p.as_str()]);
+        }
+        let commit = git(engine, &args)?.trim().to_string();
+        let spec = format!("{}{commit}:{REF}", if prune { "+" } else { "" });
+        match git(engine, &["push", "--quiet", "--no-verify", remote, &spec]) {
+            Ok(_) => {
+                git(engine, &["update-ref", &tracking_ref(remote), &commit])?;
+                let r = Pushed { remote: remote.into(), reference: REF, commit: Some(commit.clone()), segments: tree.len(), new_segments: new, new_bytes: bytes, pruned: prune, up_to_date: false };
+                let text = format!(
+                    "pushed {new} new segments ({}) to {remote} {REF}; it holds {} segments{} (commit {})\n",
+                    super::status::human_bytes(bytes),
+                    tree.len(),
+                    if prune { ", pruned to these revisions" } else { "" },
+                    &commit[..12.min(commit.len())]
+                );
+                return Ok(Answer::new("push", None, &r, text));
+            }
+            Err(e) if attempt < 2 && format!("{e:#}").contains("rejected") => {
+                tracing::info!("{REF} moved on {remote} while pushing; building on the new tip");
+            }
+            Err(e) => return Err(e.context(format!("pushing {REF} to {remote}"))),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
+    check_remote(remote)?;
+    let Some(tip) = fetch_tip(engine, remote)? else {
+        return Err(error::usage(format!(
+            "{remote} has no Lynx index ({REF}); publish one with `git lynx push {remote}` where it is built (e.g. in CI)"
+        )));
+    };
+    let ws = &engine.ws;
+    let listed = segments_of(engine, tip)?;
+    let missing: Vec<(&String, &ObjectId)> = listed.iter().filter(|(name, _)| ws.store.find_segment(name).is_none()).collect();
+    if missing.is_empty() {
+        let text = format!("{remote} {REF}: all {} segments are already here\n", listed.len());
+        return Ok(Answer::new("fetch", None, serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": 0}), text));
+    }
+    // Laid out as an object directory and imported: hashes, pipeline and blobs checked.
+    let staging = crate::fsutil::temp_path_for(&ws.store.root.join("fetch"));
+    let result = (|| -> Result<Answer> {
+        let repo = ws.repo.local();
+        for (name, oid) in &missing {
+            let data = repo.find_blob(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.detach().data;
+            crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &data)?;
+        }
+        super::objects::import(engine, &staging, trust)
+    })();
+    let _ = std::fs::remove_dir_all(&staging);
+    let imported = result.with_context(|| format!("importing the segments of {remote} {REF}"))?;
+    let text = format!("fetched {} new of {} segments from {remote} {REF}\n{}", missing.len(), listed.len(), imported.text.replace(&staging.display().to_string(), "the fetched ref"));
+    let mut a = Answer::new("fetch", None, serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": missing.len()}), text);
+    a.data.insert("import".into(), serde_json::Value::Object(imported.data));
+    Ok(a)
+}
