@@ -597,6 +597,18 @@ pub enum EvalCmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Precision and recall of the code graph against hand-checked edges (docs/eval/graph/),
+    /// per edge kind and confidence level.
+    Graph {
+        /// A truth file for this repository (focus symbols, their call edges, bases, imports).
+        truth: PathBuf,
+        /// Answer at this revision instead of the truth file's commit.
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+        /// List every wrong and missed edge.
+        #[arg(long)]
+        details: bool,
+    },
     /// Ask every question at its revision and report Recall@k, MRR, NDCG, latency.
     Run {
         /// The questions (JSON from `evaluate mine`, or a hand-written set).
@@ -845,6 +857,7 @@ impl Command {
             Command::MigrateConfig { .. } => "migrate_config",
             Command::Remove { .. } => "remove",
             Command::Evaluate { what: EvalCmd::Mine { .. } } => "evaluate_mine",
+            Command::Evaluate { what: EvalCmd::Graph { .. } } => "evaluate_graph",
             Command::Evaluate { .. } => "evaluate_run",
             Command::Doctor { .. } => "doctor",
             Command::Objects { .. } => "objects",
@@ -1273,6 +1286,12 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
                 }
             }
             Ok(Answer::new("evaluate_mine", None, &m, text))
+        }
+        EvalCmd::Graph { truth, rev, details } => {
+            let t = eval::graph::load(truth)?;
+            let report = eval::graph::run(&engine(cli)?, &t, rev.as_deref())?;
+            let text = eval::graph::render(&report, *details);
+            Ok(Answer::new("evaluate_graph", None, &report, text))
         }
         EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker, split } => {
             let mut qs = eval::dataset::load(questions)?;

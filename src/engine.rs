@@ -325,12 +325,20 @@ impl Engine {
         self.ws.shards.clear();
     }
 
-    /// The resolved code graph of an opened view (built once per process and view).
-    pub fn graph(&self, data: &ViewData) -> Result<Arc<crate::graph::model::CodeGraph>> {
+    /// The resolved code graph of an opened view (built once per process and view). Blobs
+    /// whose graph facts are missing (the extractor changed since they were indexed, or the
+    /// graph was off) are processed first, so the graph is never silently partial.
+    pub fn graph(&self, view: &View, data: &ViewData) -> Result<Arc<crate::graph::model::CodeGraph>> {
         if let Some(g) = self.graphs.lock().unwrap().get(&data.key) {
             return Ok(g.clone());
         }
         let t = std::time::Instant::now();
+        if self.ws.config.index.graph {
+            let cat = self.ws.store.catalogs(crate::layer::GRAPH, &crate::layer::graph_fingerprint())?;
+            if data.table.live_files().any(|f| !cat.contains(&data.table.file_key(f))) {
+                index::ensure(&self.ws, view, &self.progress)?;
+            }
+        }
         let g = Arc::new(crate::graph::load::build_for_table(&self.ws.store, &data.table)?);
         tracing::info!("graph of {} files built in {:.0} ms", data.table.file_count(), t.elapsed().as_secs_f64() * 1000.0);
         let mut graphs = self.graphs.lock().unwrap();

@@ -42,7 +42,7 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
         }
     }
     let opened = engine.open_listed(&view)?;
-    let _ = engine.graph(&opened.data);
+    let _ = engine.graph(&view, &opened.data);
     let _ = engine.dense_for(&view, &opened.data);
     Ok(Update { reason: reason.to_string(), blobs_new: report.blobs_new, chunks_embedded: embedded, files: view.files.len(), catch_up_millis, millis: t.elapsed().as_secs_f64() * 1000.0 })
 }

@@ -2,6 +2,7 @@
 
 mod common;
 use common::*;
+use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 fn names(v: &serde_json::Value) -> BTreeSet<String> {
@@ -191,6 +192,13 @@ fn navigation_operations() {
     let sp = r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "report", "--target", "add"]);
     assert_eq!(sp["found"], true);
     assert_eq!(sp["path"].as_array().unwrap().len(), 3, "{sp}");
+    // Edges are followed in their direction; each step names the edge that leads into it.
+    let vias: Vec<&Value> = sp["path"].as_array().unwrap().iter().map(|s| &s["via"]).collect();
+    assert_eq!(vias, [&Value::Null, &json!("calls"), &json!("calls")], "{sp}");
+    assert_eq!(sp["direction"], "symbol_to_target");
+    let back = r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "add", "--target", "report"]);
+    assert_eq!((back["found"].as_bool(), back["direction"].as_str()), (Some(true), Some("target_to_symbol")), "{back}");
+    assert_eq!(back["path"][0]["node"]["name"], "report", "the path runs from report down to add: {back}");
     let sc = r.json(&["--no-dense", "graph", "query", "--op", "surprising_connections"]);
     assert!(!sc["results"].as_array().unwrap().is_empty());
     let nb = r.json(&["--no-dense", "graph", "query", "--op", "neighbors", "--symbol", "total", "--relation", "calls", "--depth", "1"]);
@@ -226,4 +234,58 @@ fn export_graph_html_renders_offline_in_chromium() {
         assert!(dom.contains(&format!("data-name=\"{name}\"")), "node {name} not rendered: {dom}");
     }
     assert!(dom.contains("<circle"), "no SVG nodes drawn");
+}
+
+#[test]
+fn no_confident_edges_from_calls_on_values_of_unknown_type() {
+    let r = TestRepo::new();
+    r.write(
+        "app/sessions.py",
+        "import os\n\nfrom app.adapters import HTTPAdapter\n\n\nclass Session:\n    def __init__(self):\n        self.adapter = HTTPAdapter()\n\n    def get(self, url, **kwargs):\n        stream = kwargs.get(\"stream\")\n        proxy = os.environ.get(\"HTTP_PROXY\")\n        return self.send(url, stream, proxy)\n\n    def send(self, request, stream, proxy):\n        return self.adapter.send(request)\n\n\ndef fetch(thing):\n    return thing.close_all()\n",
+    );
+    r.write("app/adapters.py", "class HTTPAdapter:\n    def send(self, request):\n        return request\n\n    def close_all(self):\n        return None\n");
+    r.write("app/Parser.java", "import java.util.Iterator;\n\nclass JsonElement {}\n\nclass JsonStreamParser implements Iterator<JsonElement> {\n    public boolean hasNext() { return false; }\n}\n");
+    r.commit_all("init");
+    // dict.get / os.environ.get are not Session.get.
+    let callers = query(&r, "callers", "Session.get");
+    assert!(callers["results"].as_array().unwrap().is_empty(), "{callers}");
+    let callees = query(&r, "callees", "Session.get");
+    assert!(names(&callees).contains("Session.send") && !names(&callees).contains("Session.get"), "{callees}");
+    // A field's type from the constructor: self.adapter.send is HTTPAdapter.send, resolved.
+    let callees = query(&r, "callees", "Session.send");
+    assert_eq!(confidence_of(&callees, "HTTPAdapter.send"), "resolved", "{callees}");
+    // A method on a value of unknown type is labelled for what it is: inferred by name.
+    let callees = query(&r, "callees", "fetch");
+    assert_eq!(confidence_of(&callees, "HTTPAdapter.close_all"), "inferred", "{callees}");
+    // A generic base is its head type, not its type argument.
+    let supers = query(&r, "superclasses", "JsonStreamParser");
+    assert!(!names(&supers).contains("JsonElement"), "{supers}");
+    // A leaf name finds every definition of it.
+    let defs = r.json(&["--no-dense", "find-definition", "send"]);
+    let found: BTreeSet<String> = defs["results"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(found, set(&["HTTPAdapter.send", "Session.send"]));
+    // A class previews its own line, not its largest method.
+    let d = r.json(&["--no-dense", "find-definition", "Session"]);
+    assert!(d["results"][0]["signature"].as_str().unwrap().starts_with("class Session:"), "{d}");
+}
+
+#[test]
+fn evaluate_graph_scores_edges_against_a_truth_file() {
+    let r = TestRepo::new();
+    r.write("m.py", "def helper():\n    return 1\n\n\ndef main():\n    return helper() + other()\n\n\ndef other():\n    return 2\n");
+    let commit = r.commit_all("init");
+    let truth = serde_json::json!({
+        "repo": "test/m", "commit": commit, "language": "python",
+        "focus_symbols": ["m.py:main"], "focus_classes": [], "focus_files": ["m.py"],
+        "calls": [{"from": "m.py:main", "to": "m.py:helper", "line": 6}, {"from": "m.py:main", "to": "m.py:missing", "line": 6}],
+        "inherits": [], "imports": []
+    });
+    r.write("truth.json", &truth.to_string());
+    let v = r.json(&["--no-dense", "evaluate", "graph", "truth.json"]);
+    // Found helper and other; the truth has helper and an edge the graph cannot have.
+    assert_eq!((v["calls"]["truth"].as_u64(), v["calls"]["found"].as_u64(), v["calls"]["correct"].as_u64()), (Some(2), Some(2), Some(1)), "{v}");
+    assert_eq!(v["calls"]["precision"], 0.5);
+    assert_eq!(v["calls"]["recall"], 0.5);
+    assert_eq!(v["calls"]["by_confidence"]["extracted"], json!([1, 2]));
+    assert_eq!(v["unknown_focus"], json!([]));
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 1;
+pub const EXTRACTOR_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,6 +96,25 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Puts each field's type hint (`self.x`) on the innermost class around where it was
+    /// assigned, so every method of the class sees it. Needs `defs`.
+    pub fn fields_on_classes(&mut self) {
+        for t in &mut self.types {
+            if !t.var.starts_with("self.") {
+                continue;
+            }
+            let mut s = usize::try_from(t.scope).ok();
+            while let Some(i) = s {
+                let Some(d) = self.defs.get(i) else { break };
+                if type_kind(&d.kind) {
+                    t.scope = i as i32;
+                    break;
+                }
+                s = usize::try_from(d.parent).ok();
+            }
+        }
+    }
+
     pub fn from_defs(defs: &[Def], src: &[u8]) -> Vec<DefFact> {
         defs.iter()
             .map(|d| DefFact {
@@ -176,6 +195,11 @@ fn leaf_name(n: Node, src: &[u8]) -> Option<String> {
             let t = t.trim_start_matches('$').trim_start_matches('@').to_string();
             return (!t.is_empty()).then_some(t);
         }
+        // A generic type is named by its head: `Iterator<JsonElement>` is an Iterator.
+        if matches!(k, "generic_type" | "generic_name" | "parameterized_type" | "subscript" | "user_type") {
+            cur = field(cur, &["value", "type", "name"]).or_else(|| cur.named_child(0))?;
+            continue;
+        }
         cur = match field(cur, &["name", "property", "field", "attribute", "suffix", "method", "type", "function", "constructor"]) {
             Some(f) => f,
             None => last_named(cur)?,
@@ -234,6 +258,13 @@ impl Extractor<'_> {
     }
 
     fn type_hint(&mut self, var: Node, ty: String, scope: Option<usize>) {
+        if let Some(f) = field_name(text(var, self.src)) {
+            // Recorded on the class, so every method of it sees the field's type.
+            // Moved onto the class once the definitions are known (`Facts::fields_on_classes`).
+            let v = format!("self.{f}");
+            self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty });
+            return;
+        }
         let v = text(var, self.src).trim().trim_start_matches('$').to_string();
         if !v.is_empty() && !ty.is_empty() && v.chars().all(|c| c.is_alphanumeric() || c == '_') {
             self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty });
@@ -664,7 +695,7 @@ impl Extractor<'_> {
             // ---- receiver type hints
             (_, "assignment" | "assignment_expression" | "variable_declarator" | "short_var_declaration" | "let_declaration"
             | "property_declaration" | "val_definition" | "var_definition" | "local_variable_declaration" | "variable_declaration"
-            | "var_spec" | "declaration" | "init_declarator") => self.hint(n, scope),
+            | "var_spec" | "declaration" | "init_declarator" | "field_declaration") => self.hint(n, scope),
             _ => return false,
         }
         true
@@ -708,6 +739,15 @@ impl Extractor<'_> {
         let var = field(n, &["left", "name", "pattern", "declarator"]).or_else(|| n.named_child(0));
         let value = field(n, &["right", "value"]);
         let Some(mut var) = var else { return };
+        let value = value.map(|v| if v.kind() == "expression_list" { v.named_child(0).unwrap_or(v) } else { v });
+        // A field of the enclosing class (`self.x = Foo()`, `this.x = new Foo()`, `@x = Foo.new`).
+        if field_name(text(var, src)).is_some() {
+            let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
+            if let Some(t) = inferred {
+                self.type_hint(var, t, scope);
+            }
+            return;
+        }
         // `let p = …` / declarators wrap the identifier.
         for _ in 0..3 {
             if matches!(var.kind(), "identifier" | "simple_identifier" | "variable_name") {
@@ -724,13 +764,12 @@ impl Extractor<'_> {
                 None => return,
             };
         }
-        let value = value.map(|v| if v.kind() == "expression_list" { v.named_child(0).unwrap_or(v) } else { v });
         let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
         if let Some(t) = inferred {
             self.type_hint(var, t, scope);
         }
         // Java/C# local declarations: `T x = …;` has the declarator as a child.
-        if matches!(n.kind(), "local_variable_declaration" | "variable_declaration" | "declaration") {
+        if matches!(n.kind(), "local_variable_declaration" | "variable_declaration" | "declaration" | "field_declaration") {
             if let Some(t) = ty {
                 let mut c = n.walk();
                 let decls: Vec<Node> = n.named_children(&mut c).filter(|d| d.kind().ends_with("declarator")).collect();
@@ -738,12 +777,24 @@ impl Extractor<'_> {
                     if let Some(name) = field(d, &["name", "declarator"]).or_else(|| d.named_child(0)) {
                         if matches!(name.kind(), "identifier") {
                             self.type_hint(name, t.clone(), scope);
+                            // A field is also `this.name` from any method of the class.
+                            if n.kind() == "field_declaration" {
+                                let v = format!("self.{}", text(name, self.src).trim());
+                                self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty: t.clone() });
+                            }
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// `x` of a field written `self.x`, `this.x`, `$this->x` or `@x`.
+fn field_name(s: &str) -> Option<&str> {
+    let s = s.trim();
+    let f = s.strip_prefix("self.").or_else(|| s.strip_prefix("this.")).or_else(|| s.strip_prefix("$this->")).or_else(|| s.strip_prefix('@'))?;
+    (!f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(f)
 }
 
 /// Test attributes and annotations in the head of a definition (its decorators included).

@@ -3,6 +3,7 @@
 //! (`metrics.rs`) over a simple question format (`dataset.rs`).
 
 pub mod dataset;
+pub mod graph;
 pub mod metrics;
 pub mod mine;
 pub mod run;

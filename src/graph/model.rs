@@ -14,6 +14,8 @@ pub enum Confidence {
     Resolved,
     /// Several candidates for a direct call: an edge to each.
     Ambiguous,
+    /// A member call whose receiver's type is unknown, matched by the method's name alone.
+    Inferred,
     /// No definition in the view goes by that name.
     External,
 }
@@ -24,6 +26,7 @@ impl Confidence {
             Confidence::Extracted => "extracted",
             Confidence::Resolved => "resolved",
             Confidence::Ambiguous => "ambiguous",
+            Confidence::Inferred => "inferred",
             Confidence::External => "external",
         }
     }

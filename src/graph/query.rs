@@ -35,8 +35,9 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
         return (Vec::new(), None);
     }
     let mut exact: Vec<u32> = cg.by_qualified.get(&s).cloned().unwrap_or_default();
-    if exact.is_empty() {
-        exact = cg.by_name.get(&s).cloned().unwrap_or_default();
+    // A leaf name means every definition of that name (`get`: the function and the methods).
+    if !s.contains('.') || exact.is_empty() {
+        exact.extend(cg.by_name.get(&s).into_iter().flatten().copied());
     }
     if exact.is_empty() {
         // `Class.method` written without its namespace.
@@ -221,35 +222,32 @@ pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>
     (out, truncated)
 }
 
-/// Shortest path between any start and any target over `rels`, ignoring direction.
+/// The shortest path from one of `from` to one of `to`, following edges in their direction
+/// (a caller to its callee, a file to what it imports, a class to its base). Each step names
+/// the relation of the edge that leads into it (`None` for the first).
 pub fn shortest_path(cg: &CodeGraph, from: &[Node], to: &[Node], rels: &[Rel], max_depth: usize) -> Option<Vec<(NodeRef, Option<&'static str>)>> {
     let targets: HashSet<Node> = to.iter().copied().collect();
     let mut prev: HashMap<Node, (Node, Rel)> = HashMap::new();
     let mut seen: HashSet<Node> = from.iter().copied().collect();
     let mut queue: VecDeque<(Node, usize)> = from.iter().map(|&s| (s, 0)).collect();
     let mut hit = from.iter().copied().find(|n| targets.contains(n));
-    while hit.is_none() {
+    'search: while hit.is_none() {
         let Some((n, d)) = queue.pop_front() else { break };
         if d >= max_depth {
             continue;
         }
-        for dd in [Direction::Outgoing, Direction::Incoming] {
-            for e in cg.g.edges_directed(cg.node_of(n), dd) {
-                if !rels.contains(&e.weight().rel) {
-                    continue;
-                }
-                let other = cg.g[if dd == Direction::Outgoing { e.target() } else { e.source() }];
-                if seen.insert(other) {
-                    prev.insert(other, (n, e.weight().rel));
-                    if targets.contains(&other) {
-                        hit = Some(other);
-                        break;
-                    }
-                    queue.push_back((other, d + 1));
-                }
+        for e in cg.g.edges_directed(cg.node_of(n), Direction::Outgoing) {
+            if !rels.contains(&e.weight().rel) {
+                continue;
             }
-            if hit.is_some() {
-                break;
+            let other = cg.g[e.target()];
+            if seen.insert(other) {
+                prev.insert(other, (n, e.weight().rel));
+                if targets.contains(&other) {
+                    hit = Some(other);
+                    break 'search;
+                }
+                queue.push_back((other, d + 1));
             }
         }
     }
@@ -257,18 +255,12 @@ pub fn shortest_path(cg: &CodeGraph, from: &[Node], to: &[Node], rels: &[Rel], m
     let mut path = vec![(node_ref(cg, end), None)];
     let mut cur = end;
     while let Some(&(p, rel)) = prev.get(&cur) {
-        path.last_mut().unwrap().1 = Some(rel.name());
+        path.last_mut().expect("the path has its end").1 = Some(rel.name());
         path.push((node_ref(cg, p), None));
         cur = p;
     }
     path.reverse();
-    // Relations label the hop into the next node.
-    let rels: Vec<Option<&'static str>> = path.iter().map(|(_, r)| *r).collect();
-    let mut fixed: Vec<(NodeRef, Option<&'static str>)> = Vec::with_capacity(path.len());
-    for (i, (n, _)) in path.into_iter().enumerate() {
-        fixed.push((n, if i + 1 < rels.len() + 1 && i > 0 { rels[i - 1] } else { None }));
-    }
-    Some(fixed)
+    Some(path)
 }
 
 /// Undirected, weighted adjacency of definitions over calls / inheritance (the structural
@@ -450,6 +442,7 @@ pub fn confidence_rank(c: Confidence) -> u8 {
         Confidence::Extracted => 0,
         Confidence::Resolved => 1,
         Confidence::Ambiguous => 2,
-        Confidence::External => 3,
+        Confidence::Inferred => 3,
+        Confidence::External => 4,
     }
 }

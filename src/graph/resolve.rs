@@ -13,6 +13,21 @@ use std::collections::{HashMap, HashSet};
 /// At most this many edges for one ambiguous direct call.
 const MAX_AMBIGUOUS: usize = 8;
 
+/// Methods every language's built-in strings, collections, maps, promises and streams have: a
+/// call of one on a receiver of unknown type is far more often the built-in (`kwargs.get`,
+/// `items.append`, `promise.then`) than a same-named method of the project, so it is an
+/// external call, never an edge to the project's method.
+const BUILTIN_METHODS: &[&str] = &[
+    "get", "set", "add", "append", "extend", "insert", "remove", "pop", "push", "update", "keys", "values", "items", "copy",
+    "clear", "join", "split", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "encode", "decode",
+    "read", "write", "close", "open", "map", "filter", "forEach", "reduce", "find", "includes", "indexOf", "slice", "splice",
+    "concat", "then", "catch", "finally", "toString", "valueOf", "equals", "hashCode", "size", "length", "isEmpty",
+    "contains", "put", "containsKey", "iterator", "next", "hasNext", "stream", "apply", "call", "bind", "emit", "on", "has",
+    "delete", "sort", "reverse", "count", "index", "match", "test", "exec", "toJSON", "assign", "trim", "substring",
+    "charAt", "getOrDefault", "putAll", "addAll", "unwrap", "clone", "len", "iter", "collect", "into", "to_string",
+    "as_str", "is_empty", "each", "first", "last", "sum", "min", "max", "with", "flush", "seek", "send", "recv",
+];
+
 /// One file of the view with its facts.
 pub struct FileFacts<'a> {
     pub path: &'a str,
@@ -404,7 +419,12 @@ impl Resolver<'_> {
     }
 
     fn resolve_type(&self, file: u32, name: &str, from: u32) -> Result<Vec<(u32, Confidence)>, String> {
-        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from).collect();
+        // An associated type (`type Service = …` inside an impl or trait) is not a base.
+        let associated = |d: u32| {
+            let def = &self.cg.defs[d as usize];
+            def.kind == "type" && def.parent.is_some_and(|p| matches!(self.cg.defs[p as usize].kind.as_str(), "impl" | "trait" | "interface"))
+        };
+        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d)).collect();
         let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
         if local.len() == 1 {
             return Ok(vec![(local[0], Confidence::Extracted)]);
@@ -445,8 +465,14 @@ impl Resolver<'_> {
             }
             return Vec::new();
         }
-        // A variable with a declared type: innermost scope first, then file level.
-        let simple = r.trim_start_matches('$').trim_start_matches('&').trim_start_matches('*');
+        // A variable with a declared type: innermost scope first, then file level. A field
+        // (`self.x`, `this.x`, `@x`) is recorded on its class as `self.x`.
+        let field = r.strip_prefix("self.").or_else(|| r.strip_prefix("this.")).or_else(|| r.strip_prefix("$this->")).or_else(|| r.strip_prefix('@'));
+        let field_key = field.filter(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_')).map(|f| format!("self.{f}"));
+        let simple = match &field_key {
+            Some(k) => k.as_str(),
+            None => r.trim_start_matches('$').trim_start_matches('&').trim_start_matches('*'),
+        };
         let mut s = scope;
         let mut ty: Option<&str> = None;
         loop {
@@ -460,7 +486,12 @@ impl Resolver<'_> {
                 None => break,
             }
         }
-        // `this.field` / `self.field`: look the field up as a file-level or any-scope hint.
+        // A field's type from any method of the file (assigned in a constructor, read elsewhere).
+        if ty.is_none() {
+            if let Some(k) = &field_key {
+                ty = hints.iter().find(|((_, v), _)| *v == k.as_str()).map(|(_, t)| *t);
+            }
+        }
         let name = ty.unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r));
         if !name.chars().next().is_some_and(|c| c.is_uppercase()) && ty.is_none() {
             return Vec::new();
@@ -558,21 +589,46 @@ impl Resolver<'_> {
                     return Err(external_name(c));
                 }
             }
-            // Unknown receiver: a module alias (`fmt.Println`, `os.path.join`) is external
-            // unless an imported file defines the name.
+            // Unknown receiver. A module alias (`utils.forEach`, `os.path.join`) reaches a
+            // function of an imported file; anything else is external.
             let f = file as usize;
-            let via_import: Vec<u32> = cands.iter().copied().filter(|&d| self.imported_files[f].contains(&self.cg.defs[d as usize].file)).collect();
-            if via_import.len() == 1 {
-                return Ok(vec![(via_import[0], Confidence::Resolved)]);
+            // Methods, nested in their type or (Go) declared beside it.
+            let is_method = |d: u32| {
+                let def = &self.cg.defs[d as usize];
+                matches!(def.kind.as_str(), "method" | "constructor")
+                    || def.parent.is_some_and(|p| {
+                        let k = self.cg.defs[p as usize].kind.as_str();
+                        type_kind(k) || k == "impl" || k == "extension"
+                    })
+            };
+            // The receiver must name the module: an imported name bound to that file, or the
+            // file's own name (`utils` for lib/utils.js); `header.forEach` is not `utils.forEach`.
+            let alias = c.receiver.trim().rsplit(['.', ':']).next().unwrap_or("");
+            let names_module = |d: u32| {
+                let file = self.cg.defs[d as usize].file;
+                let stem = strip_ext(&self.cg.files[file as usize].path).rsplit('/').next().unwrap_or("");
+                self.imported_names[f].get(alias).is_some_and(|fs| fs.contains(&file)) || (!alias.is_empty() && alias == stem)
+            };
+            let module_fns: Vec<u32> = cands
+                .iter()
+                .copied()
+                .filter(|&d| !is_method(d) && self.imported_files[f].contains(&self.cg.defs[d as usize].file) && names_module(d))
+                .collect();
+            if module_fns.len() == 1 {
+                return Ok(vec![(module_fns[0], Confidence::Resolved)]);
             }
-            let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
-            if local.len() == 1 {
-                return Ok(vec![(local[0], Confidence::Extracted)]);
+            // A method called on a value of unknown type: a built-in's name is the built-in;
+            // otherwise the name alone says which method it may be, and the edge says so.
+            let on_self = SELF_NAMES.contains(&c.receiver.as_str());
+            if BUILTIN_METHODS.contains(&name) && !on_self {
+                return Err(external_name(c));
             }
-            cands = self.narrow(file, name, cands);
-            return match cands.len() {
-                1 => Ok(vec![(cands[0], Confidence::Resolved)]),
-                // Several candidates for a member call with an unknown receiver: no edge.
+            let methods: Vec<u32> = cands.iter().copied().filter(|&d| is_method(d)).collect();
+            let methods = self.narrow(file, name, methods);
+            return match methods.len() {
+                0 => Err(external_name(c)),
+                n if n <= 3 => Ok(methods.into_iter().map(|d| (d, Confidence::Inferred)).collect()),
+                // Many classes define it: no guess.
                 _ => Ok(Vec::new()),
             };
         }

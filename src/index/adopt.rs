@@ -354,7 +354,9 @@ fn check_facts(f: &Facts, words: &HashSet<&str>, lines: u32) -> std::result::Res
         }
     }
     for t in &f.types {
-        if !made_of(&t.var, words) || !made_of(&t.ty, words) || !in_range(t.scope) {
+        // A field's hint is written `self.x` whatever the language calls its receiver.
+        let var = t.var.strip_prefix("self.").unwrap_or(&t.var);
+        if !made_of(var, words) || !made_of(&t.ty, words) || !in_range(t.scope) {
             return bad("type hint");
         }
     }

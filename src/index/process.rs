@@ -75,5 +75,6 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     let chunks = chunk::chunks_from_defs(text, &defs);
     let mut facts = ex.facts;
     facts.defs = Facts::from_defs(&defs, text.as_bytes());
+    facts.fields_on_classes();
     (chunks, facts)
 }

@@ -127,7 +127,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 for (s, view) in sources.list.iter().zip(&views) {
                     if let Ok(opened) = s.engine.open_listed(view) {
                         if s.graph {
-                            let _ = s.engine.graph(&opened.data);
+                            let _ = s.engine.graph(view, &opened.data);
                         }
                         let _ = s.engine.dense_for(view, &opened.data);
                     }

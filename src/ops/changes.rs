@@ -426,8 +426,8 @@ pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize) -> R
 
 pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result<RangeImpact> {
     let d = diff(engine, range)?;
-    let gb = engine.graph(&d.before.data)?;
-    let ga = engine.graph(&d.after.data)?;
+    let gb = engine.graph(&d.before.view, &d.before.data)?;
+    let ga = engine.graph(&d.after.view, &d.after.data)?;
     let changed_paths: HashSet<&str> = d.files.iter().flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref())).collect();
     let cb = def_contents(&gb, &d.before.data, &changed_paths);
     let ca = def_contents(&ga, &d.after.data, &changed_paths);

@@ -119,11 +119,21 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             }
             let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all")).unwrap_or_else(|| Rel::parse_filter("all").unwrap());
             let hops = a.max_hops.unwrap_or(6).max(1);
-            let path = query::shortest_path(g, &nodes, &to, &rels, hops);
+            // Edges are followed in their direction; when the symbol does not reach the target, the
+            // target may reach the symbol, which is said plainly.
+            let forward = query::shortest_path(g, &nodes, &to, &rels, hops);
+            let (path, reverse) = match forward {
+                Some(p) => (Some(p), false),
+                None => (query::shortest_path(g, &to, &nodes, &rels, hops), true),
+            };
             let mut text = format!("{}\n", view_line(&view));
             let steps: Vec<serde_json::Value> = match &path {
                 Some(p) => {
-                    text.push_str(&format!("path from {symbol} to {target} ({} hops):\n", p.len().saturating_sub(1)));
+                    let (a, b) = if reverse { (&target, &symbol) } else { (&symbol, &target) };
+                    if reverse {
+                        text.push_str(&format!("no path from {symbol} to {target}; {target} reaches {symbol}:\n"));
+                    }
+                    text.push_str(&format!("path from {a} to {b} ({} hops):\n", p.len().saturating_sub(1)));
                     for (n, rel) in p {
                         let arrow = rel.map(|r| format!("--{r}--> ")).unwrap_or_default();
                         text.push_str(&format!("  {arrow}{} {} {}\n", n.kind, n.name, n.path.as_deref().map(|p| crate::present::loc(p, n.start_line.unwrap_or(0))).unwrap_or_default()));
@@ -135,7 +145,8 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                     Vec::new()
                 }
             };
-            return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "path": steps}), text));
+            let direction = if path.is_none() { None } else if reverse { Some("target_to_symbol") } else { Some("symbol_to_target") };
+            return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "direction": direction, "path": steps}), text));
         }
         _ => unreachable!(),
     };

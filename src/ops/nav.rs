@@ -27,7 +27,7 @@ pub struct Ctx {
 pub fn open(engine: &Engine, rev: Option<&str>) -> Result<Ctx> {
     let view = engine.view(&engine.spec(rev))?;
     let data = engine.open_listed(&view)?.data;
-    let graph = engine.graph(&data)?;
+    let graph = engine.graph(&view, &data)?;
     Ok(Ctx { view, data, graph })
 }
 
@@ -42,10 +42,19 @@ pub struct Definition {
 
 fn definition(ctx: &Ctx, d: u32) -> Definition {
     let node = node_ref(&ctx.graph, Node::Def(d));
-    let sig = code_at(ctx, node.path.as_deref().unwrap_or(""), node.start_line.unwrap_or(0), node.end_line.unwrap_or(0))
-        .map(|t| first_code_lines(&t, 3))
-        .unwrap_or_default();
+    let (start, end) = (node.start_line.unwrap_or(0), node.end_line.unwrap_or(0));
+    let path = node.path.as_deref().unwrap_or("");
+    let sig = head_at(ctx, path, start, end).or_else(|| code_at(ctx, path, start, end)).map(|t| first_code_lines(&t, 3)).unwrap_or_default();
     Definition { node, signature: sig }
+}
+
+/// The lines of a definition from its first line on, from the innermost chunk holding that line
+/// (a class's own head, not its largest method's chunk).
+fn head_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
+    let t = &ctx.data.table;
+    let c = ctx.data.file_chunks(path).map(|o| t.chunk(o)).filter(|c| c.start_line <= start && start <= c.end_line).max_by_key(|c| c.start_line)?;
+    let to = end.min(c.end_line);
+    Some(c.text().lines().skip((start - c.start_line) as usize).take((to - start + 1) as usize).collect::<Vec<_>>().join("\n"))
 }
 
 /// Lines `start..=end` of a file of the view, from its chunks.
