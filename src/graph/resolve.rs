@@ -256,6 +256,7 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
             let targets: Vec<u32> = paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect();
             // Java/Kotlin/Scala/PHP name a type in a package: the file of that type, if any.
             let mut named: Vec<u32> = Vec::new();
+            let mut every_name_found = !imp.names.is_empty();
             for name in &imp.names {
                 let by_type: Vec<u32> = cg
                     .by_name
@@ -263,16 +264,21 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
                     .map(|v| v.iter().map(|&d| cg.defs[d as usize].file).filter(|&t| t as usize != fi).collect())
                     .unwrap_or_default();
                 let within: Vec<u32> = if targets.is_empty() { by_type.clone() } else { by_type.iter().copied().filter(|t| targets.contains(t)).collect() };
-                let chosen = if within.is_empty() && targets.is_empty() {
-                    // `import a.b.Name` resolves to a file named Name in a matching package.
-                    paths.resolve(&cg.files[fi], &format!("{}.{}", imp.module, name))
+                let chosen = if within.is_empty() && (targets.is_empty() || f.lang == Lang::Python) {
+                    // `import a.b.Name` resolves to a file named Name in a matching package;
+                    // Python's `from pkg import mod` to the submodule.
+                    paths.resolve(&cg.files[fi], &format!("{}{}{}", imp.module, if imp.module.ends_with('.') { "" } else { "." }, name))
                 } else {
                     within
                 };
+                every_name_found &= !chosen.is_empty();
                 imported_names[fi].entry(name.clone()).or_default().extend(&chosen);
                 named.extend(chosen);
             }
-            let mut all: Vec<u32> = targets.iter().chain(named.iter()).copied().collect();
+            // Names that each found their file say exactly what is imported; the package (a
+            // directory of files, or `__init__.py`) only when a name did not.
+            let from_module: &[u32] = if every_name_found { &[] } else { &targets };
+            let mut all: Vec<u32> = from_module.iter().chain(named.iter()).copied().collect();
             all.sort_unstable();
             all.dedup();
             if all.is_empty() {
