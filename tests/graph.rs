@@ -244,6 +244,8 @@ fn no_confident_edges_from_calls_on_values_of_unknown_type() {
         "import os\n\nfrom app.adapters import HTTPAdapter\n\n\nclass Session:\n    def __init__(self):\n        self.adapter = HTTPAdapter()\n\n    def get(self, url, **kwargs):\n        stream = kwargs.get(\"stream\")\n        proxy = os.environ.get(\"HTTP_PROXY\")\n        return self.send(url, stream, proxy)\n\n    def send(self, request, stream, proxy):\n        return self.adapter.send(request)\n\n\ndef fetch(thing):\n    return thing.close_all()\n",
     );
     r.write("app/adapters.py", "class HTTPAdapter:\n    def send(self, request):\n        return request\n\n    def close_all(self):\n        return None\n");
+    // C++: a class declared with an export macro is a class, with its subclasses.
+    r.write("cc/iterator.h", "namespace db {\nclass DB_EXPORT Iterator {\n public:\n  virtual void Next() = 0;\n};\nclass MergingIterator : public Iterator {\n public:\n  void Next() override {}\n};\n}\n");
     r.write("app/__init__.py", "");
     r.write("app/client.py", "from . import adapters\n\n\ndef make():\n    return adapters.HTTPAdapter()\n");
     r.write("app/Parser.java", "import java.util.Iterator;\n\nclass JsonElement {}\n\nclass JsonStreamParser implements Iterator<JsonElement> {\n    public boolean hasNext() { return false; }\n}\n");
@@ -263,6 +265,8 @@ fn no_confident_edges_from_calls_on_values_of_unknown_type() {
     let imports = r.json(&["--no-dense", "graph", "query", "imports", "app/client.py"]);
     let files: BTreeSet<String> = imports["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports").map(|l| l["node"]["path"].as_str().unwrap_or("").to_string()).collect();
     assert_eq!(files, set(&["app/adapters.py"]), "{imports}");
+    let subs = query(&r, "subclasses", "db.Iterator");
+    assert_eq!(names(&subs), set(&["db.MergingIterator"]), "{subs}");
     // A generic base is its head type, not its type argument.
     let supers = query(&r, "superclasses", "JsonStreamParser");
     assert!(!names(&supers).contains("JsonElement"), "{supers}");

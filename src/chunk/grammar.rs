@@ -40,6 +40,29 @@ thread_local! {
 
 /// Parses `src` with a per-thread cached parser. `None` when the language has no grammar or the
 /// parser gave up (time-out or cancellation).
+/// The source as the parser should see it: in C and C++, an export or annotation macro between
+/// `class`/`struct` and the name (`class LEVELDB_EXPORT Iterator {`) is blanked out, since the
+/// grammar would read the macro as the class and the class as a function. Byte offsets and lines
+/// are unchanged, so chunks are still cut from the original text.
+pub fn masked(lang: Lang, src: &str) -> std::borrow::Cow<'_, str> {
+    use std::sync::OnceLock;
+    if !matches!(lang, Lang::C | Lang::Cpp | Lang::ObjC) || !(src.contains("class ") || src.contains("struct ")) {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    static MACRO: OnceLock<regex::Regex> = OnceLock::new();
+    let re = MACRO.get_or_init(|| regex::Regex::new(r"\b(?:class|struct)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]").expect("valid pattern"));
+    let mut out: Option<Vec<u8>> = None;
+    for c in re.captures_iter(src) {
+        let m = c.get(1).expect("group 1 always takes part");
+        out.get_or_insert_with(|| src.as_bytes().to_vec())[m.start()..m.end()].fill(b' ');
+    }
+    match out {
+        // Only ASCII was replaced by ASCII spaces.
+        Some(bytes) => std::borrow::Cow::Owned(String::from_utf8(bytes).expect("ASCII replaced by ASCII")),
+        None => std::borrow::Cow::Borrowed(src),
+    }
+}
+
 pub fn parse(lang: Lang, src: &[u8]) -> Option<tree_sitter::Tree> {
     let language = language(lang)?;
     PARSERS.with(|cell| {
@@ -89,5 +112,20 @@ fn dump(cursor: &mut tree_sitter::TreeCursor, src: &[u8], depth: usize, out: &mu
             }
         }
         cursor.goto_parent();
+    }
+}
+
+#[cfg(test)]
+mod masking_tests {
+    use super::masked;
+    use crate::lang::Lang;
+
+    #[test]
+    fn export_macros_between_class_and_name_are_blanked() {
+        let src = "class LEVELDB_EXPORT Iterator {\nstruct LOCKABLE Mutex final : Base {\nclass Plain {\nclass FOO;\n";
+        let m = masked(Lang::Cpp, src);
+        assert_eq!(m, "class                Iterator {\nstruct          Mutex final : Base {\nclass Plain {\nclass FOO;\n");
+        assert_eq!(m.len(), src.len(), "offsets unchanged");
+        assert_eq!(masked(Lang::Python, src), src, "other languages untouched");
     }
 }

@@ -14,7 +14,7 @@ use crate::lang::Lang;
 use outline::{Def, NoVisitor};
 
 /// Bump whenever chunk boundaries, symbols or kinds for a given input change.
-pub const CHUNKER_VERSION: u32 = 2;
+pub const CHUNKER_VERSION: u32 = 3;
 /// Chunks longer than this are split into `#partN` pieces.
 pub const MAX_CHUNK_CHARS: usize = 8_000;
 /// Line windows for text without a grammar.
@@ -38,8 +38,9 @@ pub fn chunk(lang: Lang, src: &str) -> Vec<Chunk> {
         return Vec::new();
     }
     if lang.has_grammar() {
-        if let Some(tree) = grammar::parse(lang, src.as_bytes()) {
-            let defs = outline::outline(lang, &tree, src.as_bytes(), &mut NoVisitor);
+        let parsed = grammar::masked(lang, src);
+        if let Some(tree) = grammar::parse(lang, parsed.as_bytes()) {
+            let defs = outline::outline(lang, &tree, parsed.as_bytes(), &mut NoVisitor);
             return chunks_from_defs(src, &defs);
         }
     }

@@ -388,7 +388,23 @@ struct Resolver<'a> {
     imported_names: &'a [HashMap<String, Vec<u32>>],
 }
 
+/// Languages that can call or inherit each other's definitions (a JavaScript file imports
+/// TypeScript; C++ includes C headers).
+fn family(l: Lang) -> u8 {
+    match l {
+        Lang::C | Lang::Cpp | Lang::ObjC => 1,
+        Lang::JavaScript | Lang::TypeScript | Lang::Tsx => 2,
+        Lang::Java | Lang::Kotlin | Lang::Scala => 3,
+        other => 10 + other as u8,
+    }
+}
+
 impl Resolver<'_> {
+    /// Whether definition `d` can be reached from code of file `file` (same language family).
+    fn reachable(&self, file: u32, d: u32) -> bool {
+        family(self.cg.files[file as usize].lang) == family(self.cg.files[self.cg.defs[d as usize].file as usize].lang)
+    }
+
     fn defs_named(&self, name: &str, want: impl Fn(&str) -> bool) -> Vec<u32> {
         self.cg.by_name.get(name).map(|v| v.iter().copied().filter(|&d| want(&self.cg.defs[d as usize].kind)).collect()).unwrap_or_default()
     }
@@ -430,7 +446,7 @@ impl Resolver<'_> {
             let def = &self.cg.defs[d as usize];
             def.kind == "type" && def.parent.is_some_and(|p| matches!(self.cg.defs[p as usize].kind.as_str(), "impl" | "trait" | "interface"))
         };
-        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d)).collect();
+        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d) && self.reachable(file, d)).collect();
         let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
         if local.len() == 1 {
             return Ok(vec![(local[0], Confidence::Extracted)]);
@@ -538,7 +554,7 @@ impl Resolver<'_> {
         let name = c.name.as_str();
         let ctor_like = name.chars().next().is_some_and(|ch| ch.is_uppercase());
         let want = |k: &str| callable_kind(k) || (ctor_like && type_kind(k));
-        let mut cands = self.defs_named(name, want);
+        let mut cands: Vec<u32> = self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
         // A constructor call reaches the type; drop the constructors of the same name there.
         if cands.is_empty() {
             return Err(external_name(c));

@@ -67,11 +67,12 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     if !lang.has_grammar() || lang == Lang::Sql || text.trim().is_empty() {
         return (chunk::chunk(lang, text), Facts::default());
     }
-    let Some(tree) = grammar::parse(lang, text.as_bytes()) else {
+    let parsed = grammar::masked(lang, text);
+    let Some(tree) = grammar::parse(lang, parsed.as_bytes()) else {
         return (chunk::chunk(lang, text), Facts::default());
     };
-    let mut ex = Extractor::new(lang, text.as_bytes());
-    let defs = outline::outline(lang, &tree, text.as_bytes(), &mut ex);
+    let mut ex = Extractor::new(lang, parsed.as_bytes());
+    let defs = outline::outline(lang, &tree, parsed.as_bytes(), &mut ex);
     let chunks = chunk::chunks_from_defs(text, &defs);
     let mut facts = ex.facts;
     facts.defs = Facts::from_defs(&defs, text.as_bytes());
