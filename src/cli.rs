@@ -1502,7 +1502,7 @@ fn debug(what: &DebugCmd) -> Result<Answer> {
         DebugCmd::Parse { .. } => crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name())),
         DebugCmd::Chunks { .. } => {
             let mut out = String::new();
-            for c in crate::chunk::chunk(lang, &String::from_utf8_lossy(&content)) {
+            for c in crate::chunk::chunk(lang, &crate::encoding::text(&content)) {
                 out.push_str(&format!("{}-{} {} [{}]\n", c.start_line, c.end_line, c.symbol, c.kind));
             }
             out

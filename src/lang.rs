@@ -191,7 +191,7 @@ fn shebang(content: &[u8]) -> Option<Lang> {
 /// `.h`: Objective-C when it declares `@interface`/`@protocol`, C++ when it has C++-only syntax,
 /// else C.
 fn header_dialect(content: &[u8]) -> Lang {
-    let text = String::from_utf8_lossy(&content[..content.len().min(256 * 1024)]);
+    let text = crate::encoding::text(&content[..content.len().min(256 * 1024)]);
     let mut cpp = false;
     for line in text.lines() {
         let l = line.trim_start();

@@ -5,6 +5,7 @@ pub mod chunk;
 pub mod cli;
 pub mod config;
 pub mod embed;
+pub mod encoding;
 pub mod engine;
 pub mod eval;
 pub mod error;

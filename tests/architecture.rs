@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Levels, lowest first. Modules of one level may use each other.
 const LEVELS: &[&[&str]] = &[
-    &["error", "fsutil", "progress", "lang", "analyze", "present"],
+    &["error", "fsutil", "progress", "lang", "analyze", "present", "encoding"],
     &["config"],
     &["repo"],
     &["chunk", "embed"],

@@ -196,6 +196,7 @@ fn check_blob(
         if mine.chunks.status != theirs.chunks.status
             || mine.chunks.chunks != theirs.chunks.chunks
             || mine.chunks.hashes != theirs.chunks.hashes
+            || mine.chunks.encoding != theirs.chunks.encoding
             || mine.terms.chunks != theirs.terms.chunks
             || (with_graph && mine.facts.facts != theirs.facts.facts)
         {
@@ -203,11 +204,14 @@ fn check_blob(
         }
         return Ok(mine);
     }
-    let p = read_processed(key, &cc, cr, &lc, lr, graph, lang, content.len() as u64)?;
+    let p = read_processed(key, &cc, cr.clone(), &lc, lr, graph, lang, content.len() as u64)?;
     if expected_status != Status::Text {
         return if p.chunks.chunks.is_empty() && p.terms.chunks.is_empty() { Ok(p) } else { Err("a binary or LFS blob with chunks".into()) };
     }
-    let text = String::from_utf8_lossy(content);
+    let (text, encoding) = crate::encoding::decode(content);
+    if cc.encoding.value(cr.start) != encoding.unwrap_or_default() {
+        return Err("text encoding does not match the blob's".into());
+    }
     let lines = crate::chunk::line_spans(&text);
     let words = words_of(&text);
     for (ch, h) in p.chunks.chunks.iter().zip(&p.chunks.hashes) {
@@ -243,6 +247,7 @@ fn read_processed(
     size: u64,
 ) -> std::result::Result<Processed, String> {
     let status = cc.status(cr.start);
+    let encoding = cc.encoding.value(cr.start).to_string();
     let mut chunks = Vec::new();
     let mut hashes = Vec::new();
     let mut terms = Vec::new();
@@ -286,7 +291,7 @@ fn read_processed(
         None => Facts::default(),
     };
     Ok(Processed {
-        chunks: BlobChunks { key, status, lang, size, chunks, hashes },
+        chunks: BlobChunks { key, status, lang, size, chunks, hashes, encoding },
         terms: BlobTerms { key, chunks: terms },
         facts: BlobFacts { key, facts },
     })

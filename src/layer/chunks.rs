@@ -1,4 +1,5 @@
-//! The chunks layer: per blob, its status (text, binary, LFS pointer), language, size and
+//! The chunks layer: per blob, its status (text, binary, LFS pointer), language, size, text
+//! encoding and
 //! chunks (symbol, kind, lines, text, content hash). A blob without chunks still has one row
 //! (ordinal -1) so that it is known to be processed.
 
@@ -41,6 +42,8 @@ pub struct BlobChunks {
     pub size: u64,
     pub chunks: Vec<Chunk>,
     pub hashes: Vec<[u8; 16]>,
+    /// The text encoding the blob was decoded from; empty for UTF-8.
+    pub encoding: String,
 }
 
 pub fn schema() -> Arc<Schema> {
@@ -56,6 +59,7 @@ pub fn schema() -> Arc<Schema> {
         Field::new("kind", DataType::Utf8, false),
         Field::new("text", DataType::Utf8, false),
         Field::new("hash", DataType::FixedSizeBinary(16), false),
+        Field::new("encoding", DataType::Utf8, false),
     ]))
 }
 
@@ -73,6 +77,7 @@ pub fn to_batch(blobs: &[BlobChunks]) -> Result<(RecordBatch, Vec<(Key, u32, u32
     let mut kind = StringBuilder::new();
     let mut text = StringBuilder::new();
     let mut hash = FixedSizeBinaryBuilder::with_capacity(rows, 16);
+    let mut encoding = StringBuilder::new();
     let mut keys = Vec::with_capacity(blobs.len());
     let mut row = 0u32;
     for b in blobs {
@@ -91,6 +96,7 @@ pub fn to_batch(blobs: &[BlobChunks]) -> Result<(RecordBatch, Vec<(Key, u32, u32
             kind.append_value("");
             text.append_value("");
             hash.append_value([0u8; 16])?;
+            encoding.append_value(&b.encoding);
             continue;
         }
         for (i, c) in b.chunks.iter().enumerate() {
@@ -105,6 +111,7 @@ pub fn to_batch(blobs: &[BlobChunks]) -> Result<(RecordBatch, Vec<(Key, u32, u32
             kind.append_value(&c.kind);
             text.append_value(&c.text);
             hash.append_value(b.hashes[i])?;
+            encoding.append_value(&b.encoding);
         }
     }
     let cols: Vec<ArrayRef> = vec![
@@ -119,6 +126,7 @@ pub fn to_batch(blobs: &[BlobChunks]) -> Result<(RecordBatch, Vec<(Key, u32, u32
         Arc::new(kind.finish()),
         Arc::new(text.finish()),
         Arc::new(hash.finish()),
+        Arc::new(encoding.finish()),
     ];
     Ok((RecordBatch::try_new(schema(), cols)?, keys))
 }
@@ -136,6 +144,7 @@ pub struct ChunkColumns<'a> {
     pub kind: &'a StringArray,
     pub text: &'a StringArray,
     pub hash: &'a FixedSizeBinaryArray,
+    pub encoding: &'a StringArray,
 }
 
 
@@ -153,6 +162,7 @@ impl<'a> ChunkColumns<'a> {
             kind: col(batch, "kind")?,
             text: col(batch, "text")?,
             hash: col(batch, "hash")?,
+            encoding: col(batch, "encoding")?,
         })
     }
 
@@ -185,8 +195,8 @@ mod tests {
     fn batch_roundtrip_through_parquet() {
         let chunk = |s: &str, a, b| Chunk { symbol: s.into(), kind: "function".into(), start_line: a, end_line: b, text: format!("fn {s}() {{}}") };
         let blobs = vec![
-            BlobChunks { key: Key::blob(&[1; 20], 9), status: Status::Text, lang: Lang::Rust, size: 30, chunks: vec![chunk("a", 1, 2), chunk("b", 3, 4)], hashes: vec![[1; 16], [2; 16]] },
-            BlobChunks { key: Key::blob(&[2; 20], 255), status: Status::Binary, lang: Lang::Text, size: 9, chunks: vec![], hashes: vec![] },
+            BlobChunks { key: Key::blob(&[1; 20], 9), status: Status::Text, lang: Lang::Rust, size: 30, chunks: vec![chunk("a", 1, 2), chunk("b", 3, 4)], hashes: vec![[1; 16], [2; 16]], encoding: String::new() },
+            BlobChunks { key: Key::blob(&[2; 20], 255), status: Status::Binary, lang: Lang::Text, size: 9, chunks: vec![], hashes: vec![], encoding: "Big5".into() },
         ];
         let (batch, keys) = to_batch(&blobs).unwrap();
         assert_eq!(keys, vec![(blobs[0].key, 0, 2), (blobs[1].key, 2, 1)]);
@@ -204,5 +214,6 @@ mod tests {
         assert!(!c.is_chunk(2));
         assert_eq!(c.hash(0), [1; 16]);
         assert_eq!(c.lang(0), Lang::Rust);
+        assert_eq!((c.encoding.value(0), c.encoding.value(2)), ("", "Big5"));
     }
 }

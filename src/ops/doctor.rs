@@ -137,8 +137,9 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         &name,
         "ok",
         format!(
-            "included ({}, {how}{}); {}",
+            "included ({}{}, {how}{}); {}",
             lang.name(),
+            crate::encoding::detect(&content).map(|e| format!(", decoded from {}", e.name())).unwrap_or_default(),
             if f.tracked { "" } else { ", untracked" },
             if indexed { "indexed" } else { "not indexed yet — run `git lynx index`" }
         ),

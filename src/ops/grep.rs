@@ -88,7 +88,7 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
                 if crate::repo::content_skip(&content).is_some() {
                     return Ok(Vec::new());
                 }
-                Ok(matches_in(&f.path, &String::from_utf8_lossy(&content), &re, a))
+                Ok(matches_in(&f.path, &crate::encoding::text(&content), &re, a))
             },
         )
         .collect();

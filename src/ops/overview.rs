@@ -40,7 +40,7 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
             Some(c) => c.to_vec(),
             None => crate::repo::Repo::read_blob(&repo, f.blob).ok()?,
         };
-        (bytes.len() < 2_000_000).then(|| String::from_utf8_lossy(&bytes).into_owned())
+        (bytes.len() < 2_000_000).then(|| crate::encoding::text(&bytes).into_owned())
     };
     let mut langs: BTreeMap<String, usize> = BTreeMap::new();
     let mut dirs: BTreeMap<String, usize> = BTreeMap::new();

@@ -48,8 +48,10 @@ impl Repo {
         let mut attrs = repo.attributes_only(&state, gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping)?;
         let mut out = attrs.selected_attribute_matches(["linguist-generated", "linguist-vendored", "diff"]);
         attrs.at_entry(rel, None)?.matching_attributes(&mut out);
+        let mut generated_said = false;
         for m in out.iter_selected() {
             let (name, state) = (m.assignment.name.as_str(), m.assignment.state);
+            generated_said |= name == "linguist-generated" && state != gix::attrs::StateRef::Unspecified;
             let leaves_out = match (name, state) {
                 ("diff", gix::attrs::StateRef::Unset) => true,
                 ("diff", _) => false,
@@ -62,6 +64,9 @@ impl Repo {
                 let label = if name == "diff" { "-diff".to_string() } else { name.to_string() };
                 f.attributes.push((label, format!("{}:{} {}", src, m.location.sequence_number, m.pattern)));
             }
+        }
+        if !generated_said && super::generated_by_name(rel) {
+            f.attributes.push(("generated".into(), "its name (a minified file, source map or lockfile; `-linguist-generated` in .gitattributes keeps it)".into()));
         }
         Ok(f)
     }
