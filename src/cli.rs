@@ -285,6 +285,13 @@ pub struct ViewArg {
 }
 
 #[derive(Args, Debug, Clone, Default)]
+pub struct PageArg {
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    pub cursor: Option<String>,
+}
+
+#[derive(Args, Debug, Clone, Default)]
 pub struct FilterArgs {
     /// Only paths matching this glob (repeatable).
     #[arg(long = "glob", value_name = "GLOB")]
@@ -295,6 +302,10 @@ pub struct FilterArgs {
     /// Only paths containing this substring.
     #[arg(long, value_name = "TEXT")]
     pub path_contains: Option<String>,
+    /// Only files in this language: a name or alias (`python`/`py`, `csharp`/`c#`,
+    /// `typescript`/`ts`…; repeatable).
+    #[arg(long = "language", visible_alias = "lang", value_name = "LANG")]
+    pub languages: Vec<String>,
     /// git pathspecs after `--`, relative to the current directory: `src/`, `*.py`,
     /// `:(exclude)tests` or `:!tests`, `:/README.md` (from the top).
     #[arg(last = true, value_name = "PATHSPEC")]
@@ -305,7 +316,7 @@ impl FilterArgs {
     pub fn filters(&self) -> Result<Filters> {
         let prefix = if self.pathspecs.is_empty() { String::new() } else { cwd_prefix()? };
         let pathspecs = self.pathspecs.iter().map(|p| crate::search::filter::Pathspec::resolve(p, &prefix)).collect::<Result<Vec<_>>>()?;
-        Ok(Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone(), pathspecs })
+        Ok(Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone(), pathspecs, languages: self.languages.clone() })
     }
 }
 
@@ -364,6 +375,12 @@ pub struct SearchCmd {
     /// Source to search (default: all sources).
     #[arg(long)]
     pub source: Option<String>,
+    /// Say why each hit ranked: BM25 terms matched per field, dense similarity, fusion,
+    /// priors applied and file evidence.
+    #[arg(long, conflicts_with_all = ["exact", "regex"])]
+    pub explain: bool,
+    #[command(flatten)]
+    pub page: PageArg,
     #[command(flatten)]
     pub view: ViewArg,
     #[command(flatten)]
@@ -420,6 +437,8 @@ pub struct UsagesCmd {
     /// Usages listed at most.
     #[arg(short = 'k', long = "limit", default_value_t = 50)]
     pub k: usize,
+    #[command(flatten)]
+    pub page: PageArg,
     #[command(flatten)]
     pub view: ViewArg,
     /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
@@ -487,6 +506,8 @@ pub struct GraphQueryArgs {
     /// Longest path shortest_path looks for (default 6).
     #[arg(long = "max-hops")]
     pub max_hops: Option<usize>,
+    #[command(flatten)]
+    pub page: PageArg,
     #[command(flatten)]
     pub view: ViewArg,
     /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
@@ -692,6 +713,8 @@ pub struct TestsCmd {
     #[arg(long = "test-path-pattern")]
     pub test_path_pattern: Option<String>,
     #[command(flatten)]
+    pub page: PageArg,
+    #[command(flatten)]
     pub view: ViewArg,
     /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
     #[arg(long)]
@@ -764,6 +787,8 @@ pub enum GraphCmd {
         /// Longest path shortest_path looks for (default 6).
         #[arg(long = "max-hops")]
         max_hops: Option<usize>,
+        #[command(flatten)]
+        page: PageArg,
         #[command(flatten)]
         view: ViewArg,
     },
@@ -1030,6 +1055,8 @@ fn run(cli: &Cli) -> Result<Answer> {
                 rerank: None,
                 files: a.files || a.files_with_matches,
                 paths_only: a.files_with_matches,
+                cursor: a.page.cursor.clone(),
+                explain: a.explain,
             };
             let sources = sources(cli)?;
             let rerank = match (&a.reranker, a.rerank) {
@@ -1059,9 +1086,9 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::FindDefinition(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, &a.symbol, a.view.rev.as_deref())),
-        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k)),
+        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k, a.page.cursor.as_deref())),
         Command::FindTestsFor(a) => {
-            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref()))
+            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref()))
         }
         Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
         Command::Impact(a) => impact(cli, a),
@@ -1070,7 +1097,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {
-            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops };
+            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops, cursor: g.page.cursor.clone() };
             on_sources(cli, g.source.as_deref(), |e| ops::graph::run(e, &args))
         }
         Command::ExportGraph(e) => {
@@ -1195,7 +1222,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
         }
         Command::Graph { what } => match what {
-            GraphCmd::Query { op, symbol, op_flag, symbol_flag, target, relation, depth, limit, min_community, max_hops, view } => {
+            GraphCmd::Query { op, symbol, op_flag, symbol_flag, target, relation, depth, limit, min_community, max_hops, page, view } => {
                 let args = ops::graph::GraphArgs {
                     op: op.clone().or_else(|| op_flag.clone()).unwrap_or_default(),
                     symbol: symbol.clone().or_else(|| symbol_flag.clone()),
@@ -1206,11 +1233,12 @@ fn run(cli: &Cli) -> Result<Answer> {
                     limit: *limit,
                     min_community: *min_community,
                     max_hops: *max_hops,
+                    cursor: page.cursor.clone(),
                 };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Status(v) => {
-                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None };
+                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None, cursor: None };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Export { symbol, module, out, depth, view } => {

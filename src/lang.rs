@@ -94,6 +94,37 @@ impl Lang {
         Lang::ALL.get(code as usize).copied()
     }
 
+    /// The languages a user means by `name`: a language name or a common alias (`py`, `c#`,
+    /// `ts` — which includes TSX —, `c++`, `golang`, `sh`…), case-insensitive; an error lists
+    /// the names when none matches.
+    pub fn matching(name: &str) -> Result<Vec<Lang>, String> {
+        let n = name.trim().to_ascii_lowercase();
+        let canonical = match n.as_str() {
+            "c#" | "cs" | "csharp" | "c-sharp" => "csharp",
+            "py" | "python3" => "python",
+            "ts" | "typescript" => return Ok(vec![Lang::TypeScript, Lang::Tsx]),
+            "js" | "jsx" | "node" | "javascript" => "javascript",
+            "c++" | "cxx" | "cc" | "hpp" => "cpp",
+            "objective-c" | "objectivec" | "obj-c" | "m" => "objc",
+            "golang" => "go",
+            "rs" => "rust",
+            "rb" => "ruby",
+            "kt" | "kts" => "kotlin",
+            "sh" | "shell" | "zsh" => "bash",
+            "md" => "markdown",
+            "yml" => "yaml",
+            "txt" => "text",
+            other => other,
+        };
+        match Lang::from_name(canonical) {
+            Some(l) => Ok(vec![l]),
+            None => Err(format!(
+                "unknown language `{name}`; known: {}",
+                Lang::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Lang> {
         Lang::ALL.iter().copied().find(|l| l.name() == name)
     }

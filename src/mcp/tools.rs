@@ -40,7 +40,8 @@ fn filters() -> Map<String, Value> {
     obj(json!({
         "glob": {"type": "string", "description": "Path glob, e.g. src/**/*.rs"},
         "extensions": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\".py\"]"},
-        "path_contains": {"type": "string"}
+        "path_contains": {"type": "string"},
+        "language": {"type": "string", "description": "e.g. python, csharp, ts"}
     }))
 }
 
@@ -61,7 +62,9 @@ pub const TOOLS: &[ToolSpec] = &[
                 "n_results": {"type": "integer", "description": "default 10"},
                 "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
                 "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"},
-                "files": {"type": "boolean", "description": "list files (a reading list) instead of chunks"}
+                "files": {"type": "boolean", "description": "list files (a reading list) instead of chunks"},
+                "cursor": {"type": "string", "description": "next_cursor of a previous answer: the next page"},
+                "explain": {"type": "boolean", "description": "say why each hit ranked"}
             })));
             p.extend(filters());
             props(Value::Object(p), &["query"])
@@ -82,6 +85,7 @@ pub const TOOLS: &[ToolSpec] = &[
         schema: || {
             let mut v = symbol_schema();
             v["properties"]["n_results"] = json!({"type": "integer", "description": "default 50"});
+            v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
             v
         },
         read_only: true,
@@ -155,7 +159,8 @@ pub const TOOLS: &[ToolSpec] = &[
                 "depth": {"type": "integer", "description": "default 1"},
                 "max_hops": {"type": "integer", "description": "shortest_path, default 6"},
                 "n_results": {"type": "integer"},
-                "min_community_size": {"type": "integer", "description": "overview, default 3"}
+                "min_community_size": {"type": "integer", "description": "overview, default 3"},
+                "cursor": {"type": "string", "description": "next_cursor of a previous answer"}
             })));
             props(Value::Object(p), &["operation"])
         },
@@ -189,6 +194,7 @@ pub const TOOLS: &[ToolSpec] = &[
         schema: || {
             let mut v = symbol_schema();
             v["properties"]["test_path_pattern"] = json!({"type": "string", "description": "regex the test paths must match"});
+            v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
             v
         },
         read_only: true,
@@ -416,7 +422,7 @@ impl Args<'_> {
     }
 
     pub fn filters(&self) -> Result<Filters> {
-        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")?, pathspecs: Vec::new() })
+        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")?, pathspecs: Vec::new(), languages: self.strings("language")? })
     }
 }
 
@@ -448,6 +454,8 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 snippet_lines: SNIPPET_LINES,
                 rerank: (a.bool_or("rerank", sources.list[0].engine.ws.config.search.rerank)?).then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
                 files: a.bool("files")?,
+                cursor: a.str("cursor")?,
+                explain: a.bool("explain")?,
             };
             ops::search::run_sources(sources, source.as_deref(), &args)
         }
@@ -471,12 +479,12 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_definition(e, &symbol, rev.as_deref()))
         }
         "find_usages" => {
-            let (symbol, n) = (a.req("symbol")?, a.int("n_results", 50, 500)?);
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_usages(e, &symbol, rev.as_deref(), n))
+            let (symbol, n, cursor) = (a.req("symbol")?, a.int("n_results", 50, 500)?, a.str("cursor")?);
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_usages(e, &symbol, rev.as_deref(), n, cursor.as_deref()))
         }
         "find_tests_for" => {
-            let (symbol, pattern) = (a.req("symbol")?, a.str("test_path_pattern")?);
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref()))
+            let (symbol, pattern, cursor) = (a.req("symbol")?, a.str("test_path_pattern")?, a.str("cursor")?);
+            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref(), cursor.as_deref()))
         }
         "describe_symbol" => {
             let symbol = a.req("symbol")?;
@@ -513,6 +521,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 limit: a.int("n_results", 200, 1000)?,
                 min_community: a.int("min_community_size", ops::graph::MIN_COMMUNITY, 100_000)?,
                 max_hops: a.0.get("max_hops").map(|_| a.int("max_hops", 6, 50)).transpose()?,
+                cursor: a.str("cursor")?,
             };
             ops::graph::run(&one()?.engine, &args)
         }

@@ -238,7 +238,8 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     let mut allowed = crate::search::Allowed::new(d.after.data.table.len());
     let paths = a.filters.matcher()?;
     for &o in &d.changed_chunks {
-        if paths.matches(d.after.data.table.chunk(o).path) {
+        let t = &d.after.data.table;
+        if paths.matches(t.chunk(o).path) && paths.matches_lang(t.file_lang(t.chunk_file(o))) {
             allowed.insert(o);
         }
     }

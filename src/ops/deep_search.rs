@@ -191,6 +191,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         filters: Filters::default(),
         results: r.results.clone(),
         files: Vec::new(),
+        next_cursor: None,
     };
     let body = render_hits(view, &inner, lines);
     // Skip the repeated view line of the inner rendering.

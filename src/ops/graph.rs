@@ -27,6 +27,8 @@ pub struct GraphArgs {
     pub min_community: usize,
     /// Longest path `shortest_path` looks for (default 6).
     pub max_hops: Option<usize>,
+    /// Continue a traversal list from a previous answer's `next_cursor`.
+    pub cursor: Option<String>,
 }
 
 /// Communities smaller than this are not reported by default.
@@ -42,6 +44,8 @@ struct Traversal {
     depth: usize,
     results: Vec<Link>,
     truncated: bool,
+    /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
+    next_cursor: Option<String>,
 }
 
 fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
@@ -74,7 +78,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     if nodes.is_empty() {
         let suggestions = query::suggest(&ctx.graph, &symbol, 5);
         let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
-        let t = Traversal { op: op.into(), symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false };
+        let t = Traversal { op: op.into(), symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false, next_cursor: None };
         let mut answer = Answer::new("graph_query", Some(view), &t, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
         return Ok(answer);
@@ -82,11 +86,14 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
     let depth = a.depth.max(1);
-    let (results, truncated) = match op {
-        "callers" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, a.limit),
-        "callees" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, a.limit),
-        "subclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, a.limit),
-        "superclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, a.limit),
+    let question = (op, &symbol, &a.relation, depth, a.limit);
+    let pager = super::page::Pager::new("graph_query", &ctx.data.key, &question, a.cursor.as_deref())?;
+    let want = pager.want(a.limit);
+    let (mut results, _) = match op {
+        "callers" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),
+        "callees" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, want),
+        "subclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, want),
+        "superclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, want),
         "imports" => {
             // A definition stands for its file.
             let files: Vec<Node> = nodes
@@ -108,7 +115,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                 Some(r) => Rel::parse_filter(r).ok_or_else(|| crate::error::usage(format!("unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)")))?,
                 None => Rel::parse_filter("all").unwrap(),
             };
-            query::bfs(g, &nodes, &rels, None, depth, a.limit)
+            query::bfs(g, &nodes, &rels, None, depth, want)
         }
         "shortest_path" => {
             let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)"))?;
@@ -150,14 +157,17 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         }
         _ => unreachable!(),
     };
-    let mut text = format!("{}\n{op} of {symbol} ({}{}):\n", view_line(&view), results.len(), if truncated { ", truncated" } else { "" });
+    let next_cursor = pager.page(&mut results, a.limit);
+    let truncated = next_cursor.is_some();
+    let mut text = format!("{}\n{op} of {symbol} ({}{}):\n", view_line(&view), results.len(), if truncated { ", more follow" } else { "" });
     if results.is_empty() {
         text.push_str("  (none)\n");
     }
     for l in results.iter() {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
-    let t = Traversal { op: op.into(), symbol, matched: true, match_kind: how, depth, results, truncated };
+    text.push_str(&super::page::more_line(next_cursor.as_deref()));
+    let t = Traversal { op: op.into(), symbol, matched: true, match_kind: how, depth, results, truncated, next_cursor };
     Ok(Answer::new("graph_query", Some(view), &t, text))
 }
 

@@ -88,6 +88,9 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
                 if crate::repo::content_skip(&content).is_some() {
                     return Ok(Vec::new());
                 }
+                if paths.filters_languages() && !paths.matches_lang(crate::lang::detect(&f.path, &content)) {
+                    return Ok(Vec::new());
+                }
                 Ok(matches_in(&f.path, &crate::encoding::text(&content), &re, a))
             },
         )

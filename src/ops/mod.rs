@@ -13,6 +13,7 @@ pub mod model;
 pub mod nav;
 pub mod objects;
 pub mod overview;
+pub mod page;
 pub mod remote;
 pub mod similar;
 pub mod search;

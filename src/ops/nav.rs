@@ -224,6 +224,8 @@ pub struct FindUsages {
     pub definitions: Vec<Definition>,
     pub results: Vec<Usage>,
     pub truncated: bool,
+    /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
+    pub next_cursor: Option<String>,
 }
 
 /// Byte offset of the first whole-identifier occurrence of `name` in `text`.
@@ -243,8 +245,9 @@ fn identifier_at(text: &str, name: &str) -> Option<usize> {
     None
 }
 
-pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usize) -> Result<Answer> {
+pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usize, cursor: Option<&str>) -> Result<Answer> {
     let ctx = open(engine, rev)?;
+    let pager = super::page::Pager::new("find_usages", &ctx.data.key, &(symbol, limit), cursor)?;
     let (defs, _) = query::match_symbol(&ctx.graph, symbol);
     let leaf = symbol.rsplit(['.', ':']).next().unwrap_or(symbol).to_string();
     let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
@@ -294,8 +297,8 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
         }
         results.push(Usage { path: c.path.into(), start_line: c.start_line, end_line: c.end_line, symbol: c.symbol.into(), kind: c.kind.into(), origin: "lexical", relation: None, confidence: None, line: Some(c.start_line + c.text()[..at].matches('\n').count() as u32) });
     }
-    let truncated = results.len() > limit;
-    results.truncate(limit);
+    let next_cursor = pager.page(&mut results, limit);
+    let truncated = next_cursor.is_some();
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
     let matched = !defs.is_empty();
     let mut text = format!("{}\n", view_line(&ctx.data.id));
@@ -316,7 +319,8 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
         };
         text.push_str(&format!("{} {} ({}-{}) [{}: {how}]\n", present::loc(&u.path, u.line.unwrap_or(u.start_line)), sym, u.start_line, u.end_line, u.origin));
     }
-    let r = FindUsages { symbol: symbol.into(), matched, definitions, results, truncated };
+    text.push_str(&super::page::more_line(next_cursor.as_deref()));
+    let r = FindUsages { symbol: symbol.into(), matched, definitions, results, truncated, next_cursor };
     Ok(Answer::new("find_usages", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -432,42 +436,52 @@ pub struct FindTests {
     pub symbol: String,
     pub matched: bool,
     pub results: Vec<TestRef>,
+    /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
+    pub next_cursor: Option<String>,
 }
 
+/// Tests per page of `find_tests_for`.
+pub const TESTS_PER_PAGE: usize = 50;
+
 /// `test_path_pattern`, a regular expression, keeps the tests whose path it matches.
-pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_path_pattern: Option<&str>) -> Result<Answer> {
+pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_path_pattern: Option<&str>, cursor: Option<&str>) -> Result<Answer> {
     let pattern = match test_path_pattern {
         Some(p) => Some(regex::Regex::new(p).map_err(|e| crate::error::usage(format!("test_path_pattern is not a valid regular expression: {e}")))?),
         None => None,
     };
     let keep = |t: &TestRef| pattern.as_ref().is_none_or(|re| re.is_match(&t.path));
     let ctx = open(engine, rev)?;
+    let pager = super::page::Pager::new("find_tests_for", &ctx.data.key, &(symbol, test_path_pattern), cursor)?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     let defs: Vec<u32> = defs.into_iter().filter(|&d| !ctx.graph.is_test(Node::Def(d))).collect();
     if defs.is_empty() {
         // A file path names its tests too.
         if let Some(&fi) = ctx.graph.by_path.get(symbol) {
-            let tests: Vec<TestRef> = conventional_tests(&ctx.graph, symbol)
+            let mut tests: Vec<TestRef> = conventional_tests(&ctx.graph, symbol)
                 .into_iter()
                 .map(|p| TestRef { path: p, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None })
                 .filter(|t| keep(t))
                 .collect();
             let _ = fi;
+            let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
             let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
             render_tests(&tests, &mut text);
-            let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
+            text.push_str(&super::page::more_line(next_cursor.as_deref()));
+            let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
             return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
         }
         return Ok(no_match("find_tests_for", &ctx, symbol));
     }
-    let tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
+    let mut tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
+    let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
     let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
     let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
     if let Some(p) = test_path_pattern {
         text.push_str(&format!("tests whose path matches /{p}/\n"));
     }
     render_tests(&tests, &mut text);
-    let r = FindTests { symbol: symbol.into(), matched: true, results: tests };
+    text.push_str(&super::page::more_line(next_cursor.as_deref()));
+    let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
     Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text))
 }
 

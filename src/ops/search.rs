@@ -25,7 +25,14 @@ pub struct SearchArgs {
     pub files: bool,
     /// With `files`: the text rendering is the paths alone, one per line (`-l`).
     pub paths_only: bool,
+    /// Continue a list from a previous answer's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Say why each hit ranked.
+    pub explain: bool,
 }
+
+/// How deep the ranking of the candidates after the first `pool` goes (pages past them).
+const PAGE_DEPTH: usize = 1000;
 
 /// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts).
 pub const SNIPPET_LINES: usize = 6;
@@ -54,6 +61,49 @@ pub struct Hit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     pub text: String,
+    /// With `--explain`: why it ranked where it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub explain: Option<Explanation>,
+    #[serde(skip)]
+    pub ord: Option<u32>,
+}
+
+/// Why a hit ranked: each retriever's rank and score (BM25 per term and field), how they were
+/// fused, the priors applied and the share of its file's other evidence.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Explanation {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sparse: Option<SparseWhy>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dense: Option<DenseWhy>,
+    /// "rrf", "convex", or the one retriever's name.
+    pub fusion: String,
+    /// The score retrieval gave (fused), before priors.
+    pub retrieval_score: f32,
+    /// Multipliers applied after retrieval, e.g. ("test file", 0.5).
+    pub priors: Vec<PriorWhy>,
+    /// Added for the other hits of the same file.
+    pub file_evidence: f32,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct SparseWhy {
+    pub rank: usize,
+    pub bm25: f32,
+    pub terms: Vec<search::bm25::TermScore>,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct DenseWhy {
+    pub rank: usize,
+    pub cosine: f32,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct PriorWhy {
+    pub prior: String,
+    pub factor: f32,
 }
 
 #[derive(Debug, Serialize, serde::Deserialize)]
@@ -68,6 +118,9 @@ pub struct SearchResult {
     /// With `--files`: files, best first.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub files: Vec<search::rank::RankedFile>,
+    /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
+    #[serde(default)]
+    pub next_cursor: Option<String>,
 }
 
 pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
@@ -86,7 +139,65 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         reranked: false,
         source: None,
         text: c.text().to_string(),
+        explain: None,
+        ord: Some(r.ord),
     }
+}
+
+/// Attaches an [`Explanation`] to each hit that came from `ranked`.
+fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranked: &[Ranked], hits: &mut [Hit]) {
+    let by_ord: std::collections::HashMap<u32, &Ranked> = ranked.iter().map(|r| (r.ord, r)).collect();
+    let ords: Vec<u32> = hits.iter().filter_map(|h| h.ord).collect();
+    let s = &engine.ws.config.search;
+    let qa = search::QueryAnalysis { question_words: s.question_words, variants: s.variants };
+    let terms = search::query_terms(data, query, &qa);
+    let history = engine.history(data);
+    let history = history.as_deref().map(|h| (h, s.history));
+    let matched = if mode == Mode::Dense { vec![Vec::new(); ords.len()] } else { search::bm25::explain(&data.table, &terms, history, &ords) };
+    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
+    let priors = search::rank::Priors::with_factors(query, factors);
+    let fusion = match mode {
+        Mode::Hybrid => s.fusion.clone(),
+        m => m.name().to_string(),
+    };
+    let mut next = 0;
+    for h in hits.iter_mut() {
+        let Some(ord) = h.ord else { continue };
+        let terms = matched.get(next).cloned().unwrap_or_default();
+        next += 1;
+        let Some(r) = by_ord.get(&ord) else { continue };
+        let prior: Vec<PriorWhy> = priors.explain(data, ord).into_iter().map(|(p, f)| PriorWhy { prior: p.to_string(), factor: f }).collect();
+        let product: f32 = prior.iter().map(|p| p.factor).product();
+        h.explain = Some(Explanation {
+            sparse: r.sparse_rank.map(|rank| SparseWhy { rank, bm25: r.sparse_score.unwrap_or(0.0), terms }),
+            dense: r.dense_rank.map(|rank| DenseWhy { rank, cosine: r.dense_score.unwrap_or(0.0) }),
+            fusion: fusion.clone(),
+            retrieval_score: r.fused,
+            priors: prior,
+            file_evidence: (r.score - r.fused * product).max(0.0),
+            score: r.score,
+        });
+    }
+}
+
+/// The explanation as one indented line of text.
+fn render_explanation(e: &Explanation) -> String {
+    let mut parts = Vec::new();
+    if let Some(sp) = &e.sparse {
+        let terms: Vec<String> = sp.terms.iter().map(|t| format!("{}@{} {:.2}", t.term, format!("{:?}", t.field).to_lowercase(), t.score)).collect();
+        parts.push(format!("bm25 #{} {:.2} [{}]", sp.rank, sp.bm25, terms.join(", ")));
+    }
+    if let Some(d) = &e.dense {
+        parts.push(format!("dense #{} cosine {:.3}", d.rank, d.cosine));
+    }
+    parts.push(format!("{} {}", e.fusion, format_score(e.retrieval_score)));
+    for p in &e.priors {
+        parts.push(format!("×{:.2} {}", p.factor, p.prior));
+    }
+    if e.file_evidence > 0.0 {
+        parts.push(format!("+{} file evidence", format_score(e.file_evidence)));
+    }
+    format!("    why: {} → {}\n", parts.join(" · "), format_score(e.score))
 }
 
 /// Ranked chunks of a view for a query (shared by search, deep_search and search_diff).
@@ -177,7 +288,10 @@ pub fn retrieve(
         }
     };
     // Ties are broken by location, so equal scores come out in path and line order.
-    let mut ranked = ranked;
+    let mut ranked: Vec<Ranked> = ranked;
+    for r in &mut ranked {
+        r.fused = r.score;
+    }
     let s = &engine.ws.config.search;
     let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
     search::rank::Priors::with_factors(query, factors).apply(data, &mut ranked);
@@ -224,6 +338,9 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
     }
     // Sources are fused by rank (RRF), not by raw score: BM25 and fused scores are not
     // comparable across indexes of different sizes and vocabularies.
+    if args.cursor.is_some() {
+        return Err(crate::error::usage("cursors page one source at a time: pass --source NAME (MCP: source) with the cursor"));
+    }
     let fused = |rank: usize| 1.0 / (crate::search::RRF_K as f64 + rank as f64 + 1.0);
     let mut all: Vec<(f64, usize, Hit)> = Vec::new();
     let mut files: Vec<(f64, usize, search::rank::RankedFile)> = Vec::new();
@@ -263,6 +380,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         filters: args.filters.clone(),
         results: all,
         files,
+        next_cursor: None,
     };
     let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
     Ok(Answer::new("search", Some(view), &result, text))
@@ -285,37 +403,57 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         Some(m) => m,
         None => Mode::parse(&engine.ws.config.search.mode)?,
     };
+    // Pages walk one candidate list, retrieved to the same depth for every page of a question
+    // (the depth follows the page size), so each item comes once.
+    let question = (&args.query, requested.name(), &args.filters, &args.rerank, args.files, k);
+    let pager = super::page::Pager::new("search", &data.key, &question, args.cursor.as_deref())?;
+    let want = pager.want(k);
     // A file list draws on more chunks than it shows (as the evaluation does: 5 per file asked).
     let pool = if args.files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
-    let r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
+    let mut r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
+    // Pages past the candidates continue with a deeper retrieval's ranking of the rest: the
+    // first `pool` keep the ranking a single answer has, and the order stays one fixed list.
+    if !args.files && want > r.ranked.len() && r.ranked.len() >= pool {
+        let deep = retrieve(engine, &view, data, &args.query, requested, PAGE_DEPTH, allowed.as_deref())?;
+        let head: std::collections::HashSet<u32> = r.ranked.iter().map(|x| x.ord).collect();
+        r.ranked.extend(deep.ranked.into_iter().filter(|x| !head.contains(&x.ord)));
+    }
     let mut notes = r.notes;
     notes.extend(clamped);
-    let results: Vec<Hit> = match &args.rerank {
+    let mut results: Vec<Hit> = match &args.rerank {
         Some(name) => match engine.reranker(name) {
             Ok(ce) => {
                 let n = r.ranked.len().min(pool);
                 let mut hits = rerank(&ce, &args.query, r.ranked.iter().take(n).map(|x| hit(data, x)).collect())?;
-                hits.extend(r.ranked.iter().skip(n).map(|x| hit(data, x)));
-                hits.truncate(k);
+                hits.extend(r.ranked.iter().skip(n).take(want.saturating_sub(n)).map(|x| hit(data, x)));
+                hits.truncate(want);
                 notes.push(format!("top {n} reranked by {name}"));
                 hits
             }
             Err(reason) => {
                 notes.push(format!("not reranked: {reason}"));
-                r.ranked.iter().take(k).map(|x| hit(data, x)).collect()
+                r.ranked.iter().take(want).map(|x| hit(data, x)).collect()
             }
         },
-        None => r.ranked.iter().take(k).map(|x| hit(data, x)).collect(),
+        None => r.ranked.iter().take(want).map(|x| hit(data, x)).collect(),
     };
+    if pager.offset > 0 {
+        notes.push(format!("results {} and after", pager.offset + 1));
+    }
     let note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
     if args.files {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
-        let files = search::rank::rank_files(data, &r.ranked, k);
-        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files };
+        let mut files = search::rank::rank_files(data, &r.ranked, want);
+        let next_cursor = pager.page(&mut files, k);
+        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor };
         let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
-    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new() };
+    let next_cursor = pager.page(&mut results, k);
+    if args.explain {
+        explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
+    }
+    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
@@ -330,6 +468,7 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
             let best = if f.symbol.is_empty() { String::new() } else { format!(" {}", f.symbol) };
             out.push_str(&format!("{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n", i + 1, crate::present::path(&f.path), format_score(f.score), f.start_line, f.end_line, f.chunks, if f.chunks == 1 { "" } else { "s" }));
         }
+        out.push_str(&super::page::more_line(r.next_cursor.as_deref()));
         return out;
     }
     let mut out = format!("{} · mode: {} · {} result{}\n", view_line(view), r.mode.name(), r.results.len(), if r.results.len() == 1 { "" } else { "s" });
@@ -341,8 +480,12 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
     }
     for h in &r.results {
         out.push_str(&format!("{}\n", cite(h)));
+        if let Some(e) = &h.explain {
+            out.push_str(&render_explanation(e));
+        }
         out.push_str(&snippet(&h.text, snippet_lines));
     }
+    out.push_str(&super::page::more_line(r.next_cursor.as_deref()));
     out
 }
 

@@ -68,66 +68,18 @@ pub fn search_with(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowe
     s.hit.clear();
     s.hit.resize(n, false);
     s.touched.clear();
-    let docs = n as u64;
-    let avg = table.totals.map(|t| (t as f32 / n as f32).max(1e-6));
-    for (term, tw) in terms {
-        let (term, tw) = (term.as_str(), *tw);
-        // Chunk text.
-        let mut postings = std::mem::take(&mut s.postings);
-        content_postings(table, term, &mut postings);
-        if !postings.is_empty() {
-            let w = tw * CONTENT_BOOST * idf(docs, postings.len() as u64);
-            for &(o, tf) in &postings {
-                let len = table.tokens(o).content as f32;
-                add(s, o, w * term_score(1.0, tf as f32, len, avg[0]));
-            }
-        }
-        // Symbol.
-        symbol_postings(table, term, &mut postings);
-        if !postings.is_empty() {
-            let w = tw * SYMBOL_BOOST * idf(docs, postings.len() as u64);
-            for &(o, _) in &postings {
-                let len = table.tokens(o).symbol as f32;
-                add(s, o, w * term_score(1.0, 1.0, len, avg[1]));
-            }
-        }
-        s.postings = postings;
-        // Path: every chunk of a file shares its path's terms.
-        let files = table.path_postings(term);
-        if !files.is_empty() {
-            let df: u64 = files.iter().map(|&(f, _)| table.file_chunk_count(f) as u64).sum();
-            if df > 0 {
-                let w = tw * PATH_BOOST * idf(docs, df);
-                for &(f, tf) in files {
-                    for o in table.file_ords(f) {
-                        let len = table.tokens(o).path as f32;
-                        add(s, o, w * term_score(1.0, tf as f32, len, avg[2]));
-                    }
-                }
-            }
-        }
-    }
+    let mut postings = std::mem::take(&mut s.postings);
+    each_field_score(table, terms, &mut postings, |_, _, o, v| add(s, o, v));
+    s.postings = postings;
     // History: the subjects of the commits that changed the chunk's file. Evidence for chunks
     // the query already matched, never a match of its own (a file is not found for words only
     // its commits used, such as a name it no longer contains).
     if let Some((h, boost)) = history {
-        let avg_h = (h.total as f32 / n as f32).max(1e-6);
-        for (term, tw) in terms {
-            let files = h.postings(term);
-            let df: u64 = files.iter().map(|&(f, _)| table.file_chunk_count(f) as u64).sum();
-            if df == 0 {
-                continue;
+        each_history_score(table, terms, h, boost, |_, o, v| {
+            if s.hit[o as usize] {
+                s.scores[o as usize] += v;
             }
-            let w = tw * boost * idf(docs, df);
-            for &(f, tf) in files {
-                let len = h.length(f) as f32;
-                for o in table.file_ords(f) {
-                    if s.hit[o as usize] {
-                        s.scores[o as usize] += w * term_score(1.0, tf as f32, len, avg_h);
-                    }
-                }
-            }
-        }
+        });
     }
     let mut out: Vec<(u32, f32)> = s
         .touched
@@ -136,6 +88,115 @@ pub fn search_with(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowe
         .map(|&o| (o, s.scores[o as usize]))
         .collect();
     top_k(&mut out, k);
+    out
+}
+
+/// The field of a chunk a query term matched in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Field {
+    Text,
+    Symbol,
+    Path,
+    History,
+}
+
+/// Calls `f(term index, field, ordinal, score)` for every (term, field, chunk) match, in the
+/// fixed order scores are summed in.
+fn each_field_score(table: &ChunkTable, terms: &[(String, f32)], postings: &mut Vec<(u32, u32)>, mut f: impl FnMut(usize, Field, u32, f32)) {
+    let n = table.len();
+    let docs = n as u64;
+    let avg = table.totals.map(|t| (t as f32 / n as f32).max(1e-6));
+    for (ti, (term, tw)) in terms.iter().enumerate() {
+        let (term, tw) = (term.as_str(), *tw);
+        // Chunk text.
+        content_postings(table, term, postings);
+        if !postings.is_empty() {
+            let w = tw * CONTENT_BOOST * idf(docs, postings.len() as u64);
+            for &(o, tf) in postings.iter() {
+                let len = table.tokens(o).content as f32;
+                f(ti, Field::Text, o, w * term_score(1.0, tf as f32, len, avg[0]));
+            }
+        }
+        // Symbol.
+        symbol_postings(table, term, postings);
+        if !postings.is_empty() {
+            let w = tw * SYMBOL_BOOST * idf(docs, postings.len() as u64);
+            for &(o, _) in postings.iter() {
+                let len = table.tokens(o).symbol as f32;
+                f(ti, Field::Symbol, o, w * term_score(1.0, 1.0, len, avg[1]));
+            }
+        }
+        // Path: every chunk of a file shares its path's terms.
+        let files = table.path_postings(term);
+        if !files.is_empty() {
+            let df: u64 = files.iter().map(|&(fi, _)| table.file_chunk_count(fi) as u64).sum();
+            if df > 0 {
+                let w = tw * PATH_BOOST * idf(docs, df);
+                for &(fi, tf) in files {
+                    for o in table.file_ords(fi) {
+                        let len = table.tokens(o).path as f32;
+                        f(ti, Field::Path, o, w * term_score(1.0, tf as f32, len, avg[2]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Calls `f(term index, ordinal, score)` for every chunk whose file's history holds a term
+/// (counted only for chunks a field matched).
+fn each_history_score(table: &ChunkTable, terms: &[(String, f32)], h: &crate::view::history::HistoryField, boost: f32, mut f: impl FnMut(usize, u32, f32)) {
+    let n = table.len();
+    let docs = n as u64;
+    let avg_h = (h.total as f32 / n as f32).max(1e-6);
+    for (ti, (term, tw)) in terms.iter().enumerate() {
+        let files = h.postings(term);
+        let df: u64 = files.iter().map(|&(fi, _)| table.file_chunk_count(fi) as u64).sum();
+        if df == 0 {
+            continue;
+        }
+        let w = tw * boost * idf(docs, df);
+        for &(fi, tf) in files {
+            let len = h.length(fi) as f32;
+            for o in table.file_ords(fi) {
+                f(ti, o, w * term_score(1.0, tf as f32, len, avg_h));
+            }
+        }
+    }
+}
+
+/// One term's share of a chunk's BM25 score.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TermScore {
+    pub term: String,
+    pub field: Field,
+    pub score: f32,
+}
+
+/// Why each of `ords` scored what it did: its matches per term and field, in scoring order
+/// (their sum is the chunk's BM25 score).
+pub fn explain(table: &ChunkTable, terms: &[(String, f32)], history: History, ords: &[u32]) -> Vec<Vec<TermScore>> {
+    let at: std::collections::HashMap<u32, usize> = ords.iter().enumerate().map(|(i, &o)| (o, i)).collect();
+    let mut out: Vec<Vec<TermScore>> = vec![Vec::new(); ords.len()];
+    if table.is_empty() {
+        return out;
+    }
+    let mut postings = Vec::new();
+    each_field_score(table, terms, &mut postings, |ti, field, o, v| {
+        if let Some(&i) = at.get(&o) {
+            out[i].push(TermScore { term: terms[ti].0.clone(), field, score: v });
+        }
+    });
+    if let Some((h, boost)) = history {
+        each_history_score(table, terms, h, boost, |ti, o, v| {
+            if let Some(&i) = at.get(&o) {
+                if !out[i].is_empty() {
+                    out[i].push(TermScore { term: terms[ti].0.clone(), field: Field::History, score: v });
+                }
+            }
+        });
+    }
     out
 }
 

@@ -17,11 +17,14 @@ pub struct Filters {
     /// git pathspecs, already relative to the repository root (`Pathspec::resolve`).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub pathspecs: Vec<Pathspec>,
+    /// Languages a file must be in (any of them), by name or alias (`py`, `c#`, `ts`…).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub languages: Vec<String>,
 }
 
 impl Filters {
     pub fn is_empty(&self) -> bool {
-        self.globs.is_empty() && self.extensions.is_empty() && self.path_contains.as_deref().is_none_or(str::is_empty) && self.pathspecs.is_empty()
+        self.globs.is_empty() && self.extensions.is_empty() && self.path_contains.as_deref().is_none_or(str::is_empty) && self.pathspecs.is_empty() && self.languages.is_empty()
     }
 
     /// A path predicate, or a usage error naming the bad glob.
@@ -38,7 +41,11 @@ impl Filters {
             })
             .collect();
         let specs = self.pathspecs.iter().map(|p| p.compile()).collect::<Result<Vec<_>>>()?;
-        Ok(PathMatcher { globs, not_globs, exts, contains: self.path_contains.clone().filter(|s| !s.is_empty()), specs })
+        let mut langs = Vec::new();
+        for l in &self.languages {
+            langs.extend(crate::lang::Lang::matching(l).map_err(crate::error::usage)?);
+        }
+        Ok(PathMatcher { globs, not_globs, exts, contains: self.path_contains.clone().filter(|s| !s.is_empty()), specs, langs })
     }
 
     /// Allowed chunk ordinals of a view (None when nothing is filtered).
@@ -49,7 +56,7 @@ impl Filters {
         let m = self.matcher()?;
         let mut set = Allowed::new(table.len());
         for f in table.live_files() {
-            if m.matches(table.file_path(f)) {
+            if m.matches(table.file_path(f)) && m.matches_lang(table.file_lang(f)) {
                 for o in table.file_ords(f) {
                     set.insert(o);
                 }
@@ -189,9 +196,19 @@ pub struct PathMatcher {
     exts: Vec<String>,
     contains: Option<String>,
     specs: Vec<CompiledSpec>,
+    langs: Vec<crate::lang::Lang>,
 }
 
 impl PathMatcher {
+    /// Whether a file in `lang` passes the language filter (always, without one).
+    pub fn matches_lang(&self, lang: crate::lang::Lang) -> bool {
+        self.langs.is_empty() || self.langs.contains(&lang)
+    }
+
+    pub fn filters_languages(&self) -> bool {
+        !self.langs.is_empty()
+    }
+
     pub fn matches(&self, path: &str) -> bool {
         if let Some(g) = &self.globs {
             if !g.is_match(path) {

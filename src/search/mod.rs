@@ -47,15 +47,17 @@ pub struct Ranked {
     /// Raw retriever scores behind the fused one (BM25, cosine).
     pub sparse_score: Option<f32>,
     pub dense_score: Option<f32>,
+    /// The score retrieval gave, before priors and file evidence.
+    pub fused: f32,
 }
 
 impl Ranked {
     pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None }
+        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None, fused: score }
     }
 
     pub fn dense(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score) }
+        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score), fused: score }
     }
 }
 
@@ -89,12 +91,18 @@ pub fn sparse_scored(
     history: bm25::History,
     qa: &QueryAnalysis,
 ) -> (Vec<(u32, f32)>, bm25::Scratch) {
-    let mut terms = analyze::weighted_query_terms(query, qa.question_words, qa.variants);
-    // Variants count only where the index has them.
-    terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
+    let terms = query_terms(view, query, qa);
     let mut scratch = bm25::Scratch::default();
     let hits = bm25::search_with(&view.table, &terms, pool, allowed, history, &mut scratch);
     (hits, scratch)
+}
+
+/// The weighted terms BM25 scores `query` with in `view`.
+pub fn query_terms(view: &ViewData, query: &str, qa: &QueryAnalysis) -> Vec<(String, f32)> {
+    let mut terms = analyze::weighted_query_terms(query, qa.question_words, qa.variants);
+    // Variants count only where the index has them.
+    terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
+    terms
 }
 
 /// `k` as asked, or the largest accepted (`config::MAX_K`) with a note saying so.
@@ -110,7 +118,7 @@ pub const RRF_K: f32 = crate::config::DEFAULT_RRF_K;
 /// 1), the dense list `dense_weight` / (k + rank).
 pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0 };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.score += 1.0 / (k + (i + 1) as f32);
@@ -137,7 +145,7 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
 /// dense list's favourite on rank alone.
 pub fn convex(sparse: &[(u32, f32)], dense: &[(u32, f32)], bm25: impl Fn(u32) -> f32, cos: impl Fn(u32) -> Option<f32>, w: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::with_capacity(sparse.len() + dense.len());
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None };
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0 };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.sparse_rank = Some(i + 1);

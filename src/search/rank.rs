@@ -77,25 +77,33 @@ impl Priors {
 
     /// The multiplier for chunk `ord`.
     pub fn factor(&self, data: &ViewData, ord: u32) -> f32 {
+        self.explain(data, ord).iter().map(|p| p.1).product()
+    }
+
+    /// The priors that apply to chunk `ord`, each with its factor (their product is
+    /// [`Priors::factor`]).
+    pub fn explain(&self, data: &ViewData, ord: u32) -> Vec<(&'static str, f32)> {
         let c = data.table.chunk(ord);
-        let mut f = if !c.lang.is_code() {
-            self.prose
+        let mut out = Vec::new();
+        let kind = if !c.lang.is_code() {
+            Some(("prose or data file", self.prose))
         } else if crate::graph::model::is_test_path(c.path) {
-            self.test
+            Some(("test file", self.test))
         } else if is_secondary_path(c.path) {
-            self.secondary
+            Some(("secondary code (examples, benchmarks, build output)", self.secondary))
         } else {
-            1.0
+            None
         };
+        out.extend(kind.filter(|k| k.1 != 1.0));
         if !self.idents.is_empty() {
             let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
             let stem = file.split('.').next().unwrap_or(file);
             if self.idents.iter().any(|i| i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem)) {
-                f *= IDENT_FACTOR;
+                out.push(("named by an identifier in the query", IDENT_FACTOR));
             }
         }
-        f
+        out
     }
 
     /// Rescores `ranked` in place (ordering is the caller's).

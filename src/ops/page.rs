@@ -1,0 +1,94 @@
+//! Cursors for list answers: an agent asks for the next page instead of a bigger `k`. A cursor
+//! names the question (operation, arguments) and the view's content, plus how many items were
+//! already given; at one view, lists are computed deterministically, so paging through returns
+//! every item once. A cursor from another question or another state of the view is refused.
+
+use anyhow::Result;
+use serde::Serialize;
+
+/// Where a page starts, for one question at one view.
+pub struct Pager {
+    fingerprint: String,
+    pub offset: usize,
+}
+
+impl Pager {
+    /// `question` holds every argument that shapes the list except the page size and the
+    /// cursor itself; `view_key` is the view's content hash.
+    pub fn new(operation: &str, view_key: &str, question: &impl Serialize, cursor: Option<&str>) -> Result<Pager> {
+        let q = serde_json::to_vec(question)?;
+        let fingerprint = crate::fsutil::short_hash(&[operation.as_bytes(), view_key.as_bytes(), &q])[..12].to_string();
+        let offset = match cursor.map(str::trim).filter(|c| !c.is_empty()) {
+            None => 0,
+            Some(c) => {
+                let (offset, fp) = c
+                    .strip_prefix('p')
+                    .and_then(|r| r.split_once('-'))
+                    .and_then(|(n, fp)| Some((n.parse::<usize>().ok()?, fp)))
+                    .ok_or_else(|| crate::error::usage(format!("`{c}` is not a cursor (cursors come from `next_cursor` of a list answer)")))?;
+                if fp != fingerprint {
+                    return Err(crate::error::usage(format!(
+                        "cursor `{c}` belongs to another question or another state of the view (the files changed since); ask again without a cursor"
+                    )));
+                }
+                offset
+            }
+        };
+        Ok(Pager { fingerprint, offset })
+    }
+
+    /// How many items, from the start of the list, to compute for this page (one more than
+    /// shown, to know whether another page follows).
+    pub fn want(&self, limit: usize) -> usize {
+        self.offset.saturating_add(limit).saturating_add(1)
+    }
+
+    /// Keeps this page of `items` (the list from its start) and returns the next page's cursor,
+    /// if there is one.
+    pub fn page<T>(&self, items: &mut Vec<T>, limit: usize) -> Option<String> {
+        let more = items.len() > self.offset.saturating_add(limit);
+        items.drain(..self.offset.min(items.len()));
+        items.truncate(limit);
+        more.then(|| self.cursor(self.offset + limit))
+    }
+
+    fn cursor(&self, offset: usize) -> String {
+        format!("p{offset}-{}", self.fingerprint)
+    }
+}
+
+/// The text line that tells how to get the next page.
+pub fn more_line(next: Option<&str>) -> String {
+    match next {
+        Some(c) => format!("more: --cursor {c}\n"),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_cover_a_list_once_and_refuse_foreign_cursors() {
+        let all: Vec<u32> = (0..23).collect();
+        let mut seen = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let p = Pager::new("search", "view-a", &("q", 1), cursor.as_deref()).unwrap();
+            let mut items: Vec<u32> = all.iter().copied().take(p.want(10)).collect();
+            let next = p.page(&mut items, 10);
+            seen.extend(items);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(seen, all);
+        let c = Pager::new("search", "view-a", &("q", 1), None).unwrap().cursor(10);
+        assert!(Pager::new("search", "view-b", &("q", 1), Some(&c)).is_err(), "another view");
+        assert!(Pager::new("search", "view-a", &("q", 2), Some(&c)).is_err(), "another question");
+        assert!(Pager::new("search", "view-a", &("q", 1), Some("garbage")).is_err());
+        assert_eq!(Pager::new("search", "view-a", &("q", 1), Some(&c)).unwrap().offset, 10);
+    }
+}

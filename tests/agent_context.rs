@@ -1,0 +1,127 @@
+//! What an agent with a small context window relies on: pages instead of a bigger `k`,
+//! explanations of a ranking, language filters, context slices within a token budget.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+fn pages(r: &TestRepo, args: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..50 {
+        let mut a: Vec<&str> = args.to_vec();
+        if let Some(c) = &cursor {
+            a.extend(["--cursor", c.as_str()]);
+        }
+        let v = r.json(&a);
+        out.push(v.clone());
+        match v["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => return out,
+        }
+    }
+    panic!("paging did not end");
+}
+
+fn items(pages: &[Value], key: &str, id: impl Fn(&Value) -> String) -> Vec<String> {
+    pages.iter().flat_map(|p| p[key].as_array().unwrap().iter().map(&id).collect::<Vec<_>>()).collect()
+}
+
+#[test]
+fn cursors_page_through_every_item_once() {
+    let r = TestRepo::new();
+    // 40 functions that all call `shared` and all mention "ledger".
+    r.write("lib/shared.py", "def shared(x):\n    return x\n");
+    for i in 0..40 {
+        r.write(&format!("app/m{i:02}.py"), &format!("from lib.shared import shared\n\n\ndef use_{i}(ledger):\n    \"\"\"Post entry {i} to the ledger.\"\"\"\n    return shared(ledger)\n"));
+    }
+    r.commit_all("many");
+
+    let id = |h: &Value| format!("{}:{}", h["path"].as_str().unwrap(), h["start_line"]);
+    let all = r.json(&["--no-dense", "search", "ledger entry", "-k", "30"]);
+    let all: Vec<String> = all["results"].as_array().unwrap().iter().map(id).collect();
+    assert_eq!(all.len(), 30);
+    let paged = pages(&r, &["--no-dense", "search", "ledger entry", "-k", "7"]);
+    assert!(paged.len() >= 5, "several pages: {}", paged.len());
+    let got = items(&paged, "results", id);
+    assert_eq!(got.len(), got.iter().collect::<BTreeSet<_>>().len(), "no item twice: {got:?}");
+    assert!(got.len() >= 40, "every candidate once: {}", got.len());
+    // The pages are the ranking cut in slices: same order as one big answer at the same depth.
+    let one = r.json(&["--no-dense", "search", "ledger entry", "-k", "7"]);
+    assert_eq!(one["results"][0], paged[0]["results"][0]);
+    assert!(paged[1]["note"].as_str().unwrap_or("").contains("results 8 and after"), "{}", paged[1]);
+
+    // find_usages and graph callers page the same way.
+    let usages = pages(&r, &["--no-dense", "find-usages", "shared", "-k", "9"]);
+    let got = items(&usages, "results", |u| format!("{}:{}", u["path"].as_str().unwrap(), u["line"]));
+    assert_eq!(got.len(), got.iter().collect::<BTreeSet<_>>().len(), "{got:?}");
+    assert!(got.len() >= 40, "{}", got.len());
+    let callers = pages(&r, &["--no-dense", "graph-query", "--op", "callers", "--symbol", "shared", "-k", "6"]);
+    let got = items(&callers, "results", |l| l["node"]["name"].as_str().unwrap().to_string());
+    let want: BTreeSet<String> = (0..40).map(|i| format!("use_{i}")).collect();
+    assert_eq!(got.iter().cloned().collect::<BTreeSet<_>>(), want);
+    assert_eq!(got.len(), 40);
+    // The text says how to continue.
+    let t = r.text(&["--no-dense", "graph-query", "--op", "callers", "--symbol", "shared", "-k", "6"]);
+    assert!(t.contains("more: --cursor p6-"), "{t}");
+
+    // A cursor is bound to its question and to the state of the view.
+    let c = paged[0]["next_cursor"].as_str().unwrap().to_string();
+    let out = r.lynx(&["--no-dense", "--json", "search", "another question", "--cursor", &c]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("another question or another state"));
+    r.write("app/new.py", "def fresh(ledger):\n    return ledger\n");
+    let out = r.lynx(&["--no-dense", "--json", "search", "ledger entry", "-k", "7", "--cursor", &c]);
+    assert_eq!(out.status.code(), Some(2), "the view changed: {}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn explain_says_why_a_hit_ranked() {
+    let r = TestRepo::new();
+    r.write("src/retry.py", "def retry_with_backoff(call, attempts):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n");
+    r.write("tests/test_retry.py", "def test_retry_with_backoff():\n    assert retry_with_backoff(lambda: 1, 3) == 1\n");
+    r.write("docs/retry.md", "# Retry\n\nCalls are retried with backoff.\n");
+    r.commit_all("retry");
+    let v = r.json(&["--no-dense", "search", "retry backoff", "--explain"]);
+    let hits = v["results"].as_array().unwrap();
+    let src = hits.iter().find(|h| h["path"] == "src/retry.py").expect("source hit");
+    let e = &src["explain"];
+    assert_eq!(e["fusion"], "sparse", "{e}");
+    let terms = e["sparse"]["terms"].as_array().unwrap();
+    let fields: BTreeSet<(&str, &str)> = terms.iter().map(|t| (t["term"].as_str().unwrap(), t["field"].as_str().unwrap())).collect();
+    assert!(fields.contains(&("retry", "text")) && fields.contains(&("backoff", "symbol")) && fields.contains(&("retry", "path")), "{fields:?}");
+    // The parts add up: BM25 is the sum of its term scores, the score is retrieval × priors + file evidence.
+    let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
+    assert!((sum - e["sparse"]["bm25"].as_f64().unwrap()).abs() < 1e-3, "{e}");
+    let test = hits.iter().find(|h| h["path"] == "tests/test_retry.py").expect("test hit");
+    let priors = test["explain"]["priors"].as_array().unwrap();
+    assert!(priors.iter().any(|p| p["prior"] == "test file" && p["factor"].as_f64().unwrap() < 1.0), "{}", test["explain"]);
+    for h in hits {
+        let e = &h["explain"];
+        let product: f64 = e["priors"].as_array().unwrap().iter().map(|p| p["factor"].as_f64().unwrap()).product();
+        let rebuilt = e["retrieval_score"].as_f64().unwrap() * product + e["file_evidence"].as_f64().unwrap();
+        assert!((rebuilt - h["score"].as_f64().unwrap()).abs() < 1e-3, "{h}");
+    }
+    let t = r.text(&["--no-dense", "search", "retry backoff", "--explain"]);
+    assert!(t.contains("why: bm25 #") && t.contains("retry@text") && t.contains("test file"), "{t}");
+}
+
+#[test]
+fn language_filter_keeps_one_language() {
+    let r = TestRepo::new();
+    r.write("a/parse.py", "def parse_invoice(text):\n    return text\n");
+    r.write("b/Parse.cs", "class Invoice { void ParseInvoice(string text) {} }\n");
+    r.write("c/parse.ts", "export function parseInvoice(text: string) { return text; }\n");
+    r.write("d/parse.tsx", "export function ParseInvoiceView() { return null; }\n");
+    r.commit_all("langs");
+    let paths = |lang: &str| -> BTreeSet<String> { r.search_paths(&["--no-dense", "parse invoice", "--language", lang]).into_iter().collect() };
+    assert_eq!(paths("python"), BTreeSet::from(["a/parse.py".to_string()]));
+    assert_eq!(paths("c#"), BTreeSet::from(["b/Parse.cs".to_string()]));
+    assert_eq!(paths("ts"), BTreeSet::from(["c/parse.ts".to_string(), "d/parse.tsx".to_string()]));
+    let v = r.json(&["search", "--exact", "Invoice", "--language", "csharp"]);
+    assert_eq!(v["files"], serde_json::json!(["b/Parse.cs"]), "{v}");
+    let out = r.lynx(&["--json", "search", "x", "--language", "klingon"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("unknown language `klingon`"));
+}
