@@ -82,6 +82,9 @@ pub enum Command {
     FindSimilar(SimilarCmd),
     /// Definition, callers, callees, bases and tests of a symbol.
     DescribeSymbol(SymbolCmd),
+    /// A symbol's code, the lines around it and its direct neighbours (type, bases, callees,
+    /// callers), packed into a token budget for an agent's context window.
+    Context(ContextCmd),
     /// Blast radius of a symbol, or of changes: `impact SYMBOL`, `impact A..B`, `impact A...B`,
     /// `impact --staged`, `impact` (uncommitted work).
     Impact(ImpactCmd),
@@ -444,6 +447,20 @@ pub struct UsagesCmd {
     /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
     #[arg(long)]
     pub source: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ContextCmd {
+    /// Symbol: qualified (`Class.method`) or leaf name.
+    pub symbol: String,
+    /// Tokens at most, estimated as ceil(characters / 4) of each slice.
+    #[arg(long, default_value_t = 2000, value_name = "TOKENS")]
+    pub budget: usize,
+    /// Lines shown before and after the definition.
+    #[arg(long, default_value_t = 3, value_name = "LINES")]
+    pub around: u32,
+    #[command(flatten)]
+    pub view: ViewArg,
 }
 
 #[derive(Args, Debug)]
@@ -862,6 +879,7 @@ impl Command {
             Command::FindTestsFor(_) => "find_tests_for",
             Command::FindSimilar(_) => "find_similar",
             Command::DescribeSymbol(_) => "describe_symbol",
+            Command::Context(_) => "context",
             Command::Impact(_) => "impact",
             Command::ModuleSummary(_) => "module_summary",
             Command::RepoOverview(_) => "repo_overview",
@@ -1091,6 +1109,10 @@ fn run(cli: &Cli) -> Result<Answer> {
             on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref()))
         }
         Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
+        Command::Context(a) => {
+            let args = ops::context::ContextArgs { symbol: a.symbol.clone(), rev: a.view.rev.clone(), budget: a.budget, around: a.around };
+            ops::context::run(&engine(cli)?, &args)
+        }
         Command::Impact(a) => impact(cli, a),
         Command::SearchDiff(a) => {
             let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines, filters: a.filter.filters()? };

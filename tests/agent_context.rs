@@ -125,3 +125,61 @@ fn language_filter_keeps_one_language() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stdout).contains("unknown language `klingon`"));
 }
+
+fn estimate(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+#[test]
+fn context_slices_fit_the_budget_exactly() {
+    let r = TestRepo::new();
+    r.write(
+        "shop/cart.py",
+        "from shop.money import round_cents\n\n\nclass Cart:\n    \"\"\"A shopping cart.\"\"\"\n\n    def __init__(self):\n        self.items = []\n\n    def total(self):\n        \"\"\"Sum of the items, rounded to cents.\"\"\"\n        s = 0\n        for price, qty in self.items:\n            s += price * qty\n        return round_cents(s)\n",
+    );
+    r.write("shop/money.py", "def round_cents(x):\n    \"\"\"Round to two decimals, half up.\"\"\"\n    return int(x * 100 + 0.5) / 100\n");
+    r.write("shop/checkout.py", "from shop.cart import Cart\n\n\ndef checkout(cart: Cart):\n    amount = cart.total()\n    return {'amount': amount}\n\n\ndef receipt(cart: Cart):\n    return 'total: %s' % cart.total()\n");
+    r.commit_all("shop");
+
+    let v = r.json(&["--no-dense", "context", "Cart.total", "--budget", "2000"]);
+    let slices = v["slices"].as_array().unwrap();
+    assert_eq!(slices[0]["role"], "definition");
+    assert_eq!((slices[0]["start_line"].as_u64(), slices[0]["end_line"].as_u64()), (Some(7), Some(15)), "3 lines around 10-15: {v}");
+    let roles: BTreeSet<(&str, &str)> = slices.iter().map(|s| (s["role"].as_str().unwrap(), s["name"].as_str().unwrap())).collect();
+    for want in [("type", "Cart"), ("callee", "round_cents"), ("caller", "checkout"), ("caller", "receipt")] {
+        assert!(roles.contains(&want), "{want:?} in {roles:?}");
+    }
+    let check = |v: &Value| {
+        let budget = v["budget"].as_u64().unwrap() as usize;
+        let used = v["used"].as_u64().unwrap() as usize;
+        let slices = v["slices"].as_array().unwrap();
+        let sum: usize = slices.iter().map(|s| s["tokens"].as_u64().unwrap() as usize).sum();
+        assert_eq!(sum, used);
+        for s in slices {
+            assert_eq!(estimate(s["text"].as_str().unwrap()), s["tokens"].as_u64().unwrap() as usize, "{s}");
+        }
+        assert!(used <= budget, "{used} > {budget}");
+        // Greedy: nothing omitted would have fitted in what is left.
+        for o in v["omitted"].as_array().unwrap() {
+            assert!(o["tokens"].as_u64().unwrap() as usize > budget - used, "{o} fits in {}", budget - used);
+        }
+    };
+    check(&v);
+    // A tight budget keeps the definition first and drops neighbours it cannot hold whole.
+    let def_tokens = slices[0]["tokens"].as_u64().unwrap();
+    let tight = def_tokens + 12;
+    let v = r.json(&["--no-dense", "context", "Cart.total", "--budget", &tight.to_string()]);
+    check(&v);
+    assert_eq!(v["slices"][0]["role"], "definition");
+    assert!(!v["omitted"].as_array().unwrap().is_empty(), "{v}");
+    // Smaller than the definition: the definition is cut from the bottom, within budget.
+    let v = r.json(&["--no-dense", "context", "Cart.total", "--budget", "40"]);
+    check(&v);
+    assert_eq!(v["slices"][0]["truncated"], true, "{v}");
+    assert!(v["slices"][0]["end_line"].as_u64().unwrap() < 15);
+    // The text is the slices as they would be pasted.
+    let t = r.text(&["--no-dense", "context", "Cart.total", "--budget", "2000"]);
+    assert!(t.contains("--- shop/cart.py:7-15 definition Cart.total") && t.contains("return round_cents(s)"), "{t}");
+    let out = r.lynx(&["--json", "--no-dense", "context", "Cart.total", "--budget", "3"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+}

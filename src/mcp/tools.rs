@@ -201,6 +201,21 @@ pub const TOOLS: &[ToolSpec] = &[
         profile: 2,
     },
     ToolSpec {
+        name: "context",
+        description: "A symbol's code with the lines around it and its direct neighbours (type, bases, callees, callers), packed into a token budget.",
+        schema: || {
+            let mut p = common(obj(json!({
+                "symbol": {"type": "string"},
+                "budget": {"type": "integer", "description": "tokens, default 2000 (ceil(chars/4))"},
+                "around": {"type": "integer", "description": "lines around the definition, default 3"}
+            })));
+            p.remove("source");
+            props(Value::Object(p), &["symbol"])
+        },
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
         name: "find_similar",
         description: "Code similar to a snippet, or to a file (optionally the chunk at a line).",
         schema: || {
@@ -485,6 +500,15 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "find_tests_for" => {
             let (symbol, pattern, cursor) = (a.req("symbol")?, a.str("test_path_pattern")?, a.str("cursor")?);
             ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref(), cursor.as_deref()))
+        }
+        "context" => {
+            let args = ops::context::ContextArgs {
+                symbol: a.req("symbol")?,
+                rev,
+                budget: a.int("budget", 2000, 1_000_000)?,
+                around: a.int("around", 3, 1000)? as u32,
+            };
+            ops::context::run(&one()?.engine, &args)
         }
         "describe_symbol" => {
             let symbol = a.req("symbol")?;

@@ -2,6 +2,7 @@
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
 pub mod changes;
+pub mod context;
 pub mod deep_search;
 pub mod doctor;
 pub mod export;
