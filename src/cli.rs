@@ -82,6 +82,9 @@ pub enum Command {
     FindSimilar(SimilarCmd),
     /// Definition, callers, callees, bases and tests of a symbol.
     DescribeSymbol(SymbolCmd),
+    /// Who reads, writes, maps or calls a table, column (`TABLE.COLUMN`) or stored procedure;
+    /// with no name, every table the code touches.
+    DataAccess(DataAccessCmd),
     /// A symbol's code, the lines around it and its direct neighbours (type, bases, callees,
     /// callers), packed into a token budget for an agent's context window.
     Context(ContextCmd),
@@ -450,6 +453,19 @@ pub struct UsagesCmd {
 }
 
 #[derive(Args, Debug)]
+pub struct DataAccessCmd {
+    /// Table, `TABLE.COLUMN` or procedure (case-insensitive; schema and quotes ignored).
+    pub name: Option<String>,
+    /// Entries listed at most.
+    #[arg(short = 'k', long = "limit", default_value_t = 100)]
+    pub limit: usize,
+    #[command(flatten)]
+    pub page: PageArg,
+    #[command(flatten)]
+    pub view: ViewArg,
+}
+
+#[derive(Args, Debug)]
 pub struct ContextCmd {
     /// Symbol: qualified (`Class.method`) or leaf name.
     pub symbol: String,
@@ -482,6 +498,13 @@ pub struct ImpactCmd {
     /// Exit 3 when a check trips: callers>N, tests>N, deleted, public-api (repeatable).
     #[arg(long = "fail-on", value_name = "CHECK")]
     pub fail_on: Vec<String>,
+    /// The blast radius of changing a database table: every definition that touches it, their
+    /// callers and tests.
+    #[arg(long, value_name = "TABLE", conflicts_with_all = ["target", "staged", "since", "column"])]
+    pub table: Option<String>,
+    /// The same for one column (`TABLE.COLUMN`): the definitions whose SQL names it.
+    #[arg(long, value_name = "TABLE.COLUMN", conflicts_with_all = ["target", "staged", "since"])]
+    pub column: Option<String>,
     #[command(flatten)]
     pub view: ViewArg,
 }
@@ -634,6 +657,18 @@ pub enum EvalCmd {
         /// Write the questions here (JSON with the rules); default: print them.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Precision and recall of data-access facts against a hand-checked table → symbol set
+    /// (docs/eval/data/).
+    DataAccess {
+        /// A truth file for this repository (table, file, symbol, access edges).
+        truth: PathBuf,
+        /// Answer at this revision instead of the truth file's commit.
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+        /// List every wrong and missed edge.
+        #[arg(long)]
+        details: bool,
     },
     /// Precision and recall of the code graph against hand-checked edges (docs/eval/graph/),
     /// per edge kind and confidence level.
@@ -880,6 +915,7 @@ impl Command {
             Command::FindSimilar(_) => "find_similar",
             Command::DescribeSymbol(_) => "describe_symbol",
             Command::Context(_) => "context",
+            Command::DataAccess(_) => "data_access",
             Command::Impact(_) => "impact",
             Command::ModuleSummary(_) => "module_summary",
             Command::RepoOverview(_) => "repo_overview",
@@ -901,6 +937,7 @@ impl Command {
             Command::Remove { .. } => "remove",
             Command::Evaluate { what: EvalCmd::Mine { .. } } => "evaluate_mine",
             Command::Evaluate { what: EvalCmd::Graph { .. } } => "evaluate_graph",
+            Command::Evaluate { what: EvalCmd::DataAccess { .. } } => "evaluate_data_access",
             Command::Evaluate { .. } => "evaluate_run",
             Command::Doctor { .. } => "doctor",
             Command::Objects { .. } => "objects",
@@ -1109,6 +1146,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref()))
         }
         Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
+        Command::DataAccess(a) => ops::data_access::run(&engine(cli)?, a.name.as_deref(), a.view.rev.as_deref(), a.limit, a.page.cursor.as_deref()),
         Command::Context(a) => {
             let args = ops::context::ContextArgs { symbol: a.symbol.clone(), rev: a.view.rev.clone(), budget: a.budget, around: a.around };
             ops::context::run(&engine(cli)?, &args)
@@ -1337,6 +1375,12 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
             }
             Ok(Answer::new("evaluate_mine", None, &m, text))
         }
+        EvalCmd::DataAccess { truth, rev, details } => {
+            let t = eval::data::load(truth)?;
+            let report = eval::data::run(&engine(cli)?, &t, rev.as_deref())?;
+            let text = eval::data::render(&report, *details);
+            Ok(Answer::new("evaluate_data_access", None, &report, text))
+        }
         EvalCmd::Graph { truth, rev, details } => {
             let t = eval::graph::load(truth)?;
             let report = eval::graph::run(&engine(cli)?, &t, rev.as_deref())?;
@@ -1410,6 +1454,12 @@ fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
 
 fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
     let e = engine(cli)?;
+    if let Some(name) = a.table.as_ref().or(a.column.as_ref()) {
+        if a.column.as_ref().is_some_and(|c| !c.contains('.')) {
+            return Err(error::usage("--column takes TABLE.COLUMN (e.g. orders.total)"));
+        }
+        return ops::data_access::impact(&e, name, a.view.rev.as_deref(), a.max_depth);
+    }
     let range = match (&a.target, a.staged, &a.since) {
         (Some(t), false, None) if !t.contains("..") => {
             if !a.fail_on.is_empty() || a.format != "text" {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 3;
+pub const EXTRACTOR_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,6 +93,9 @@ pub struct Facts {
     pub bases: Vec<BaseFact>,
     pub imports: Vec<ImportFact>,
     pub types: Vec<TypeHint>,
+    /// Tables, mappings and procedures the blob's code touches (`chunk::data`).
+    #[serde(default)]
+    pub data: Vec<crate::chunk::data::DataFact>,
 }
 
 impl Facts {

@@ -5,6 +5,7 @@
 //! into chunks of their own (`header` at file level, the container's symbol inside a class).
 //! Everything else is cut into overlapping line windows (Markdown by section).
 
+pub mod data;
 pub mod defs;
 pub mod facts;
 pub mod grammar;

@@ -124,6 +124,8 @@ pub struct CodeGraph {
     pub by_qualified: HashMap<String, Vec<u32>>,
     pub by_path: HashMap<String, u32>,
     pub external_by_name: HashMap<String, u32>,
+    /// Tables and procedures read, written, mapped or called, per definition.
+    pub data: Vec<super::data::Access>,
 }
 
 impl CodeGraph {

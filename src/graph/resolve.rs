@@ -334,6 +334,7 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
     }
     add_edges(&mut cg, call_edges, &mut seen);
+    cg.data = super::data::resolve(files_in, &first_def);
     cg
 }
 

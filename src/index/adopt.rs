@@ -365,6 +365,15 @@ fn check_facts(f: &Facts, words: &HashSet<&str>, lines: u32) -> std::result::Res
             return bad("type hint");
         }
     }
+    // Table, class and column names are identifiers (plural or snake-cased forms of the
+    // blob's words, so not checked word by word); anything else is not the blob's.
+    let ident = |s: &str| s.len() <= 128 && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
+    for d in &f.data {
+        let access_ok = matches!(d.access.as_str(), "read" | "write" | "ddl" | "call" | "map" | "map:django" | "map:join" | "repository" | "dbset");
+        if !ident(&d.name) || !ident(&d.target) || !d.columns.iter().all(|c| ident(c)) || !access_ok || !line_ok(d.line) || !in_range(d.scope) {
+            return bad("data access");
+        }
+    }
     Ok(())
 }
 

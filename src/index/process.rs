@@ -63,8 +63,14 @@ pub fn process_as(key: Key, lang: Lang, content: &[u8], graph: bool) -> Processe
 
 /// One parse for both: chunks from the definitions, graph facts from the same walk.
 fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
-    // SQL has no call graph; grammar-less kinds are windowed.
-    if !lang.has_grammar() || lang == Lang::Sql || text.trim().is_empty() {
+    if lang == Lang::Sql {
+        // SQL has no call graph: its routines are definitions, its statements data access.
+        let mut facts = Facts { defs: chunk::data::sql_definitions(text), ..Facts::default() };
+        facts.data = chunk::data::extract(lang, text, &[], &facts.defs);
+        return (chunk::chunk(lang, text), facts);
+    }
+    // Grammar-less kinds are windowed.
+    if !lang.has_grammar() || text.trim().is_empty() {
         return (chunk::chunk(lang, text), Facts::default());
     }
     let parsed = grammar::masked(lang, text);
@@ -77,5 +83,8 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     let mut facts = ex.facts;
     facts.defs = Facts::from_defs(&defs, text.as_bytes());
     facts.fields_on_classes();
+    if chunk::data::may_have_data(text) {
+        facts.data = chunk::data::extract(lang, text, &chunk::data::string_ranges(&tree), &facts.defs);
+    }
     (chunks, facts)
 }

@@ -1,6 +1,7 @@
 //! The graph-facts layer: per blob, its definitions, raw calls, raw bases, imports and
-//! receiver-type hints, one row per fact (columnar, so other tools can query them too).
+//! receiver-type hints and data access, one row per fact (columnar, so other tools can query them too).
 
+use crate::chunk::data::{DataFact, DataKind};
 use crate::chunk::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
 use crate::store::Key;
 use crate::layer::column as col;
@@ -14,6 +15,7 @@ const CALL: u8 = 1;
 const BASE: u8 = 2;
 const IMPORT: u8 = 3;
 const HINT: u8 = 4;
+const DATA: u8 = 5;
 /// A blob with no facts keeps one row so it counts as processed.
 const NONE: u8 = 255;
 
@@ -85,6 +87,10 @@ pub fn to_batch(blobs: &[BlobFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u32)
         for x in &f.types {
             c.push(b.key, HINT, &x.var, &x.ty, "", 0, 0, x.scope, 0);
         }
+        // Data access: the kind in `flag`, the columns after the target in `b`.
+        for x in &f.data {
+            c.push(b.key, DATA, &x.name, &format!("{}\n{}", x.target, x.columns.join(",")), &x.access, x.line, x.line, x.scope, x.kind as u8);
+        }
         if c.key.len() as u32 == start {
             c.push(b.key, NONE, "", "", "", 0, 0, -1, 0);
         }
@@ -153,6 +159,19 @@ pub fn read_facts(batch: &RecordBatch, start: usize, count: usize) -> Result<Fac
                 line: line.value(i),
             }),
             HINT => f.types.push(TypeHint { scope: r.value(i), var: a.value(i).into(), ty: b.value(i).into() }),
+            DATA => {
+                let Some(kind) = DataKind::from_u8(flag.value(i)) else { continue };
+                let (target, cols) = b.value(i).split_once('\n').unwrap_or((b.value(i), ""));
+                f.data.push(DataFact {
+                    kind,
+                    name: a.value(i).into(),
+                    target: target.into(),
+                    access: c.value(i).into(),
+                    columns: cols.split(',').filter(|s| !s.is_empty()).map(String::from).collect(),
+                    line: line.value(i),
+                    scope: r.value(i),
+                });
+            }
             _ => {}
         }
     }
@@ -171,11 +190,12 @@ mod tests {
             bases: vec![BaseFact { def: 0, name: "Base".into(), relation: Relation::Implements }],
             imports: vec![ImportFact { module: "os.path".into(), names: vec!["join".into(), "split".into()], line: 1 }],
             types: vec![TypeHint { scope: -1, var: "p".into(), ty: "Point".into() }],
+            data: vec![DataFact { kind: DataKind::Sql, name: "orders".into(), target: String::new(), access: "write".into(), columns: vec!["total".into(), "id".into()], line: 3, scope: 0 }],
         };
         let blobs = vec![BlobFacts { key: Key::blob(&[1; 20], 1), facts: facts.clone() }, BlobFacts { key: Key::blob(&[2; 20], 1), facts: Facts::default() }];
         let (batch, keys) = to_batch(&blobs).unwrap();
-        assert_eq!(keys[1], (blobs[1].key, 5, 1));
-        assert_eq!(read_facts(&batch, 0, 5).unwrap(), facts);
-        assert_eq!(read_facts(&batch, 5, 1).unwrap(), Facts::default());
+        assert_eq!(keys[1], (blobs[1].key, 6, 1));
+        assert_eq!(read_facts(&batch, 0, 6).unwrap(), facts);
+        assert_eq!(read_facts(&batch, 6, 1).unwrap(), Facts::default());
     }
 }

@@ -98,6 +98,8 @@ pub const TOOLS: &[ToolSpec] = &[
             let p = common(obj(json!({
                 "symbol": {"type": "string"},
                 "changes": {"type": "string"},
+                "table": {"type": "string", "description": "a database table instead"},
+                "column": {"type": "string", "description": "TABLE.COLUMN instead"},
                 "max_depth": {"type": "integer", "description": "default 3"}
             })));
             props(Value::Object(p), &[])
@@ -196,6 +198,21 @@ pub const TOOLS: &[ToolSpec] = &[
             v["properties"]["test_path_pattern"] = json!({"type": "string", "description": "regex the test paths must match"});
             v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
             v
+        },
+        read_only: true,
+        profile: 2,
+    },
+    ToolSpec {
+        name: "data_access",
+        description: "Who reads, writes, maps or calls a database table, TABLE.COLUMN or stored procedure (SQL in strings and .sql files, JPA, EF, SQLAlchemy, Django, ActiveRecord). No name: every table.",
+        schema: || {
+            let mut p = common(obj(json!({
+                "name": {"type": "string"},
+                "n_results": {"type": "integer", "description": "default 100"},
+                "cursor": {"type": "string", "description": "next_cursor of a previous answer"}
+            })));
+            p.remove("source");
+            props(Value::Object(p), &[])
         },
         read_only: true,
         profile: 2,
@@ -501,6 +518,10 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             let (symbol, pattern, cursor) = (a.req("symbol")?, a.str("test_path_pattern")?, a.str("cursor")?);
             ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref(), cursor.as_deref()))
         }
+        "data_access" => {
+            let (name, n, cursor) = (a.str("name")?, a.int("n_results", 100, 10_000)?, a.str("cursor")?);
+            ops::data_access::run(&one()?.engine, name.as_deref(), rev.as_deref(), n, cursor.as_deref())
+        }
         "context" => {
             let args = ops::context::ContextArgs {
                 symbol: a.req("symbol")?,
@@ -513,6 +534,10 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "describe_symbol" => {
             let symbol = a.req("symbol")?;
             ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::describe_symbol(e, &symbol, rev.as_deref()))
+        }
+        "impact" if a.str("table")?.is_some() || a.str("column")?.is_some() => {
+            let name = a.str("table")?.or(a.str("column")?).unwrap_or_default();
+            ops::data_access::impact(&one()?.engine, &name, rev.as_deref(), a.int("max_depth", 3, 10)?)
         }
         "impact" => match (a.str("symbol")?, a.str("changes")?) {
             (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),

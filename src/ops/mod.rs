@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod context;
+pub mod data_access;
 pub mod deep_search;
 pub mod doctor;
 pub mod export;

@@ -578,9 +578,17 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
     if defs.is_empty() {
         return Ok(no_match("impact", &ctx, symbol));
     }
-    let (results, truncated, tests, by_file) = impact_of(&ctx, &defs, max_depth);
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
-    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
+    let head = matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact));
+    Ok(impact_report(&ctx, symbol, &defs, &head, max_depth))
+}
+
+/// The blast radius of `defs` (named `subject`, introduced by the `head` line): transitive
+/// callers and subclasses, and the tests to re-run.
+pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> Answer {
+    let (results, truncated, tests, by_file) = impact_of(ctx, defs, max_depth);
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(ctx, d)).collect();
+    let mut text = format!("{}\n{head}", view_line(&ctx.data.id));
     text.push_str(&format!(
         "blast radius: {} definitions in {} files within {max_depth} hops{}\n",
         results.len(),
@@ -594,8 +602,8 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
         text.push_str(&format!("  … {} more\n", results.len() - 80));
     }
     render_tests(&tests, &mut text);
-    let r = Impact { symbol: symbol.into(), matched: true, max_depth, definitions, results, truncated, tests, by_file };
-    Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
+    let r = Impact { symbol: subject.into(), matched: true, max_depth, definitions, results, truncated, tests, by_file };
+    Answer::new("impact", Some(ctx.data.id.clone()), &r, text)
 }
 
 // ---------------------------------------------------------------- module_summary

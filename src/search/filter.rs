@@ -250,12 +250,12 @@ mod tests {
 
     #[test]
     fn filters_combine() {
-        let f = Filters { globs: vec!["*.rs".into()], extensions: vec![], path_contains: Some("src/".into()), pathspecs: vec![] };
+        let f = Filters { globs: vec!["*.rs".into()], extensions: vec![], path_contains: Some("src/".into()), pathspecs: vec![], languages: vec![] };
         let m = f.matcher().unwrap();
         assert!(m.matches("src/a/b.rs"));
         assert!(!m.matches("tests/b.rs"));
         assert!(!m.matches("src/b.py"));
-        let f = Filters { globs: vec![], extensions: vec!["py".into(), ".TS".into()], path_contains: None, pathspecs: vec![] };
+        let f = Filters { globs: vec![], extensions: vec!["py".into(), ".TS".into()], path_contains: None, pathspecs: vec![], languages: vec![] };
         let m = f.matcher().unwrap();
         assert!(m.matches("a/b.py") && m.matches("x.ts") && !m.matches("x.rs"));
         let bad = Filters { globs: vec!["a[".into()], ..Default::default() };
