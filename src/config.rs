@@ -101,6 +101,9 @@ pub struct SearchConfig {
     pub question_words: bool,
     /// Weight of English inflections of query words (`retries` → `retry`); 0 = off.
     pub variants: f32,
+    /// A file of synonym groups, relative to the repository root (default
+    /// `.lynx/synonyms.txt` when it exists).
+    pub synonyms: String,
     /// Rerank every search with the cross-encoder (`model.reranker`) unless asked otherwise.
     pub rerank: bool,
     /// Strong hits a deep_search variant needs to be accepted.
@@ -211,6 +214,7 @@ impl Default for SearchConfig {
             fusion: "convex".into(),
             question_words: false,
             variants: DEFAULT_VARIANTS,
+            synonyms: String::new(),
             test_factor: DEFAULT_TEST_FACTOR,
             prose_factor: DEFAULT_PROSE_FACTOR,
             secondary_factor: DEFAULT_SECONDARY_FACTOR,

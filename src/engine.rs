@@ -92,6 +92,7 @@ pub struct Engine {
     pub fence: OnceLock<Box<dyn Fn() -> bool + Send + Sync>>,
     /// Whether an answer already said why dense retrieval is unavailable.
     pub dense_note_said: std::sync::atomic::AtomicBool,
+    synonyms: OnceLock<Option<Arc<crate::search::Synonyms>>>,
     worktree: Mutex<Option<(u64, Arc<View>)>>,
 }
 
@@ -112,6 +113,33 @@ const QUERY_EMBED_BUDGET_STATIC: usize = 50_000;
 const QUERY_EMBED_BUDGET_TRANSFORMER: usize = 256;
 
 impl Engine {
+    /// How queries become terms here: the search settings and the repository's synonyms.
+    pub fn query_analysis(&self) -> crate::search::QueryAnalysis {
+        let s = &self.ws.config.search;
+        crate::search::QueryAnalysis { question_words: s.question_words, variants: s.variants, synonyms: self.synonyms() }
+    }
+
+    /// The synonyms file (`search.synonyms`, default `.lynx/synonyms.txt`), read once. A path
+    /// outside the repository is refused (a committed setting must not reach out of it).
+    pub fn synonyms(&self) -> Option<Arc<crate::search::Synonyms>> {
+        self.synonyms
+            .get_or_init(|| {
+                let root = self.ws.repo.workdir.clone()?;
+                let setting = self.ws.config.search.synonyms.trim();
+                let path = if setting.is_empty() { root.join(".lynx").join("synonyms.txt") } else { root.join(setting) };
+                let real = path.canonicalize().ok()?;
+                let root = root.canonicalize().ok()?;
+                if !real.starts_with(&root) {
+                    tracing::warn!("search.synonyms `{setting}` is outside the repository; ignored");
+                    return None;
+                }
+                let text = std::fs::read(&real).ok()?;
+                let syn = crate::search::Synonyms::parse(&crate::encoding::text(&text));
+                (!syn.is_empty()).then(|| Arc::new(syn))
+            })
+            .clone()
+    }
+
     pub fn new(ws: Workspace, progress: Progress, model: ModelChoice) -> Engine {
         Engine {
             ws,
@@ -127,6 +155,7 @@ impl Engine {
             watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             fence: OnceLock::new(),
             dense_note_said: Default::default(),
+            synonyms: OnceLock::new(),
             worktree: Mutex::new(None),
         }
     }

@@ -183,3 +183,26 @@ fn context_slices_fit_the_budget_exactly() {
     let out = r.lynx(&["--json", "--no-dense", "context", "Cart.total", "--budget", "3"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn synonyms_file_and_suggestions_when_nothing_matches() {
+    let r = TestRepo::new();
+    r.write("auth/session.py", "def authenticate_user(name, secret):\n    \"\"\"Check the secret and open a session.\"\"\"\n    return name\n\n\ndef reconcile_ledger(book):\n    return book\n");
+    r.write("docs/notes.md", "# Notes\n\nNothing about it here.\n");
+    r.commit_all("auth");
+    let v = r.json(&["--no-dense", "search", "login"]);
+    assert!(v["results"].as_array().unwrap().is_empty(), "{v}");
+    // The repository's synonyms: `login` also searches `authenticate`.
+    std::fs::create_dir_all(r.path().join(".lynx")).unwrap();
+    std::fs::write(r.path().join(".lynx/synonyms.txt"), "# team vocabulary\nlogin, authenticate, sign in\n").unwrap();
+    let v = r.json(&["--no-dense", "search", "login", "--explain"]);
+    assert_eq!(v["results"][0]["path"], "auth/session.py", "{v}");
+    let terms: Vec<&str> = v["results"][0]["explain"]["sparse"]["terms"].as_array().unwrap().iter().map(|t| t["term"].as_str().unwrap()).collect();
+    assert!(terms.contains(&"authenticate"), "{terms:?}");
+    // Nothing matches a misspelt identifier: the nearest ones are suggested.
+    let v = r.json(&["--no-dense", "search", "reconcle_ledgr"]);
+    assert!(v["results"].as_array().unwrap().is_empty());
+    assert!(v["suggestions"].as_array().unwrap().iter().any(|s| s == "reconcile_ledger"), "{v}");
+    let t = r.text(&["--no-dense", "search", "reconcle_ledgr"]);
+    assert!(t.contains("did you mean: reconcile_ledger"), "{t}");
+}

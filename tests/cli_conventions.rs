@@ -211,9 +211,9 @@ fn version_help_manual_and_completions() {
     // The script completes `git lynx sea<TAB>` when bash is here to run it.
     let script = dir.path().join("c.bash");
     std::fs::write(&script, &bash).unwrap();
-    let probe = format!("source {}; COMP_WORDS=(git lynx search --ex); COMP_CWORD=3; _git_lynx; echo \"${{COMPREPLY[@]}}\"", script.display());
+    let probe = format!("source {}; COMP_WORDS=(git lynx search --exa); COMP_CWORD=3; _git_lynx; echo \"${{COMPREPLY[@]}}\"", script.display());
     let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
-    assert_eq!(stdout(&out).trim(), "--exact --ext");
+    assert_eq!(stdout(&out).trim(), "--exact");
     for shell in ["zsh", "fish"] {
         let out = Command::new(BIN).args(["completions", shell]).output().unwrap();
         assert!(out.status.success() && stdout(&out).contains("git-lynx"), "{shell}");

@@ -111,7 +111,7 @@ fn every_tool_answers_like_the_cli() {
     let mut c = Client::start(&r, &["--profile", "full"]);
     let list = c.request("tools/list", json!({}));
     let tools: Vec<String> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
-    assert_eq!(tools.len(), 17, "{tools:?}");
+    assert_eq!(tools.len(), 19, "{tools:?}");
     for t in list["result"]["tools"].as_array().unwrap() {
         let ro = t["annotations"]["readOnlyHint"].as_bool().unwrap();
         assert_eq!(ro, !matches!(t["name"].as_str().unwrap(), "feedback" | "export_graph" | "update_source_index"), "{t}");
@@ -135,6 +135,11 @@ fn every_tool_answers_like_the_cli() {
         ("list_sources", json!({}), vec!["list-sources"]),
         ("get_rag_status", json!({}), vec!["get-rag-status"]),
         ("search", json!({"query": "area", "rev": "main", "extensions": [".py"]}), vec!["search", "area", "--rev", "main", "--ext", ".py"]),
+        ("search", json!({"query": "add numbers", "n_results": 1, "explain": true, "language": "py"}), vec!["search", "add numbers", "-k", "1", "--explain", "--language", "py"]),
+        ("find_usages", json!({"symbol": "add", "n_results": 1}), vec!["find-usages", "add", "-k", "1"]),
+        ("context", json!({"symbol": "total", "budget": 120}), vec!["context", "total", "--budget", "120"]),
+        ("data_access", json!({}), vec!["data-access"]),
+        ("impact", json!({"table": "orders"}), vec!["impact", "--table", "orders"]),
     ];
     for (tool, args, cli) in &cases {
         let (text, is_error) = c.call(tool, args.clone());
@@ -174,7 +179,7 @@ fn every_tool_answers_like_the_cli() {
 fn tool_lists_are_smaller_than_lynxmcp() {
     let r = TestRepo::new();
     project(&r);
-    for (profile, limit, count) in [("core", 4783, 5), ("standard", 10704, 10), ("full", 15279, 17)] {
+    for (profile, limit, count) in [("core", 4783, 5), ("standard", 10704, 10), ("full", 15279, 19)] {
         let mut c = Client::start(&r, &["--profile", profile]);
         let v = c.request("tools/list", json!({}));
         let size = serde_json::to_string(&v["result"]).unwrap().len();

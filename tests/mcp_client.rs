@@ -25,7 +25,7 @@ async fn lynxmcp_calls_through_an_mcp_client() {
     assert_eq!(client.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).as_deref(), Some("git-lynx"));
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 17);
+    assert_eq!(tools.len(), 19);
     assert!(tools.iter().all(|t| t.output_schema.is_some()), "every tool declares its output");
 
     let call = |name: &'static str, a: Value| {

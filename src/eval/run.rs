@@ -183,7 +183,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     None => crate::search::rank::rank_files(&data, &r.ranked[..r.ranked.len().min(o.k * 5)], usize::MAX).into_iter().map(|f| f.path).collect(),
                 };
                 let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
-                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new(), next_cursor: None };
+                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new(), next_cursor: None, suggestions: Vec::new() };
                 let text = crate::ops::search::render(&data.id, &shown, crate::ops::search::SNIPPET_LINES);
                 (files, symbols, text)
             }

@@ -192,6 +192,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         results: r.results.clone(),
         files: Vec::new(),
         next_cursor: None,
+        suggestions: Vec::new(),
     };
     let body = render_hits(view, &inner, lines);
     // Skip the repeated view line of the inner rendering.

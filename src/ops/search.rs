@@ -121,6 +121,9 @@ pub struct SearchResult {
     /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
     #[serde(default)]
     pub next_cursor: Option<String>,
+    /// When nothing matched: identifiers of the view near the query's words.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub suggestions: Vec<String>,
 }
 
 pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
@@ -144,12 +147,28 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
     }
 }
 
+/// Identifiers of the view near the words of a query that found nothing (typos, other
+/// spellings), from the code graph's definitions.
+fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewData, query: &str) -> Vec<String> {
+    let Ok(graph) = engine.graph(view, data) else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    for word in query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).filter(|w| w.len() >= 3) {
+        for s in crate::graph::query::suggest(&graph, word, 3) {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+    }
+    out.truncate(5);
+    out
+}
+
 /// Attaches an [`Explanation`] to each hit that came from `ranked`.
 fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranked: &[Ranked], hits: &mut [Hit]) {
     let by_ord: std::collections::HashMap<u32, &Ranked> = ranked.iter().map(|r| (r.ord, r)).collect();
     let ords: Vec<u32> = hits.iter().filter_map(|h| h.ord).collect();
     let s = &engine.ws.config.search;
-    let qa = search::QueryAnalysis { question_words: s.question_words, variants: s.variants };
+    let qa = engine.query_analysis();
     let terms = search::query_terms(data, query, &qa);
     let history = engine.history(data);
     let history = history.as_deref().map(|h| (h, s.history));
@@ -256,7 +275,7 @@ pub fn retrieve(
     let mode = if dense.is_none() { Mode::Sparse } else { requested };
     let history = engine.history(data);
     let history = history.as_deref().map(|h| (h, engine.ws.config.search.history));
-    let qa = search::QueryAnalysis { question_words: engine.ws.config.search.question_words, variants: engine.ws.config.search.variants };
+    let qa = engine.query_analysis();
     let (sparse_hits, bm25_scores) =
         if mode == Mode::Dense { (Vec::new(), None) } else { let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa); (h, Some(s)) };
     let mut query_vector = None;
@@ -381,6 +400,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         results: all,
         files,
         next_cursor: None,
+        suggestions: Vec::new(),
     };
     let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
     Ok(Answer::new("search", Some(view), &result, text))
@@ -445,15 +465,16 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
         let mut files = search::rank::rank_files(data, &r.ranked, want);
         let next_cursor = pager.page(&mut files, k);
-        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor };
+        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor, suggestions: Vec::new() };
         let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let next_cursor = pager.page(&mut results, k);
+    let suggestions = if results.is_empty() && pager.offset == 0 { nearest_identifiers(engine, &view, data, &args.query) } else { Vec::new() };
     if args.explain {
         explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
     }
-    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor };
+    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor, suggestions };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
@@ -476,7 +497,7 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
         out.push_str(&format!("note: {n}\n"));
     }
     if r.results.is_empty() {
-        out.push_str(&format!("no matches for \"{}\"\n", r.query));
+        out.push_str(&format!("no matches for \"{}\"{}\n", r.query, super::nav::did_you_mean(&r.suggestions)));
     }
     for h in &r.results {
         out.push_str(&format!("{}\n", cite(h)));

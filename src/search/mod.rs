@@ -75,6 +75,53 @@ pub struct QueryAnalysis {
     pub question_words: bool,
     /// Weight of inflection variants (0: none).
     pub variants: f32,
+    /// The repository's synonyms, if it has a file of them.
+    pub synonyms: Option<std::sync::Arc<Synonyms>>,
+}
+
+/// Weight of a synonym beside the word the query wrote.
+pub const SYNONYM_WEIGHT: f32 = 0.6;
+
+/// Groups of words that mean the same in a code base (`auth, authentication, login`), one group
+/// per line, `#` comments; a query word of a group also searches the others, at
+/// [`SYNONYM_WEIGHT`]. Entries go through the same analyser as queries.
+#[derive(Debug, Default)]
+pub struct Synonyms {
+    by_term: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl Synonyms {
+    pub fn parse(text: &str) -> Synonyms {
+        let mut by_term: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let group: Vec<String> = line.split([',', '=']).flat_map(analyze::query_terms).collect();
+            for t in &group {
+                let e = by_term.entry(t.clone()).or_default();
+                for o in &group {
+                    if o != t && !e.contains(o) {
+                        e.push(o.clone());
+                    }
+                }
+            }
+        }
+        Synonyms { by_term }
+    }
+
+    pub fn of(&self, term: &str) -> &[String] {
+        self.by_term.get(term).map_or(&[], Vec::as_slice)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_term.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_term.is_empty()
+    }
 }
 
 pub fn sparse_with(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History, qa: &QueryAnalysis) -> Result<Vec<(u32, f32)>> {
@@ -100,7 +147,17 @@ pub fn sparse_scored(
 /// The weighted terms BM25 scores `query` with in `view`.
 pub fn query_terms(view: &ViewData, query: &str, qa: &QueryAnalysis) -> Vec<(String, f32)> {
     let mut terms = analyze::weighted_query_terms(query, qa.question_words, qa.variants);
-    // Variants count only where the index has them.
+    if let Some(syn) = &qa.synonyms {
+        let written: Vec<(String, f32)> = terms.iter().filter(|t| t.1 >= 1.0).cloned().collect();
+        for (t, w) in written {
+            for o in syn.of(&t) {
+                if !terms.iter().any(|x| &x.0 == o) {
+                    terms.push((o.clone(), w * SYNONYM_WEIGHT));
+                }
+            }
+        }
+    }
+    // Variants and synonyms count only where the index has them.
     terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
     terms
 }
