@@ -61,7 +61,7 @@ pub struct DataFact {
 /// Cheap test before any parsing: most files name no table at all.
 pub fn may_have_data(text: &str) -> bool {
     static ANY: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(select|insert|update|delete|create|alter|drop|merge|truncate|exec|execute|call)\b|@Table|@Entity|__tablename__|db_table|DbSet<|Repository<|ApplicationRecord|ActiveRecord|knex|DB::table|\.Table\(|objects\.|\.query\b").unwrap()
+        Regex::new(r"(?i)(?-u:\b)(select|insert|update|delete|create|alter|drop|merge|truncate|exec|execute|call)(?-u:\b)|@Table|@Entity|__tablename__|db_table|DbSet<|Repository<|ApplicationRecord|ActiveRecord|knex|DB::table|\.Table\(|objects\.|\.query(?-u:\b)").unwrap()
     });
     ANY.is_match(text)
 }
@@ -94,7 +94,7 @@ fn scope_at(defs: &[DefFact], line: u32) -> i32 {
 /// The type an annotation or attribute at byte `offset` belongs to: the next type declared
 /// after it (within a few hundred bytes), found by name among the definitions holding its line.
 fn type_after(text: &str, offset: usize, lines: &Lines, defs: &[DefFact]) -> i32 {
-    static DECL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(?:class|interface|record|enum|struct|object)\s+([A-Za-z_]\w*)").unwrap());
+    static DECL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(?:class|interface|record|enum|struct|object)\s+([A-Za-z_]\w*)").unwrap());
     let end = (offset + 600).min(text.len());
     let end = (0..=end).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(offset);
     let Some(c) = DECL.captures(&text[offset..end]) else { return -1 };
@@ -135,44 +135,30 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
         }
         return out;
     }
+    let procedures = text.contains("StoredProcedure") || text.contains("storedProcedure") || text.contains("prepareCall");
     for &(s, e) in strings {
         let lit = &text[s..e];
-        if !looks_like_sql(lit) {
+        // The shortest statement that names a table (`DELETE FROM t`) is longer than most
+        // literals.
+        if lit.len() >= 12 && looks_like_sql(lit) {
+            for r in sql_refs(lit) {
+                let line = lines.at(s + r.offset);
+                out.push(DataFact { kind: r.kind, name: r.name, target: String::new(), access: r.access.into(), columns: r.columns, line, scope: scope_at(defs, line) });
+            }
+        } else if procedures {
             if let Some(p) = stored_procedure_name(text, s, e) {
                 let line = lines.at(s);
                 out.push(DataFact { kind: DataKind::Call, name: p, target: String::new(), access: "call".into(), columns: vec![], line, scope: scope_at(defs, line) });
             }
-            continue;
-        }
-        for r in sql_refs(lit) {
-            let line = lines.at(s + r.offset);
-            out.push(DataFact { kind: r.kind, name: r.name, target: String::new(), access: r.access.into(), columns: r.columns, line, scope: scope_at(defs, line) });
         }
     }
     orm_facts(lang, text, &lines, defs, &mut out);
     out
 }
 
-/// Byte ranges of the outermost string literals of a syntax tree.
-pub fn string_ranges(tree: &tree_sitter::Tree) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut cursor = tree.walk();
-    'walk: loop {
-        let n = cursor.node();
-        let k = n.kind();
-        let is_string = (k.contains("string") && !k.contains("content") && !k.contains("start") && !k.contains("end")) || k == "text_block" || k == "heredoc_body" || k == "heredoc";
-        if is_string && n.end_byte() > n.start_byte() {
-            out.push((n.start_byte(), n.end_byte()));
-        } else if cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    out
+/// Whether a syntax node kind is a string literal (in any of the grammars).
+pub fn is_string_kind(k: &str) -> bool {
+    (k.contains("string") && !k.contains("content") && !k.contains("start") && !k.contains("end") && !k.contains("fragment")) || k == "text_block" || k == "heredoc_body" || k == "heredoc"
 }
 
 /// Routines and views a SQL file creates, as definitions (so their callers and the tables
@@ -235,8 +221,8 @@ pub fn looks_like_sql(lit: &str) -> bool {
     static START: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?is)^[^A-Za-z]*(select\s.+\sfrom\s|insert\s+(or\s+\w+\s+)?into\s|update\s+\S+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|create\s+(unique\s+)?(table|index|view|procedure|function|trigger)\s|alter\s+table\s|drop\s+(table|view|index)\s|merge\s+into\s|truncate\s+(table\s+)?\w|replace\s+into\s|(call|exec|execute)\s+[\w.\[\]\x22]+\s*(\(|@|$))").unwrap()
     });
-    static UPPER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b(SELECT|FROM|JOIN|INSERT INTO|DELETE FROM|UPDATE)\s+[\w`\[\x22]").unwrap());
-    static PROSE_MARK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bwhere\b|\bvalues\b|\bset\b|[*?]|\$\d|:\w|@\w|%s|\border\s+by\b|\bgroup\s+by\b|\blimit\b|\bjoin\b|\breturning\b|\(|=").unwrap());
+    static UPPER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(SELECT|FROM|JOIN|INSERT INTO|DELETE FROM|UPDATE)\s+[\w`\[\x22]").unwrap());
+    static PROSE_MARK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)where(?-u:\b)|(?-u:\b)values(?-u:\b)|(?-u:\b)set(?-u:\b)|[*?]|\$\d|:\w|@\w|%s|(?-u:\b)order\s+by(?-u:\b)|(?-u:\b)group\s+by(?-u:\b)|(?-u:\b)limit(?-u:\b)|(?-u:\b)join(?-u:\b)|(?-u:\b)returning(?-u:\b)|\(|=").unwrap());
     if START.is_match(lit) {
         // Lower-case "select a file from the list" is prose; SQL has more of its shape.
         let upper_start = lit.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).split_whitespace().next().is_some_and(|w| w.chars().all(|c| c.is_ascii_uppercase()));
@@ -258,19 +244,19 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
     static PATTERNS: LazyLock<Vec<(Regex, &'static str, DataKind)>> = LazyLock::new(|| {
         let p = |re: &str| Regex::new(&re.replace("IDENT", IDENT)).unwrap();
         vec![
-            (p(r"(?i)\b(?:insert|replace|merge)\s+(?:or\s+\w+\s+|ignore\s+)?into\s+IDENT"), "write", DataKind::Sql),
-            (p(r"(?i)\bupdate\s+(?:or\s+\w+\s+)?IDENT(?:\s+(?:as\s+)?\w+)?\s+set\b"), "write", DataKind::Sql),
-            (p(r"(?i)\bdelete\s+from\s+IDENT"), "write", DataKind::Sql),
-            (p(r"(?i)\btruncate\s+(?:table\s+)?IDENT"), "write", DataKind::Sql),
-            (p(r"(?i)\b(?:create|alter|drop)\s+(?:temp(?:orary)?\s+)?table\s+(?:if\s+(?:not\s+)?exists\s+)?IDENT"), "ddl", DataKind::Sql),
-            (p(r"(?is)\bcreate\s+(?:unique\s+)?index\s+(?:if\s+not\s+exists\s+)?[\w`\x22\[\].]+\s+on\s+IDENT"), "ddl", DataKind::Sql),
-            (p(r"(?i)\bjoin\s+IDENT"), "read", DataKind::Sql),
-            (p(r"(?i)\b(?:exec|execute|call)\s+IDENT"), "call", DataKind::Call),
+            (p(r"(?i)(?-u:\b)(?:insert|replace|merge)\s+(?:or\s+\w+\s+|ignore\s+)?into\s+IDENT"), "write", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)update\s+(?:or\s+\w+\s+)?IDENT(?:\s+(?:as\s+)?\w+)?\s+set(?-u:\b)"), "write", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)delete\s+from\s+IDENT"), "write", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)truncate\s+(?:table\s+)?IDENT"), "write", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)(?:create|alter|drop)\s+(?:temp(?:orary)?\s+)?table\s+(?:if\s+(?:not\s+)?exists\s+)?IDENT"), "ddl", DataKind::Sql),
+            (p(r"(?is)(?-u:\b)create\s+(?:unique\s+)?index\s+(?:if\s+not\s+exists\s+)?[\w`\x22\[\].]+\s+on\s+IDENT"), "ddl", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)join\s+IDENT"), "read", DataKind::Sql),
+            (p(r"(?i)(?-u:\b)(?:exec|execute|call)\s+IDENT"), "call", DataKind::Call),
         ]
     });
-    static FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bfrom\s+").unwrap());
-    static DELETE_FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bdelete\s+$").unwrap());
-    static CTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?:\bwith\s+(?:recursive\s+)?|,\s*)(\w+)\s+as\s*\(").unwrap());
+    static FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)from\s+").unwrap());
+    static DELETE_FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)delete\s+$").unwrap());
+    static CTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?:(?-u:\b)with\s+(?:recursive\s+)?|,\s*)(\w+)\s+as\s*\(").unwrap());
     static TABLE_ITEM: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(?i)^\s*{IDENT}(?:\s+(?:as\s+)?([A-Za-z_]\w*))?\s*(,)?")).unwrap());
     static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)?").unwrap());
 
@@ -322,7 +308,7 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
             at += c.get(0).unwrap().end();
         }
     }
-    static JOIN_ALIAS: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(?i)\bjoin\s+{IDENT}\s+(?:as\s+)?([A-Za-z_]\w*)")).unwrap());
+    static JOIN_ALIAS: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(?i)(?-u:\b)join\s+{IDENT}\s+(?:as\s+)?([A-Za-z_]\w*)")).unwrap());
     for c in JOIN_ALIAS.captures_iter(sql) {
         if !is_keyword(&c[2]) {
             aliases.push(c[2].to_ascii_lowercase());
@@ -414,10 +400,10 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
     }
     match lang {
         Lang::Java | Lang::Kotlin | Lang::Scala => {
-            re!(ENTITY, r"@(?:jakarta\.persistence\.|javax\.persistence\.)?Entity\b");
+            re!(ENTITY, r"@(?:jakarta\.persistence\.|javax\.persistence\.)?Entity(?-u:\b)");
             re!(TABLE, r#"@(?:\w+\.)*Table\s*\(\s*(?:name\s*=\s*)?"([^"]+)""#);
             re!(JOIN_TABLE, r#"@(?:\w+\.)*JoinTable\s*\(\s*name\s*=\s*"([^"]+)""#);
-            re!(REPO, r"interface\s+(\w+)\s*(?:<[^>{]*>)?\s*(?:extends|:)\s*[^{]*?\b(?:\w*Repository|JpaSpecificationExecutor)\s*<\s*(\w+)");
+            re!(REPO, r"interface\s+(\w+)\s*(?:<[^>{]*>)?\s*(?:extends|:)\s*[^{]*?(?-u:\b)(?:\w*Repository|JpaSpecificationExecutor)\s*<\s*(\w+)");
             let mut mapped: Vec<i32> = Vec::new();
             for m in TABLE.captures_iter(text) {
                 let at = m.get(0).unwrap().start();
@@ -450,7 +436,7 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
         Lang::CSharp => {
             re!(TABLE, r#"\[(?:\w+\.)*Table\s*\(\s*"([^"]+)""#);
             re!(DBSET, r"DbSet\s*<\s*(\w+)\s*>\s+(\w+)");
-            re!(USE, r"\b(\w*(?:[Cc]ontext|[Cc]tx|[Dd]b))\s*\.\s*(\w+)\s*\.\s*(\w+)");
+            re!(USE, r"(?-u:\b)(\w*(?:[Cc]ontext|[Cc]tx|[Dd]b))\s*\.\s*(\w+)\s*\.\s*(\w+)");
             re!(SET, r"\.Set\s*<\s*(\w+)\s*>\s*\(\s*\)\s*\.\s*(\w+)");
             for m in TABLE.captures_iter(text) {
                 let at = m.get(0).unwrap().start();
@@ -479,10 +465,10 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
         Lang::Python => {
             re!(TABLENAME, r#"__tablename__\s*=\s*['"](\w+)['"]"#);
             re!(CORE_TABLE, r#"(\w+)\s*=\s*(?:\w+\.)?Table\(\s*['"](\w+)['"]"#);
-            re!(DJANGO, r"class\s+(\w+)\s*\([^)]*\bmodels\.Model\b[^)]*\)");
+            re!(DJANGO, r"class\s+(\w+)\s*\([^)]*(?-u:\b)models\.Model(?-u:\b)[^)]*\)");
             re!(DB_TABLE, r#"db_table\s*=\s*['"](\w+)['"]"#);
-            re!(QUERY, r"\b(query|select|insert|update|delete|get|merge)\(\s*(?:\w+\.)*([A-Z]\w*)\b");
-            re!(CLASS_QUERY, r"\b([A-Z]\w*)\.(query|objects)\s*\.\s*(\w+)");
+            re!(QUERY, r"(?-u:\b)(query|select|insert|update|delete|get|merge)\(\s*(?:\w+\.)*([A-Z]\w*)(?-u:\b)");
+            re!(CLASS_QUERY, r"(?-u:\b)([A-Z]\w*)\.(query|objects)\s*\.\s*(\w+)");
             let mut explicit: Vec<i32> = Vec::new();
             for m in TABLENAME.captures_iter(text) {
                 let line = lines.at(m.get(0).unwrap().start());
@@ -523,9 +509,9 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
             }
         }
         Lang::Ruby => {
-            re!(MODEL, r"class\s+(\w+)\s*<\s*(?:ApplicationRecord|ActiveRecord::Base)\b");
+            re!(MODEL, r"class\s+(\w+)\s*<\s*(?:ApplicationRecord|ActiveRecord::Base)(?-u:\b)");
             re!(TABLE_NAME, r#"self\.table_name\s*=\s*['"](\w+)['"]"#);
-            re!(USE, r"\b([A-Z]\w*)\.(where|find|find_by|find_by!|all|first|last|create|create!|update|update_all|delete|delete_all|destroy|destroy_all|joins|includes|order|pluck|count|exists\?|find_each|insert_all|upsert_all|new)\b");
+            re!(USE, r"(?-u:\b)([A-Z]\w*)\.(where|find|find_by|find_by!|all|first|last|create|create!|update|update_all|delete|delete_all|destroy|destroy_all|joins|includes|order|pluck|count|exists\?|find_each|insert_all|upsert_all|new)(?-u:\b)");
             let named: Vec<(u32, String)> = TABLE_NAME.captures_iter(text).map(|m| (lines.at(m.get(0).unwrap().start()), m[1].to_string())).collect();
             for m in MODEL.captures_iter(text) {
                 let line = lines.at(m.get(1).unwrap().start());
@@ -543,7 +529,7 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
         _ => {}
     }
     // Query builders naming a table in a string: knex, Laravel, gorm.
-    re!(BUILDER, r#"(?:\bknex|\bDB::table|\.(?:from|into|table|Table))\s*\(\s*['"]([A-Za-z_]\w*)['"]"#);
+    re!(BUILDER, r#"(?:(?-u:\b)knex|(?-u:\b)DB::table|\.(?:from|into|table|Table))\s*\(\s*['"]([A-Za-z_]\w*)['"]"#);
     re!(BUILDER_WRITE, r#"\.into\s*\(\s*['"]"#);
     for m in BUILDER.captures_iter(text) {
         let line = lines.at(m.get(0).unwrap().start());

@@ -138,14 +138,16 @@ pub struct Extractor<'a> {
     pub lang: Lang,
     pub src: &'a [u8],
     pub facts: Facts,
-    /// Per node kind id: 0 not seen yet, 1 never yields a fact, 2 may (the match below depends
-    /// only on (language, kind), so one look per kind decides).
+    /// Byte ranges of the outermost string literals, for data-access facts.
+    pub strings: Vec<(usize, usize)>,
+    /// Per node kind id: 0 not seen yet, 1 never yields a fact, 2 may, 3 a string literal (the
+    /// match below depends only on (language, kind), so one look per kind decides).
     seen: Vec<u8>,
 }
 
 impl<'a> Extractor<'a> {
     pub fn new(lang: Lang, src: &'a [u8]) -> Self {
-        Extractor { lang, src, facts: Facts::default(), seen: Vec::new() }
+        Extractor { lang, src, facts: Facts::default(), strings: Vec::new(), seen: Vec::new() }
     }
 }
 
@@ -501,6 +503,14 @@ impl Visitor for Extractor<'_> {
             self.seen.resize(id + 1, 0);
         }
         if self.seen[id] == 1 {
+            return;
+        }
+        if self.seen[id] == 3 || self.seen[id] == 0 && crate::chunk::data::is_string_kind(n.kind()) {
+            self.seen[id] = 3;
+            let r = (n.start_byte(), n.end_byte());
+            if self.strings.last().is_none_or(|l| r.0 >= l.1) && r.1 > r.0 {
+                self.strings.push(r);
+            }
             return;
         }
         let hit = self.dispatch(n, scope);

@@ -80,11 +80,10 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     let mut ex = Extractor::new(lang, parsed.as_bytes());
     let defs = outline::outline(lang, &tree, parsed.as_bytes(), &mut ex);
     let chunks = chunk::chunks_from_defs(text, &defs);
+    let strings = std::mem::take(&mut ex.strings);
     let mut facts = ex.facts;
     facts.defs = Facts::from_defs(&defs, text.as_bytes());
     facts.fields_on_classes();
-    if chunk::data::may_have_data(text) {
-        facts.data = chunk::data::extract(lang, text, &chunk::data::string_ranges(&tree), &facts.defs);
-    }
+    facts.data = chunk::data::extract(lang, text, &strings, &facts.defs);
     (chunks, facts)
 }

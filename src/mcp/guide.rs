@@ -75,6 +75,8 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
         ("find_tests_for", "which tests cover a symbol or file."),
         ("find_similar", "code like a snippet or a file (duplicates, patterns to follow)."),
         ("module_summary", "what a file defines, imports, and who depends on it."),
+        ("context", "a symbol's code with its type, callees and callers packed into a token budget (`budget`)."),
+        ("data_access", "who reads or writes a table, TABLE.COLUMN or stored procedure; no name lists every table. `impact` takes `table` / `column` for the blast radius."),
         ("export_graph", "an HTML picture of a blast radius for a human."),
         ("get_rag_status", "answers look stale or empty: index health and coverage."),
         ("feedback", "tell Lynx what did not work."),
@@ -91,6 +93,7 @@ so scores are 0…1 before the priors. Each hit shows `sparse_rank`/`dense_rank`
 written like code (`parseConfig`, in backticks) counts 1.5×; in hybrid and sparse, a hit also gains a share (search.file_evidence, 0.25) of the best other hit \
 of its file. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
 - `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\
+- Lists carry `next_cursor`: pass it as `cursor` for the next page instead of asking for a bigger `n_results`. `explain: true` on search says why each hit ranked.\n\
 - Escalate to `deep_search` when the top hits do not mention your terms, or come only from one retriever with low scores.\n\n\
 ## Freshness\n\n\
 Every answer names its view: `worktree` (your checkout, uncommitted edits included) or a commit. \
