@@ -62,7 +62,7 @@ fn identifiers_written_in_the_query_lift_their_definition() {
     let words = scores(&r, "retrypolicy retry");
     let ident = scores(&r, "`retrypolicy` retry");
     let f = score_of(&ident, "src/policy.py") / score_of(&words, "src/policy.py");
-    assert!((f - 1.5).abs() < 1e-3, "{ident:?} vs {words:?}");
+    assert!((f - lynx::search::rank::IDENT_FACTOR as f64).abs() < 1e-3, "{ident:?} vs {words:?}");
     assert!((score_of(&ident, "src/retry.py") - score_of(&words, "src/retry.py")).abs() < 1e-6);
 }
 
