@@ -1473,29 +1473,7 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
         (None, false, None) => ops::changes::Range::Uncommitted,
         _ => return Err(error::usage("give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)")),
     };
-    if !matches!(a.format.as_str(), "text" | "markdown" | "json" | "summary") {
-        return Err(error::usage(format!("unknown --format `{}`: text, markdown, json or summary", a.format)));
-    }
-    let r = ops::changes::compute_range(&e, &range, a.max_depth)?;
-    let failed = ops::changes::failed_checks(&r, &a.fail_on)?;
-    let mut text = match a.format.as_str() {
-        "json" => serde_json::to_string_pretty(&r)? + "\n",
-        "summary" => ops::changes::render_summary(&r),
-        f => ops::changes::render_range(&r, f),
-    };
-    if !failed.is_empty() && a.format == "markdown" {
-        text.push_str("\n**Checks failed:**\n\n");
-        for f in &failed {
-            text.push_str(&format!("- {f}\n"));
-        }
-    } else {
-        for f in &failed {
-            text.push_str(&format!("check failed: {f}\n"));
-        }
-    }
-    let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
-    answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);
-    Ok(answer)
+    ops::changes::impact_range(&e, &ops::changes::ImpactRangeArgs { range }, a.max_depth, &a.format, &a.fail_on)
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {

@@ -148,6 +148,12 @@ fn every_tool_answers_like_the_cli() {
         let text = timeless(&text);
         assert_eq!(text, timeless(&cli_text(&r, cli)), "{tool} {args} differs from git lynx {cli:?}");
     }
+    // The CI gate is the same through MCP: the report format and the checks that tripped.
+    let (text, err) = c.call("impact", json!({"changes": "main..feature", "format": "markdown", "fail_on": ["callers>0"]}));
+    assert!(!err && text.contains("### Lynx impact report") && text.contains("**Checks failed:**"), "{text}");
+    let out = r.lynx(&["--no-dense", "impact", "main..feature", "--format", "markdown", "--fail-on", "callers>0"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(timeless(&String::from_utf8_lossy(&out.stdout)), timeless(&text));
     // Tools with effects: answers and their effects.
     let (text, err) = c.call("export_graph", json!({"symbol": "add"}));
     assert!(!err && text.contains(".html"), "{text}");

@@ -98,6 +98,8 @@ pub const TOOLS: &[ToolSpec] = &[
             let p = common(obj(json!({
                 "symbol": {"type": "string"},
                 "changes": {"type": "string"},
+                "format": {"type": "string", "enum": ["text", "markdown", "json", "summary"], "description": "with changes"},
+                "fail_on": {"type": "array", "items": {"type": "string"}, "description": "with changes: callers>N, tests>N, deleted, public-api"},
                 "table": {"type": "string", "description": "a database table instead"},
                 "column": {"type": "string", "description": "TABLE.COLUMN instead"},
                 "max_depth": {"type": "integer", "description": "default 3"}
@@ -541,7 +543,13 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         }
         "impact" => match (a.str("symbol")?, a.str("changes")?) {
             (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),
-            (_, Some(c)) => ops::changes::impact_range(&one()?.engine, &ops::changes::ImpactRangeArgs::parse(&c)?, a.int("max_depth", 3, 10)?),
+            (_, Some(c)) => ops::changes::impact_range(
+                &one()?.engine,
+                &ops::changes::ImpactRangeArgs::parse(&c)?,
+                a.int("max_depth", 3, 10)?,
+                &a.str("format")?.unwrap_or_else(|| "text".into()),
+                &a.strings("fail_on")?,
+            ),
             _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
         },
         "module_summary" => ops::nav::module_summary(&one()?.engine, &a.req("path")?, rev.as_deref(), a.int("n_results", 200, 10_000)?),

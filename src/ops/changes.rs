@@ -419,10 +419,36 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
     }
 }
 
-pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize) -> Result<Answer> {
+/// How an impact report over a range is written.
+pub const IMPACT_FORMATS: &[&str] = &["text", "markdown", "json", "summary"];
+
+/// The impact of a range, rendered as `format` (text, markdown, json, summary), with the
+/// `fail_on` checks (`callers>N`, `tests>N`, `deleted`, `public-api`) evaluated: the ones that
+/// tripped are listed in `failed_checks` (the CLI exits 3 on them) and said in the text.
+pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize, format: &str, fail_on: &[String]) -> Result<Answer> {
+    if !IMPACT_FORMATS.contains(&format) {
+        return Err(crate::error::usage(format!("unknown impact format `{format}`: {}", IMPACT_FORMATS.join(", "))));
+    }
     let r = compute_range(engine, &a.range, max_depth)?;
-    let text = render_range(&r, "text");
-    Ok(Answer::new("impact", Some(r.after.clone()), &r, text))
+    let failed = failed_checks(&r, fail_on)?;
+    let mut text = match format {
+        "json" => serde_json::to_string_pretty(&r)? + "\n",
+        "summary" => render_summary(&r),
+        f => render_range(&r, f),
+    };
+    if !failed.is_empty() && format == "markdown" {
+        text.push_str("\n**Checks failed:**\n\n");
+        for f in &failed {
+            text.push_str(&format!("- {f}\n"));
+        }
+    } else {
+        for f in &failed {
+            text.push_str(&format!("check failed: {f}\n"));
+        }
+    }
+    let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
+    answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);
+    Ok(answer)
 }
 
 pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result<RangeImpact> {
