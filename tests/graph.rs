@@ -302,3 +302,20 @@ fn evaluate_graph_scores_edges_against_a_truth_file() {
     assert_eq!(v["calls"]["by_confidence"]["extracted"], json!([1, 2]));
     assert_eq!(v["unknown_focus"], json!([]));
 }
+
+#[test]
+fn typed_parameters_give_calls_on_them_a_receiver_type() {
+    let r = TestRepo::new();
+    r.write("shop/cart.py", "class Cart:\n    def total(self):\n        return 1\n\n\nclass Invoice:\n    def total(self):\n        return 2\n");
+    r.write("shop/checkout.py", "from shop.cart import Cart\n\n\ndef checkout(cart: Cart):\n    return cart.total()\n");
+    r.write("src/Till.java", "class Basket { int total() { return 1; } }\nclass Receipt { int total() { return 2; } }\nclass Till { int ring(Basket b) { return b.total(); } }\n");
+    r.commit_all("typed");
+    let callers = |sym: &str| -> Vec<(String, String)> {
+        let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
+        v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
+    };
+    assert_eq!(callers("Cart.total"), vec![("checkout".to_string(), "resolved".to_string())]);
+    assert!(callers("Invoice.total").is_empty(), "the annotation rules the other `total` out");
+    assert_eq!(callers("Basket.total"), vec![("Till.ring".to_string(), "extracted".to_string())]);
+    assert!(callers("Receipt.total").is_empty());
+}

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 4;
+pub const EXTRACTOR_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -709,13 +709,49 @@ impl Extractor<'_> {
             (_, "assignment" | "assignment_expression" | "variable_declarator" | "short_var_declaration" | "let_declaration"
             | "property_declaration" | "val_definition" | "var_definition" | "local_variable_declaration" | "variable_declaration"
             | "var_spec" | "declaration" | "init_declarator" | "field_declaration") => self.hint(n, scope),
+            // Typed parameters: the function's own receivers of a known type.
+            (_, "typed_parameter" | "typed_default_parameter" | "required_parameter" | "optional_parameter" | "formal_parameter"
+            | "parameter_declaration" | "simple_parameter" | "property_promotion_parameter")
+            | (Lang::CSharp | Lang::Rust | Lang::Kotlin | Lang::Swift | Lang::Scala, "parameter") => self.param_hint(n, scope),
             _ => return false,
         }
         true
     }
 }
 
+/// Type names that wrap or erase the type a value has (`Optional[Cart]` is not a `Optional`
+/// receiver): a hint naming one would hide the real type.
+const WRAPPER_TYPES: &[&str] = &[
+    "Optional", "Union", "List", "Dict", "Set", "Tuple", "Sequence", "Iterable", "Iterator", "Mapping", "Type", "Callable", "Any", "Awaitable",
+    "Generator", "Object", "Box", "Rc", "Arc", "Option", "Vec", "Result", "Ref", "RefMut", "Mutex", "RwLock", "Cell", "RefCell", "Pin",
+];
+
 impl Extractor<'_> {
+    /// `def f(cart: Cart)`, `void f(Cart cart)`, `f(cart: Cart)`, `func f(cart *Cart)`: the
+    /// parameter's type, for calls on it inside the function.
+    fn param_hint(&mut self, n: Node, scope: Option<usize>) {
+        let src = self.src;
+        let Some(mut t) = field(n, &["type"]) else { return };
+        if t.kind() == "type_annotation" || t.kind() == "type" {
+            match t.named_child(0) {
+                Some(c) => t = c,
+                None => return,
+            }
+        }
+        let Some(ty) = leaf_name(t, src) else { return };
+        if !ty.chars().next().is_some_and(char::is_uppercase) || WRAPPER_TYPES.contains(&ty.as_str()) {
+            return;
+        }
+        let name = field(n, &["name", "pattern"]).or_else(|| {
+            let mut c = n.walk();
+            let found = n.named_children(&mut c).find(|x| matches!(x.kind(), "identifier" | "simple_identifier" | "variable_name"));
+            found
+        });
+        if let Some(var) = name.filter(|v| matches!(v.kind(), "identifier" | "simple_identifier" | "variable_name")) {
+            self.type_hint(var, ty, scope);
+        }
+    }
+
     /// Calls written inside a Rust macro's token tree (identifier followed by a parenthesised
     /// tree; `.` or `::` before it makes it a member or path call).
     fn token_tree_calls(&mut self, n: Node, scope: Option<usize>) {
