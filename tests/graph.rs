@@ -319,3 +319,26 @@ fn typed_parameters_give_calls_on_them_a_receiver_type() {
     assert_eq!(callers("Basket.total"), vec![("Till.ring".to_string(), "extracted".to_string())]);
     assert!(callers("Receipt.total").is_empty());
 }
+
+#[test]
+fn bare_ruby_names_are_calls_on_self_unless_they_are_locals() {
+    let r = TestRepo::new();
+    r.write(
+        "lib/reader.rb",
+        "class Reader\n  def read(limit)\n    read_data\n    count = 0\n    count += limit\n    payload[\"x\"]\n  end\n\n  def read_data\n  end\n\n  def payload\n    {}\n  end\n\n  def count\n    0\n  end\n\n  def limit\n    1\n  end\nend\n",
+    );
+    // A top-level `def` of a file nobody requires is not what a bare name in a class calls.
+    r.write("bench/script.rb", "def payload\n  nil\nend\n");
+    r.commit_all("ruby");
+    let callers = |sym: &str| -> Vec<(String, String)> {
+        let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
+        v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
+    };
+    let read = vec![("Reader.read".to_string(), "extracted".to_string())];
+    assert_eq!(callers("Reader.read_data"), read);
+    assert_eq!(callers("Reader.payload"), read);
+    assert!(callers("Reader.count").is_empty(), "`count` is a local variable there");
+    assert!(callers("Reader.limit").is_empty(), "`limit` is a parameter there");
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callees", "--symbol", "Reader.read"]);
+    assert!(v["results"].as_array().unwrap().iter().all(|l| l["node"]["path"] != "bench/script.rb"), "{v}");
+}

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 5;
+pub const EXTRACTOR_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -140,6 +140,9 @@ pub struct Extractor<'a> {
     pub facts: Facts,
     /// Byte ranges of the outermost string literals, for data-access facts.
     pub strings: Vec<(usize, usize)>,
+    /// Ruby: names bound as local variables or parameters, per scope (a bare name that is not
+    /// one of them is a method call on `self`).
+    ruby_locals: std::collections::HashSet<(i32, String)>,
     /// Per node kind id: 0 not seen yet, 1 never yields a fact, 2 may, 3 a string literal (the
     /// match below depends only on (language, kind), so one look per kind decides).
     seen: Vec<u8>,
@@ -147,7 +150,7 @@ pub struct Extractor<'a> {
 
 impl<'a> Extractor<'a> {
     pub fn new(lang: Lang, src: &'a [u8]) -> Self {
-        Extractor { lang, src, facts: Facts::default(), strings: Vec::new(), seen: Vec::new() }
+        Extractor { lang, src, facts: Facts::default(), strings: Vec::new(), ruby_locals: Default::default(), seen: Vec::new() }
     }
 }
 
@@ -573,6 +576,7 @@ impl Extractor<'_> {
                     self.call(name, recv, n, scope);
                 }
             }
+            (Lang::Ruby, "identifier") => self.ruby_bare_name(n, scope),
             (Lang::Ruby, "call") => {
                 let Some(method) = field(n, &["method"]).map(|m| text(m, src).to_string()) else { return true };
                 let recv = field(n, &["receiver"]).map(|r| text(r, src).to_string());
@@ -727,6 +731,34 @@ const WRAPPER_TYPES: &[&str] = &[
 ];
 
 impl Extractor<'_> {
+    /// A bare lower-case name in Ruby is a local variable once assigned or bound as a
+    /// parameter, and otherwise a method call on `self` (`read_data`, `payload["x"]`).
+    fn ruby_bare_name(&mut self, n: Node, scope: Option<usize>) {
+        let Some(p) = n.parent() else { return };
+        let name = text(n, self.src);
+        if !name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
+            return;
+        }
+        let key = (scope_i(scope), name.to_string());
+        let pk = p.kind();
+        let is_field = |f: &str| field(p, &[f]).is_some_and(|x| x.id() == n.id());
+        let binds = pk.contains("parameter")
+            || matches!(pk, "left_assignment_list" | "destructured_left_assignment" | "rest_assignment" | "exception_variable")
+            || (matches!(pk, "assignment" | "operator_assignment") && is_field("left"))
+            || (pk == "for" && is_field("pattern"));
+        if binds {
+            self.ruby_locals.insert(key);
+            return;
+        }
+        // A definition's own name, a call's method name, aliases: not calls of their own.
+        if matches!(pk, "method" | "singleton_method" | "alias" | "undef" | "scope_resolution") || (pk == "call" && is_field("method")) {
+            return;
+        }
+        if !self.ruby_locals.contains(&key) {
+            self.call(key.1, None, n, scope);
+        }
+    }
+
     /// `def f(cart: Cart)`, `void f(Cart cart)`, `f(cart: Cart)`, `func f(cart *Cart)`: the
     /// parameter's type, for calls on it inside the function.
     fn param_hint(&mut self, n: Node, scope: Option<usize>) {

@@ -658,10 +658,14 @@ impl Resolver<'_> {
         // Direct call: a method is reachable only through an implicit `this` — from inside its
         // own type (or the same file); free functions and types from anywhere.
         let enclosing = self.enclosing_types(scope);
+        // A bare Ruby name is a method of `self`: a top-level `def` of another file is reached
+        // only when that file is required.
+        let ruby = self.cg.files[file as usize].lang == crate::lang::Lang::Ruby;
         cands.retain(|&d| {
             let def = &self.cg.defs[d as usize];
             match def.kind.as_str() {
                 "method" | "constructor" => def.file == file || def.parent.is_some_and(|p| enclosing.contains(&p)),
+                _ if ruby && def.parent.is_none() => def.file == file || self.imported_files[file as usize].contains(&def.file),
                 _ => true,
             }
         });
