@@ -232,9 +232,18 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
     // out-of-line definitions).
     let mut members: HashMap<u32, Vec<u32>> = HashMap::new();
     for (i, d) in cg.defs.iter().enumerate() {
+        // Inside a namespace, an out-of-line `Type::method` still belongs to its type.
+        let in_type = d.parent.is_some_and(|p| {
+            let k = cg.defs[p as usize].kind.as_str();
+            type_kind(k) || k == "impl" || k == "extension"
+        });
         if let Some(p) = d.parent {
             members.entry(p).or_default().push(i as u32);
-        } else if let Some((owner, _)) = d.qualified.rsplit_once('.') {
+        }
+        if in_type {
+            continue;
+        }
+        if let Some((owner, _)) = d.qualified.rsplit_once('.') {
             if let Some(types) = cg.by_qualified.get(owner) {
                 for &t in types {
                     if type_kind(&cg.defs[t as usize].kind) && cg.defs[t as usize].file == d.file
