@@ -365,3 +365,17 @@ fn out_of_line_cpp_methods_inside_a_namespace_belong_to_their_class() {
         .collect();
     assert_eq!(got, want, "{v}");
 }
+
+#[test]
+fn javascript_call_and_apply_call_the_function_itself() {
+    let r = TestRepo::new();
+    r.write("lib/transform.js", "export default function transformData(fns, response) {\n  return fns.reduce((d, fn) => fn(d), response);\n}\n");
+    r.write(
+        "lib/dispatch.js",
+        "import transformData from './transform.js';\n\nexport default function dispatchRequest(config) {\n  config.data = transformData.call(config, config.transformRequest);\n  return transformData.apply(config, [config.transformResponse]);\n}\n",
+    );
+    r.commit_all("js");
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "transformData"]);
+    let got: Vec<(&str, &str)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap(), l["confidence"].as_str().unwrap())).collect();
+    assert_eq!(got, vec![("dispatchRequest", "resolved")], "{v}");
+}

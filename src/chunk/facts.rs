@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 6;
+pub const EXTRACTOR_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -534,10 +534,17 @@ impl Extractor<'_> {
             | (Lang::Php, "function_call_expression") => {
                 let Some(callee) = field(n, &["function"]).or_else(|| n.named_child(0)) else { return true };
                 if let Some((name, recv)) = callee_parts(callee, src) {
-                    if matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx) && name == "require" {
+                    let js = matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
+                    if js && name == "require" {
                         if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
                             self.import(text(arg, src).to_string(), Vec::new(), n);
                         }
+                    }
+                    // `fn.call(this, …)` / `fn.apply(this, args)` call `fn` itself.
+                    if let Some(f) = recv.as_deref().filter(|r| js && matches!(name.as_str(), "call" | "apply") && r.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')) {
+                        let f = f.to_string();
+                        self.call(f, None, n, scope);
+                        return true;
                     }
                     self.call(name, recv, n, scope);
                 }
