@@ -379,3 +379,23 @@ fn javascript_call_and_apply_call_the_function_itself() {
     let got: Vec<(&str, &str)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap(), l["confidence"].as_str().unwrap())).collect();
     assert_eq!(got, vec![("dispatchRequest", "resolved")], "{v}");
 }
+
+#[test]
+fn a_variable_holding_a_call_result_has_the_declared_return_type() {
+    let r = TestRepo::new();
+    r.write(
+        "ui/bar.py",
+        "class ProgressBar:\n    def update(self, n):\n        return n\n\n    def __enter__(self):\n        return self\n\n\nclass Spinner:\n    def update(self, n):\n        return n\n\n\ndef progressbar(items) -> \"ProgressBar\":\n    return ProgressBar()\n\n\ndef make_bar(items) -> ProgressBar:\n    return ProgressBar()\n",
+    );
+    r.write(
+        "ui/run.py",
+        "from ui.bar import make_bar\n\n\ndef run(items):\n    bar = make_bar(items)\n    bar.update(1)\n\n\ndef run_with(items):\n    with make_bar(items) as b:\n        b.update(2)\n",
+    );
+    r.commit_all("py");
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "ProgressBar.update"]);
+    let got: BTreeSet<(String, String)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect();
+    let want: BTreeSet<(String, String)> = [("run", "resolved"), ("run_with", "resolved")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+    assert_eq!(got, want, "{v}");
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "Spinner.update"]);
+    assert!(v["results"].as_array().unwrap().is_empty(), "{v}");
+}

@@ -8,8 +8,12 @@ use crate::lang::Lang;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
+/// The type-hint variable naming a function's declared return type (`-> T`); a hint whose
+/// type is `=f` says the variable holds what `f` returns.
+pub const RETURNS: &str = "->";
+
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 7;
+pub const EXTRACTOR_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -324,6 +328,7 @@ impl Visitor for Extractor<'_> {
             }
             _ => n,
         };
+        self.return_type(index, core);
         let mut cursor = core.walk();
         let children: Vec<Node> = core.named_children(&mut cursor).collect();
         match self.lang {
@@ -584,6 +589,18 @@ impl Extractor<'_> {
                 }
             }
             (Lang::Ruby, "identifier") => self.ruby_bare_name(n, scope),
+            // `with make_bar() as bar:` — what the call returns (a context manager's usual self).
+            (Lang::Python, "as_pattern") => {
+                let (Some(value), Some(target)) = (n.named_child(0), field(n, &["alias"]).or_else(|| last_named(n))) else { return true };
+                let target = if target.kind() == "as_pattern_target" { target.named_child(0).unwrap_or(target) } else { target };
+                if target.kind() == "identifier" {
+                    if let Some(f) = self.called_function(value) {
+                        self.type_hint(target, format!("={f}"), scope);
+                    } else if let Some(t) = self.constructed_type(value) {
+                        self.type_hint(target, t, scope);
+                    }
+                }
+            }
             (Lang::Ruby, "call") => {
                 let Some(method) = field(n, &["method"]).map(|m| text(m, src).to_string()) else { return true };
                 let recv = field(n, &["receiver"]).map(|r| text(r, src).to_string());
@@ -738,6 +755,41 @@ const WRAPPER_TYPES: &[&str] = &[
 ];
 
 impl Extractor<'_> {
+    /// A function's declared return type, when it names a class-like type.
+    fn return_type(&mut self, index: usize, core: Node) {
+        let src = self.src;
+        let t = field(core, &["return_type", "result", "returns"]).or_else(|| {
+            (matches!(self.lang, Lang::Java | Lang::CSharp) && core.kind() == "method_declaration").then(|| field(core, &["type"])).flatten()
+        });
+        let Some(mut t) = t else { return };
+        for _ in 0..3 {
+            if matches!(t.kind(), "type_annotation" | "type" | "pointer_type" | "reference_type" | "nullable_type" | "return_type") {
+                match t.named_child(0) {
+                    Some(c) => t = c,
+                    None => return,
+                }
+            }
+        }
+        let Some(ty) = leaf_name(t, src) else { return };
+        if ty.chars().next().is_some_and(char::is_uppercase) && !WRAPPER_TYPES.contains(&ty.as_str()) && ty != "Self" {
+            self.facts.types.push(TypeHint { scope: index as i32, var: RETURNS.into(), ty });
+        }
+    }
+
+    /// `f` of a call `f(…)` / `mod.f(…)` whose result a variable holds (lower-case: a
+    /// constructor call is typed by its class already).
+    fn called_function(&self, value: Node) -> Option<String> {
+        if !matches!(value.kind(), "call" | "call_expression" | "invocation_expression" | "method_invocation" | "await" | "await_expression") {
+            return None;
+        }
+        if matches!(value.kind(), "await" | "await_expression") {
+            return self.called_function(value.named_child(0)?);
+        }
+        let callee = field(value, &["function", "name"]).or_else(|| value.named_child(0))?;
+        let (name, _) = callee_parts(callee, self.src)?;
+        name.chars().next().is_some_and(|c| c.is_lowercase() || c == '_').then_some(name)
+    }
+
     /// A bare lower-case name in Ruby is a local variable once assigned or bound as a
     /// parameter, and otherwise a method call on `self` (`read_data`, `payload["x"]`).
     fn ruby_bare_name(&mut self, n: Node, scope: Option<usize>) {
@@ -853,8 +905,14 @@ impl Extractor<'_> {
             };
         }
         let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
-        if let Some(t) = inferred {
-            self.type_hint(var, t, scope);
+        match inferred {
+            Some(t) => self.type_hint(var, t, scope),
+            None if ty.is_none() => {
+                if let Some(f) = value.and_then(|v| self.called_function(v)) {
+                    self.type_hint(var, format!("={f}"), scope);
+                }
+            }
+            None => {}
         }
         // Java/C# local declarations: `T x = …;` has the declarator as a child.
         if matches!(n.kind(), "local_variable_declaration" | "variable_declaration" | "declaration" | "field_declaration") {

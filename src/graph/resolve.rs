@@ -179,6 +179,9 @@ impl PathIndex {
     }
 }
 
+/// The hint variable that holds a function's declared return type (scope: the function).
+pub const RETURNS: &str = crate::chunk::facts::RETURNS;
+
 const SELF_NAMES: &[&str] = &["self", "this", "cls", "@", "$this", "super", "Self", "static", "parent"];
 
 /// Builds the resolved graph of a view. Files must be in a stable (path) order.
@@ -303,10 +306,18 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
     }
 
+    // Declared return types (`-> T`), for variables assigned a call's result.
+    let mut returns: HashMap<u32, String> = HashMap::new();
+    for (fi, f) in files_in.iter().enumerate() {
+        for t in f.facts.types.iter().filter(|t| t.var == RETURNS && t.scope >= 0) {
+            returns.insert(first_def[fi] + t.scope as u32, t.ty.clone());
+        }
+    }
+
     // Bases first, so that member calls can follow inheritance.
     let mut base_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names };
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, returns: &returns };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             for b in &f.facts.bases {
@@ -325,7 +336,7 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
     add_edges(&mut cg, base_edges, &mut seen);
     let mut call_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names };
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, returns: &returns };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             let hints = type_hints(f.facts);
@@ -388,7 +399,15 @@ fn external(cg: &mut CodeGraph, name: &str) -> petgraph::graph::NodeIndex {
 
 /// (scope def index within the file, variable) → type name.
 fn type_hints(f: &Facts) -> HashMap<(i32, &str), &str> {
-    f.types.iter().map(|t| ((t.scope, t.var.as_str()), t.ty.as_str())).collect()
+    let mut out: HashMap<(i32, &str), &str> = HashMap::new();
+    for t in &f.types {
+        // A declared or constructed type beats "what some call returns" for the same variable.
+        let e = out.entry((t.scope, t.var.as_str())).or_insert(t.ty.as_str());
+        if !t.ty.starts_with('=') {
+            *e = t.ty.as_str();
+        }
+    }
+    out
 }
 
 struct Resolver<'a> {
@@ -396,6 +415,8 @@ struct Resolver<'a> {
     members: &'a HashMap<u32, Vec<u32>>,
     imported_files: &'a [HashSet<u32>],
     imported_names: &'a [HashMap<String, Vec<u32>>],
+    /// Declared return type of a function (its `->` hint).
+    returns: &'a HashMap<u32, String>,
 }
 
 /// Languages that can call or inherit each other's definitions (a JavaScript file imports
@@ -522,6 +543,26 @@ impl Resolver<'_> {
         if ty.is_none() {
             if let Some(k) = &field_key {
                 ty = hints.iter().find(|((_, v), _)| *v == k.as_str()).map(|(_, t)| *t);
+            }
+        }
+        // `x = make_bar()`: the declared return type of the function called, when the
+        // reachable functions of that name agree on one.
+        let returned;
+        if let Some(callee) = ty.and_then(|t| t.strip_prefix('=')) {
+            let mut types: Vec<&str> = self
+                .defs_named(callee, callable_kind)
+                .into_iter()
+                .filter(|&d| self.reachable(file, d))
+                .filter_map(|d| self.returns.get(&d).map(String::as_str))
+                .collect();
+            types.sort_unstable();
+            types.dedup();
+            match types.as_slice() {
+                [one] => {
+                    returned = one.to_string();
+                    ty = Some(returned.as_str());
+                }
+                _ => return Vec::new(),
             }
         }
         let name = ty.unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r));
