@@ -399,3 +399,14 @@ fn a_variable_holding_a_call_result_has_the_declared_return_type() {
     let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "Spinner.update"]);
     assert!(v["results"].as_array().unwrap().is_empty(), "{v}");
 }
+
+#[test]
+fn ruby_singleton_class_methods_are_the_class_methods() {
+    let r = TestRepo::new();
+    r.write("lib/new.rb", "module Site\n  class New\n    class << self\n      def process(args)\n        args\n      end\n    end\n  end\nend\n");
+    r.write("lib/cli.rb", "require_relative 'new'\n\nmodule Site\n  class Cli\n    def run(args)\n      Site::New.process(args)\n    end\n  end\nend\n");
+    r.commit_all("ruby");
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "process"]);
+    let got: Vec<(&str, &str)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap(), l["confidence"].as_str().unwrap())).collect();
+    assert_eq!(got, vec![("Site.Cli.run", "resolved")], "{v}");
+}

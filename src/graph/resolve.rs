@@ -259,6 +259,15 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
     }
 
+    // Ruby's `class << self` holds the class's own methods: they are members of the class.
+    for (i, d) in cg.defs.iter().enumerate() {
+        if d.name == "self" && cg.files[d.file as usize].lang == crate::lang::Lang::Ruby {
+            if let (Some(p), Some(ms)) = (d.parent, members.get(&(i as u32)).cloned()) {
+                members.entry(p).or_default().extend(ms);
+            }
+        }
+    }
+
     // Imports: file → files (or external modules), and the names each file imports.
     let paths = PathIndex::new(&cg.files);
     let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
