@@ -346,10 +346,11 @@ fn bare_ruby_names_are_calls_on_self_unless_they_are_locals() {
 #[test]
 fn out_of_line_cpp_methods_inside_a_namespace_belong_to_their_class() {
     let r = TestRepo::new();
-    r.write("db/memtable.h", "namespace store {\nclass MemTable {\n public:\n  bool Get(int key);\n  void Ref() { refs_++; }\n private:\n  int refs_;\n};\n}  // namespace store\n");
-    r.write("db/memtable.cc", "#include \"db/memtable.h\"\n\nnamespace store {\n\nbool MemTable::Get(int key) {\n  return key > 0;\n}\n\n}  // namespace store\n");
+    // The public header lives apart from the implementation, as in many C++ libraries.
+    r.write("include/store/memtable.h", "namespace store {\nclass MemTable {\n public:\n  bool Get(int key);\n  void Ref() { refs_++; }\n private:\n  int refs_;\n};\n}  // namespace store\n");
+    r.write("db/memtable.cc", "#include \"store/memtable.h\"\n\nnamespace store {\n\nbool MemTable::Get(int key) {\n  return key > 0;\n}\n\n}  // namespace store\n");
     r.write("db/version.cc", "namespace store {\nclass Version {\n public:\n  bool Get(int key) { return false; }\n};\n}\n");
-    r.write("db/db.cc", "#include \"db/memtable.h\"\n\nnamespace store {\n\nbool Lookup(int key) {\n  MemTable* mem = nullptr;\n  mem->Ref();\n  return mem->Get(key);\n}\n\n}  // namespace store\n");
+    r.write("db/db.cc", "#include \"store/memtable.h\"\n\nnamespace store {\n\nbool Lookup(int key) {\n  MemTable* mem = nullptr;\n  mem->Ref();\n  return mem->Get(key);\n}\n\n}  // namespace store\n");
     r.commit_all("cpp");
     let v = r.json(&["--no-dense", "graph", "query", "--op", "callees", "--symbol", "Lookup"]);
     let got: BTreeSet<(String, String)> = v["results"]
@@ -359,7 +360,7 @@ fn out_of_line_cpp_methods_inside_a_namespace_belong_to_their_class() {
         .filter(|l| l["confidence"] != "external")
         .map(|l| (format!("{}:{}", l["node"]["path"].as_str().unwrap(), l["node"]["name"].as_str().unwrap()), l["confidence"].as_str().unwrap().to_string()))
         .collect();
-    let want: BTreeSet<(String, String)> = [("db/memtable.cc:store.MemTable.Get", "resolved"), ("db/memtable.h:store.MemTable.Ref", "resolved")]
+    let want: BTreeSet<(String, String)> = [("db/memtable.cc:store.MemTable.Get", "resolved"), ("include/store/memtable.h:store.MemTable.Ref", "resolved")]
         .iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();

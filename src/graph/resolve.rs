@@ -248,10 +248,13 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
         if let Some((owner, _)) = d.qualified.rsplit_once('.') {
             if let Some(types) = cg.by_qualified.get(owner) {
-                for &t in types {
-                    if type_kind(&cg.defs[t as usize].kind) && cg.defs[t as usize].file == d.file
-                        || type_kind(&cg.defs[t as usize].kind) && dir_of(cg.def_path(t)) == dir_of(&cg.files[d.file as usize].path)
-                    {
+                let types: Vec<u32> = types.iter().copied().filter(|&t| type_kind(&cg.defs[t as usize].kind)).collect();
+                // The one type of that qualified name owns it wherever it is declared (a
+                // public header beside an implementation directory); with several, the one
+                // in the same file or directory.
+                let lone = types.len() == 1 && family(cg.files[cg.defs[types[0] as usize].file as usize].lang) == family(cg.files[d.file as usize].lang);
+                for t in types {
+                    if lone || cg.defs[t as usize].file == d.file || dir_of(cg.def_path(t)) == dir_of(&cg.files[d.file as usize].path) {
                         members.entry(t).or_default().push(i as u32);
                     }
                 }
