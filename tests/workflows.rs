@@ -259,3 +259,21 @@ fn quiet_actions_print_nothing() {
     let out = r.lynx(&["--no-dense", "-q", "search", "echidna"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("src/a.py"), "a question still gets its answer");
 }
+
+#[test]
+fn fail_on_callers_counts_only_trusted_paths() {
+    let r = TestRepo::new();
+    // `Cart.total` is called on a typed value (resolved) and on an untyped one (inferred).
+    r.write("shop/cart.py", "class Cart:\n    def total(self):\n        return 1\n");
+    r.write("shop/a.py", "from shop.cart import Cart\n\n\ndef typed(c: Cart):\n    return c.total()\n");
+    r.write("shop/b.py", "def untyped(c):\n    return c.total()\n");
+    r.commit_all("base");
+    r.write("shop/cart.py", "class Cart:\n    def total(self):\n        return 2\n");
+    r.commit_all("change");
+    let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
+    assert_eq!(v["totals"]["transitive_callers"], 2, "{v}");
+    assert_eq!(v["totals"]["confident_callers"], 1, "{v}");
+    // One trusted caller: callers>1 passes, callers>0 trips.
+    assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>1"]).status.code(), Some(0));
+    assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>0"]).status.code(), Some(3));
+}

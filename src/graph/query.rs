@@ -182,6 +182,12 @@ pub fn adjacent(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Direction) -
 /// Breadth-first traversal: nodes reachable from `starts` within `depth` hops over `rels`
 /// (`dir` None = both ways). Cycle-safe; capped at `limit` with `truncated`.
 pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize) -> (Vec<Link>, bool) {
+    bfs_where(cg, starts, rels, dir, depth, limit, |_| true)
+}
+
+/// [`bfs`] over the edges `follow` accepts (e.g. only confident ones, so that every path
+/// found is trusted from end to end).
+pub fn bfs_where(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize, follow: impl Fn(&super::model::Edge) -> bool) -> (Vec<Link>, bool) {
     let mut seen: HashSet<Node> = starts.iter().copied().collect();
     let mut queue: VecDeque<(Node, usize)> = starts.iter().map(|&s| (s, 0)).collect();
     let mut out = Vec::new();
@@ -197,7 +203,7 @@ pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>
         };
         for &dd in dirs {
             for e in cg.g.edges_directed(cg.node_of(n), dd) {
-                if !rels.contains(&e.weight().rel) {
+                if !rels.contains(&e.weight().rel) || !follow(e.weight()) {
                     continue;
                 }
                 let other = cg.g[if dd == Direction::Outgoing { e.target() } else { e.source() }];

@@ -338,6 +338,9 @@ pub struct Totals {
     pub added: usize,
     pub deleted: usize,
     pub transitive_callers: usize,
+    /// Callers reached through extracted or resolved edges only (what `--fail-on callers>N`
+    /// counts: a guessed edge must not trip a gate).
+    pub confident_callers: usize,
     pub tests: usize,
     pub public_api_changes: usize,
 }
@@ -474,8 +477,14 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
             }
         }
     };
-    let callers_of = |g: &CodeGraph, d: u32| {
-        query::bfs(g, &[Node::Def(d)], &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Some(Direction::Incoming), max_depth, query::MAX_NODES)
+    const CALLER_RELS: [Rel; 4] = [Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+    let callers_of = |g: &CodeGraph, d: u32| query::bfs(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES);
+    let mut confident: HashSet<(String, String)> = HashSet::new();
+    let mut confident_callers_of = |g: &CodeGraph, d: u32| {
+        let trusted = |e: &crate::graph::model::Edge| matches!(e.confidence, crate::graph::model::Confidence::Extracted | crate::graph::model::Confidence::Resolved);
+        for l in query::bfs_where(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES, trusted).0 {
+            confident.insert((l.node.path.clone().unwrap_or_default(), l.node.name.clone()));
+        }
     };
     // After snapshot: changed and added definitions.
     for (i, def) in ga.defs.iter().enumerate() {
@@ -497,6 +506,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
             continue;
         }
         let (callers, truncated) = callers_of(&ga, i as u32);
+        confident_callers_of(&ga, i as u32);
         push_tests(&ga, &callers, path, &mut test_set);
         let public = is_public(&d.after.data, &ga, i as u32);
         if change == "changed" {
@@ -523,6 +533,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
             continue;
         }
         let (callers, truncated) = callers_of(&gb, i as u32);
+        confident_callers_of(&gb, i as u32);
         push_tests(&gb, &callers, path, &mut test_set);
         let public = is_public(&d.before.data, &gb, i as u32);
         totals.deleted += 1;
@@ -539,6 +550,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         }
     }
     totals.transitive_callers = callers_all.len();
+    totals.confident_callers = confident.len();
     totals.tests = test_set.len();
     Ok(RangeImpact {
         range: range.label(),
@@ -668,7 +680,8 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
             None => (c, None),
         };
         let hit = match (name, limit) {
-            ("callers", Some(n)) => (r.totals.transitive_callers > n).then(|| format!("{} transitive callers > {n}", r.totals.transitive_callers)),
+            ("callers", Some(n)) => (r.totals.confident_callers > n)
+                .then(|| format!("{} transitive callers through extracted or resolved edges > {n}", r.totals.confident_callers)),
             ("tests", Some(n)) => (r.totals.tests > n).then(|| format!("{} tests to re-run > {n}", r.totals.tests)),
             ("deleted", None) => {
                 let used: Vec<&str> = r.definitions.iter().filter(|d| d.change == "deleted" && !d.callers.is_empty()).map(|d| d.name.as_str()).collect();
