@@ -17,6 +17,16 @@ fn set(items: &[&str]) -> BTreeSet<String> {
     items.iter().map(|s| s.to_string()).collect()
 }
 
+/// (caller, confidence) of `graph query --op callers --symbol SYM`, in the answer's order.
+fn callers_with_confidence(r: &TestRepo, sym: &str) -> Vec<(String, String)> {
+    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
+    v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+    items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
 fn confidence_of(v: &serde_json::Value, name: &str) -> String {
     v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["confidence"].as_str().unwrap().to_string()).unwrap_or_default()
 }
@@ -310,13 +320,10 @@ fn typed_parameters_give_calls_on_them_a_receiver_type() {
     r.write("shop/checkout.py", "from shop.cart import Cart\n\n\ndef checkout(cart: Cart):\n    return cart.total()\n");
     r.write("src/Till.java", "class Basket { int total() { return 1; } }\nclass Receipt { int total() { return 2; } }\nclass Till { int ring(Basket b) { return b.total(); } }\n");
     r.commit_all("typed");
-    let callers = |sym: &str| -> Vec<(String, String)> {
-        let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
-        v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
-    };
-    assert_eq!(callers("Cart.total"), vec![("checkout".to_string(), "resolved".to_string())]);
+    let callers = |sym: &str| callers_with_confidence(&r, sym);
+    assert_eq!(callers("Cart.total"), pairs(&[("checkout", "resolved")]));
     assert!(callers("Invoice.total").is_empty(), "the annotation rules the other `total` out");
-    assert_eq!(callers("Basket.total"), vec![("Till.ring".to_string(), "extracted".to_string())]);
+    assert_eq!(callers("Basket.total"), pairs(&[("Till.ring", "extracted")]));
     assert!(callers("Receipt.total").is_empty());
 }
 
@@ -330,11 +337,8 @@ fn bare_ruby_names_are_calls_on_self_unless_they_are_locals() {
     // A top-level `def` of a file nobody requires is not what a bare name in a class calls.
     r.write("bench/script.rb", "def payload\n  nil\nend\n");
     r.commit_all("ruby");
-    let callers = |sym: &str| -> Vec<(String, String)> {
-        let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
-        v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
-    };
-    let read = vec![("Reader.read".to_string(), "extracted".to_string())];
+    let callers = |sym: &str| callers_with_confidence(&r, sym);
+    let read = pairs(&[("Reader.read", "extracted")]);
     assert_eq!(callers("Reader.read_data"), read);
     assert_eq!(callers("Reader.payload"), read);
     assert!(callers("Reader.count").is_empty(), "`count` is a local variable there");
@@ -376,9 +380,7 @@ fn javascript_call_and_apply_call_the_function_itself() {
         "import transformData from './transform.js';\n\nexport default function dispatchRequest(config) {\n  config.data = transformData.call(config, config.transformRequest);\n  return transformData.apply(config, [config.transformResponse]);\n}\n",
     );
     r.commit_all("js");
-    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "transformData"]);
-    let got: Vec<(&str, &str)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap(), l["confidence"].as_str().unwrap())).collect();
-    assert_eq!(got, vec![("dispatchRequest", "resolved")], "{v}");
+    assert_eq!(callers_with_confidence(&r, "transformData"), pairs(&[("dispatchRequest", "resolved")]));
 }
 
 #[test]
@@ -393,12 +395,9 @@ fn a_variable_holding_a_call_result_has_the_declared_return_type() {
         "from ui.bar import make_bar\n\n\ndef run(items):\n    bar = make_bar(items)\n    bar.update(1)\n\n\ndef run_with(items):\n    with make_bar(items) as b:\n        b.update(2)\n",
     );
     r.commit_all("py");
-    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "ProgressBar.update"]);
-    let got: BTreeSet<(String, String)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect();
-    let want: BTreeSet<(String, String)> = [("run", "resolved"), ("run_with", "resolved")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
-    assert_eq!(got, want, "{v}");
-    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "Spinner.update"]);
-    assert!(v["results"].as_array().unwrap().is_empty(), "{v}");
+    let got: BTreeSet<(String, String)> = callers_with_confidence(&r, "ProgressBar.update").into_iter().collect();
+    assert_eq!(got, pairs(&[("run", "resolved"), ("run_with", "resolved")]).into_iter().collect());
+    assert!(callers_with_confidence(&r, "Spinner.update").is_empty());
 }
 
 #[test]
@@ -407,7 +406,5 @@ fn ruby_singleton_class_methods_are_the_class_methods() {
     r.write("lib/new.rb", "module Site\n  class New\n    class << self\n      def process(args)\n        args\n      end\n    end\n  end\nend\n");
     r.write("lib/cli.rb", "require_relative 'new'\n\nmodule Site\n  class Cli\n    def run(args)\n      Site::New.process(args)\n    end\n  end\nend\n");
     r.commit_all("ruby");
-    let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "process"]);
-    let got: Vec<(&str, &str)> = v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap(), l["confidence"].as_str().unwrap())).collect();
-    assert_eq!(got, vec![("Site.Cli.run", "resolved")], "{v}");
+    assert_eq!(callers_with_confidence(&r, "process"), pairs(&[("Site.Cli.run", "resolved")]));
 }

@@ -362,7 +362,8 @@ fn stored_procedure_name(text: &str, s: usize, e: usize) -> Option<String> {
 
 // ---------------------------------------------------------------- ORM idioms
 
-fn snake(name: &str) -> String {
+/// `LineItem` → `line_item`: the table name naming conventions derive from a class name.
+pub fn snake(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() && i > 0 {

@@ -44,8 +44,7 @@ pub struct TruthEdge {
 }
 
 pub fn load(path: &Path) -> Result<Truth> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| crate::error::usage(format!("{} is not a graph truth file: {e}", path.display())))
+    super::load_truth(path, "graph")
 }
 
 /// One kind's comparison.

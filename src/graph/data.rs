@@ -5,7 +5,7 @@
 //! becomes its entity's table.
 
 use super::resolve::FileFacts;
-use crate::chunk::data::{DataKind, plural};
+use crate::chunk::data::{DataKind, plural, snake};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -32,17 +32,6 @@ fn django_app(path: &str) -> String {
     let n = parts.len();
     let dir = if n >= 3 && parts[n - 2] == "models" { parts[n - 3] } else if n >= 2 { parts[n - 2] } else { "" };
     dir.to_ascii_lowercase()
-}
-
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() && i > 0 {
-            out.push('_');
-        }
-        out.push(c.to_ascii_lowercase());
-    }
-    out
 }
 
 fn writes(method: &str) -> bool {
