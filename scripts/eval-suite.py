@@ -17,6 +17,8 @@ Usage:
 Environment:
   LYNX          the binary (default: git-lynx on PATH)
   STATIC_MODEL  the static model (default ../shared/models/minilm-static-256)
+  STATIC_MODEL_PER_REPO  a folder of static models, one per repository (DIR/<name>, e.g. made by
+                `git lynx model distill --repo-words N` in each clone); overrides STATIC_MODEL
 
 Question sets: docs/eval/<name>.questions.json (mined from history: the commit subject asked at
 the commit's parent, the files it changed as answers) and docs/eval/annotated/<name>.questions.json
@@ -73,6 +75,9 @@ def user_config(settings):
 def run(bench, out, kind, name, mode, split, config_home=None):
     lynx = os.environ.get("LYNX", "git-lynx")
     model = os.environ.get("STATIC_MODEL", os.path.join(HERE, "..", "shared", "models", "minilm-static-256"))
+    per_repo = os.environ.get("STATIC_MODEL_PER_REPO")
+    if per_repo:
+        model = os.path.join(per_repo, name)
     args = [lynx, "-q"]
     args += ["--no-dense"] if mode in ("sparse", "bm25-files") else ["--model", model]
     dest = report_path(out, kind, name, mode, split)

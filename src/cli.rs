@@ -846,6 +846,17 @@ pub enum GraphCmd {
     },
     /// Node and edge counts by language, kind and relation.
     Status(ViewOnly),
+    /// Import a SCIP index (scip-python, scip-typescript, rust-analyzer, scip-java, scip-go…)
+    /// made for this checkout: its files' calls, imports and bases become `precise`.
+    ImportScip {
+        /// The index file (`index.scip`).
+        index: PathBuf,
+        /// The revision the index was made from (default: the working tree).
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+    },
+    /// Forget every imported SCIP index (the graph is heuristic again).
+    ClearScip,
     /// Write an offline HTML view of a symbol's blast radius or a module's hub.
     Export {
         /// Centre the view on this symbol.
@@ -881,6 +892,24 @@ pub enum ModelCmd {
         /// Repo id to file it under (default: the archive's manifest).
         #[arg(long)]
         name: Option<String>,
+    },
+    /// Distil a static model from a local transformer (the model2vec recipe), optionally with
+    /// this repository's identifier words added to its vocabulary.
+    Distill {
+        /// The transformer: a repo id in the HuggingFace cache, a folder or an `.onnx` file.
+        from: String,
+        /// The folder to write (must not exist).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Dimensions kept by PCA.
+        #[arg(long, default_value_t = 256)]
+        dims: usize,
+        /// Add the N most frequent identifier words of HEAD's source files.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        repo_words: usize,
+        /// Add the words of this file (one per line).
+        #[arg(long, value_name = "FILE")]
+        words: Option<PathBuf>,
     },
     /// Write a model to an archive for an air-gapped machine (.tar, .tar.gz or .tar.zst).
     Export {
@@ -920,6 +949,8 @@ impl Command {
             Command::ModuleSummary(_) => "module_summary",
             Command::RepoOverview(_) => "repo_overview",
             Command::Graph { what: GraphCmd::Export { .. } } => "export_graph",
+            Command::Graph { what: GraphCmd::ImportScip { .. } } => "import_scip",
+            Command::Graph { what: GraphCmd::ClearScip } => "clear_scip",
             Command::Graph { .. } => "graph_query",
             Command::SearchDiff(_) => "search_diff",
             Command::GraphQuery(_) => "graph_query",
@@ -1301,6 +1332,8 @@ fn run(cli: &Cli) -> Result<Answer> {
                 let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None, cursor: None };
                 ops::graph::run(&engine(cli)?, &args)
             }
+            GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
+            GraphCmd::ClearScip => ops::graph::clear_scip(&engine(cli)?),
             GraphCmd::Export { symbol, module, out, depth, view } => {
                 let args = ops::export::ExportArgs { symbol: symbol.clone(), module: module.clone(), out: out.clone(), depth: *depth, rev: view.rev.clone() };
                 ops::export::run(&engine(cli)?, &args)
@@ -1349,6 +1382,19 @@ fn run(cli: &Cli) -> Result<Answer> {
                 ModelCmd::Pull { name } => ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json),
                 ModelCmd::List => ops::model::list(&configured()),
                 ModelCmd::Import { path, name } => ops::model::import(path, name.as_deref()),
+                ModelCmd::Distill { from, out, dims, repo_words, words } => {
+                    let engine = if *repo_words > 0 { Some(engine(cli)?) } else { None };
+                    let args = ops::model::DistillArgs {
+                        from,
+                        out,
+                        dims: *dims,
+                        words_file: words.as_deref(),
+                        repo_words: *repo_words,
+                        threads: engine.as_ref().map_or(0, |e| e.ws.config.model.threads),
+                        ort_setting: engine.as_ref().and_then(|e| e.ws.config.model.ort_dylib.as_deref()),
+                    };
+                    ops::model::distill(&args, engine.as_ref().map(|e| &e.ws), !cli.quiet && !cli.json)
+                }
                 ModelCmd::Export { name, file, to } => ops::model::export(name, file.as_ref().or(to.as_ref()).expect("clap requires FILE or --to")),
             }
         }

@@ -60,7 +60,10 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
         (layer::CHUNKS.into(), layer::chunks_fingerprint()),
         (layer::LEXICAL.into(), layer::lexical_fingerprint()),
         (layer::GRAPH.into(), layer::graph_fingerprint()),
+        (layer::scip::SCIP.into(), layer::scip::fingerprint()),
     ];
+    // History rows are keyed by commit and small: every commit's row is kept.
+    let history = catalog_path(&objects, layer::history::HISTORY, &layer::history::fingerprint());
     let needed_hashes = layer::chunk_hashes(&ws.store, &needed)?;
     let mut live: HashSet<String> = HashSet::new();
     let mut referenced: HashSet<String> = HashSet::new();
@@ -77,7 +80,9 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
         let is_vectors = stem.starts_with(&format!("{}-", layer::VECTORS));
         let is_current = is_vectors || current.iter().any(|(l, fp)| catalog_path(&objects, l, fp) == path);
         referenced.extend(cat.segments.iter().cloned());
-        if is_current {
+        if path == history {
+            live.extend(cat.segments.iter().cloned());
+        } else if is_current {
             for (k, loc) in &cat.entries {
                 let keep = if is_vectors { needed_hashes.contains(k) } else { needed.contains(k) };
                 if keep {

@@ -243,3 +243,69 @@ fn quantized_static_model_uses_mapping_and_weights() {
     let err = embed::load_files(&files, 1, None, None).err().expect("refused").to_string();
     assert!(err.contains("dimension mismatch"), "{err}");
 }
+
+/// `model distill` on the tiny BERT: every token but the unused and sentence-frame ones, plus
+/// the extra words as whole tokens; PCA columns uncorrelated with falling variance once the SIF
+/// weights are divided out; the folder loads and embeds as a static model.
+#[test]
+fn distill_makes_a_static_model_with_added_words() {
+    if !ort_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let words = dir.path().join("words.txt");
+    // `retryable` is not in the tiny vocabulary; `the` is; `foo_bar` is not one word.
+    std::fs::write(&words, "# repository words\nretryable\nthe\nfoo_bar\nretryable\n").unwrap();
+    let out = dir.path().join("distilled");
+    let exe = env!("CARGO_BIN_EXE_git-lynx");
+    let mut cmd = std::process::Command::new(exe);
+    common::isolate(&mut cmd);
+    let run = cmd
+        .args(["--json", "model", "distill", fixtures().join("tiny-bert").to_str().unwrap(), "--out", out.to_str().unwrap(), "--dims", "8", "--words", words.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let source: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("tiny-bert/tokenizer.json")).unwrap()).unwrap();
+    let vocab = source["model"]["vocab"].as_object().unwrap().len();
+    // [CLS], [SEP] and [MASK] never occur inside a text; [PAD] and [UNK] stay.
+    assert_eq!(report["tokens"], vocab - 3 + 1, "{report}");
+    assert_eq!(report["words_added"], 1, "{report}");
+    assert_eq!(report["words_skipped"], 3, "{report}");
+    assert_eq!(report["dim"], 8);
+
+    let tok: Value = serde_json::from_str(&std::fs::read_to_string(out.join("tokenizer.json")).unwrap()).unwrap();
+    let new_vocab = tok["model"]["vocab"].as_object().unwrap();
+    assert_eq!(new_vocab["retryable"], vocab - 3, "the added word is the last row");
+    assert!(!new_vocab.contains_key("[CLS]") && new_vocab.contains_key("[UNK]"));
+    assert!(tok["post_processor"].is_null());
+
+    let bytes = std::fs::read(out.join("model.safetensors")).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    let t = st.tensor("embeddings").unwrap();
+    assert_eq!(t.shape(), &[vocab - 2, 8]);
+    let rows: Vec<f32> = t.data().chunks(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect();
+    let n = vocab - 2;
+    let unweighted: Vec<f64> = rows.chunks(8).enumerate().flat_map(|(i, r)| {
+        let w = lynx::embed::distill::sif_weight(i, n);
+        r.iter().map(move |x| *x as f64 / w).collect::<Vec<_>>()
+    }).collect();
+    let mean = |j: usize| unweighted.chunks(8).map(|r| r[j]).sum::<f64>() / n as f64;
+    let cov = |a: usize, b: usize| {
+        let (ma, mb) = (mean(a), mean(b));
+        unweighted.chunks(8).map(|r| (r[a] - ma) * (r[b] - mb)).sum::<f64>() / (n - 1) as f64
+    };
+    for j in 0..8 {
+        assert!(mean(j).abs() < 1e-2 * cov(0, 0).sqrt(), "column {j} is centred");
+        if j > 0 {
+            assert!(cov(j, j) <= cov(j - 1, j - 1) * 1.001, "variance falls along the components");
+            assert!(cov(0, j).abs() < 1e-2 * (cov(0, 0) * cov(j, j)).sqrt(), "components 0 and {j} are uncorrelated");
+        }
+    }
+
+    let m = load(out.clone());
+    assert_eq!(m.kind(), "static");
+    assert_eq!(m.dim(), 8);
+    let v = m.embed_query("retryable request").unwrap();
+    assert!((embed::dot(&v, &v) - 1.0).abs() < 1e-4);
+}

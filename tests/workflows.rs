@@ -132,7 +132,7 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "blocked"]).current_dir(r.path()).env("PATH", &path).env("LYNX_HOOK_FAIL_ON", "callers>0").output().unwrap();
     assert!(!out.status.success(), "the configured check blocks the commit");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("check failed: 1 transitive callers through extracted or resolved edges > 0") && stderr.contains("commit blocked"), "{stderr}");
+    assert!(stderr.contains("check failed: 1 transitive callers through precise, extracted or resolved edges > 0") && stderr.contains("commit blocked"), "{stderr}");
     let v = r.json(&["hooks", "uninstall"]);
     assert!(v["dir"].is_string());
     assert!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("existing-hook-ran"), "original restored");

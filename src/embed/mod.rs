@@ -3,6 +3,7 @@
 //! kind, a hash of its files, dimension, pooling and length, so changed model files can never
 //! mix vectors.
 
+pub mod distill;
 pub mod onnx;
 pub mod rerank;
 pub mod resolve;

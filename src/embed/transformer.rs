@@ -130,6 +130,34 @@ impl Transformer {
             mask.extend(e.get_attention_mask().iter().map(|&v| v as i64));
             types.extend(e.get_type_ids().iter().map(|&v| v as i64));
         }
+        let mut out = self.forward(ids, mask, types, n, seq, self.pooling)?;
+        let d = out.len() / n.max(1);
+        out.chunks_mut(d.max(1)).for_each(normalize);
+        Ok(out)
+    }
+
+    /// Mean-pooled last hidden states (not normalised) of token id sequences, each fed as
+    /// given (special tokens included), padded with id 0 behind an attention mask.
+    pub(crate) fn mean_hidden(&self, seqs: &[Vec<u32>]) -> Result<Vec<f32>> {
+        let n = seqs.len();
+        let seq = seqs.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(n * seq);
+        let mut mask = Vec::with_capacity(n * seq);
+        for s in seqs {
+            ids.extend(s.iter().map(|&v| v as i64));
+            ids.extend(std::iter::repeat_n(0, seq - s.len()));
+            mask.extend(std::iter::repeat_n(1, s.len()));
+            mask.extend(std::iter::repeat_n(0, seq - s.len()));
+        }
+        self.forward(ids, mask, vec![0; n * seq], n, seq, Pooling::Mean)
+    }
+
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// One session run over an `n × seq` batch, pooled per row.
+    fn forward(&self, ids: Vec<i64>, mask: Vec<i64>, types: Vec<i64>, n: usize, seq: usize, pooling: Pooling) -> Result<Vec<f32>> {
         let shape = vec![n as i64, seq as i64];
         let mut feed: Vec<(String, ort::value::DynValue)> = Vec::new();
         for name in &self.inputs {
@@ -151,7 +179,7 @@ impl Transformer {
             [b, s, d] if *b == n && *s == seq => {
                 for i in 0..n {
                     let mut v = vec![0f32; *d];
-                    match self.pooling {
+                    match pooling {
                         Pooling::Cls => v.copy_from_slice(&data[i * s * d..i * s * d + d]),
                         Pooling::Mean => {
                             let mut count = 0f32;
@@ -170,15 +198,12 @@ impl Transformer {
                             }
                         }
                     }
-                    normalize(&mut v);
                     out.extend(v);
                 }
             }
             [b, d] if *b == n => {
                 for i in 0..n {
-                    let mut v = data[i * d..(i + 1) * d].to_vec();
-                    normalize(&mut v);
-                    out.extend(v);
+                    out.extend_from_slice(&data[i * d..(i + 1) * d]);
                 }
             }
             other => bail!("unexpected output shape {other:?} from `{}`", self.output),

@@ -98,13 +98,7 @@ fn defs_of(cg: &CodeGraph, name: &str) -> Vec<u32> {
 /// confidence among parallel edges. Calls of a class (constructor calls) are left out: truth
 /// files differ on whether `new X()` is a call, so neither side scores them.
 fn edges_around(cg: &CodeGraph, nodes: &[Node], rels: &[Rel], out_only: bool) -> HashMap<(String, String), Confidence> {
-    let rank = |c: Confidence| match c {
-        Confidence::Extracted => 0,
-        Confidence::Resolved => 1,
-        Confidence::Ambiguous => 2,
-        Confidence::Inferred => 3,
-        Confidence::External => 4,
-    };
+    let rank = |c: Confidence| c.rank();
     let mut out: HashMap<(String, String), Confidence> = HashMap::new();
     for &n in nodes {
         let dirs: &[Direction] = if out_only { &[Direction::Outgoing] } else { &[Direction::Outgoing, Direction::Incoming] };
@@ -213,7 +207,7 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
     let imports = score(edges_around(&cg, &files, &[Rel::Imports], true), &pairs(&t.imports), &traps);
     let (mut ok, mut all) = (0, 0);
     for k in [&calls, &inherits, &imports] {
-        for c in ["extracted", "resolved"] {
+        for c in ["precise", "extracted", "resolved"] {
             if let Some((a, b)) = k.by_confidence.get(c) {
                 ok += a;
                 all += b;
@@ -239,7 +233,7 @@ pub fn render(r: &GraphReport, details: bool) -> String {
         let conf: Vec<String> = k.by_confidence.iter().map(|(c, (a, b))| format!("{c} {a}/{b}")).collect();
         out.push_str(&format!("{name:<10} {:>5}  {:>5}  {:>7}  {:>9.3}  {:>6.3}  {}\n", k.truth, k.found, k.correct, k.precision, k.recall, conf.join(", ")));
     }
-    out.push_str(&format!("precision of extracted + resolved edges: {:.3}\n", r.confident_precision));
+    out.push_str(&format!("precision of confident edges (precise, extracted, resolved): {:.3}\n", r.confident_precision));
     if !r.unknown_focus.is_empty() {
         out.push_str(&format!("focus names with no definition in the graph: {}\n", r.unknown_focus.join(", ")));
     }

@@ -6,5 +6,6 @@ pub use crate::chunk::facts;
 pub mod data;
 pub mod load;
 pub mod model;
+pub mod precise;
 pub mod query;
 pub mod resolve;

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
+    /// From a compiler-backed SCIP index imported for the file (`graph import-scip`).
+    Precise,
     /// Both ends in the same file.
     Extracted,
     /// One candidate across the view.
@@ -21,8 +23,26 @@ pub enum Confidence {
 }
 
 impl Confidence {
+    /// Order of trust, most trusted first (sorting and picking among parallel edges).
+    pub fn rank(self) -> u8 {
+        match self {
+            Confidence::Precise => 0,
+            Confidence::Extracted => 1,
+            Confidence::Resolved => 2,
+            Confidence::Ambiguous => 3,
+            Confidence::Inferred => 4,
+            Confidence::External => 5,
+        }
+    }
+
+    /// An edge an agent or a CI gate can rely on: precise, or one candidate found by name.
+    pub fn is_confident(self) -> bool {
+        matches!(self, Confidence::Precise | Confidence::Extracted | Confidence::Resolved)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
+            Confidence::Precise => "precise",
             Confidence::Extracted => "extracted",
             Confidence::Resolved => "resolved",
             Confidence::Ambiguous => "ambiguous",

@@ -444,11 +444,5 @@ pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
 }
 
 pub fn confidence_rank(c: Confidence) -> u8 {
-    match c {
-        Confidence::Extracted => 0,
-        Confidence::Resolved => 1,
-        Confidence::Ambiguous => 2,
-        Confidence::Inferred => 3,
-        Confidence::External => 4,
-    }
+    c.rank()
 }

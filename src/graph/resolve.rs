@@ -33,6 +33,8 @@ pub struct FileFacts<'a> {
     pub path: &'a str,
     pub lang: Lang,
     pub facts: &'a Facts,
+    /// What an imported SCIP index says about the file; its edges replace the heuristic ones.
+    pub precise: Option<&'a crate::layer::scip::PreciseFacts>,
 }
 
 fn dir_of(path: &str) -> &str {
@@ -271,12 +273,19 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
     }
 
+    // Files with precise facts take their calls, bases and imports from them.
+    let mut seen: HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)> = HashSet::new();
+    let precise = super::precise::add_edges(&mut cg, files_in, &first_def, &mut seen);
+
     // Imports: file → files (or external modules), and the names each file imports.
     let paths = PathIndex::new(&cg.files);
     let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
     let mut imported_names: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
     for (fi, f) in files_in.iter().enumerate() {
         for imp in &f.facts.imports {
+            // An import the index answered gets its edge from there; what the file imports
+            // still narrows the heuristic calls of sites the index left open.
+            let answered = precise[fi].as_ref().is_some_and(|c| c.import_lines.contains(&imp.line));
             let targets: Vec<u32> = paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect();
             // Java/Kotlin/Scala/PHP name a type in a package: the file of that type, if any.
             let mut named: Vec<u32> = Vec::new();
@@ -306,11 +315,16 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
             all.sort_unstable();
             all.dedup();
             if all.is_empty() {
-                let ext = external(&mut cg, &imp.module);
-                cg.g.add_edge(cg.file_nodes[fi], ext, Edge { rel: Rel::Imports, confidence: Confidence::External, line: imp.line });
+                if !answered {
+                    let ext = external(&mut cg, &imp.module);
+                    cg.g.add_edge(cg.file_nodes[fi], ext, Edge { rel: Rel::Imports, confidence: Confidence::External, line: imp.line });
+                }
             } else {
                 for t in &all {
                     imported_files[fi].insert(*t);
+                    if answered {
+                        continue;
+                    }
                     let conf = if all.len() == 1 { Confidence::Resolved } else { Confidence::Ambiguous };
                     cg.g.add_edge(cg.file_nodes[fi], cg.file_nodes[*t as usize], Edge { rel: Rel::Imports, confidence: conf, line: imp.line });
                 }
@@ -334,6 +348,9 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
             let base = first_def[fi];
             for b in &f.facts.bases {
                 let from = base + b.def as u32;
+                if precise[fi].as_ref().is_some_and(|c| c.based.contains(&from)) {
+                    continue;
+                }
                 let rel = match b.relation {
                     Relation::Extends => Rel::Extends,
                     Relation::Implements => Rel::Implements,
@@ -344,7 +361,6 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
             }
         }
     }
-    let mut seen: HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)> = HashSet::new();
     add_edges(&mut cg, base_edges, &mut seen);
     let mut call_edges = Vec::new();
     {
@@ -353,6 +369,9 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
             let base = first_def[fi];
             let hints = type_hints(f.facts);
             for c in &f.facts.calls {
+                if precise[fi].as_ref().is_some_and(|p| p.calls.contains(&(c.line, c.name.clone()))) {
+                    continue;
+                }
                 let scope = (c.scope >= 0).then(|| base + c.scope as u32);
                 let from = match scope {
                     Some(s) => Node::Def(s),
@@ -397,7 +416,7 @@ fn add_edges(cg: &mut CodeGraph, edges: Vec<Pending>, seen: &mut HashSet<(petgra
     }
 }
 
-fn external(cg: &mut CodeGraph, name: &str) -> petgraph::graph::NodeIndex {
+pub(super) fn external(cg: &mut CodeGraph, name: &str) -> petgraph::graph::NodeIndex {
     if let Some(&i) = cg.external_by_name.get(name) {
         return cg.external_nodes[i as usize];
     }

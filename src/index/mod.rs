@@ -7,6 +7,7 @@ pub mod adopt;
 pub mod embed;
 pub mod history;
 pub mod process;
+pub mod scip;
 
 use crate::layer::{self, chunks, graph, lexical};
 use crate::progress::Progress;

@@ -7,6 +7,7 @@ pub mod chunks;
 pub mod graph;
 pub mod history;
 pub mod lexical;
+pub mod scip;
 pub mod vectors;
 
 use crate::fsutil::short_hash;

@@ -338,7 +338,7 @@ pub struct Totals {
     pub added: usize,
     pub deleted: usize,
     pub transitive_callers: usize,
-    /// Callers reached through extracted or resolved edges only (what `--fail-on callers>N`
+    /// Callers reached through precise, extracted or resolved edges only (what `--fail-on callers>N`
     /// counts: a guessed edge must not trip a gate).
     pub confident_callers: usize,
     pub tests: usize,
@@ -481,7 +481,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     let callers_of = |g: &CodeGraph, d: u32| query::bfs(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES);
     let mut confident: HashSet<(String, String)> = HashSet::new();
     let mut confident_callers_of = |g: &CodeGraph, d: u32| {
-        let trusted = |e: &crate::graph::model::Edge| matches!(e.confidence, crate::graph::model::Confidence::Extracted | crate::graph::model::Confidence::Resolved);
+        let trusted = |e: &crate::graph::model::Edge| e.confidence.is_confident();
         for l in query::bfs_where(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES, trusted).0 {
             confident.insert((l.node.path.clone().unwrap_or_default(), l.node.name.clone()));
         }
@@ -681,7 +681,7 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
         };
         let hit = match (name, limit) {
             ("callers", Some(n)) => (r.totals.confident_callers > n)
-                .then(|| format!("{} transitive callers through extracted or resolved edges > {n}", r.totals.confident_callers)),
+                .then(|| format!("{} transitive callers through precise, extracted or resolved edges > {n}", r.totals.confident_callers)),
             ("tests", Some(n)) => (r.totals.tests > n).then(|| format!("{} tests to re-run > {n}", r.totals.tests)),
             ("deleted", None) => {
                 let used: Vec<&str> = r.definitions.iter().filter(|d| d.change == "deleted" && !d.callers.is_empty()).map(|d| d.name.as_str()).collect();

@@ -168,7 +168,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         let (s, e) = head_of(p);
         cands.push(Candidate { role: "type", name: g.defs[p as usize].qualified.clone(), path: g.def_path(p).to_string(), start: s, end: e, confidence: None });
     }
-    let confident = |c: Confidence| matches!(c, Confidence::Extracted | Confidence::Resolved);
+    let confident = |c: Confidence| c.is_confident();
     let mut links: Vec<(&'static str, u32, Confidence, u32)> = Vec::new();
     let me = g.node_of(Node::Def(d));
     for e in g.g.edges_directed(me, Direction::Outgoing) {

@@ -319,3 +319,45 @@ fn surprising(ctx: &Ctx, limit: usize) -> Result<Answer> {
     }
     Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), serde_json::json!({"op": "surprising_connections", "results": results, "sampled": nodes.len() > SAMPLE_ABOVE}), text))
 }
+
+/// `graph clear-scip`: forgets every imported SCIP index; the graph is heuristic again.
+pub fn clear_scip(engine: &Engine) -> Result<Answer> {
+    let n = engine.ws.store.clear_catalog(crate::layer::scip::SCIP, &crate::layer::scip::fingerprint())?;
+    engine.forget_views();
+    let text = format!("forgot the precise facts of {n} blobs; `git lynx gc` removes their segments\n");
+    Ok(Answer::new("clear_scip", None, serde_json::json!({ "blobs": n }), text))
+}
+
+/// `graph import-scip INDEX`: stores what a SCIP index says about the files of a view (default
+/// the working tree), so their edges become `precise` in every view holding the same blobs.
+pub fn import_scip(engine: &Engine, index: &std::path::Path, rev: Option<&str>) -> Result<Answer> {
+    let spec = crate::view::ViewSpec::from_option(rev);
+    let view = engine.view(&spec)?;
+    let r = crate::index::scip::import(&engine.ws, &view, index)?;
+    engine.forget_views();
+    let mut text = format!(
+        "imported {} of {} documents from {}{} at {}: {} definitions, {} calls, {} imports, {} inheritance relations\n",
+        r.imported,
+        r.documents,
+        r.index,
+        if r.tool.is_empty() { String::new() } else { format!(" ({})", r.tool) },
+        r.view,
+        r.definitions,
+        r.calls,
+        r.imports,
+        r.implements
+    );
+    if r.imported > 0 {
+        text.push_str("their calls, imports and bases are now `precise` in every view holding these blobs\n");
+    }
+    for s in r.skipped.iter().take(20) {
+        text.push_str(&format!("  skipped {}: {}\n", s.path, s.reason));
+    }
+    if r.skipped.len() > 20 {
+        text.push_str(&format!("  … and {} more skipped (--json lists them all)\n", r.skipped.len() - 20));
+    }
+    if r.imported == 0 && r.documents > 0 {
+        anyhow::bail!("{}no document of {} matches a file of this view; index the same revision (or pass --rev)", text, r.index);
+    }
+    Ok(Answer::new("import_scip", None, &r, text))
+}

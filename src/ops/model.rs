@@ -190,3 +190,60 @@ fn tempfile_dir() -> Result<PathBuf> {
     std::fs::create_dir_all(&d)?;
     Ok(d)
 }
+
+/// What `model distill` is asked for.
+pub struct DistillArgs<'a> {
+    /// The transformer: a repo id, a folder or an `.onnx` file.
+    pub from: &'a str,
+    pub out: &'a Path,
+    pub dims: usize,
+    /// Extra words, one per line (`#` comments).
+    pub words_file: Option<&'a Path>,
+    /// The N most frequent identifier words of the repository's HEAD (needs `ws`).
+    pub repo_words: usize,
+    pub threads: usize,
+    pub ort_setting: Option<&'a str>,
+}
+
+/// Distils a static model from a local transformer (`embed::distill`), optionally with a
+/// vocabulary extended by words of this repository's identifiers.
+pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, progress: bool) -> Result<Answer> {
+    let files = resolve::resolve(args.from, false, false)?;
+    if files.kind != ModelKind::Transformer {
+        bail!("{} is a {:?} model; distilling needs a transformer with an ONNX export (e.g. sentence-transformers/all-MiniLM-L6-v2)", args.from, files.kind);
+    }
+    let onnx = files.onnx.clone().context("the transformer has no ONNX file")?;
+    let t = crate::embed::transformer::Transformer::load(&files.name, &files.dir, &onnx, args.threads, args.ort_setting, String::new())?;
+    let mut words: Vec<String> = Vec::new();
+    if let Some(f) = args.words_file {
+        let text = std::fs::read_to_string(f).with_context(|| format!("reading the word list {}", f.display()))?;
+        words.extend(text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_string));
+    }
+    if args.repo_words > 0 {
+        let ws = ws.context("--repo-words needs a git repository (run it inside one)")?;
+        let view = crate::view::View::open(ws, &crate::view::ViewSpec::Rev("HEAD".into()))?;
+        let local = ws.repo.local();
+        let blobs: Vec<Vec<u8>> = view
+            .files
+            .iter()
+            .filter(|f| crate::lang::by_path(&f.path).is_some_and(|l| l.is_code()) && !crate::graph::model::is_test_path(&f.path))
+            .filter_map(|f| crate::repo::Repo::read_blob(&local, f.blob).ok())
+            .collect();
+        words.extend(crate::embed::distill::identifier_words(blobs.iter().map(Vec::as_slice), args.repo_words, 3));
+    }
+    let bar = crate::progress::Progress::new(progress);
+    let last = std::sync::atomic::AtomicUsize::new(0);
+    let report = crate::embed::distill::distill(&t, &files.dir, &files.name, args.out, args.dims, &words, &|done, total| {
+        if last.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+            bar.start("distilling tokens", total as u64);
+        }
+        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
+        bar.inc(done.saturating_sub(before) as u64);
+    })?;
+    bar.finish();
+    let text = format!(
+        "distilled {} into {}: {} tokens ({} repository/extra words added, {} already known), {} dimensions, {:.0} s\nuse it with: git lynx index --model {}\n",
+        report.source, report.out, report.tokens, report.words_added, report.words_skipped, report.dim, report.seconds, report.out
+    );
+    Ok(Answer::new("model_distill", None, &report, text))
+}

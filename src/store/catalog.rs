@@ -48,6 +48,14 @@ impl Catalog {
         self.entries = merge_sorted(old, new);
     }
 
+    /// Adds a segment's keys, moving keys already present to it (a layer whose rows for a key
+    /// are replaced by a newer import rather than derived once from the blob).
+    pub fn replace(&mut self, segment: &str, keys: &[(Key, u32, u32)]) {
+        let moved: std::collections::HashSet<&Key> = keys.iter().map(|(k, _, _)| k).collect();
+        self.entries.retain(|(k, _)| !moved.contains(k));
+        self.add(segment, keys);
+    }
+
     /// Drops the given segments and every entry pointing at them (after gc or quarantine), so
     /// the catalog never names a segment that is gone.
     pub fn remove_segments(&mut self, names: &[String]) {

@@ -218,6 +218,34 @@ impl Store {
         cat.save(&path)
     }
 
+    /// Like [`Store::commit`], but the segments' keys replace any entries the catalog has for
+    /// them (imported facts, where a newer import supersedes an older one for the same blob).
+    pub fn commit_replacing(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)]) -> Result<()> {
+        if added.is_empty() {
+            return Ok(());
+        }
+        let _lock = lock::StoreLock::acquire(&self.root, "catalog update")?;
+        let path = catalog::catalog_path(self.objects(), layer, fingerprint);
+        if !path.exists() {
+            note_known(self.objects(), &[format!("{layer}-{fingerprint}")])?;
+        }
+        let mut cat = Catalog::load(&path)?;
+        for (name, keys) in added {
+            cat.replace(name, keys);
+        }
+        cat.save(&path)
+    }
+
+    /// Empties the local catalog of (layer, fingerprint): its segments are no longer used and
+    /// the next `gc` removes them. Returns how many keys it held.
+    pub fn clear_catalog(&self, layer: &str, fingerprint: &str) -> Result<usize> {
+        let _lock = lock::StoreLock::acquire(&self.root, "catalog update")?;
+        let path = catalog::catalog_path(self.objects(), layer, fingerprint);
+        let held = Catalog::load(&path)?.entries.len();
+        Catalog::default().save(&path)?;
+        Ok(held)
+    }
+
     /// The object directory holding segment `name` (any directory: names are content hashes, so
     /// every copy is the same) and its path.
     pub fn find_segment(&self, name: &str) -> Option<(usize, PathBuf)> {
