@@ -1045,9 +1045,7 @@ pub fn main() -> i32 {
             if !(cli.quiet && action && !cli.json && !cli.jsonl) {
                 print_answer(&cli, &answer);
             }
-            let failed = answer.data.get("failed_checks").and_then(|v| v.as_array()).is_some_and(|a| !a.is_empty());
-            let doctor = answer.data.get("exit_code").and_then(|v| v.as_i64()).unwrap_or(0) as i32;
-            if failed { ops::changes::EXIT_CHECK_FAILED } else { doctor }
+            answer.exit
         }
         Err(e) => {
             if cli.json || cli.jsonl {
@@ -1226,53 +1224,10 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
-        Command::Init { client, yes: _, no_index } => {
-            let client = match client {
-                Some(c) => c.clone(),
-                None => crate::integrate::detect_client(cli.dir.as_deref())?.to_string(),
-            };
-            let (written, hints) = crate::integrate::init(cli.dir.as_deref(), &client)?;
-            let mut text = String::new();
-            for w in &written {
-                text.push_str(&format!("wrote {w}\n"));
-            }
-            for h in &hints {
-                text.push_str(&format!("{h}\n"));
-            }
-            let index = if *no_index {
-                None
-            } else {
-                let a = ops::index::run(&engine(cli)?, &[])?;
-                text.push_str(&a.text);
-                Some(a.json())
-            };
-            text.push_str(&format!("ready: start {client} in this repository; `git lynx remove` undoes this\n"));
-            Ok(Answer::new("init", None, serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}), text))
-        }
+        Command::Init { client, yes: _, no_index } => crate::integrate::init_answer(cli.dir.as_deref(), client.as_deref(), || if *no_index { Ok(None) } else { engine(cli).map(Some) }),
         Command::MigrateConfig { file, write } => {
             let file = file.clone().or_else(|| std::env::var_os("RAG_CONFIG_PATH").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("config.json"));
-            if !file.is_file() {
-                return Err(error::usage(format!("no LynxMCP config at {} (name the file: `git lynx migrate-config path/to/config.json`)", file.display())));
-            }
-            let (table, skipped) = crate::sources::migrate_lynxmcp(&file)?;
-            let mut text = String::new();
-            let written = if *write {
-                let ws = workspace(cli)?;
-                let path = crate::sources::write_migrated(&ws.store.root, table.clone())?;
-                // What was written must load.
-                crate::config::Config::load(ws.repo.workdir.as_deref(), &ws.store.root)
-                    .with_context(|| format!("the migrated settings in {} do not load; fix or remove them", path.display()))?;
-                text.push_str(&format!("wrote the settings of {} to {}\n", file.display(), path.display()));
-                Some(path.display().to_string())
-            } else {
-                text.push_str(&format!("# Lynx settings from {} (for .lynx/config.toml; `--write` merges them)\n", file.display()));
-                text.push_str(&toml::to_string_pretty(&table)?);
-                None
-            };
-            for s in &skipped {
-                text.push_str(&format!("# not carried over: {s}\n"));
-            }
-            Ok(Answer::new("migrate_config", None, serde_json::json!({"file": file.display().to_string(), "settings": table, "not_carried_over": skipped, "written": written}), text))
+            ops::setup::migrate_config(&file, if *write { Some(workspace(cli)?) } else { None }.as_ref())
         }
         Command::Remove { store } => {
             let store_dir = if *store { Some(workspace(cli)?.store.root.clone()) } else { None };
@@ -1280,9 +1235,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         }
         Command::Evaluate { what } => evaluate(cli, what),
         Command::Doctor { strict, path, repair, verify } => {
-            let (mut answer, code) = ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify, *strict)?;
-            answer.data.insert("exit_code".into(), code.into());
-            Ok(answer)
+            ops::doctor::run(&engine(cli)?, path.as_deref(), *repair, *verify, *strict)
         }
         Command::Objects { what } => match what {
             ObjectsCmd::Export { revs, to } => ops::objects::export(&engine(cli)?, revs, to),
@@ -1340,21 +1293,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         },
         Command::Status => ops::status::run(&engine(cli)?),
-        Command::Gc(a) => {
-            let engine = engine(cli)?;
-            let r = crate::gc::gc(&engine.ws, a.dry_run, a.reflog_days)?;
-            let text = format!(
-                "{}{} of {} segments ({}), {} temp files; kept what {} commits and {} worktrees need\n",
-                if r.dry_run { "would remove " } else { "removed " },
-                r.segments_removed,
-                r.segments_total,
-                ops::status::human_bytes(r.bytes_removed),
-                r.temp_files_removed,
-                r.live_commits,
-                r.worktrees
-            );
-            Ok(Answer::new("gc", None, &r, text))
-        }
+        Command::Gc(a) => ops::upkeep::gc(&engine(cli)?, a.dry_run, a.reflog_days),
         Command::Debug { what } => debug(what),
         Command::Man { install, man_dir } => man(*install, man_dir.as_deref()),
         Command::Completions { shell } => {
@@ -1373,11 +1312,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("completions", None, serde_json::json!({"shell": shell.to_string()}), script))
         }
         Command::Model { what } => {
-            let configured = || -> String {
-                cli.model.clone().or_else(|| std::env::var("LYNX_MODEL").ok()).unwrap_or_else(|| {
-                    workspace(cli).map(|w| w.config.model.name).unwrap_or_else(|_| crate::config::DEFAULT_MODEL.to_string())
-                })
-            };
+            let configured = || -> String { ops::model::configured_name(cli.model.as_deref(), workspace(cli).ok().as_ref()) };
             match what {
                 ModelCmd::Pull { name } => ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json),
                 ModelCmd::List => ops::model::list(&configured()),
@@ -1402,79 +1337,28 @@ fn run(cli: &Cli) -> Result<Answer> {
 }
 
 fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
-    use crate::eval;
     match what {
         EvalCmd::Mine { rev_range, max, max_files, out } => {
-            let ws = workspace(cli)?;
-            let m = eval::mine::mine(&ws.repo, &eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files })?;
-            let mut text = format!("mined {} questions from {} of {} commits in {}\n", m.questions.len(), m.commits_kept, m.commits_seen, m.range);
-            for (reason, n) in &m.skipped {
-                text.push_str(&format!("  skipped {n}: {reason}\n"));
-            }
-            if let Some(path) = out {
-                crate::fsutil::write_atomic(path, serde_json::to_string_pretty(&m)?.as_bytes())?;
-                text.push_str(&format!("wrote {}\n", path.display()));
-            } else {
-                for q in &m.questions {
-                    text.push_str(&format!("{}\n", serde_json::to_string(q)?));
-                }
-            }
-            Ok(Answer::new("evaluate_mine", None, &m, text))
+            let opts = crate::eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files };
+            ops::evaluate::mine(&workspace(cli)?, &opts, out.as_deref())
         }
-        EvalCmd::DataAccess { truth, rev, details } => {
-            let t = eval::data::load(truth)?;
-            let report = eval::data::run(&engine(cli)?, &t, rev.as_deref())?;
-            let text = eval::data::render(&report, *details);
-            Ok(Answer::new("evaluate_data_access", None, &report, text))
-        }
-        EvalCmd::Graph { truth, rev, details } => {
-            let t = eval::graph::load(truth)?;
-            let report = eval::graph::run(&engine(cli)?, &t, rev.as_deref())?;
-            let text = eval::graph::render(&report, *details);
-            Ok(Answer::new("evaluate_graph", None, &report, text))
-        }
+        EvalCmd::DataAccess { truth, rev, details } => ops::evaluate::data_access(&engine(cli)?, truth, rev.as_deref(), *details),
+        EvalCmd::Graph { truth, rev, details } => ops::evaluate::graph(&engine(cli)?, truth, rev.as_deref(), *details),
         EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker, split } => {
-            let mut qs = eval::dataset::load(questions)?;
-            if let Some(s) = split {
-                qs.retain(|q| q.split.as_deref().unwrap_or("dev") == s);
-                if qs.is_empty() {
-                    return Err(error::usage(format!("no question of {} is in split `{s}`", questions.display())));
-                }
-            }
-            let baseline = baseline
-                .as_ref()
-                .map(|p| -> Result<eval::run::Report> {
-                    let t = std::fs::read_to_string(p).map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
-                    serde_json::from_str(&t).map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
-                })
-                .transpose()?;
-            if reranker.is_some() && mode == "bm25-files" {
-                return Err(error::usage("--reranker reorders chunk results: use it with --mode hybrid, dense or sparse"));
-            }
-            if max_recall_drop.is_some() && baseline.is_none() {
-                return Err(error::usage("--max-recall-drop needs --baseline"));
-            }
-            let opts = eval::run::RunOptions {
-                mode: eval::run::EvalMode::parse(mode)?,
-                k: (*k).max(1),
-                per_question: *per_question,
-                baseline,
+            let args = ops::evaluate::RunArgs {
+                questions,
+                mode,
+                k: *k,
+                save: save.as_ref(),
+                baseline: baseline.as_ref(),
                 min_recall: *min_recall,
                 max_recall_drop: *max_recall_drop,
                 max_p95_ms: *max_p95_ms,
-                rerank: reranker.clone(),
+                per_question: *per_question,
+                reranker: reranker.as_deref(),
+                split: split.as_deref(),
             };
-            let e = engine(cli)?;
-            let report = eval::run::run(&e, &qs, &opts)?;
-            if let Some(p) = save {
-                crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
-            }
-            let text = eval::run::render(&report);
-            let mut a = Answer::new("evaluate_run", None, &report, text);
-            if report.gates.iter().any(|g| !g.passed) {
-                a.data.insert("exit_code".into(), eval::run::EXIT_GATE_FAILED.into());
-            }
-            Ok(a)
+            ops::evaluate::run(|| engine(cli), &args)
         }
     }
 }
@@ -1523,41 +1407,12 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
-    let ws = workspace(cli)?;
     match what {
         SourceCmd::Add { name, path, extensions, ignore, no_graph, description } => {
-            crate::config::check_source_name(name)?;
-            let abs = std::path::Path::new(path);
-            if !abs.exists() && !ws.repo.workdir.as_ref().is_some_and(|w| w.join(path).exists()) {
-                return Err(error::usage(format!("{path} does not exist")));
-            }
-            crate::sources::edit_local_config(&ws.store.root, |list| {
-                if list.iter().any(|s| &s.name == name) {
-                    return Err(error::usage(format!("a source named `{name}` already exists")));
-                }
-                list.push(crate::config::SourceConfig {
-                    name: name.clone(),
-                    path: path.clone(),
-                    extensions: extensions.clone(),
-                    ignore: ignore.clone(),
-                    graph: !no_graph,
-                    description: description.clone(),
-                });
-                Ok(())
-            })?;
-            Ok(Answer::new("source", None, serde_json::json!({"added": name}), format!("added source `{name}` ({path})\n")))
+            let args = ops::source::AddArgs { name, path, extensions, ignore, graph: !no_graph, description };
+            ops::source::add(&workspace(cli)?, &args)
         }
-        SourceCmd::Remove { name } => {
-            crate::sources::edit_local_config(&ws.store.root, |list| {
-                let before = list.len();
-                list.retain(|s| &s.name != name);
-                if list.len() == before {
-                    return Err(error::usage(format!("no source named `{name}` in .lynx/config.toml")));
-                }
-                Ok(())
-            })?;
-            Ok(Answer::new("source", None, serde_json::json!({"removed": name}), format!("removed source `{name}`\n")))
-        }
+        SourceCmd::Remove { name } => ops::source::remove(&workspace(cli)?, name),
         SourceCmd::List => ops::status::list_sources(&sources(cli)?),
     }
 }

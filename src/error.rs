@@ -19,8 +19,17 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+// Every exit code of the program, in one place (README.md lists them for users).
+/// An answer (including "found nothing" and a doctor report with warnings only).
+pub const EXIT_OK: i32 = 0;
+/// A failure, or a doctor check that failed (`--strict`: a warning too).
 pub const EXIT_FAILURE: i32 = 1;
+/// Bad arguments, an unknown revision, not a repository, invalid configuration.
 pub const EXIT_USAGE: i32 = 2;
+/// An `impact --fail-on` check tripped.
+pub const EXIT_CHECK_FAILED: i32 = 3;
+/// An `evaluate` gate failed.
+pub const EXIT_GATE_FAILED: i32 = 4;
 /// The store's write lock was not released in time.
 pub const EXIT_LOCKED: i32 = 75;
 

@@ -326,3 +326,30 @@ pub fn detect_client(dir: Option<&Path>) -> Result<&'static str> {
     let root = root(dir)?;
     Ok(if root.join(".cursor").is_dir() { "cursor" } else { "claude" })
 }
+
+/// Writes the client's entries (detected when not named), then indexes unless `engine` gives none.
+pub fn init_answer(dir: Option<&Path>, client: Option<&str>, engine: impl FnOnce() -> anyhow::Result<Option<crate::engine::Engine>>) -> anyhow::Result<crate::ops::Answer> {
+    let client = match client {
+        Some(c) => c.to_string(),
+        None => detect_client(dir)?.to_string(),
+    };
+    let (written, hints) = init(dir, &client)?;
+    let mut text = String::new();
+    for w in &written {
+        text.push_str(&format!("wrote {w}\n"));
+    }
+    for h in &hints {
+        text.push_str(&format!("{h}\n"));
+    }
+    let index = match engine()? {
+        Some(e) => {
+            let a = crate::ops::index::run(&e, &[])?;
+            text.push_str(&a.text);
+            Some(a.json())
+        }
+        None => None,
+    };
+    text.push_str(&format!("ready: start {client} in this repository; `git lynx remove` undoes this\n"));
+    Ok(crate::ops::Answer::new("init", None, serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}), text))
+}
+

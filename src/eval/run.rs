@@ -130,7 +130,7 @@ pub struct RunOptions {
 }
 
 /// Exit code when a gate fails.
-pub const EXIT_GATE_FAILED: i32 = 4;
+pub use crate::error::EXIT_GATE_FAILED;
 
 fn dedup_files(paths: impl Iterator<Item = String>) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();

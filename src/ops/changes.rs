@@ -451,7 +451,7 @@ pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize, form
     }
     let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
     answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);
-    Ok(answer)
+    Ok(if failed.is_empty() { answer } else { answer.with_exit(EXIT_CHECK_FAILED) })
 }
 
 pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result<RangeImpact> {
@@ -696,4 +696,4 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
 }
 
 /// Exit code when a `--fail-on` check trips.
-pub const EXIT_CHECK_FAILED: i32 = 3;
+pub use crate::error::EXIT_CHECK_FAILED;

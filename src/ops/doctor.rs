@@ -29,8 +29,9 @@ fn check(name: &str, status: &'static str, message: impl Into<String>, fix: Opti
     Check { name: name.into(), status, message: message.into(), fix: fix.map(String::from) }
 }
 
-/// Returns the report and the exit code: failed checks are a failure; warnings only with `strict`.
-pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, strict: bool) -> Result<(Answer, i32)> {
+/// The report, with its exit code (also as `exit_code`): failed checks are a failure; warnings
+/// only with `strict`.
+pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, strict: bool) -> Result<Answer> {
     let mut checks = Vec::new();
     if let Some(p) = path {
         checks.extend(explain_file(engine, p)?);
@@ -81,7 +82,7 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
         ("warn", true) => "warnings (exit 1 with --strict)\n",
         _ => "checks failed (exit 1)\n",
     });
-    Ok((Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks}), text), code))
+    Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text).with_exit(code))
 }
 
 fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {

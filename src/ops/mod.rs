@@ -6,6 +6,7 @@ pub mod context;
 pub mod data_access;
 pub mod deep_search;
 pub mod doctor;
+pub mod evaluate;
 pub mod export;
 pub mod feedback;
 pub mod graph;
@@ -18,7 +19,10 @@ pub mod overview;
 pub mod page;
 pub mod remote;
 pub mod similar;
+pub mod source;
+pub mod upkeep;
 pub mod search;
+pub mod setup;
 pub mod status;
 
 use crate::view::ViewId;
@@ -32,6 +36,9 @@ pub struct Answer {
     /// Operation-specific fields, merged into the JSON envelope.
     pub data: Map<String, Value>,
     pub text: String,
+    /// The exit code of an answer that still fails something (a doctor check, an impact
+    /// `--fail-on` check, an evaluation gate); `error::EXIT_OK` otherwise.
+    pub exit: i32,
 }
 
 impl Answer {
@@ -49,7 +56,13 @@ impl Answer {
                 m
             }
         };
-        Answer { operation, view, data, text }
+        Answer { operation, view, data, text, exit: crate::error::EXIT_OK }
+    }
+
+    /// The same answer with a non-zero exit code.
+    pub fn with_exit(mut self, code: i32) -> Answer {
+        self.exit = code;
+        self
     }
 
     /// `{"ok": true, "operation": …, "view": …, …}`

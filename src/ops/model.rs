@@ -247,3 +247,13 @@ pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, pro
     );
     Ok(Answer::new("model_distill", None, &report, text))
 }
+
+/// The model a `model` command means when none is named: the one this repository's commands
+/// would use (`--model`, `LYNX_MODEL`, configuration, the store's recorded model), by the
+/// engine's own rule; the default outside a repository.
+pub fn configured_name(flag: Option<&str>, ws: Option<&crate::workspace::Workspace>) -> String {
+    let default_config = crate::config::Config::default();
+    let config = ws.map_or(&default_config, |w| &w.config);
+    let recorded = ws.and_then(|w| crate::engine::ModelChoice::recorded(&w.store.root));
+    crate::engine::ModelChoice::from(flag, false, config, true, recorded).name.unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
+}
