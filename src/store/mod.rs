@@ -203,24 +203,16 @@ impl Store {
     /// Records segments in the local catalog of (layer, fingerprint). Takes the store's write
     /// lock for the read-modify-write of the catalog file.
     pub fn commit(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)]) -> Result<()> {
-        if added.is_empty() {
-            return Ok(());
-        }
-        let _lock = lock::StoreLock::acquire(&self.root, "catalog update")?;
-        let path = catalog::catalog_path(self.objects(), layer, fingerprint);
-        if !path.exists() {
-            note_known(self.objects(), &[format!("{layer}-{fingerprint}")])?;
-        }
-        let mut cat = Catalog::load(&path)?;
-        for (name, keys) in added {
-            cat.add(name, keys);
-        }
-        cat.save(&path)
+        self.update_catalog(layer, fingerprint, added, false)
     }
 
     /// Like [`Store::commit`], but the segments' keys replace any entries the catalog has for
     /// them (imported facts, where a newer import supersedes an older one for the same blob).
     pub fn commit_replacing(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)]) -> Result<()> {
+        self.update_catalog(layer, fingerprint, added, true)
+    }
+
+    fn update_catalog(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)], replace: bool) -> Result<()> {
         if added.is_empty() {
             return Ok(());
         }
@@ -231,7 +223,11 @@ impl Store {
         }
         let mut cat = Catalog::load(&path)?;
         for (name, keys) in added {
-            cat.replace(name, keys);
+            if replace {
+                cat.replace(name, keys);
+            } else {
+                cat.add(name, keys);
+            }
         }
         cat.save(&path)
     }
