@@ -1226,7 +1226,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
         Command::Init { client, yes: _, no_index } => crate::integrate::init_answer(cli.dir.as_deref(), client.as_deref(), || if *no_index { Ok(None) } else { engine(cli).map(Some) }),
         Command::MigrateConfig { file, write } => {
-            let file = file.clone().or_else(|| std::env::var_os("RAG_CONFIG_PATH").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("config.json"));
+            let file = file.clone().or_else(|| crate::env::path(crate::env::RAG_CONFIG_PATH)).unwrap_or_else(|| PathBuf::from("config.json"));
             ops::setup::migrate_config(&file, if *write { Some(workspace(cli)?) } else { None }.as_ref())
         }
         Command::Remove { store } => {
@@ -1379,7 +1379,7 @@ fn on_sources(cli: &Cli, source: Option<&str>, f: impl Fn(&Engine) -> Result<Ans
 fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
     let e = std::sync::Arc::new(engine(cli)?);
     let progress = e.progress.clone();
-    crate::sources::Sources::open(e, std::env::var("RAG_CONFIG_PATH").ok().as_deref().map(std::path::Path::new), &progress)
+    crate::sources::Sources::open(e, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)
 }
 
 fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {

@@ -261,11 +261,10 @@ pub const LOCAL_FILE: &str = "config.toml";
 /// The user's own configuration file, trusted like the local one: `LYNX_CONFIG_HOME`, else
 /// `XDG_CONFIG_HOME/lynx`, else `~/.config/lynx`.
 pub fn user_file() -> Option<PathBuf> {
-    let dir = std::env::var_os("LYNX_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(|x| PathBuf::from(x).join("lynx")))
-        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| PathBuf::from(h).join(".config").join("lynx")))?;
+    use crate::env;
+    let dir = env::path(env::LYNX_CONFIG_HOME)
+        .or_else(|| env::path(env::XDG_CONFIG_HOME).map(|x| x.join("lynx")))
+        .or_else(|| env::home().map(|h| h.join(".config").join("lynx")))?;
     Some(dir.join("config.toml"))
 }
 

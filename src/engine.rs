@@ -37,7 +37,7 @@ impl ModelChoice {
         if no_dense {
             return off("turned off with --no-dense");
         }
-        let name = flag.map(str::to_string).or_else(|| std::env::var("LYNX_MODEL").ok().filter(|s| !s.is_empty()));
+        let name = flag.map(str::to_string).or_else(|| crate::env::get(crate::env::LYNX_MODEL));
         match name {
             Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)"),
             Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false, from_flag: true },

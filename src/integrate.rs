@@ -22,7 +22,7 @@ fn root(dir: Option<&Path>) -> Result<PathBuf> {
 /// absolute path (with a warning: the entry then only works on this machine).
 fn command() -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the git-lynx executable")?;
-    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+    let on_path = crate::env::get_os(crate::env::PATH).is_some_and(|p| {
         std::env::split_paths(&p).any(|d| d.join("git-lynx").canonicalize().ok().is_some_and(|c| exe.canonicalize().ok() == Some(c)))
     });
     if on_path {
@@ -48,7 +48,7 @@ fn entry(client: &str, root: &Path) -> Result<(String, Vec<String>)> {
 
 /// Antigravity's per-user configuration file.
 fn antigravity_file() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".gemini/antigravity/mcp_config.json"))
+    crate::env::home().map(|h| h.join(".gemini/antigravity/mcp_config.json"))
 }
 
 /// The name of a repository's entry in a per-user configuration.

@@ -7,6 +7,7 @@ pub mod config;
 pub mod embed;
 pub mod encoding;
 pub mod engine;
+pub mod env;
 pub mod eval;
 pub mod error;
 pub mod fsutil;

@@ -23,8 +23,8 @@ impl ColorChoice {
             ColorChoice::Never => false,
             ColorChoice::Auto => {
                 is_terminal
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::env::var("TERM").map_or(true, |t| t != "dumb")
+                    && crate::env::get_os(crate::env::NO_COLOR).is_none()
+                    && crate::env::get(crate::env::TERM).is_none_or(|t| t != "dumb")
             }
         }
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Levels, lowest first. Modules of one level may use each other.
 const LEVELS: &[&[&str]] = &[
-    &["error", "fsutil", "progress", "lang", "analyze", "present", "encoding"],
+    &["error", "env", "fsutil", "progress", "lang", "analyze", "present", "encoding"],
     &["config"],
     &["repo"],
     &["chunk", "embed"],
@@ -77,4 +77,27 @@ fn modules_only_use_their_level_or_below() {
     }
     assert!(unknown.is_empty(), "modules without a level (add them to LEVELS and docs/ARCHITECTURE.md): {unknown:?}");
     assert!(problems.is_empty(), "back-edges against the dependency direction:\n{}", problems.join("\n"));
+}
+
+/// The environment is read in one place (`src/env.rs`, which names every variable), so what a
+/// variable does is written once and the same rule (an empty value is unset) holds everywhere.
+#[test]
+fn only_env_rs_reads_environment_variables() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut readers = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if rel == "env.rs" {
+            continue;
+        }
+        for (n, line) in std::fs::read_to_string(&f).unwrap().lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("env::var(") || code.contains("env::var_os(") {
+                readers.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    assert!(readers.is_empty(), "read the environment through crate::env instead: {readers:?}");
 }

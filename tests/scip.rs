@@ -70,6 +70,8 @@ fn scip_python_edges_are_precise_shared_across_revisions_and_checked_against_con
     assert!(v["imported"].as_u64().unwrap() >= 2, "{v}");
     assert_eq!(v["skipped"].as_array().unwrap().len(), 0, "{v}");
     assert!(v["tool"].as_str().unwrap().starts_with("scip-python"), "{v}");
+    let status = r.json(&["--no-dense", "graph", "status"]);
+    assert_eq!(status["stats"]["precise_files"], v["imported"], "{status}");
 
     // Calls proven by the type checker, labelled precise; the dict's `.get` is not Store.get.
     let callers = query(&r, "callers", "Store.get", None);

@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub const ENV: &str = "ORT_DYLIB_PATH";
+pub const ENV: &str = crate::env::ORT_DYLIB_PATH;
 
 static RUNTIME: OnceLock<std::result::Result<(ort::environment::Environment, PathBuf), String>> = OnceLock::new();
 
@@ -44,10 +44,8 @@ pub fn not_found_message() -> String {
 
 /// The first candidate library that exists.
 pub fn find_library(setting: Option<&str>) -> Option<PathBuf> {
-    if let Ok(p) = std::env::var(ENV) {
-        if !p.is_empty() {
-            return Some(PathBuf::from(p)); // explicit: report its own load error if wrong
-        }
+    if let Some(p) = crate::env::path(ENV) {
+        return Some(p); // explicit: report its own load error if wrong
     }
     if let Some(s) = setting.filter(|s| !s.is_empty()) {
         return Some(PathBuf::from(s));
@@ -101,15 +99,16 @@ fn glob_dirs(pattern_parent: &Path, prefix: &str) -> Vec<PathBuf> {
 /// virtualenv or conda env, the user site, pyenv versions and the system interpreters.
 fn site_packages_dirs() -> Vec<PathBuf> {
     let mut prefixes: Vec<PathBuf> = Vec::new();
-    for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-        if let Ok(p) = std::env::var(var) {
-            prefixes.push(PathBuf::from(p));
+    use crate::env;
+    for var in [env::VIRTUAL_ENV, env::CONDA_PREFIX] {
+        if let Some(p) = env::path(var) {
+            prefixes.push(p);
         }
     }
-    let home = std::env::var("HOME").map(PathBuf::from).ok();
+    let home = env::home();
     if let Some(h) = &home {
         prefixes.push(h.join(".local"));
-        let pyenv = std::env::var("PYENV_ROOT").map(PathBuf::from).unwrap_or_else(|_| h.join(".pyenv"));
+        let pyenv = env::path(env::PYENV_ROOT).unwrap_or_else(|| h.join(".pyenv"));
         prefixes.extend(glob_dirs(&pyenv.join("versions"), ""));
     }
     prefixes.extend([PathBuf::from("/usr/local"), PathBuf::from("/usr"), PathBuf::from("/opt/conda")]);
@@ -127,9 +126,7 @@ fn site_packages_dirs() -> Vec<PathBuf> {
 }
 
 fn system_lib_dirs() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::env::var("LD_LIBRARY_PATH")
-        .map(|v| std::env::split_paths(&v).collect())
-        .unwrap_or_default();
+    let mut out: Vec<PathBuf> = crate::env::get_os(crate::env::LD_LIBRARY_PATH).map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
     out.extend(
         ["/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/opt/homebrew/lib"]
             .into_iter()

@@ -33,20 +33,19 @@ pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 /// The HuggingFace hub cache directory.
 pub fn hf_cache_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("HF_HUB_CACHE") {
-        return PathBuf::from(p);
+    use crate::env;
+    if let Some(p) = env::path(env::HF_HUB_CACHE) {
+        return p;
     }
-    if let Ok(p) = std::env::var("HF_HOME") {
-        return PathBuf::from(p).join("hub");
+    if let Some(p) = env::path(env::HF_HOME) {
+        return p.join("hub");
     }
-    let base = std::env::var("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| ".".into())).join(".cache"));
+    let base = env::path(env::XDG_CACHE_HOME).unwrap_or_else(|| env::home().unwrap_or_else(|| PathBuf::from(".")).join(".cache"));
     base.join("huggingface").join("hub")
 }
 
 pub fn offline() -> bool {
-    std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| !v.is_empty() && v != "0" && v.to_ascii_lowercase() != "false")
+    crate::env::flag(crate::env::HF_HUB_OFFLINE)
 }
 
 fn looks_like_repo_id(name: &str) -> bool {
@@ -158,12 +157,12 @@ pub fn cached_snapshot(repo_id: &str) -> Option<PathBuf> {
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 fn answer_timeout() -> std::time::Duration {
-    let secs = std::env::var("LYNX_NET_TIMEOUT").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&s| s > 0).unwrap_or(30);
+    let secs = crate::env::number::<u64>(crate::env::LYNX_NET_TIMEOUT).filter(|&s| s > 0).unwrap_or(30);
     std::time::Duration::from_secs(secs)
 }
 
 fn download_timeout() -> std::time::Duration {
-    let secs = std::env::var("LYNX_DOWNLOAD_TIMEOUT").ok().and_then(|v| v.parse::<u64>().ok()).filter(|&s| s > 0).unwrap_or(900);
+    let secs = crate::env::number::<u64>(crate::env::LYNX_DOWNLOAD_TIMEOUT).filter(|&s| s > 0).unwrap_or(900);
     std::time::Duration::from_secs(secs)
 }
 
@@ -178,7 +177,7 @@ fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
         .into();
     let url = format!("{}/{repo_id}/resolve/main/config.json", endpoint.trim_end_matches('/'));
     let mut req = agent.head(&url);
-    if let Ok(t) = std::env::var("HF_TOKEN") {
+    if let Some(t) = crate::env::get(crate::env::HF_TOKEN) {
         req = req.header("Authorization", &format!("Bearer {t}"));
     }
     match req.call() {
@@ -195,7 +194,7 @@ fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
 /// the host must answer a first request within seconds, and the whole download must finish
 /// within `LYNX_DOWNLOAD_TIMEOUT` (default 900 s).
 pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
-    let endpoint = std::env::var("HF_ENDPOINT").unwrap_or_else(|_| DEFAULT_ENDPOINT.to_string());
+    let endpoint = crate::env::get(crate::env::HF_ENDPOINT).unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
     preflight(&endpoint, repo_id)?;
     let (tx, rx) = std::sync::mpsc::channel();
     let id = repo_id.to_string();
@@ -214,7 +213,7 @@ fn download_files(repo_id: &str, endpoint: &str, progress: bool) -> Result<Model
     let api = hf_hub::api::sync::ApiBuilder::from_cache(hf_hub::Cache::new(hf_cache_dir()))
         .with_endpoint(endpoint.clone())
         .with_progress(progress)
-        .with_token(std::env::var("HF_TOKEN").ok())
+        .with_token(crate::env::get(crate::env::HF_TOKEN))
         .build()
         .context("setting up the HuggingFace client")?;
     let repo = api.model(repo_id.to_string());

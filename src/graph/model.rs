@@ -146,6 +146,8 @@ pub struct CodeGraph {
     pub external_by_name: HashMap<String, u32>,
     /// Tables and procedures read, written, mapped or called, per definition.
     pub data: Vec<super::data::Access>,
+    /// Files with facts from an imported SCIP index.
+    pub precise_files: usize,
 }
 
 impl CodeGraph {

@@ -394,6 +394,8 @@ pub struct GraphStats {
     pub definitions: usize,
     pub externals: usize,
     pub edges: usize,
+    /// Files whose edges come from an imported SCIP index.
+    pub precise_files: usize,
     pub by_language: BTreeMap<String, usize>,
     pub by_kind: BTreeMap<String, usize>,
     pub by_relation: BTreeMap<String, usize>,
@@ -422,6 +424,7 @@ pub fn stats(cg: &CodeGraph) -> GraphStats {
         definitions: cg.defs.len(),
         externals: cg.externals.len(),
         edges: cg.g.edge_count(),
+        precise_files: cg.precise_files,
         by_language,
         by_kind,
         by_relation,

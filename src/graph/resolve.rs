@@ -276,6 +276,7 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
     // Files with precise facts take their calls, bases and imports from them.
     let mut seen: HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)> = HashSet::new();
     let precise = super::precise::add_edges(&mut cg, files_in, &first_def, &mut seen);
+    cg.precise_files = precise.iter().filter(|c| c.is_some()).count();
 
     // Imports: file → files (or external modules), and the names each file imports.
     let paths = PathIndex::new(&cg.files);

@@ -79,8 +79,10 @@ pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportRe
         let text = String::from_utf8_lossy(&content);
         match document_rows(doc, &text) {
             Ok(facts) => {
+                // Rows are per blob: a second file with the same content (two empty
+                // `__init__.py`) shares the first one's rows, whose module symbol names the first.
                 if !done.insert(file.key) {
-                    report.imported += 1; // the same content as a file already imported
+                    report.imported += 1;
                     continue;
                 }
                 for r in &facts.rows {

@@ -28,7 +28,7 @@ pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long a tool call waits for the index to be ready: `LYNX_TOOL_WAIT_SECONDS`, else
 /// READY_WAIT.
 fn ready_wait() -> Duration {
-    std::env::var("LYNX_TOOL_WAIT_SECONDS").ok().and_then(|v| v.trim().parse::<f64>().ok()).filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64).unwrap_or(READY_WAIT)
+    crate::env::number::<f64>(crate::env::LYNX_TOOL_WAIT_SECONDS).filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64).unwrap_or(READY_WAIT)
 }
 pub const GUIDE_URI: &str = "lynx://guide";
 
@@ -69,7 +69,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
     let profile = opts
         .profile
         .clone()
-        .or_else(|| std::env::var("LYNX_TOOL_PROFILE").ok().filter(|s| !s.is_empty()))
+        .or_else(|| crate::env::get(crate::env::LYNX_TOOL_PROFILE))
         .unwrap_or_else(|| ws.config.tools.profile.clone());
     let tool_list = tools::tools_for(&profile, &ws.config.tools.include, &ws.config.tools.exclude, true)?;
     let repo_name = ws.repo.workdir.as_ref().and_then(|w| w.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
@@ -86,7 +86,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
     // Background: open sources, index what is missing, warm the views.
     {
         let shared = shared.clone();
-        let lynxmcp = opts.lynxmcp_config.clone().or_else(|| std::env::var("RAG_CONFIG_PATH").ok().map(PathBuf::from));
+        let lynxmcp = opts.lynxmcp_config.clone().or_else(|| crate::env::path(crate::env::RAG_CONFIG_PATH));
         let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config, true, ModelChoice::recorded(&ws.store.root));
         let watch = opts.watch;
         std::thread::spawn(move || {

@@ -181,6 +181,9 @@ fn status(ctx: &Ctx) -> Result<Answer> {
         s.externals,
         s.edges
     );
+    if s.precise_files > 0 {
+        text.push_str(&format!("  precise: {} of {} files have edges from an imported SCIP index\n", s.precise_files, s.files));
+    }
     for (title, m) in [("by language", &s.by_language), ("by kind", &s.by_kind), ("by relation", &s.by_relation), ("by confidence", &s.by_confidence)] {
         let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
         text.push_str(&format!("  {title}: {}\n", parts.join(", ")));

@@ -136,7 +136,7 @@ impl Repo {
             gix::discover(&abs)
         };
         let repo = found.map_err(|e| {
-            let hint = if environment && std::env::var_os("GIT_DIR").is_some() { " (GIT_DIR is set)" } else { "" };
+            let hint = if environment && crate::env::is_set(crate::env::GIT_DIR) { " (GIT_DIR is set)" } else { "" };
             crate::error::usage(format!("{} is not inside a git repository{hint} ({e}); run `git init` or pass -C <repo>", abs.display()))
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;

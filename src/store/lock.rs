@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-pub const TIMEOUT_ENV: &str = "LYNX_LOCK_TIMEOUT";
+pub const TIMEOUT_ENV: &str = crate::env::LYNX_LOCK_TIMEOUT;
 const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 
 /// Exit code of a command that gave up waiting for a lock.
@@ -21,7 +21,7 @@ pub struct StoreLock {
 pub use crate::error::LockTimeout;
 
 pub fn timeout() -> Duration {
-    let secs = std::env::var(TIMEOUT_ENV).ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(DEFAULT_TIMEOUT_SECS);
+    let secs = crate::env::number::<f64>(TIMEOUT_ENV).unwrap_or(DEFAULT_TIMEOUT_SECS);
     Duration::from_secs_f64(secs.max(0.0))
 }
 

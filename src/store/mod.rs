@@ -111,7 +111,7 @@ impl Catalogs {
 }
 
 /// Environment variable listing extra read-only object directories (`:`-separated).
-pub const ALTERNATES_ENV: &str = "LYNX_ALTERNATE_OBJECT_DIRECTORIES";
+pub const ALTERNATES_ENV: &str = crate::env::LYNX_ALTERNATE_OBJECT_DIRECTORIES;
 
 impl Store {
     /// Opens (creating if needed) the store at `root` (`.lynx`). Alternates listed in
@@ -412,7 +412,7 @@ pub fn read_alternates(objects: &Path) -> Result<Vec<PathBuf>> {
             out.push(if p.is_absolute() { p } else { objects.join(p) });
         }
     }
-    if let Ok(env) = std::env::var(ALTERNATES_ENV) {
+    if let Some(env) = crate::env::get(ALTERNATES_ENV) {
         out.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
     }
     let mut existing = Vec::new();

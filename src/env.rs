@@ -1,0 +1,79 @@
+//! Every environment variable Lynx reads, named once with what it means, and read through one
+//! set of accessors (no other module calls `std::env::var`). docs/CONFIG.md lists them for users.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// The embedding model (`none` / `off`: no dense retrieval); wins over the configuration.
+pub const LYNX_MODEL: &str = "LYNX_MODEL";
+/// Where the user configuration lives (default `$XDG_CONFIG_HOME/lynx`, `~/.config/lynx`).
+pub const LYNX_CONFIG_HOME: &str = "LYNX_CONFIG_HOME";
+/// Seconds a writer waits for the store's lock.
+pub const LYNX_LOCK_TIMEOUT: &str = "LYNX_LOCK_TIMEOUT";
+/// Other object directories to read segments from (checked unless trusted).
+pub const LYNX_ALTERNATE_OBJECT_DIRECTORIES: &str = "LYNX_ALTERNATE_OBJECT_DIRECTORIES";
+/// Connect and read timeouts of model downloads, and the whole-download limit (seconds).
+pub const LYNX_NET_TIMEOUT: &str = "LYNX_NET_TIMEOUT";
+pub const LYNX_DOWNLOAD_TIMEOUT: &str = "LYNX_DOWNLOAD_TIMEOUT";
+/// How long an MCP tool waits for indexing before answering from what is there (seconds).
+pub const LYNX_TOOL_WAIT_SECONDS: &str = "LYNX_TOOL_WAIT_SECONDS";
+/// The MCP tool profile.
+pub const LYNX_TOOL_PROFILE: &str = "LYNX_TOOL_PROFILE";
+/// A LynxMCP `config.json` to read sources and settings from.
+pub const RAG_CONFIG_PATH: &str = "RAG_CONFIG_PATH";
+/// ONNX Runtime's shared library.
+pub const ORT_DYLIB_PATH: &str = "ORT_DYLIB_PATH";
+/// The HuggingFace hub: cache, home, offline switch, endpoint (mirror) and token.
+pub const HF_HUB_CACHE: &str = "HF_HUB_CACHE";
+pub const HF_HOME: &str = "HF_HOME";
+pub const HF_HUB_OFFLINE: &str = "HF_HUB_OFFLINE";
+pub const HF_ENDPOINT: &str = "HF_ENDPOINT";
+pub const HF_TOKEN: &str = "HF_TOKEN";
+/// Output: `NO_COLOR` set turns colour off; `TERM=dumb` too.
+pub const NO_COLOR: &str = "NO_COLOR";
+pub const TERM: &str = "TERM";
+/// Where things are: the home and XDG directories, the executable search path, git's
+/// repository override, and the Python environments ONNX Runtime may be installed in.
+pub const HOME: &str = "HOME";
+pub const XDG_CONFIG_HOME: &str = "XDG_CONFIG_HOME";
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+pub const PATH: &str = "PATH";
+pub const GIT_DIR: &str = "GIT_DIR";
+pub const VIRTUAL_ENV: &str = "VIRTUAL_ENV";
+pub const CONDA_PREFIX: &str = "CONDA_PREFIX";
+pub const PYENV_ROOT: &str = "PYENV_ROOT";
+pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+
+/// The value when set, valid Unicode and not empty.
+pub fn get(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The raw value when set and not empty (paths need not be Unicode).
+pub fn get_os(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+pub fn path(name: &str) -> Option<PathBuf> {
+    get_os(name).map(PathBuf::from)
+}
+
+/// Whether the variable is set at all (even empty).
+pub fn is_set(name: &str) -> bool {
+    std::env::var_os(name).is_some()
+}
+
+/// A switch: set and not `0`, `false` or empty.
+pub fn flag(name: &str) -> bool {
+    get(name).is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// A number, when set and parseable.
+pub fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    get(name).and_then(|v| v.trim().parse().ok())
+}
+
+/// The home directory.
+pub fn home() -> Option<PathBuf> {
+    path(HOME)
+}
