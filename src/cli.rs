@@ -340,9 +340,9 @@ pub struct SearchCmd {
     /// Number of results [default: search.k of the configuration, 10].
     #[arg(short = 'k', long = "limit")]
     pub k: Option<usize>,
-    /// hybrid (default), dense or sparse.
-    #[arg(long)]
-    pub mode: Option<String>,
+    /// Retrieval mode [default: search.mode of the configuration, hybrid].
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
     /// Rerank the top candidates with the cross-encoder of `model.reranker`.
     #[arg(long)]
     pub rerank: bool,
@@ -401,9 +401,9 @@ pub struct DeepCmd {
     /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
-    /// hybrid (default), dense or sparse.
-    #[arg(long)]
-    pub mode: Option<String>,
+    /// Retrieval mode [default: search.mode of the configuration, hybrid].
+    #[arg(long, value_enum)]
+    pub mode: Option<Mode>,
     /// Strong hits needed to accept a variant (default: search.deep_min_results, 2).
     #[arg(long)]
     pub min_results: Option<usize>,
@@ -492,9 +492,9 @@ pub struct ImpactCmd {
     /// Hops of callers to follow.
     #[arg(long, default_value_t = 3)]
     pub max_depth: usize,
-    /// text | markdown | json | summary (one line, nothing when no definition changed) — for ranges.
-    #[arg(long, default_value = "text")]
-    pub format: String,
+    /// How a range's report is written.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ops::changes::ImpactFormat,
     /// Exit 3 when a check trips: callers>N, tests>N, deleted, public-api (repeatable).
     #[arg(long = "fail-on", value_name = "CHECK")]
     pub fail_on: Vec<String>,
@@ -1128,7 +1128,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             if a.ignore_case || a.after.is_some() || a.before.is_some() || a.context.is_some() {
                 return Err(error::usage("-i, -A, -B and --context apply to --exact and --regex searches"));
             }
-            let mode = a.mode.as_deref().map(Mode::parse).transpose()?;
+            let mode = a.mode;
             let args = ops::search::SearchArgs {
                 query: a.query.clone(),
                 k: a.k,
@@ -1157,7 +1157,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 variants: a.variants.clone(),
                 k: a.k,
                 rev: a.view.rev.clone(),
-                mode: a.mode.as_deref().map(Mode::parse).transpose()?,
+                mode: a.mode,
                 filters: a.filter.filters()?,
                 min_results: a.min_results.unwrap_or(e.ws.config.search.deep_min_results),
                 return_all_variants: a.return_all_variants,
@@ -1392,7 +1392,7 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
     }
     let range = match (&a.target, a.staged, &a.since) {
         (Some(t), false, None) if !t.contains("..") => {
-            if !a.fail_on.is_empty() || a.format != "text" {
+            if !a.fail_on.is_empty() || a.format != ops::changes::ImpactFormat::Text {
                 return Err(error::usage("--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol"));
             }
             return ops::nav::impact(&e, t, a.view.rev.as_deref(), a.max_depth);
@@ -1403,7 +1403,7 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
         (None, false, None) => ops::changes::Range::Uncommitted,
         _ => return Err(error::usage("give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)")),
     };
-    ops::changes::impact_range(&e, &ops::changes::ImpactRangeArgs { range }, a.max_depth, &a.format, &a.fail_on)
+    ops::changes::impact_range(&e, &ops::changes::ImpactRangeArgs { range }, a.max_depth, a.format, &a.fail_on)
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {

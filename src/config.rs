@@ -71,7 +71,7 @@ pub struct ModelConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
-    pub mode: String,
+    pub mode: SearchMode,
     pub k: usize,
     /// Candidates taken from each retriever before fusion.
     pub pool: usize,
@@ -179,6 +179,37 @@ pub const DEFAULT_TEST_FACTOR: f32 = 0.5;
 pub const DEFAULT_PROSE_FACTOR: f32 = 0.3;
 pub const DEFAULT_SECONDARY_FACTOR: f32 = 0.5;
 /// Dense candidates: a weak dense list earns its place deeper than the lexical one.
+/// How search retrieves: BM25 and dense fused, dense alone, or BM25 alone. Parsed once, where
+/// it is read (configuration, `--mode`, an MCP argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    Hybrid,
+    Dense,
+    #[serde(alias = "bm25", alias = "lexical")]
+    #[value(alias = "bm25", alias = "lexical")]
+    Sparse,
+}
+
+impl SearchMode {
+    pub fn parse(s: &str) -> Result<SearchMode> {
+        match s {
+            "hybrid" => Ok(SearchMode::Hybrid),
+            "dense" => Ok(SearchMode::Dense),
+            "sparse" | "bm25" | "lexical" => Ok(SearchMode::Sparse),
+            other => Err(crate::error::usage(format!("unknown search mode `{other}`: use hybrid, dense or sparse"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchMode::Hybrid => "hybrid",
+            SearchMode::Dense => "dense",
+            SearchMode::Sparse => "sparse",
+        }
+    }
+}
+
 pub const DEFAULT_DENSE_POOL: usize = 100;
 /// Weight of English inflections of query words.
 pub const DEFAULT_VARIANTS: f32 = 0.6;
@@ -201,7 +232,7 @@ impl Default for ModelConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
-            mode: "hybrid".into(),
+            mode: SearchMode::Hybrid,
             k: 10,
             pool: 30,
             dense_weight: DEFAULT_DENSE_WEIGHT,
@@ -519,7 +550,7 @@ mod tests {
         assert_eq!(c.index.max_file_size, 20);
         assert_eq!(c.index.exclude, ["a/**"]);
         assert_eq!(c.search.k, 3);
-        assert_eq!(c.search.mode, "hybrid");
+        assert_eq!(c.search.mode, SearchMode::Hybrid);
         std::fs::write(lynx.join(LOCAL_FILE), "[index]\nmax_size = 20\n").unwrap();
         let err = format!("{:#}", Config::load(Some(root.path()), &lynx).unwrap_err());
         assert!(err.contains("max_size"), "{err}");

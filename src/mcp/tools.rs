@@ -547,7 +547,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 &one()?.engine,
                 &ops::changes::ImpactRangeArgs::parse(&c)?,
                 a.int("max_depth", 3, 10)?,
-                &a.str("format")?.unwrap_or_else(|| "text".into()),
+                a.str("format")?.as_deref().map(ops::changes::ImpactFormat::parse).transpose()?.unwrap_or(ops::changes::ImpactFormat::Text),
                 &a.strings("fail_on")?,
             ),
             _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),

@@ -244,7 +244,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         }
     }
     let allowed = Arc::new(allowed);
-    let mode = Mode::parse(&engine.ws.config.search.mode)?;
+    let mode = engine.ws.config.search.mode;
     let k = crate::search::clamp_k(a.k).0;
     let pool = k.max(engine.ws.config.search.pool);
     let (results, mode, note) = if d.changed_chunks.is_empty() {
@@ -423,23 +423,34 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
 }
 
 /// How an impact report over a range is written.
-pub const IMPACT_FORMATS: &[&str] = &["text", "markdown", "json", "summary"];
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ImpactFormat {
+    Text,
+    Markdown,
+    Json,
+    /// One line, nothing when no definition changed.
+    Summary,
+}
+
+impl ImpactFormat {
+    pub fn parse(s: &str) -> Result<ImpactFormat> {
+        <ImpactFormat as clap::ValueEnum>::from_str(s, false).map_err(|_| crate::error::usage(format!("unknown impact format `{s}`: text, markdown, json, summary")))
+    }
+}
 
 /// The impact of a range, rendered as `format` (text, markdown, json, summary), with the
 /// `fail_on` checks (`callers>N`, `tests>N`, `deleted`, `public-api`) evaluated: the ones that
 /// tripped are listed in `failed_checks` (the CLI exits 3 on them) and said in the text.
-pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize, format: &str, fail_on: &[String]) -> Result<Answer> {
-    if !IMPACT_FORMATS.contains(&format) {
-        return Err(crate::error::usage(format!("unknown impact format `{format}`: {}", IMPACT_FORMATS.join(", "))));
-    }
+pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize, format: ImpactFormat, fail_on: &[String]) -> Result<Answer> {
     let r = compute_range(engine, &a.range, max_depth)?;
     let failed = failed_checks(&r, fail_on)?;
     let mut text = match format {
-        "json" => serde_json::to_string_pretty(&r)? + "\n",
-        "summary" => render_summary(&r),
-        f => render_range(&r, f),
+        ImpactFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
+        ImpactFormat::Summary => render_summary(&r),
+        ImpactFormat::Text => render_range(&r, false),
+        ImpactFormat::Markdown => render_range(&r, true),
     };
-    if !failed.is_empty() && format == "markdown" {
+    if !failed.is_empty() && format == ImpactFormat::Markdown {
         text.push_str("\n**Checks failed:**\n\n");
         for f in &failed {
             text.push_str(&format!("- {f}\n"));
@@ -590,8 +601,7 @@ pub fn render_summary(r: &RangeImpact) -> String {
     format!("lynx: {} · details: git lynx impact{again}\n", parts.join(", "))
 }
 
-pub fn render_range(r: &RangeImpact, format: &str) -> String {
-    let md = format == "markdown";
+pub fn render_range(r: &RangeImpact, md: bool) -> String {
     let mut out = String::new();
     let t = &r.totals;
     if md {

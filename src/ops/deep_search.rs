@@ -78,7 +78,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let allowed = a.filters.allowed(&data.table)?;
     let requested = match a.mode {
         Some(m) => m,
-        None => Mode::parse(&engine.ws.config.search.mode)?,
+        None => engine.ws.config.search.mode,
     };
     let dense_threshold = match engine.embedder() {
         Ok(m) if m.kind() == "static" => engine.ws.config.search.deep_dense_static,

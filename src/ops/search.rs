@@ -421,7 +421,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     let allowed = args.filters.allowed(&data.table)?;
     let requested = match args.mode {
         Some(m) => m,
-        None => Mode::parse(&engine.ws.config.search.mode)?,
+        None => engine.ws.config.search.mode,
     };
     // Pages walk one candidate list, retrieved to the same depth for every page of a question
     // (the depth follows the page size), so each item comes once.

@@ -7,35 +7,9 @@ pub mod rank;
 use crate::analyze;
 use crate::view::ViewData;
 use anyhow::Result;
-use serde::Serialize;
 
-/// Retrieval mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    Hybrid,
-    Dense,
-    Sparse,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Result<Mode> {
-        match s {
-            "hybrid" => Ok(Mode::Hybrid),
-            "dense" => Ok(Mode::Dense),
-            "sparse" | "bm25" | "lexical" => Ok(Mode::Sparse),
-            other => Err(crate::error::usage(format!("unknown search mode `{other}`: use hybrid, dense or sparse"))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Hybrid => "hybrid",
-            Mode::Dense => "dense",
-            Mode::Sparse => "sparse",
-        }
-    }
-}
+/// The retrieval mode (owned by the configuration, where it is parsed).
+pub use crate::config::SearchMode as Mode;
 
 /// A ranked chunk.
 #[derive(Debug, Clone)]
