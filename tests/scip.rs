@@ -137,6 +137,23 @@ fn an_untrusted_index_cannot_name_paths_outside_the_repository() {
         v["skipped"].as_array().unwrap().iter().map(|s| (s["path"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string())).collect();
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     assert!(reasons.iter().all(|(_, why)| why == "path leaves the repository"), "{reasons:?}");
+    assert_eq!(r.json(&["--no-dense", "graph", "status"])["stats"]["precise_files"], 1);
+
+    // Another checkout of the same content reading this store as an alternate object
+    // directory, even one it trusts to be read in place: precise facts are never taken from there.
+    let other = TestRepo::new();
+    other.write("a.py", "def f():\n    return 1\n");
+    other.commit_all("a");
+    let objects = r.path().join(".lynx").join("objects");
+    other.write(".lynx/config.toml", &format!("[store]\ntrusted = [{:?}]\n", objects.to_str().unwrap()));
+    let out = other
+        .cmd(&["--json", "--no-dense", "graph", "status"])
+        .env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &objects)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stats"]["precise_files"], 0, "{v}");
 
     // Not an index at all: a clear error naming the file and how to make one.
     std::fs::write(&file, b"\xff\xff\xff not protobuf").unwrap();

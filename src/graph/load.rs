@@ -35,7 +35,9 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     let mut precise: Vec<Option<layer::scip::PreciseFacts>> = vec![None; n];
     let mut by_segment: HashMap<(usize, String), Vec<(usize, usize, usize)>> = HashMap::new();
     for (i, &f) in live.iter().enumerate() {
-        if let Some(found) = scip_cat.get(&table.file_key(f)) {
+        // Only this store's own imports: precise facts cannot be checked against a blob, so
+        // an alternate object directory never supplies them.
+        if let Some(found) = scip_cat.get(&table.file_key(f)).filter(|found| found.dir == 0) {
             by_segment.entry((found.dir, scip_cat.segment_name(found).to_string())).or_default().push((i, found.loc.row as usize, found.loc.count as usize));
         }
     }
