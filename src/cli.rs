@@ -528,8 +528,8 @@ pub struct SearchDiffCmd {
 
 #[derive(Args, Debug)]
 pub struct GraphQueryArgs {
-    #[arg(long = "op", alias = "operation")]
-    pub op: String,
+    #[arg(long = "op", alias = "operation", value_enum)]
+    pub op: ops::graph::GraphOp,
     #[arg(long)]
     pub symbol: Option<String>,
     #[arg(long)]
@@ -572,8 +572,8 @@ pub struct ExportArgs {
 #[derive(Args, Debug)]
 pub struct ServeCmd {
     /// Tool profile: core, standard (default) or full.
-    #[arg(long)]
-    pub profile: Option<String>,
+    #[arg(long, value_enum)]
+    pub profile: Option<crate::config::ToolProfile>,
     /// A LynxMCP config.json (config_version 2) to read sources from (also RAG_CONFIG_PATH).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -810,14 +810,14 @@ pub enum GraphCmd {
     Query {
         /// callers, callees, subclasses, superclasses, imports, neighbors, shortest_path,
         /// overview, surprising_connections (or --op).
-        #[arg(value_name = "OP", required_unless_present = "op_flag", conflicts_with = "op_flag")]
-        op: Option<String>,
+        #[arg(value_name = "OP", required_unless_present = "op_flag", conflicts_with = "op_flag", value_enum, hide_possible_values = true)]
+        op: Option<ops::graph::GraphOp>,
         /// The symbol (or --symbol).
         #[arg(value_name = "SYMBOL", conflicts_with = "symbol_flag")]
         symbol: Option<String>,
         /// The operation, as a flag (same as OP).
-        #[arg(long = "op", id = "op_flag", value_name = "OP")]
-        op_flag: Option<String>,
+        #[arg(long = "op", id = "op_flag", value_name = "OP", value_enum, hide_possible_values = true)]
+        op_flag: Option<ops::graph::GraphOp>,
         /// The symbol, as a flag (same as SYMBOL).
         #[arg(long = "symbol", id = "symbol_flag", value_name = "SYMBOL")]
         symbol_flag: Option<String>,
@@ -1143,12 +1143,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 explain: a.explain,
             };
             let sources = sources(cli)?;
-            let rerank = match (&a.reranker, a.rerank) {
-                (Some(n), _) => Some(n.clone()),
-                (None, true) => Some(sources.list[0].engine.ws.config.model.reranker.clone()),
-                (None, false) if sources.list[0].engine.ws.config.search.rerank => Some(sources.list[0].engine.ws.config.model.reranker.clone()),
-                (None, false) => None,
-            };
+            let rerank = ops::search::reranker(&sources.list[0].engine.ws.config, a.reranker.as_deref(), a.rerank.then_some(true));
             ops::search::run_sources(&sources, a.source.as_deref(), &ops::search::SearchArgs { rerank, ..args })
         }
         Command::DeepSearch(a) => {
@@ -1186,7 +1181,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {
-            let args = ops::graph::GraphArgs { op: g.op.clone(), symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops, cursor: g.page.cursor.clone() };
+            let args = ops::graph::GraphArgs { op: g.op, symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops, cursor: g.page.cursor.clone() };
             on_sources(cli, g.source.as_deref(), |e| ops::graph::run(e, &args))
         }
         Command::ExportGraph(e) => {
@@ -1196,7 +1191,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Serve(a) => {
             let opts = crate::mcp::ServeOptions {
                 dir: cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
-                profile: a.profile.clone(),
+                profile: a.profile,
                 model: cli.model.clone(),
                 no_dense: cli.no_dense,
                 lynxmcp_config: a.config.clone(),
@@ -1216,8 +1211,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
         Command::UpdateSourceIndex { name, source, force } => ops::status::update_source(&sources(cli)?, name.as_deref().or(source.source.as_deref()), *force),
         Command::Feedback(f) => {
-            let e = engine(cli)?;
-            let path = e.ws.store.root.join("feedback.jsonl");
+            let path = ops::feedback::path(&workspace(cli)?);
             match &f.outcome {
                 Some(o) => ops::feedback::record(&path, &f.tool, &f.query, o, &f.comment),
                 None => ops::feedback::summary(&path),
@@ -1268,7 +1262,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Graph { what } => match what {
             GraphCmd::Query { op, symbol, op_flag, symbol_flag, target, relation, depth, limit, min_community, max_hops, page, view } => {
                 let args = ops::graph::GraphArgs {
-                    op: op.clone().or_else(|| op_flag.clone()).unwrap_or_default(),
+                    op: op.or(*op_flag).expect("clap requires OP or --op"),
                     symbol: symbol.clone().or_else(|| symbol_flag.clone()),
                     target: target.clone(),
                     relation: relation.clone(),
@@ -1282,7 +1276,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Status(v) => {
-                let args = ops::graph::GraphArgs { op: "status".into(), symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None, cursor: None };
+                let args = ops::graph::GraphArgs { op: ops::graph::GraphOp::Status, symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None, cursor: None };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
@@ -1294,7 +1288,10 @@ fn run(cli: &Cli) -> Result<Answer> {
         },
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => ops::upkeep::gc(&engine(cli)?, a.dry_run, a.reflog_days),
-        Command::Debug { what } => debug(what),
+        Command::Debug { what } => match what {
+            DebugCmd::Parse { file, lang } => ops::debug::parse(file, lang.as_deref()),
+            DebugCmd::Chunks { file, lang } => ops::debug::chunks(file, lang.as_deref()),
+        },
         Command::Man { install, man_dir } => man(*install, man_dir.as_deref()),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -1465,27 +1462,4 @@ fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
         dir.parent().unwrap_or(&dir).display()
     );
     Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
-}
-
-fn debug(what: &DebugCmd) -> Result<Answer> {
-    let (file, lang) = match what {
-        DebugCmd::Parse { file, lang } | DebugCmd::Chunks { file, lang } => (file, lang),
-    };
-    let content = std::fs::read(file).map_err(|e| error::usage(format!("cannot read {}: {e}", file.display())))?;
-    let path = file.to_string_lossy();
-    let lang = match lang {
-        Some(l) => crate::lang::Lang::from_name(l).ok_or_else(|| error::usage(format!("unknown language `{l}`")))?,
-        None => crate::lang::detect(&path, &content),
-    };
-    let text = match what {
-        DebugCmd::Parse { .. } => crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name())),
-        DebugCmd::Chunks { .. } => {
-            let mut out = String::new();
-            for c in crate::chunk::chunk(lang, &crate::encoding::text(&content)) {
-                out.push_str(&format!("{}-{} {} [{}]\n", c.start_line, c.end_line, c.symbol, c.kind));
-            }
-            out
-        }
-    };
-    Ok(Answer::new("debug", None, serde_json::json!({ "language": lang.name() }), text))
 }

@@ -123,10 +123,41 @@ pub const DEFAULT_DEEP_SPARSE_PER_TERM: f32 = 3.5;
 pub const DEFAULT_DEEP_DENSE_STATIC: f32 = 0.62;
 pub const DEFAULT_DEEP_DENSE_TRANSFORMER: f32 = 0.45;
 
+/// Which MCP tools a server lists: each profile includes the smaller ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProfile {
+    Core,
+    Standard,
+    #[serde(alias = "all")]
+    #[value(alias = "all")]
+    Full,
+}
+
+impl ToolProfile {
+    pub fn parse(s: &str) -> Result<ToolProfile> {
+        <ToolProfile as clap::ValueEnum>::from_str(s.trim(), true).map_err(|_| crate::error::usage(format!("unknown tool profile `{s}`: use core, standard or full")))
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolProfile::Core => "core",
+            ToolProfile::Standard => "standard",
+            ToolProfile::Full => "full",
+        }
+    }
+}
+
+impl std::fmt::Display for ToolProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ToolsConfig {
-    pub profile: String,
+    pub profile: ToolProfile,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
 }
@@ -260,7 +291,7 @@ impl Default for SearchConfig {
 
 impl Default for ToolsConfig {
     fn default() -> Self {
-        ToolsConfig { profile: "standard".into(), include: Vec::new(), exclude: Vec::new() }
+        ToolsConfig { profile: ToolProfile::Standard, include: Vec::new(), exclude: Vec::new() }
     }
 }
 

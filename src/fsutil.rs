@@ -48,23 +48,11 @@ pub fn sync_dir(dir: &Path) {
 
 /// Total size in bytes and number of files under `dir` (0 when missing).
 pub fn dir_size(dir: &Path) -> (u64, u64) {
-    let mut bytes = 0;
-    let mut files = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        for e in rd.flatten() {
-            match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(e.path()),
-                Ok(_) => {
-                    files += 1;
-                    bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
-                }
-                Err(_) => {}
-            }
-        }
-    }
-    (bytes, files)
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .fold((0, 0), |(bytes, files), e| (bytes + e.metadata().map(|m| m.len()).unwrap_or(0), files + 1))
 }
 
 /// Seconds since the Unix epoch.

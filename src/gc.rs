@@ -138,22 +138,21 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
 /// Removes `*.lynx-tmp` files and directories whose writer is gone (dead pid or old).
 fn remove_temp_files(root: &Path, dry_run: bool) -> Result<usize> {
     let mut n = 0;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let path = e.path();
-            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
-            if name.ends_with(TMP_SUFFIX) {
-                if writer_gone(&name, &path) {
-                    n += 1;
-                    if !dry_run {
-                        let _ = if is_dir { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
-                    }
+    let mut walk = walkdir::WalkDir::new(root).min_depth(1).into_iter();
+    while let Some(entry) = walk.next() {
+        let Ok(e) = entry else { continue };
+        let name = e.file_name().to_string_lossy();
+        let is_dir = e.file_type().is_dir();
+        if name.ends_with(TMP_SUFFIX) {
+            if is_dir {
+                // A half-written directory is removed whole, never entered.
+                walk.skip_current_dir();
+            }
+            if writer_gone(&name, e.path()) {
+                n += 1;
+                if !dry_run {
+                    let _ = if is_dir { std::fs::remove_dir_all(e.path()) } else { std::fs::remove_file(e.path()) };
                 }
-            } else if is_dir {
-                stack.push(path);
             }
         }
     }

@@ -58,7 +58,9 @@ fn relevant(root: &Path, git_dir: &Path, p: &Path) -> bool {
     !rel.starts_with(".lynx") && !rel.starts_with(".git")
 }
 
-/// Waits for the first relevant event, then drains until `quiet` passes without one.
+/// Waits for the first relevant event, then drains until `quiet` passes without one. A trailing
+/// quiet period, not notify-debouncer-full's fixed delay per event: that one releases the first
+/// saves of a longer burst while later ones still arrive, so one burst became several updates.
 /// Returns None when the channel closed or `stop` says so.
 fn next_batch(rx: &Receiver<notify::Result<notify::Event>>, root: &Path, git_dir: &Path, quiet: Duration, stop: &dyn Fn() -> bool) -> Option<usize> {
     let is_relevant = |ev: &notify::Event| {

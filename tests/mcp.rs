@@ -196,7 +196,11 @@ fn tool_lists_are_smaller_than_lynxmcp() {
     }
     let out = r.cmd(&["serve", "--profile", "huge"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool profile"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("possible values: core, standard, full"), "{}", String::from_utf8_lossy(&out.stderr));
+    // The environment's profile is parsed by the same enum, with the same advice.
+    let out = r.cmd(&["serve"]).env("LYNX_TOOL_PROFILE", "huge").stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool profile `huge`: use core, standard or full"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -9,7 +9,7 @@ fn has(tools: &[&ToolSpec], name: &str) -> bool {
 }
 
 /// Short instructions sent with `initialize` (agents read these once).
-pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: &str) -> String {
+pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: crate::config::ToolProfile) -> String {
     let mut s = format!("Lynx: local code search and code graph for `{repo}` (profile {profile}). ");
     s.push_str("Use `search` first for any question about this codebase; results cite path:lines and the view (commit or worktree). ");
     if has(tools, "describe_symbol") {
@@ -41,7 +41,7 @@ fn hidden(tools: &[&ToolSpec]) -> Vec<&'static str> {
 }
 
 /// The full guide (Markdown).
-pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: &str) -> String {
+pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: crate::config::ToolProfile) -> String {
     let mut s = format!("# Lynx in `{repo}`\n\nProfile **{profile}** — tools: {}.\n\n", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "));
     let hidden = hidden(tools);
     if !hidden.is_empty() {

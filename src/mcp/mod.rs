@@ -34,7 +34,7 @@ pub const GUIDE_URI: &str = "lynx://guide";
 
 pub struct ServeOptions {
     pub dir: PathBuf,
-    pub profile: Option<String>,
+    pub profile: Option<crate::config::ToolProfile>,
     pub model: Option<String>,
     pub no_dense: bool,
     pub lynxmcp_config: Option<PathBuf>,
@@ -52,7 +52,7 @@ struct Shared {
     cond: Condvar,
     progress: Progress,
     tools: Vec<&'static tools::ToolSpec>,
-    profile: String,
+    profile: crate::config::ToolProfile,
     feedback: PathBuf,
     repo_name: String,
 }
@@ -66,12 +66,12 @@ pub struct LynxServer {
 pub fn serve(opts: ServeOptions) -> Result<()> {
     // Open the workspace now so that configuration and repository errors surface at once.
     let ws = Workspace::open_from_env(&opts.dir)?;
-    let profile = opts
-        .profile
-        .clone()
-        .or_else(|| crate::env::get(crate::env::LYNX_TOOL_PROFILE))
-        .unwrap_or_else(|| ws.config.tools.profile.clone());
-    let tool_list = tools::tools_for(&profile, &ws.config.tools.include, &ws.config.tools.exclude, true)?;
+    let profile = match (opts.profile, crate::env::get(crate::env::LYNX_TOOL_PROFILE)) {
+        (Some(p), _) => p,
+        (None, Some(p)) => crate::config::ToolProfile::parse(&p)?,
+        (None, None) => ws.config.tools.profile,
+    };
+    let tool_list = tools::tools_for(profile, &ws.config.tools.include, &ws.config.tools.exclude, true)?;
     let repo_name = ws.repo.workdir.as_ref().and_then(|w| w.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
     let progress = Progress::hidden();
     let shared = Arc::new(Shared {
@@ -80,7 +80,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         progress: progress.clone(),
         tools: tool_list,
         profile,
-        feedback: ws.store.root.join("feedback.jsonl"),
+        feedback: crate::ops::feedback::path(&ws),
         repo_name,
     });
     // Background: open sources, index what is missing, warm the views.
@@ -286,7 +286,7 @@ impl LynxServer {
             Load::Ready(s) => Some(s.clone()),
             _ => None,
         };
-        guide::instructions(&self.shared.tools, sources.as_deref(), &self.shared.repo_name, &self.shared.profile)
+        guide::instructions(&self.shared.tools, sources.as_deref(), &self.shared.repo_name, self.shared.profile)
     }
 }
 
@@ -362,7 +362,7 @@ impl ServerHandler for LynxServer {
         let me = self.clone();
         let text = tokio::task::spawn_blocking(move || {
             let sources = me.sources(Duration::from_millis(0)).ok();
-            guide::guide(&me.shared.tools, sources.as_deref(), &me.shared.repo_name, &me.shared.profile)
+            guide::guide(&me.shared.tools, sources.as_deref(), &me.shared.repo_name, me.shared.profile)
         })
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;

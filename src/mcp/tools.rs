@@ -2,6 +2,7 @@
 //! pays for `tools/list` in its context), profile membership, and the mapping from JSON
 //! arguments to the same operations the CLI runs.
 
+use crate::config::ToolProfile;
 use crate::ops::{self, Answer};
 use crate::search::Mode;
 use crate::search::filter::Filters;
@@ -14,8 +15,8 @@ pub struct ToolSpec {
     pub description: &'static str,
     pub schema: fn() -> Value,
     pub read_only: bool,
-    /// Smallest profile that includes the tool: 0 core, 1 standard, 2 full.
-    pub profile: u8,
+    /// Smallest profile that includes the tool.
+    pub profile: ToolProfile,
 }
 
 fn props(p: Value, required: &[&str]) -> Value {
@@ -70,14 +71,14 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &["query"])
         },
         read_only: true,
-        profile: 0,
+        profile: ToolProfile::Core,
     },
     ToolSpec {
         name: "describe_symbol",
         description: "A symbol's definition, callers, callees, bases and tests in one answer.",
         schema: symbol_schema,
         read_only: true,
-        profile: 0,
+        profile: ToolProfile::Core,
     },
     ToolSpec {
         name: "find_usages",
@@ -89,7 +90,7 @@ pub const TOOLS: &[ToolSpec] = &[
             v
         },
         read_only: true,
-        profile: 0,
+        profile: ToolProfile::Core,
     },
     ToolSpec {
         name: "impact",
@@ -107,7 +108,7 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &[])
         },
         read_only: true,
-        profile: 0,
+        profile: ToolProfile::Core,
     },
     ToolSpec {
         name: "feedback",
@@ -124,14 +125,14 @@ pub const TOOLS: &[ToolSpec] = &[
             )
         },
         read_only: false,
-        profile: 0,
+        profile: ToolProfile::Core,
     },
     ToolSpec {
         name: "find_definition",
         description: "Where a symbol is defined (graph; lexical fallback when unknown).",
         schema: symbol_schema,
         read_only: true,
-        profile: 1,
+        profile: ToolProfile::Standard,
     },
     ToolSpec {
         name: "deep_search",
@@ -149,14 +150,14 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &["queries"])
         },
         read_only: true,
-        profile: 1,
+        profile: ToolProfile::Standard,
     },
     ToolSpec {
         name: "graph_query",
         description: "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
         schema: || {
             let p = common(obj(json!({
-                "operation": {"type": "string", "enum": ["callers", "callees", "subclasses", "superclasses", "imports", "neighbors", "shortest_path", "overview", "surprising_connections", "status"]},
+                "operation": {"type": "string", "enum": ops::graph::GraphOp::names()},
                 "symbol": {"type": "string"},
                 "target": {"type": "string", "description": "shortest_path end"},
                 "relation": {"type": "string", "description": "neighbors filter: calls|contains|inherits|imports|all"},
@@ -169,14 +170,14 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &["operation"])
         },
         read_only: true,
-        profile: 1,
+        profile: ToolProfile::Standard,
     },
     ToolSpec {
         name: "repo_overview",
         description: "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
         schema: || props(Value::Object(common(Map::new())), &[]),
         read_only: true,
-        profile: 1,
+        profile: ToolProfile::Standard,
     },
     ToolSpec {
         name: "search_diff",
@@ -190,7 +191,7 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &["query"])
         },
         read_only: true,
-        profile: 1,
+        profile: ToolProfile::Standard,
     },
     ToolSpec {
         name: "find_tests_for",
@@ -202,7 +203,7 @@ pub const TOOLS: &[ToolSpec] = &[
             v
         },
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "data_access",
@@ -217,7 +218,7 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &[])
         },
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "context",
@@ -232,7 +233,7 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &["symbol"])
         },
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "find_similar",
@@ -248,14 +249,14 @@ pub const TOOLS: &[ToolSpec] = &[
             props(Value::Object(p), &[])
         },
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "module_summary",
         description: "A file's definitions, imports and dependents.",
         schema: || props(Value::Object(common(obj(json!({"path": {"type": "string"}, "n_results": {"type": "integer", "description": "per list, default 200"}})))), &["path"]),
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "export_graph",
@@ -272,41 +273,33 @@ pub const TOOLS: &[ToolSpec] = &[
             )
         },
         read_only: false,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "list_sources",
         description: "Configured sources and their index state.",
         schema: || props(json!({}), &[]),
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "get_rag_status",
         description: "Index health: fresh/stale, coverage, model, fingerprints.",
         schema: || props(json!({"source": {"type": "string"}}), &[]),
         read_only: true,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
     ToolSpec {
         name: "update_source_index",
         description: "Re-index a source now (force: rebuild its shards).",
         schema: || props(json!({"source": {"type": "string"}, "force": {"type": "boolean"}}), &[]),
         read_only: false,
-        profile: 2,
+        profile: ToolProfile::Full,
     },
 ];
 
-pub const PROFILES: &[&str] = &["core", "standard", "full"];
-
 /// Tools of a profile, with include/exclude adjustments.
-pub fn tools_for(profile: &str, include: &[String], exclude: &[String], search_diff_available: bool) -> Result<Vec<&'static ToolSpec>> {
-    let level = match profile {
-        "core" => 0,
-        "standard" | "" => 1,
-        "full" | "all" => 2,
-        other => return Err(crate::error::usage(format!("unknown tool profile `{other}`: use core, standard or full"))),
-    };
+pub fn tools_for(profile: ToolProfile, include: &[String], exclude: &[String], search_diff_available: bool) -> Result<Vec<&'static ToolSpec>> {
     for n in include.iter().chain(exclude) {
         if !TOOLS.iter().any(|t| t.name == n) {
             return Err(crate::error::usage(format!("unknown tool `{n}` in tools.include/exclude")));
@@ -314,7 +307,7 @@ pub fn tools_for(profile: &str, include: &[String], exclude: &[String], search_d
     }
     Ok(TOOLS
         .iter()
-        .filter(|t| t.profile <= level || include.iter().any(|i| i == t.name))
+        .filter(|t| t.profile <= profile || include.iter().any(|i| i == t.name))
         .filter(|t| !exclude.iter().any(|e| e == t.name))
         .filter(|t| t.name != "search_diff" || search_diff_available)
         .collect())
@@ -486,7 +479,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 mode: a.mode()?,
                 filters: a.filters()?,
                 snippet_lines: SNIPPET_LINES,
-                rerank: (a.bool_or("rerank", sources.list[0].engine.ws.config.search.rerank)?).then(|| sources.list[0].engine.ws.config.model.reranker.clone()),
+                rerank: ops::search::reranker(&sources.list[0].engine.ws.config, None, a.0.get("rerank").filter(|v| !v.is_null()).map(|_| a.bool("rerank")).transpose()?),
                 files: a.bool("files")?,
                 cursor: a.str("cursor")?,
                 explain: a.bool("explain")?,
@@ -567,9 +560,8 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::similar::run(&one()?.engine, &args)
         }
         "graph_query" => {
-            let op = a.req("operation")?;
             let args = ops::graph::GraphArgs {
-                op,
+                op: ops::graph::GraphOp::parse(&a.req("operation")?)?,
                 symbol: a.str("symbol")?,
                 target: a.str("target")?,
                 relation: a.str("relation")?,

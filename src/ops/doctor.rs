@@ -336,14 +336,9 @@ fn writable_check(root: &std::path::Path) -> Check {
 }
 
 fn disk_check(root: &std::path::Path) -> Check {
-    let out = std::process::Command::new("df").args(["-Pk"]).arg(root).output();
-    let avail_kb = out.ok().and_then(|o| {
-        let s = String::from_utf8_lossy(&o.stdout).into_owned();
-        s.lines().nth(1).and_then(|l| l.split_whitespace().nth(3)).and_then(|v| v.parse::<u64>().ok())
-    });
-    match avail_kb {
-        Some(kb) if kb < 512 * 1024 => check("disk space", "warn", format!("only {} free at {}", super::status::human_bytes(kb * 1024), root.display()), Some("free space; `git lynx gc` removes unneeded segments")),
-        Some(kb) => check("disk space", "ok", format!("{} free", super::status::human_bytes(kb * 1024)), None),
-        None => check("disk space", "ok", "unknown (df unavailable)", None),
+    match fs4::available_space(root) {
+        Ok(b) if b < 512 * 1024 * 1024 => check("disk space", "warn", format!("only {} free at {}", indicatif::HumanBytes(b), root.display()), Some("free space; `git lynx gc` removes unneeded segments")),
+        Ok(b) => check("disk space", "ok", format!("{} free", indicatif::HumanBytes(b)), None),
+        Err(e) => check("disk space", "ok", format!("unknown ({e})"), None),
     }
 }

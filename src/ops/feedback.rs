@@ -17,6 +17,11 @@ pub struct Entry {
     pub comment: String,
 }
 
+/// Where the store keeps agents' feedback.
+pub fn path(ws: &crate::workspace::Workspace) -> std::path::PathBuf {
+    ws.store.root.join("feedback.jsonl")
+}
+
 pub const OUTCOMES: &[&str] = &["helpful", "partial", "unhelpful", "error"];
 
 pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str) -> Result<Answer> {

@@ -11,12 +11,64 @@ use petgraph::Direction;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
-pub const OPERATIONS: &[&str] =
-    &["callers", "callees", "subclasses", "superclasses", "imports", "neighbors", "shortest_path", "overview", "surprising_connections", "status"];
+/// A graph operation. Parsed once, where it arrives (a clap value, an MCP argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum GraphOp {
+    Callers,
+    Callees,
+    Subclasses,
+    Superclasses,
+    Imports,
+    Neighbors,
+    ShortestPath,
+    Overview,
+    SurprisingConnections,
+    Status,
+}
+
+impl GraphOp {
+    pub fn parse(s: &str) -> Result<GraphOp> {
+        <GraphOp as clap::ValueEnum>::from_str(s.trim(), true).map_err(|_| {
+            crate::error::usage(format!("unknown graph operation `{s}`; use one of: {}", GraphOp::names().join(", ")))
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GraphOp::Callers => "callers",
+            GraphOp::Callees => "callees",
+            GraphOp::Subclasses => "subclasses",
+            GraphOp::Superclasses => "superclasses",
+            GraphOp::Imports => "imports",
+            GraphOp::Neighbors => "neighbors",
+            GraphOp::ShortestPath => "shortest_path",
+            GraphOp::Overview => "overview",
+            GraphOp::SurprisingConnections => "surprising_connections",
+            GraphOp::Status => "status",
+        }
+    }
+
+    fn value_variants() -> &'static [GraphOp] {
+        <GraphOp as clap::ValueEnum>::value_variants()
+    }
+
+    /// Every operation's name, in order (help texts and the MCP schema).
+    pub fn names() -> Vec<&'static str> {
+        GraphOp::value_variants().iter().map(|o| o.name()).collect()
+    }
+}
+
+impl std::fmt::Display for GraphOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct GraphArgs {
-    pub op: String,
+    pub op: GraphOp,
     pub symbol: Option<String>,
     pub target: Option<String>,
     pub relation: Option<String>,
@@ -36,7 +88,7 @@ pub const MIN_COMMUNITY: usize = 3;
 
 #[derive(Debug, Serialize)]
 struct Traversal {
-    op: String,
+    op: GraphOp,
     symbol: String,
     matched: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,15 +113,12 @@ fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
 }
 
 pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
-    let op = a.op.as_str();
-    if !OPERATIONS.contains(&op) {
-        return Err(crate::error::usage(format!("unknown graph operation `{op}`; use one of: {}", OPERATIONS.join(", "))));
-    }
+    let op = a.op;
     let ctx = open(engine, a.rev.as_deref())?;
     match op {
-        "status" => return status(&ctx),
-        "overview" => return overview(&ctx, a.limit, a.min_community.max(1)),
-        "surprising_connections" => return surprising(&ctx, a.limit),
+        GraphOp::Status => return status(&ctx),
+        GraphOp::Overview => return overview(&ctx, a.limit, a.min_community.max(1)),
+        GraphOp::SurprisingConnections => return surprising(&ctx, a.limit),
         _ => {}
     }
     let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)")))?;
@@ -78,7 +127,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     if nodes.is_empty() {
         let suggestions = query::suggest(&ctx.graph, &symbol, 5);
         let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
-        let t = Traversal { op: op.into(), symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false, next_cursor: None };
+        let t = Traversal { op, symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false, next_cursor: None };
         let mut answer = Answer::new("graph_query", Some(view), &t, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
         return Ok(answer);
@@ -86,15 +135,15 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
     let depth = a.depth.max(1);
-    let question = (op, &symbol, &a.relation, depth, a.limit);
+    let question = (op.name(), &symbol, &a.relation, depth, a.limit);
     let pager = super::page::Pager::new("graph_query", &ctx.data.key, &question, a.cursor.as_deref())?;
     let want = pager.want(a.limit);
     let (mut results, _) = match op {
-        "callers" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),
-        "callees" => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, want),
-        "subclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, want),
-        "superclasses" => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, want),
-        "imports" => {
+        GraphOp::Callers => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),
+        GraphOp::Callees => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, want),
+        GraphOp::Subclasses => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, want),
+        GraphOp::Superclasses => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, want),
+        GraphOp::Imports => {
             // A definition stands for its file.
             let files: Vec<Node> = nodes
                 .iter()
@@ -110,14 +159,14 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             }));
             (out, false)
         }
-        "neighbors" => {
+        GraphOp::Neighbors => {
             let rels = match &a.relation {
                 Some(r) => Rel::parse_filter(r).ok_or_else(|| crate::error::usage(format!("unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)")))?,
                 None => Rel::parse_filter("all").unwrap(),
             };
             query::bfs(g, &nodes, &rels, None, depth, want)
         }
-        "shortest_path" => {
+        GraphOp::ShortestPath => {
             let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)"))?;
             let (to, _) = starts(&ctx, &target);
             if to.is_empty() {
@@ -155,7 +204,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             let direction = if path.is_none() { None } else if reverse { Some("target_to_symbol") } else { Some("symbol_to_target") };
             return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "direction": direction, "path": steps}), text));
         }
-        _ => unreachable!(),
+        GraphOp::Status | GraphOp::Overview | GraphOp::SurprisingConnections => unreachable!("answered above"),
     };
     let next_cursor = pager.page(&mut results, a.limit);
     let truncated = next_cursor.is_some();
@@ -167,7 +216,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
-    let t = Traversal { op: op.into(), symbol, matched: true, match_kind: how, depth, results, truncated, next_cursor };
+    let t = Traversal { op, symbol, matched: true, match_kind: how, depth, results, truncated, next_cursor };
     Ok(Answer::new("graph_query", Some(view), &t, text))
 }
 

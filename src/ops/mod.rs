@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod context;
 pub mod data_access;
+pub mod debug;
 pub mod deep_search;
 pub mod doctor;
 pub mod evaluate;

@@ -54,7 +54,7 @@ pub fn list(configured: &str) -> Result<Answer> {
             m.name,
             if m.configured { " (configured)" } else { "" },
             format!("{:?}", m.kind).to_lowercase(),
-            super::status::human_bytes(m.bytes)
+            indicatif::HumanBytes(m.bytes)
         ));
     }
     Ok(Answer::new("model_list", None, serde_json::json!({ "cache": cache.display().to_string(), "models": models }), text))

@@ -13,7 +13,7 @@ use std::path::Path;
 pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
     let (segments, n_revs) = needed_segments(engine, revs)?;
     let (n, bytes) = pack::export(&engine.ws.store, &segments, to)?;
-    let text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", super::status::human_bytes(bytes), to.display());
+    let text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", indicatif::HumanBytes(bytes), to.display());
     Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
 }
 

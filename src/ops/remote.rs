@@ -179,7 +179,7 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
                 let r = Pushed { remote: remote.into(), reference: REF, commit: Some(commit.clone()), segments: tree.len(), new_segments: new, new_bytes: bytes, pruned: prune, up_to_date: false };
                 let text = format!(
                     "pushed {new} new segments ({}) to {remote} {REF}; it holds {} segments{} (commit {})\n",
-                    super::status::human_bytes(bytes),
+                    indicatif::HumanBytes(bytes),
                     tree.len(),
                     if prune { ", pruned to these revisions" } else { "" },
                     &commit[..12.min(commit.len())]

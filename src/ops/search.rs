@@ -346,6 +346,16 @@ pub fn rerank(ce: &crate::embed::rerank::CrossEncoder, query: &str, mut hits: Ve
 
 /// Search over one source, or all of them merged by score (each hit keeps its own source's
 /// score, so the scale means the same thing whatever was merged).
+/// The cross-encoder a search reranks with: a model named for this search, else the configured
+/// one when rerank is asked for (`on`) or configured on (`search.rerank`) and not turned off.
+pub fn reranker(config: &crate::config::Config, named: Option<&str>, on: Option<bool>) -> Option<String> {
+    match (named, on) {
+        (Some(n), _) => Some(n.to_string()),
+        (None, Some(on)) => on.then(|| config.model.reranker.clone()),
+        (None, None) => config.search.rerank.then(|| config.model.reranker.clone()),
+    }
+}
+
 pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args: &SearchArgs) -> Result<Answer> {
     let selected = sources.select(source)?;
     if selected.len() == 1 {

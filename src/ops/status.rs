@@ -260,7 +260,7 @@ pub fn render_health(h: &Health) -> String {
         "store: {} — {} segments, {}{}\n",
         h.store.path,
         h.store.segments,
-        human_bytes(h.store.bytes),
+        indicatif::HumanBytes(h.store.bytes),
         h.last_update.map(|t| format!(", last update {}s ago", crate::fsutil::now_secs().saturating_sub(t))).unwrap_or_default()
     ));
     for a in &h.store.alternates {
@@ -336,15 +336,4 @@ pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Re
         reports.push(a.json());
     }
     Ok(Answer::new("update_source_index", None, serde_json::json!({ "force": force, "reports": reports }), text))
-}
-
-pub fn human_bytes(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < units.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[i]) }
 }

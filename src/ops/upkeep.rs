@@ -11,7 +11,7 @@ pub fn gc(engine: &Engine, dry_run: bool, reflog_days: u64) -> Result<Answer> {
         if r.dry_run { "would remove " } else { "removed " },
         r.segments_removed,
         r.segments_total,
-        super::status::human_bytes(r.bytes_removed),
+        indicatif::HumanBytes(r.bytes_removed),
         r.temp_files_removed,
         r.live_commits,
         r.worktrees

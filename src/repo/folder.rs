@@ -37,27 +37,28 @@ pub fn folder_files(root: &Path, filter: &FolderFilter, max_size: u64, hash: gix
     let root = root.canonicalize().with_context(|| format!("source folder {} does not exist", root.display()))?;
     let mut paths: Vec<(String, PathBuf, u64)> = Vec::new();
     let mut skipped = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else { continue };
-        for e in rd.flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(&root).unwrap_or(&p).to_string_lossy().replace('\\', "/");
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !SKIP_DIRS.contains(&name.as_str()) && !filter.ignore.as_ref().is_some_and(|g| g.is_match(&rel)) {
-                    stack.push(p);
-                }
-            } else if ft.is_symlink() {
-                skipped.push(Skipped { path: rel, reason: SkipReason::Symlink });
-            } else if ft.is_file() && filter.wants(&rel) {
-                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
-                if size > max_size {
-                    skipped.push(Skipped { path: rel, reason: SkipReason::TooLarge });
-                } else {
-                    paths.push((rel, p, size));
-                }
+    // Symbolic links are not followed (reported instead): a source never reaches outside its folder.
+    let walk = walkdir::WalkDir::new(&root).min_depth(1).follow_links(false).into_iter().filter_entry(|e| {
+        if !e.file_type().is_dir() {
+            return true;
+        }
+        let rel = e.path().strip_prefix(&root).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
+        !SKIP_DIRS.contains(&&*e.file_name().to_string_lossy()) && !filter.ignore.as_ref().is_some_and(|g| g.is_match(&rel))
+    });
+    for e in walk.flatten() {
+        let ft = e.file_type();
+        if ft.is_dir() {
+            continue;
+        }
+        let rel = e.path().strip_prefix(&root).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
+        if ft.is_symlink() {
+            skipped.push(Skipped { path: rel, reason: SkipReason::Symlink });
+        } else if ft.is_file() && filter.wants(&rel) {
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            if size > max_size {
+                skipped.push(Skipped { path: rel, reason: SkipReason::TooLarge });
+            } else {
+                paths.push((rel, e.into_path(), size));
             }
         }
     }
