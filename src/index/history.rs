@@ -37,20 +37,11 @@ pub fn recent(ws: &Workspace, tip: &str, max: usize) -> Result<Vec<CommitFacts>>
         by_key.extend(computed.into_iter().map(|f| (f.key, f)));
     }
     // The rest from their segments, each segment decoded once.
-    let mut by_segment: HashMap<(usize, String), Vec<crate::store::Found>> = HashMap::new();
-    for c in &commits {
-        let k = commit_key(&c.id);
-        if by_key.contains_key(&k) {
-            continue;
-        }
-        if let Some(f) = cat.get(&k) {
-            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push(f);
-        }
-    }
-    for ((dir, name), founds) in by_segment {
-        let batch = ws.store.read_segment(dir, &name)?;
-        for f in founds {
-            let facts = history::read(&batch, f.loc.row as usize)?;
+    let missing: Vec<crate::store::Key> = commits.iter().map(|c| commit_key(&c.id)).filter(|k| !by_key.contains_key(k)).collect();
+    for g in cat.by_segment(missing.into_iter().map(|k| ((), k)), |_| true) {
+        let batch = ws.store.read_segment(g.dir, &g.name)?;
+        for (_, row, _) in g.rows() {
+            let facts = history::read(&batch, row)?;
             by_key.insert(facts.key, facts);
         }
     }

@@ -66,19 +66,14 @@ pub fn chunk_hashes<'a>(
 ) -> anyhow::Result<std::collections::HashSet<crate::store::Key>> {
     use arrow::array::{Array, FixedSizeBinaryArray, Int32Array};
     let cat = store.catalogs(CHUNKS, &chunks_fingerprint())?;
-    let mut by_segment: std::collections::HashMap<(usize, String), Vec<crate::store::Found>> = Default::default();
-    for k in keys {
-        if let Some(f) = cat.get(k) {
-            by_segment.entry((f.dir, cat.segment_name(f).to_string())).or_default().push(f);
-        }
-    }
     let mut out = std::collections::HashSet::new();
-    for ((dir, name), founds) in by_segment {
-        let b = store.read_segment_columns(dir, &name, &["ord", "hash"])?;
+    for g in cat.by_segment(keys.into_iter().map(|k| ((), *k)), |_| true) {
+        let name = &g.name;
+        let b = store.read_segment_columns(g.dir, name, &["ord", "hash"])?;
         let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
         let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
-        for f in founds {
-            for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
+        for (_, row, count) in g.rows() {
+            for row in row..row + count {
                 if ord.value(row) >= 0 {
                     let h: [u8; 16] = hash.value(row).try_into().unwrap_or([0; 16]);
                     out.insert(crate::store::Key::hash(&h));

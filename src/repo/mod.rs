@@ -346,19 +346,44 @@ pub fn ensure(cond: bool, msg: impl FnOnce() -> String) -> Result<()> {
     Ok(())
 }
 
-/// Globs from `index.exclude`, gitignore-like: a pattern without `/` matches at any depth.
+/// Globs from `index.exclude` and source `ignore` lists (see `path_globs`).
 pub fn exclude_set(patterns: &[String]) -> Result<Option<globset::GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
+    path_globs(patterns.iter().map(String::as_str), "index.exclude pattern")
+}
+
+/// The one rule for path globs, gitignore-like: a pattern without `/` matches at any depth
+/// (`*.rs`, `vendor`); one with `/` is anchored at the root (a leading `/` only says so); `*`
+/// also crosses `/`; a pattern without wildcards also covers everything under it (a folder).
+pub fn path_globs<'a>(patterns: impl IntoIterator<Item = &'a str>, what: &str) -> Result<Option<globset::GlobSet>> {
     let mut b = globset::GlobSetBuilder::new();
-    for p in patterns {
+    let mut any = false;
+    for given in patterns {
+        let glob = |p: &str| globset::GlobBuilder::new(p).literal_separator(false).build().map_err(|e| crate::error::usage(format!("invalid {what} `{given}`: {}", e.kind())));
+        let p = given;
         let p = p.trim_start_matches('/');
         let pat = if p.contains('/') { p.to_string() } else { format!("**/{p}") };
-        b.add(globset::Glob::new(&pat).map_err(|e| anyhow::anyhow!("invalid index.exclude pattern `{p}`: {e}"))?);
-        if !p.contains('*') {
-            b.add(globset::Glob::new(&format!("{}/**", pat.trim_end_matches('/')))?);
+        b.add(glob(&pat)?);
+        if !p.contains(['*', '?', '[', '{']) {
+            b.add(glob(&format!("{}/**", pat.trim_end_matches('/')))?);
         }
+        any = true;
     }
-    Ok(Some(b.build()?))
+    Ok(if any { Some(b.build()?) } else { None })
+}
+
+#[cfg(test)]
+mod glob_tests {
+    #[test]
+    fn one_rule_for_path_globs() {
+        let set = super::path_globs(["*.md", "/src/gen/*.rs", "vendor", "docs/api"], "test").unwrap().unwrap();
+        for yes in ["README.md", "a/b/NOTES.md", "src/gen/x.rs", "src/gen/deep/y.rs", "vendor/lib.c", "x/vendor/y/z.c", "docs/api/index.html", "docs/api"] {
+            assert!(set.is_match(yes), "{yes} should match");
+        }
+        for no in ["src/main.rs", "other/src/gen/x.rs", "vendored.c", "docs/apis/x", "xdocs/api/y"] {
+            assert!(!set.is_match(no), "{no} should not match");
+        }
+        assert!(super::path_globs(Vec::<&str>::new(), "test").unwrap().is_none());
+        let err = super::path_globs(["a[b"], "--glob").unwrap_err().to_string();
+        assert!(err.contains("invalid --glob `a[b`"), "{err}");
+    }
 }

@@ -30,8 +30,8 @@ impl Filters {
     /// A path predicate, or a usage error naming the bad glob.
     pub fn matcher(&self) -> Result<PathMatcher> {
         let (excluded, included): (Vec<&String>, Vec<&String>) = self.globs.iter().partition(|g| g.starts_with('!'));
-        let globs = glob_set(included.iter().map(|g| g.as_str()), "--glob")?;
-        let not_globs = glob_set(excluded.iter().map(|g| &g[1..]), "--glob")?;
+        let globs = crate::repo::path_globs(included.iter().map(|g| g.as_str()), "--glob")?;
+        let not_globs = crate::repo::path_globs(excluded.iter().map(|g| &g[1..]), "--glob")?;
         let exts: Vec<String> = self
             .extensions
             .iter()
@@ -66,23 +66,6 @@ impl Filters {
     }
 }
 
-/// `*.rs` matches at any depth, like most tools; a pattern with a `/` is anchored at the root.
-fn glob_set<'a>(patterns: impl Iterator<Item = &'a str>, what: &str) -> Result<Option<globset::GlobSet>> {
-    let mut b = globset::GlobSetBuilder::new();
-    let mut any = false;
-    for g in patterns {
-        let glob = globset::GlobBuilder::new(g)
-            .literal_separator(false)
-            .build()
-            .map_err(|e| crate::error::usage(format!("invalid {what} `{g}`: {e}")))?;
-        b.add(glob);
-        if !g.contains('/') {
-            b.add(globset::Glob::new(&format!("**/{g}"))?);
-        }
-        any = true;
-    }
-    Ok(if any { Some(b.build()?) } else { None })
-}
 
 /// One git pathspec (`src/`, `*.py`, `:(exclude)tests`, `:!docs`, `:/README.md`), resolved
 /// against the directory the command ran in.

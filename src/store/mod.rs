@@ -84,6 +84,20 @@ pub struct Store {
 }
 
 /// The catalogs of one (layer, fingerprint) across all object directories.
+/// Items found in one segment (see `Catalogs::by_segment`), with where each one's rows are.
+pub struct SegmentGroup<T> {
+    pub dir: usize,
+    pub name: String,
+    pub items: Vec<(T, Found)>,
+}
+
+impl<T> SegmentGroup<T> {
+    /// Each item with its first row and row count in the segment.
+    pub fn rows(&self) -> impl Iterator<Item = (&T, usize, usize)> {
+        self.items.iter().map(|(t, f)| (t, f.loc.row as usize, f.loc.count as usize))
+    }
+}
+
 pub struct Catalogs {
     pub per_dir: Vec<Catalog>,
 }
@@ -99,6 +113,18 @@ impl Catalogs {
 
     pub fn segment_name(&self, f: Found) -> &str {
         self.per_dir[f.dir].segment_name(f.loc)
+    }
+
+    /// The items whose keys these catalogs hold (and `keep` accepts), grouped by the segment
+    /// holding their rows, so that each segment is read once. Groups come in segment order.
+    pub fn by_segment<T>(&self, items: impl IntoIterator<Item = (T, Key)>, keep: impl Fn(&Found) -> bool) -> Vec<SegmentGroup<T>> {
+        let mut groups: std::collections::BTreeMap<(usize, u32), Vec<(T, Found)>> = Default::default();
+        for (item, key) in items {
+            if let Some(f) = self.get(&key).filter(|f| keep(f)) {
+                groups.entry((f.dir, f.loc.seg)).or_default().push((item, f));
+            }
+        }
+        groups.into_iter().map(|((dir, seg), items)| SegmentGroup { dir, name: self.per_dir[dir].segments[seg as usize].clone(), items }).collect()
     }
 
     pub fn len(&self) -> usize {
