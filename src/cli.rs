@@ -591,12 +591,43 @@ pub struct SourceArg {
 
 #[derive(Subcommand, Debug)]
 pub enum SourceCmd {
-    /// Add a folder or repository as a source.
+    /// Add a folder or repository, a documentation site (`--type webdoc`) or PDFs (`--type pdf`)
+    /// as a source; a site is crawled and PDFs are read at once (`update-source-index` again later).
     Add {
         /// A name for the source (letters, digits, `-`, `_`).
         name: String,
-        /// The folder or repository (inside this repository when the config is committed).
+        /// The folder or repository; for webdoc the start URL; for pdf a PDF file or folder.
         path: String,
+        /// What the source is.
+        #[arg(long = "type", value_enum, default_value = "folder")]
+        kind: crate::config::SourceType,
+        /// webdoc: stay under this path (default: the start URL's folder).
+        #[arg(long, value_name = "PATH")]
+        url_prefix: Option<String>,
+        /// webdoc: pages fetched at most (default 500).
+        #[arg(long)]
+        max_pages: Option<usize>,
+        /// webdoc: links followed from the start at most (default 3).
+        #[arg(long)]
+        max_depth: Option<usize>,
+        /// webdoc: only URLs containing one of these (repeatable).
+        #[arg(long = "include-url", value_name = "TEXT")]
+        include_url_patterns: Vec<String>,
+        /// webdoc: skip URLs containing any of these (repeatable).
+        #[arg(long = "exclude-url", value_name = "TEXT")]
+        exclude_url_patterns: Vec<String>,
+        /// webdoc: seconds between requests (default 0.5; robots.txt may ask for more).
+        #[arg(long, value_name = "SECONDS")]
+        delay: Option<f64>,
+        /// webdoc: seconds a request may take (default 20).
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
+        /// webdoc: render pages in headless Chromium first (sites built by JavaScript).
+        #[arg(long)]
+        render_js: bool,
+        /// Only record the source; crawl or extract later with `update-source-index NAME`.
+        #[arg(long)]
+        no_fetch: bool,
         /// Only these extensions (repeatable).
         #[arg(long = "ext")]
         extensions: Vec<String>,
@@ -1405,9 +1436,44 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
     match what {
-        SourceCmd::Add { name, path, extensions, ignore, no_graph, description } => {
-            let args = ops::source::AddArgs { name, path, extensions, ignore, graph: !no_graph, description };
-            ops::source::add(&workspace(cli)?, &args)
+        SourceCmd::Add {
+            name,
+            path,
+            kind,
+            url_prefix,
+            max_pages,
+            max_depth,
+            include_url_patterns,
+            exclude_url_patterns,
+            delay,
+            timeout,
+            render_js,
+            no_fetch,
+            extensions,
+            ignore,
+            no_graph,
+            description,
+        } => {
+            let config = crate::config::SourceConfig {
+                name: name.clone(),
+                kind: *kind,
+                path: if *kind == crate::config::SourceType::Webdoc { String::new() } else { path.clone() },
+                url: if *kind == crate::config::SourceType::Webdoc { vec![path.clone()] } else { Vec::new() },
+                extensions: extensions.clone(),
+                ignore: ignore.clone(),
+                graph: !no_graph && *kind == crate::config::SourceType::Folder,
+                description: description.clone(),
+                url_prefix: url_prefix.clone(),
+                max_pages: *max_pages,
+                max_depth: *max_depth,
+                include_url_patterns: include_url_patterns.clone(),
+                exclude_url_patterns: exclude_url_patterns.clone(),
+                request_delay_seconds: *delay,
+                request_timeout_seconds: *timeout,
+                render_js: *render_js,
+                ..Default::default()
+            };
+            ops::source::add(&workspace(cli)?, config, (!no_fetch).then_some(|| sources(cli)))
         }
         SourceCmd::Remove { name } => ops::source::remove(&workspace(cli)?, name),
         SourceCmd::List => ops::status::list_sources(&sources(cli)?),

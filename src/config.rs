@@ -177,23 +177,128 @@ pub struct WatchConfig {
     pub debounce_ms: u64,
 }
 
-/// An extra source beside the repository: another folder or repository.
+/// A string or a list of strings.
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    })
+}
+
+/// What a source is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceType {
+    /// Another folder or git repository on this machine.
+    #[default]
+    #[serde(alias = "codebase")]
+    Folder,
+    /// A documentation site, crawled into snapshots (`update-source-index` re-crawls).
+    Webdoc,
+    /// PDF files (one file or a folder), extracted page by page into snapshots.
+    Pdf,
+}
+
+impl SourceType {
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceType::Folder => "folder",
+            SourceType::Webdoc => "webdoc",
+            SourceType::Pdf => "pdf",
+        }
+    }
+
+    fn is_folder(&self) -> bool {
+        *self == SourceType::Folder
+    }
+}
+
+/// An extra source beside the repository: another folder or repository, a documentation site,
+/// or PDFs. The crawl settings keep LynxMCP's names.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct SourceConfig {
     pub name: String,
+    #[serde(rename = "type", skip_serializing_if = "SourceType::is_folder")]
+    pub kind: SourceType,
+    /// A folder or repository; for `pdf`, a PDF file or a folder of them.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// Only files with these extensions (empty: all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
     /// Glob patterns to leave out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
     pub graph: bool,
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// `webdoc`: the start URL(s); the crawl stays on their host, under their folder.
+    #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    pub url: Vec<String>,
+    /// `webdoc`: the path prefix the crawl stays under (default: the start URL's folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_prefix: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_pages: Option<usize>,
+    /// `webdoc`: a URL must contain one of these (empty: any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub include_url_patterns: Vec<String>,
+    /// `webdoc`: URLs containing any of these are not fetched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_url_patterns: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_delay_seconds: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    /// `webdoc`: a request that has not finished by then fails (default 20 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_timeout_seconds: Option<f64>,
+    /// `webdoc`: follow URLs with a query string (off: they are where crawl traps live).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub keep_query: bool,
+    /// `webdoc`: render each page in headless Chromium first (JavaScript-built sites).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub render_js: bool,
+    /// `pdf`: files larger than this are skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_file_mb: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_pages_per_file: Option<usize>,
 }
 
 impl Default for SourceConfig {
     fn default() -> Self {
-        SourceConfig { name: String::new(), path: String::new(), extensions: Vec::new(), ignore: Vec::new(), graph: true, description: String::new() }
+        SourceConfig {
+            name: String::new(),
+            kind: SourceType::Folder,
+            path: String::new(),
+            extensions: Vec::new(),
+            ignore: Vec::new(),
+            graph: true,
+            description: String::new(),
+            url: Vec::new(),
+            url_prefix: None,
+            max_depth: None,
+            max_pages: None,
+            include_url_patterns: Vec::new(),
+            exclude_url_patterns: Vec::new(),
+            request_delay_seconds: None,
+            user_agent: None,
+            request_timeout_seconds: None,
+            keep_query: false,
+            render_js: false,
+            max_file_mb: None,
+            max_pages_per_file: None,
+        }
     }
 }
 
@@ -474,6 +579,17 @@ fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
             let name = s.get("name").and_then(|p| p.as_str()).unwrap_or("?");
             if check_source_name(name).is_err() {
                 refuse("sources", "a source name must be 1-64 letters, digits, `-`, `_` or `.`");
+                return false;
+            }
+            if s.get("type").and_then(|t| t.as_str()) == Some("webdoc") {
+                refuse(
+                    &format!("sources `{name}`"),
+                    "a committed file may not make Lynx reach the network; add the site yourself with `git lynx source add NAME URL --type webdoc`",
+                );
+                return false;
+            }
+            if s.get("render_js").is_some_and(|v| v.as_bool() != Some(false)) {
+                refuse(&format!("sources `{name}`"), "a committed file may not start a browser (render_js)");
                 return false;
             }
             match inside(root, path) {

@@ -163,9 +163,11 @@ impl Engine {
     /// The view a request means: the folder for folder sources, else the revision (default:
     /// the working tree).
     pub fn spec(&self, rev: Option<&str>) -> ViewSpec {
-        match &self.folder {
-            Some(f) => f.clone(),
-            None => ViewSpec::from_option(rev),
+        match (&self.folder, rev) {
+            // A documentation source's revisions are its snapshots.
+            (Some(ViewSpec::Snapshot { source, .. }), Some(id)) if !id.is_empty() && id != "worktree" => ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) },
+            (Some(f), _) => f.clone(),
+            (None, _) => ViewSpec::from_option(rev),
         }
     }
 

@@ -17,6 +17,8 @@ pub const LYNX_NET_TIMEOUT: &str = "LYNX_NET_TIMEOUT";
 pub const LYNX_DOWNLOAD_TIMEOUT: &str = "LYNX_DOWNLOAD_TIMEOUT";
 /// How long an MCP tool waits for indexing before answering from what is there (seconds).
 pub const LYNX_TOOL_WAIT_SECONDS: &str = "LYNX_TOOL_WAIT_SECONDS";
+/// Headless Chromium for webdoc sources with `render_js` (default: found on PATH).
+pub const LYNX_CHROMIUM: &str = "LYNX_CHROMIUM";
 /// The MCP tool profile.
 pub const LYNX_TOOL_PROFILE: &str = "LYNX_TOOL_PROFILE";
 /// A LynxMCP `config.json` to read sources and settings from.

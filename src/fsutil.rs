@@ -55,6 +55,11 @@ pub fn dir_size(dir: &Path) -> (u64, u64) {
         .fold((0, 0), |(bytes, files), e| (bytes + e.metadata().map(|m| m.len()).unwrap_or(0), files + 1))
 }
 
+/// Nanoseconds since the Unix epoch (unique-enough stamps).
+pub fn now_nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+}
+
 /// Seconds since the Unix epoch.
 pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)

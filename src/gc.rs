@@ -28,6 +28,10 @@ pub struct GcReport {
     pub bytes_removed: u64,
     pub temp_files_removed: usize,
     pub shards_removed: usize,
+    /// Documentation sources: snapshots other than each source's current one, and page texts
+    /// no kept snapshot names.
+    pub doc_snapshots_removed: usize,
+    pub doc_texts_removed: usize,
     pub removed: Vec<String>,
 }
 
@@ -49,6 +53,26 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
         if let Ok(view) = View::open(&other, &ViewSpec::Worktree) {
             needed.extend(view.files.iter().map(|f| f.key));
             report.worktrees += 1;
+        }
+    }
+    // Plain-folder sources of the local configuration, and the current snapshot of each
+    // documentation source (older snapshots go).
+    for sc in ws.config.sources.iter().filter(|s| s.kind == crate::config::SourceType::Folder) {
+        let root = ws.repo.workdir.as_deref().map(|w| w.join(&sc.path)).unwrap_or_else(|| sc.path.clone().into());
+        if root.join(".git").exists() {
+            continue;
+        }
+        let spec = ViewSpec::Folder { root, extensions: sc.extensions.clone(), ignore: sc.ignore.clone() };
+        if let Ok(view) = View::open(ws, &spec) {
+            needed.extend(view.files.iter().map(|f| f.key));
+        }
+    }
+    let (pages, snapshots_removed, texts_removed) = crate::docsource::gc(ws, dry_run)?;
+    report.doc_snapshots_removed = snapshots_removed;
+    report.doc_texts_removed = texts_removed;
+    for (path, blob) in pages {
+        if let Ok(id) = crate::repo::parse_oid(&blob) {
+            needed.insert(Key::blob(id.as_bytes(), crate::repo::lang_hint(&path)));
         }
     }
 

@@ -141,7 +141,18 @@ impl Lang {
 }
 
 /// Language by file name alone; `None` means "look at the content" (or not text at all).
+/// Whether a path names a documentation page of a webdoc or pdf source (a URL, or
+/// `file.pdf#page=N`): their text is Markdown made by Lynx.
+pub fn is_document_page(path: &str) -> bool {
+    path.starts_with("https://")
+        || path.starts_with("http://")
+        || path.rsplit_once("#page=").is_some_and(|(f, n)| f.to_ascii_lowercase().ends_with(".pdf") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 pub fn by_path(path: &str) -> Option<Lang> {
+    if is_document_page(path) {
+        return Some(Lang::Markdown);
+    }
     let name = path.rsplit('/').next().unwrap_or(path);
     let lower = name.to_ascii_lowercase();
     match lower.as_str() {

@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod chunk;
 pub mod cli;
 pub mod config;
+pub mod docsource;
 pub mod embed;
 pub mod encoding;
 pub mod engine;

@@ -136,3 +136,30 @@ mod tests {
         assert_eq!(relative("src/app2/y.py", "src/app/"), "../app2/y.py");
     }
 }
+
+/// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM UTC`.
+pub fn when(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+}
+
+#[cfg(test)]
+mod when_tests {
+    #[test]
+    fn dates() {
+        assert_eq!(super::when(0), "1970-01-01 00:00 UTC");
+        assert_eq!(super::when(951_782_400 + 3_661), "2000-02-29 01:01 UTC");
+        assert_eq!(super::when(1_796_083_200), "2026-12-01 00:00 UTC");
+    }
+}

@@ -3,7 +3,7 @@
 //! through its own engine; all of them share the repository's object store when they are
 //! plain folders.
 
-use crate::config::SourceConfig;
+use crate::config::{SourceConfig, SourceType};
 use crate::engine::Engine;
 use crate::progress::Progress;
 use crate::view::ViewSpec;
@@ -16,11 +16,14 @@ use std::sync::Arc;
 pub struct Source {
     pub name: String,
     pub description: String,
-    /// "repository" (a git repository) or "folder".
+    /// "repository" (a git repository), "folder", "webdoc" or "pdf".
     pub kind: &'static str,
+    /// A folder, a PDF file or folder, or (webdoc) the start URL.
     pub path: PathBuf,
     pub graph: bool,
     pub engine: Arc<Engine>,
+    /// How it was configured (None for the repository itself).
+    pub config: Option<SourceConfig>,
 }
 
 pub struct Sources {
@@ -45,7 +48,7 @@ impl Sources {
     pub fn open(main: Arc<Engine>, lynxmcp: Option<&Path>, progress: &Progress) -> Result<Sources> {
         let root = main.ws.repo.workdir.clone().unwrap_or_else(|| main.ws.repo.common_dir.clone());
         let repo_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
-        let mut list = vec![Source { name: repo_name, description: "this repository".into(), kind: "repository", path: root.clone(), graph: true, engine: main.clone() }];
+        let mut list = vec![Source { name: repo_name, description: "this repository".into(), kind: "repository", path: root.clone(), graph: true, engine: main.clone(), config: None }];
         let mut configs = main.ws.config.sources.clone();
         let mut ignored_fields = Vec::new();
         if let Some(p) = lynxmcp {
@@ -54,7 +57,11 @@ impl Sources {
             ignored_fields = ignored;
         }
         for sc in configs {
-            let path = if Path::new(&sc.path).is_absolute() { PathBuf::from(&sc.path) } else { root.join(&sc.path) };
+            let path = match sc.kind {
+                SourceType::Webdoc => PathBuf::from(sc.url.first().cloned().unwrap_or_default()),
+                _ if Path::new(&sc.path).is_absolute() => PathBuf::from(&sc.path),
+                _ => root.join(&sc.path),
+            };
             if list.iter().any(|s| s.name == sc.name) {
                 bail!("two sources are named `{}`; source names must be unique", sc.name);
             }
@@ -98,6 +105,28 @@ impl Sources {
 }
 
 fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Progress) -> Result<Source> {
+    if sc.kind != SourceType::Folder {
+        if sc.kind == SourceType::Webdoc && sc.url.is_empty() {
+            bail!("a webdoc source needs `url` (the page to start crawling from)");
+        }
+        if sc.kind == SourceType::Pdf && !path.exists() {
+            bail!("{} does not exist (a pdf source names a PDF file or a folder of them)", path.display());
+        }
+        // Its snapshots live in the repository's store, like a folder's objects.
+        let ws = Workspace::open(main.ws.repo.workdir.as_deref().unwrap_or(&main.ws.repo.common_dir))?;
+        let mut e = Engine::new(ws, progress.clone(), main.model.clone());
+        e.folder = Some(ViewSpec::Snapshot { source: sc.name.clone(), id: None });
+        let source = Source {
+            name: sc.name.clone(),
+            description: one_line(&sc.description, 200),
+            kind: sc.kind.name(),
+            path: path.to_path_buf(),
+            graph: false,
+            engine: Arc::new(e),
+            config: Some(sc.clone()),
+        };
+        return Ok(source);
+    }
     let is_repo = path.join(".git").exists();
     let model = main.model.clone();
     let (engine, kind) = if is_repo && sc.extensions.is_empty() && sc.ignore.is_empty() {
@@ -113,7 +142,7 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         e.folder = Some(ViewSpec::Folder { root: path.to_path_buf(), extensions: sc.extensions.clone(), ignore: sc.ignore.clone() });
         (e, "folder")
     };
-    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine) })
+    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine), config: Some(sc.clone()) })
 }
 
 /// A description as shown in answers: one line, no control characters, at most `max` chars.
@@ -157,8 +186,15 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
             ignored.push(format!("sources[{}] (not a valid source name: letters, digits, `-`, `_`, `.`)", name.chars().take(40).collect::<String>()));
             continue;
         }
+        if typ == "webdoc" || typ == "pdf" {
+            match doc_source(&name, typ, s, base, &mut ignored) {
+                Some(sc) => out.push(sc),
+                None => continue,
+            }
+            continue;
+        }
         if !matches!(typ, "codebase" | "code" | "docs" | "documentation" | "folder" | "local") {
-            ignored.push(format!("sources[{name}] (type `{typ}`: only local folders are supported)"));
+            ignored.push(format!("sources[{name}] (type `{typ}`: Lynx reads codebase, folder, webdoc and pdf sources)"));
             continue;
         }
         let Some(p) = s["path"].as_str().or_else(|| s["root"].as_str()) else {
@@ -199,9 +235,51 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
             serde_json::Value::Object(g) => g.get("enabled").and_then(|e| e.as_bool()).unwrap_or(false),
             _ => s["enable_graph"].as_bool().unwrap_or(typ.starts_with("code")),
         };
-        out.push(SourceConfig { name, path: p.display().to_string(), extensions, ignore, graph, description: s["description"].as_str().unwrap_or("").to_string() });
+        out.push(SourceConfig { name, path: p.display().to_string(), extensions, ignore, graph, description: s["description"].as_str().unwrap_or("").to_string(), ..Default::default() });
     }
     Ok((out, ignored))
+}
+
+/// A LynxMCP `webdoc` or `pdf` source in Lynx's terms (same field names, flattened extractor
+/// settings); fields with no equivalent are named in `ignored`.
+fn doc_source(name: &str, typ: &str, s: &serde_json::Value, base: &Path, ignored: &mut Vec<String>) -> Option<SourceConfig> {
+    let list = |key: &str| -> Vec<String> { s[key].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default() };
+    let count = |v: &serde_json::Value| v.as_u64().map(|n| n as usize);
+    let mut sc = SourceConfig { name: name.to_string(), graph: false, description: s["description"].as_str().unwrap_or("").to_string(), ..Default::default() };
+    let known: &[&str] = if typ == "webdoc" {
+        sc.kind = SourceType::Webdoc;
+        sc.url = match &s["url"] {
+            serde_json::Value::String(u) => vec![u.clone()],
+            _ => list("url"),
+        };
+        if sc.url.is_empty() {
+            ignored.push(format!("sources[{name}] (webdoc without a url)"));
+            return None;
+        }
+        sc.max_depth = count(&s["max_depth"]);
+        sc.max_pages = count(&s["max_pages"]);
+        sc.include_url_patterns = list("include_url_patterns");
+        sc.exclude_url_patterns = list("exclude_url_patterns");
+        sc.request_delay_seconds = s["request_delay_seconds"].as_f64();
+        sc.request_timeout_seconds = s["request_timeout_seconds"].as_f64();
+        sc.user_agent = s["user_agent"].as_str().map(String::from);
+        sc.render_js = s["render_js"].as_bool().unwrap_or(false);
+        &["name", "type", "url", "max_depth", "max_pages", "same_origin_only", "include_url_patterns", "exclude_url_patterns", "request_delay_seconds", "request_timeout_seconds", "user_agent", "render_js", "description"]
+    } else {
+        sc.kind = SourceType::Pdf;
+        let Some(p) = s["path"].as_str() else {
+            ignored.push(format!("sources[{name}] (pdf without a path)"));
+            return None;
+        };
+        sc.path = if Path::new(p).is_absolute() { p.to_string() } else { base.join(p).display().to_string() };
+        sc.max_file_mb = s["extractor"]["max_file_mb"].as_u64();
+        sc.max_pages_per_file = count(&s["extractor"]["max_pages_per_file"]);
+        &["name", "type", "path", "recursive", "file_glob", "extractor", "watcher", "description"]
+    };
+    if let Some(obj) = s.as_object() {
+        ignored.extend(obj.keys().filter(|k| !known.contains(&k.as_str())).map(|k| format!("sources[{name}].{k}")));
+    }
+    Some(sc)
 }
 
 /// `git lynx source add|remove`: edits `[[sources]]` in `.lynx/config.toml`.

@@ -16,6 +16,7 @@ const LEVELS: &[&[&str]] = &[
     &["layer"],
     &["shard"],
     &["workspace"],
+    &["docsource"],
     &["view"],
     &["index"],
     &["search", "graph"],

@@ -390,9 +390,14 @@ fn lynxmcp_config_in_the_manuals_format_keeps_its_sources() {
     let docs = v["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mydocs").unwrap_or_else(|| panic!("{v}")).clone();
     assert_eq!((docs["kind"].as_str(), docs["graph"].as_bool(), docs["files"].as_u64()), (Some("folder"), Some(false), Some(1)), "{docs}");
     let ignored: Vec<&str> = v["ignored_config_fields"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
-    for name in ["embedding", "sources[mydocs].watcher", "sources[unityDoc]"] {
+    for name in ["embedding", "sources[mydocs].watcher"] {
         assert!(ignored.iter().any(|i| i.starts_with(name)), "{name} not named in {ignored:?}");
     }
+    // A webdoc source is read as one, and listing sources never crawls it.
+    let web = v["sources"].as_array().unwrap().iter().find(|s| s["name"] == "unityDoc").unwrap_or_else(|| panic!("{v}")).clone();
+    assert_eq!((web["kind"].as_str(), web["files"].as_u64()), (Some("webdoc"), Some(0)), "{web}");
+    assert!(web["snapshot"].is_null(), "{web}");
+    assert!(!ignored.iter().any(|i| i.starts_with("sources[unityDoc]")), "{ignored:?}");
 }
 
 /// `migrate-config --write` turns a LynxMCP config.json into Lynx settings that answer the same.

@@ -271,7 +271,12 @@ fn markdown_sections(src: &str) -> Vec<Chunk> {
         }
         let level = line.bytes().take_while(|&b| b == b'#').count();
         if (1..=6).contains(&level) && line[level..].starts_with(' ') {
-            let title = line[level..].trim().trim_end_matches('#').trim().to_string();
+            let mut title = line[level..].trim().trim_end_matches('#').trim();
+            // `## Title {#anchor}`: the anchor is for citations, not part of the title.
+            if let Some((t, _)) = title.strip_suffix('}').and_then(|t| t.rsplit_once(" {#")) {
+                title = t.trim_end();
+            }
+            let title = title.to_string();
             while stack.last().is_some_and(|(l, _)| *l >= level) {
                 stack.pop();
             }

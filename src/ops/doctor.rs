@@ -85,9 +85,38 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
     Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text).with_exit(code))
 }
 
+/// What the documentation sources' current snapshots say about `path` (a URL, or a PDF file
+/// named relative to its source, or by a path that ends with that name).
+fn explain_document(ws: &crate::workspace::Workspace, path: &str) -> Result<Vec<Check>> {
+    let mut out = Vec::new();
+    let matches = |target: &str| !target.is_empty() && (path == target || path.ends_with(&format!("/{target}")));
+    for sc in ws.config.sources.iter().filter(|s| s.kind != crate::config::SourceType::Folder) {
+        let Some(snap) = crate::docsource::load(ws, &sc.name, None)? else { continue };
+        let name = format!("{} source `{}`: {path}", sc.kind.name(), sc.name);
+        let pages: Vec<&crate::docsource::Page> =
+            snap.pages.iter().filter(|p| matches(&p.path) || crate::docsource::pdf_page(&p.path).is_some_and(|(f, _)| matches(f))).collect();
+        if !pages.is_empty() {
+            out.push(check(&name, "ok", format!("indexed: {} page{} in snapshot {}", pages.len(), if pages.len() == 1 { "" } else { "s" }, snap.id), None));
+        }
+        for p in snap.skipped.iter().filter(|p| matches(&p.target)) {
+            out.push(check(&name, "ok", format!("not indexed: {}", p.reason), None));
+        }
+        for p in snap.failures.iter().filter(|p| matches(&p.target)) {
+            out.push(check(&name, "warn", format!("not indexed: {}", p.reason), Some("fix the page or file, then `git lynx update-source-index` again")));
+        }
+    }
+    Ok(out)
+}
+
 fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
     let ws = &engine.ws;
-    let mut out = Vec::new();
+    let mut out = explain_document(ws, path.trim_start_matches("./"))?;
+    if !out.is_empty() || path.starts_with("http://") || path.starts_with("https://") {
+        if out.is_empty() {
+            out.push(check(&format!("page {path}"), "warn", "no documentation source's current snapshot has this URL", Some("`git lynx list-sources` shows the sources and their last crawl")));
+        }
+        return Ok(out);
+    }
     let rel = match (&ws.repo.workdir, std::path::Path::new(path).canonicalize()) {
         (Some(w), Ok(abs)) if abs.starts_with(w) => abs.strip_prefix(w).unwrap().to_string_lossy().replace('\\', "/"),
         _ => path.trim_start_matches("./").to_string(),

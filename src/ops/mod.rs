@@ -129,6 +129,7 @@ pub fn view_line(view: &ViewId) -> String {
         ("worktree", None) => "view: worktree (no commits yet)".into(),
         ("staged", Some(c)) => format!("view: staged changes (HEAD {})", &c[..12.min(c.len())]),
         ("folder", _) => format!("view: folder {}", view.label),
+        ("snapshot", _) => format!("view: snapshot {}", view.label),
         (_, Some(c)) => format!("view: commit {}", &c[..12.min(c.len())]),
         _ => format!("view: {}", view.label),
     }

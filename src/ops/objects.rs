@@ -11,16 +11,22 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
-    let (segments, n_revs) = needed_segments(engine, revs)?;
-    let (n, bytes) = pack::export(&engine.ws.store, &segments, to)?;
-    let text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", indicatif::HumanBytes(bytes), to.display());
-    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string()}), text))
+    // The current snapshots of documentation sources travel too: their texts, manifests and
+    // the objects of their pages.
+    let (doc_files, doc_keys, snapshots) = crate::docsource::export_files(&engine.ws)?;
+    let (segments, n_revs) = needed_segments(engine, revs, &doc_keys)?;
+    let (n, bytes) = pack::export(&engine.ws.store, &segments, &doc_files, to)?;
+    let mut text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", indicatif::HumanBytes(bytes), to.display());
+    if snapshots > 0 {
+        text.push_str(&format!("with the current snapshot of {snapshots} documentation source(s)\n"));
+    }
+    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string(), "doc_snapshots": snapshots}), text))
 }
 
 /// The segments the views of `revs` (default HEAD) need — chunks, lexical and graph objects of
 /// their blobs and the vectors of every model for their chunks — indexing what is missing
 /// first. Returns (object directory, segment name) pairs and the number of revisions.
-pub fn needed_segments(engine: &Engine, revs: &[String]) -> Result<(BTreeSet<(usize, String)>, usize)> {
+pub fn needed_segments(engine: &Engine, revs: &[String], extra_keys: &[crate::store::Key]) -> Result<(BTreeSet<(usize, String)>, usize)> {
     let ws = &engine.ws;
     let specs: Vec<ViewSpec> = if revs.is_empty() { vec![ViewSpec::Rev("HEAD".into())] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut keys: HashSet<crate::store::Key> = HashSet::new();
@@ -30,6 +36,7 @@ pub fn needed_segments(engine: &Engine, revs: &[String]) -> Result<(BTreeSet<(us
         crate::index::index_view(ws, &view, &engine.progress)?;
         keys.extend(view.files.iter().map(|f| f.key));
     }
+    keys.extend(extra_keys.iter().copied());
     let mut segments: BTreeSet<(usize, String)> = BTreeSet::new();
     for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
         let cat = ws.store.catalogs(name, &fp)?;
@@ -73,11 +80,23 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
     let segments = pack::read_checked(from, &accept)?;
     let total = segments.len();
+    let doc_files = pack::read_extra(from)?;
     if trust {
         let new = pack::install(&ws.store, segments)?;
-        let text = format!("imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n", from.display());
-        return Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new, "trusted": true}), text));
+        let mut text = format!("imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n", from.display());
+        let docs = crate::docsource::import_files(ws, doc_files)?;
+        if docs.snapshots + docs.refused.len() > 0 {
+            text.push_str(&format!("imported {} documentation snapshot(s) ({} new page texts)\n", docs.snapshots, docs.texts));
+        }
+        for r in &docs.refused {
+            text.push_str(&format!("refused {r}\n"));
+        }
+        return Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new, "trusted": true, "docs": docs}), text));
     }
+    // A page's text can only be checked against its site by crawling it again.
+    let doc_note = doc_files.iter().any(|(rel, _)| rel.starts_with("sources/")).then(|| {
+        "documentation snapshots were not imported: nothing here can check them against their sites; import with --trust if you trust the exporter, or `git lynx update-source-index` to crawl\n".to_string()
+    });
     // Staged beside the store, checked, adopted, and removed.
     let staging = crate::fsutil::temp_path_for(&ws.store.root.join("import"));
     let result = (|| -> Result<crate::index::adopt::Adoption> {
@@ -112,5 +131,6 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     for r in &a.rejected {
         text.push_str(&format!("refused segment {}: {}\n", r.segment, r.reason));
     }
+    text.push_str(doc_note.as_deref().unwrap_or(""));
     Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "adopted": a}), text))
 }

@@ -134,7 +134,7 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
     // Index (and embed) what the revisions need, then collect their segments.
     let index_revs: Vec<String> = if revs.is_empty() { vec!["HEAD".into()] } else { revs.to_vec() };
     super::index::run(engine, &index_revs)?;
-    let (needed, n_revs) = super::objects::needed_segments(engine, revs)?;
+    let (needed, n_revs) = super::objects::needed_segments(engine, revs, &[])?;
     let ws = &engine.ws;
     // A concurrent push makes ours non-fast-forward: build on the new tip and try again.
     for attempt in 0..3 {

@@ -60,6 +60,9 @@ pub struct Hit {
     /// The source it came from, when several were searched.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// How to cite a documentation page: `URL#anchor` or `file.pdf p.12` (absent for code).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub citation: Option<String>,
     pub text: String,
     /// With `--explain`: why it ranked where it did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -141,6 +144,7 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         original_score: None,
         reranked: false,
         source: None,
+        citation: crate::docsource::citation(c.path, c.text()),
         text: c.text().to_string(),
         explain: None,
         ord: Some(r.ord),
@@ -528,9 +532,11 @@ pub fn render_paths(r: &SearchResult) -> String {
 /// `path:start: symbol (start-end, score)`, the location first as grep and compilers print it.
 pub fn cite(h: &Hit) -> String {
     let sym = if h.symbol.is_empty() { format!("<{}>", h.kind) } else { h.symbol.clone() };
-    let at = match &h.source {
-        Some(s) => format!("[{s}] {}:{}:", h.path, h.start_line),
-        None => crate::present::loc(&h.path, h.start_line),
+    let at = match (&h.source, &h.citation) {
+        (Some(s), Some(c)) => format!("[{s}] {c}"),
+        (None, Some(c)) => c.clone(),
+        (Some(s), None) => format!("[{s}] {}:{}:", h.path, h.start_line),
+        (None, None) => crate::present::loc(&h.path, h.start_line),
     };
     format!("{at} {sym} ({}-{}, {})", h.start_line, h.end_line, format_score(h.score))
 }

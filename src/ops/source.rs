@@ -1,42 +1,47 @@
-//! `source add | remove`: the named folders and repositories searched beside this one, kept in
+//! `source add | remove`: the named folders, repositories, documentation sites and PDFs searched
+//! beside this one, kept in
 //! the local configuration (`.lynx/config.toml`), never in the committed team file.
 
 use super::Answer;
+use crate::config::{SourceConfig, SourceType};
 use crate::error;
 use crate::workspace::Workspace;
 use anyhow::Result;
 
-/// What `source add` is asked for.
-pub struct AddArgs<'a> {
-    pub name: &'a str,
-    pub path: &'a str,
-    pub extensions: &'a [String],
-    pub ignore: &'a [String],
-    pub graph: bool,
-    pub description: &'a str,
-}
-
-pub fn add(ws: &Workspace, a: &AddArgs) -> Result<Answer> {
-    crate::config::check_source_name(a.name)?;
-    let exists = std::path::Path::new(a.path).exists() || ws.repo.workdir.as_ref().is_some_and(|w| w.join(a.path).exists());
-    if !exists {
-        return Err(error::usage(format!("{} does not exist", a.path)));
-    }
-    crate::sources::edit_local_config(&ws.store.root, |list| {
-        if list.iter().any(|s| s.name == a.name) {
-            return Err(error::usage(format!("a source named `{}` already exists", a.name)));
+/// Records a source in the local configuration. A documentation source is then crawled or
+/// extracted and indexed at once when `fetch` can open the sources (the first snapshot).
+pub fn add(ws: &Workspace, sc: SourceConfig, fetch: Option<impl FnOnce() -> Result<crate::sources::Sources>>) -> Result<Answer> {
+    crate::config::check_source_name(&sc.name)?;
+    let shown = match sc.kind {
+        SourceType::Webdoc => {
+            // The URL and crawl settings are checked now, not at the first crawl.
+            crate::docsource::crawl::Options::from_config(&sc)?;
+            sc.url.join(" ")
         }
-        list.push(crate::config::SourceConfig {
-            name: a.name.to_string(),
-            path: a.path.to_string(),
-            extensions: a.extensions.to_vec(),
-            ignore: a.ignore.to_vec(),
-            graph: a.graph,
-            description: a.description.to_string(),
-        });
+        _ => {
+            let exists = std::path::Path::new(&sc.path).exists() || ws.repo.workdir.as_ref().is_some_and(|w| w.join(&sc.path).exists());
+            if !exists {
+                return Err(error::usage(format!("{} does not exist", sc.path)));
+            }
+            sc.path.clone()
+        }
+    };
+    let (name, kind) = (sc.name.clone(), sc.kind);
+    crate::sources::edit_local_config(&ws.store.root, |list| {
+        if list.iter().any(|s| s.name == sc.name) {
+            return Err(error::usage(format!("a source named `{}` already exists", sc.name)));
+        }
+        list.push(sc);
         Ok(())
     })?;
-    Ok(Answer::new("source", None, serde_json::json!({"added": a.name}), format!("added source `{}` ({})\n", a.name, a.path)))
+    let mut text = format!("added {} source `{name}` ({shown})\n", kind.name());
+    let mut data = serde_json::json!({"added": name, "type": kind.name()});
+    if let (Some(open), true) = (fetch, kind != SourceType::Folder) {
+        let fetched = super::status::update_source(&open()?, Some(&name), false)?;
+        text.push_str(&fetched.text);
+        data["fetched"] = fetched.json();
+    }
+    Ok(Answer::new("source", None, data, text))
 }
 
 pub fn remove(ws: &Workspace, name: &str) -> Result<Answer> {

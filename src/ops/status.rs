@@ -311,10 +311,40 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
             h.blobs,
             if s.description.is_empty() { String::new() } else { format!(" — {}", s.description) }
         ));
-        items.push(serde_json::json!({
+        let mut item = serde_json::json!({
             "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description,
             "state": h.state, "files": h.files, "blobs": h.blobs, "blobs_indexed": h.layers[layer::CHUNKS].blobs_indexed, "reasons": h.reasons,
-        }));
+        });
+        if s.config.as_ref().is_some_and(|c| c.kind != crate::config::SourceType::Folder) {
+            let ws = &s.engine.ws;
+            match crate::docsource::load(ws, &s.name, None)? {
+                Some(snap) => {
+                    let verb = if snap.kind == crate::config::SourceType::Webdoc { "last crawl" } else { "last extraction" };
+                    text.push_str(&format!(
+                        "    {verb} {} (snapshot {}): {} pages, {} failed, {} skipped; {} snapshot{} kept\n",
+                        crate::present::when(snap.created),
+                        snap.id,
+                        snap.pages.len(),
+                        snap.failures.len(),
+                        snap.skipped.len(),
+                        crate::docsource::snapshot_ids(ws, &s.name).len(),
+                        if crate::docsource::snapshot_ids(ws, &s.name).len() == 1 { "" } else { "s" },
+                    ));
+                    for p in snap.failures.iter().chain(&snap.skipped).take(5) {
+                        text.push_str(&format!("      {}: {}\n", if p.target.is_empty() { "…" } else { &p.target }, p.reason));
+                    }
+                    item["snapshot"] = serde_json::json!({
+                        "id": snap.id, "created": snap.created, "pages": snap.pages.len(), "failures": snap.failures, "skipped": snap.skipped,
+                        "snapshots": crate::docsource::snapshot_ids(ws, &s.name),
+                    });
+                }
+                None => {
+                    text.push_str(&format!("    never fetched: `git lynx update-source-index {}` crawls or reads it\n", s.name));
+                    item["snapshot"] = serde_json::Value::Null;
+                }
+            }
+        }
+        items.push(item);
     }
     if !sources.ignored_fields.is_empty() {
         text.push_str(&format!("ignored LynxMCP config fields: {}\n", sources.ignored_fields.join(", ")));
@@ -322,7 +352,25 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
     Ok(Answer::new("list_sources", None, serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }), text))
 }
 
-/// MCP `update_source_index`: index a source now; `force` also rebuilds its shards.
+/// One line on a new snapshot: pages, what was new, what failed or was skipped.
+pub fn snapshot_line(s: &crate::docsource::Snapshot) -> String {
+    let verb = if s.kind == crate::config::SourceType::Webdoc { "crawled" } else { "extracted" };
+    let mut line = format!("{verb} {} page{} ({} new) in {:.1} s, snapshot {}", s.pages.len(), if s.pages.len() == 1 { "" } else { "s" }, s.new_texts, s.millis / 1000.0, s.id);
+    if !s.failures.is_empty() {
+        line.push_str(&format!("; {} failed", s.failures.len()));
+    }
+    if !s.skipped.is_empty() {
+        line.push_str(&format!("; {} skipped", s.skipped.len()));
+    }
+    line.push('\n');
+    for p in s.failures.iter().chain(&s.skipped).take(10) {
+        line.push_str(&format!("  {}: {}\n", if p.target.is_empty() { "…" } else { &p.target }, p.reason));
+    }
+    line
+}
+
+/// MCP `update_source_index`: index a source now (a documentation source is crawled or read
+/// again first); `force` also rebuilds its shards.
 pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Result<Answer> {
     let mut text = String::new();
     let mut reports = Vec::new();
@@ -331,9 +379,27 @@ pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Re
             s.engine.forget_views();
             let _ = std::fs::remove_dir_all(crate::shard::shards_dir(&s.engine.ws.store.root));
         }
+        // A documentation source gets a new snapshot first: a crawl, or the PDFs read again.
+        let snapshot = match &s.config {
+            Some(sc) if sc.kind != crate::config::SourceType::Folder => {
+                let base = s.engine.ws.repo.workdir.clone().unwrap_or_else(|| s.engine.ws.repo.common_dir.clone());
+                let snap = crate::docsource::refresh(&s.engine.ws, sc, &base, &s.engine.progress)?;
+                text.push_str(&format!("{}: {}", s.name, snapshot_line(&snap)));
+                s.engine.forget_views();
+                Some(snap)
+            }
+            _ => None,
+        };
         let a = super::index::run(&s.engine, &[])?;
         text.push_str(&format!("{}: {}", s.name, a.text));
-        reports.push(a.json());
+        let mut report = a.json();
+        if let Some(snap) = snapshot {
+            report["snapshot"] = serde_json::json!({
+                "id": snap.id, "pages": snap.pages.len(), "new_texts": snap.new_texts, "requests": snap.requests,
+                "failures": snap.failures, "skipped": snap.skipped, "millis": snap.millis,
+            });
+        }
+        reports.push(report);
     }
     Ok(Answer::new("update_source_index", None, serde_json::json!({ "force": force, "reports": reports }), text))
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 pub fn gc(engine: &Engine, dry_run: bool, reflog_days: u64) -> Result<Answer> {
     let r = crate::gc::gc(&engine.ws, dry_run, reflog_days)?;
-    let text = format!(
+    let mut text = format!(
         "{}{} of {} segments ({}), {} temp files; kept what {} commits and {} worktrees need\n",
         if r.dry_run { "would remove " } else { "removed " },
         r.segments_removed,
@@ -16,5 +16,13 @@ pub fn gc(engine: &Engine, dry_run: bool, reflog_days: u64) -> Result<Answer> {
         r.live_commits,
         r.worktrees
     );
+    if r.doc_snapshots_removed + r.doc_texts_removed > 0 {
+        text.push_str(&format!(
+            "{}{} older documentation snapshots and {} page texts (each source keeps its current snapshot)\n",
+            if r.dry_run { "would remove " } else { "removed " },
+            r.doc_snapshots_removed,
+            r.doc_texts_removed
+        ));
+    }
     Ok(Answer::new("gc", None, &r, text))
 }

@@ -100,7 +100,8 @@ pub const PACK_EXT: &str = "lynxpack";
 /// Writes `segments` (names in the local store or its alternates) to `to`: a directory laid
 /// out like an object directory (with catalogs, usable as an alternate), or a `.lynxpack`
 /// file (tar of the same layout plus a manifest).
-pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, to: &Path) -> Result<(usize, u64)> {
+/// Writes `segments` (and `extra` files, by relative path under `docs/`) to a directory or pack.
+pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, extra: &[(String, Vec<u8>)], to: &Path) -> Result<(usize, u64)> {
     let is_pack = to.extension().is_some_and(|e| e == PACK_EXT);
     let mut bytes_total = 0u64;
     if is_pack {
@@ -121,6 +122,13 @@ pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, to: &Path) ->
             tar.append_data(&mut h, format!("objects/{name}.parquet"), bytes.as_slice())?;
             manifest.push(serde_json::json!({"name": name, "bytes": bytes.len()}));
         }
+        for (rel, bytes) in extra {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(bytes.len() as u64);
+            h.set_mode(0o444);
+            h.set_cksum();
+            tar.append_data(&mut h, format!("docs/{rel}"), bytes.as_slice())?;
+        }
         let m = serde_json::to_vec_pretty(&serde_json::json!({"format": "lynxpack-1", "created_by": format!("git-lynx {}", env!("CARGO_PKG_VERSION")), "segments": manifest}))?;
         let mut h = tar::Header::new_gnu();
         h.set_size(m.len() as u64);
@@ -140,6 +148,9 @@ pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, to: &Path) ->
                 fsutil::write_atomic(&dest, &bytes)?;
             }
         }
+        for (rel, bytes) in extra {
+            fsutil::write_atomic(&to.join("docs").join(rel), bytes)?;
+        }
         // Vector layer descriptions travel with their segments.
         for d in &store.dirs {
             if let Ok(rd) = std::fs::read_dir(d.join("catalog")) {
@@ -157,6 +168,35 @@ pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, to: &Path) ->
         rebuild_catalogs(to)?;
     }
     Ok((segments.len(), bytes_total))
+}
+
+/// The extra files of a directory or pack (`docs/…`), by relative path, as they are: the
+/// caller checks them. Paths that are not plain relative paths are left out.
+pub fn read_extra(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let plain = |rel: &str| !rel.is_empty() && !rel.starts_with('/') && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    let mut out = Vec::new();
+    if from.is_dir() {
+        let docs = from.join("docs");
+        for e in walkdir::WalkDir::new(&docs).follow_links(false).into_iter().flatten().filter(|e| e.file_type().is_file()) {
+            let rel = e.path().strip_prefix(&docs).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
+            if plain(&rel) {
+                out.push((rel, std::fs::read(e.path())?));
+            }
+        }
+        return Ok(out);
+    }
+    let file = std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
+    let mut ar = tar::Archive::new(file);
+    for entry in ar.entries().with_context(|| format!("{} is not a Lynx pack (not a tar file)", from.display()))? {
+        let mut entry = entry.with_context(|| format!("{} is damaged", from.display()))?;
+        let path = entry.path()?.to_string_lossy().into_owned();
+        if let Some(rel) = path.strip_prefix("docs/").filter(|r| plain(r)).map(String::from) {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
+            out.push((rel, bytes));
+        }
+    }
+    Ok(out)
 }
 
 /// Segments of a directory or pack: (name, bytes).

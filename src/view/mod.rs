@@ -27,6 +27,8 @@ pub enum ViewSpec {
     Staged,
     /// A plain folder (a non-git source): files from disk, filtered.
     Folder { root: std::path::PathBuf, extensions: Vec<String>, ignore: Vec<String> },
+    /// A snapshot of a documentation source (webdoc or pdf): the current one, or the named one.
+    Snapshot { source: String, id: Option<String> },
 }
 
 impl ViewSpec {
@@ -138,6 +140,10 @@ impl View {
                 let filter = repo::folder::FolderFilter::new(extensions, ignore)?;
                 let list = repo::folder::folder_files(root, &filter, max, ws.repo.object_hash())?;
                 (ViewId { kind: "folder", commit: None, label: root.display().to_string() }, list)
+            }
+            ViewSpec::Snapshot { source, id } => {
+                let (label, list) = crate::docsource::listing(ws, source, id.as_deref())?;
+                (ViewId { kind: "snapshot", commit: None, label }, list)
             }
         };
         let excludes = repo::exclude_set(&ws.config.index.exclude)?;
