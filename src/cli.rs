@@ -112,6 +112,19 @@ pub enum Command {
     Serve(ServeCmd),
     /// Keep the working-tree index fresh as files change.
     Watch,
+    /// A local web interface: dashboard, search at any revision, symbols, graph explorer,
+    /// impact, configuration (127.0.0.1 only, behind a secret link).
+    Ui {
+        /// Port to listen on (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Open the link in the default browser.
+        #[arg(long)]
+        open: bool,
+        /// Allow actions that write (feedback); reading is all it does otherwise.
+        #[arg(long)]
+        allow_write: bool,
+    },
     /// Sources beside the repository: add, remove, list.
     Source {
         #[command(subcommand)]
@@ -988,6 +1001,7 @@ impl Command {
             Command::ExportGraph(_) => "export_graph",
             Command::Serve(_) => "serve",
             Command::Watch => "watch",
+            Command::Ui { .. } => "ui",
             Command::Source { .. } => "source",
             Command::ListSources => "list_sources",
             Command::GetRagStatus(_) => "get_rag_status",
@@ -1230,6 +1244,22 @@ fn run(cli: &Cli) -> Result<Answer> {
             };
             crate::mcp::serve(opts)?;
             Ok(Answer::new("serve", None, serde_json::json!({}), String::new()))
+        }
+        Command::Ui { port, open, allow_write } => {
+            let opts = crate::ui::Options { port: *port, open: *open, allow_write: *allow_write };
+            let json = cli.json;
+            crate::ui::serve(std::sync::Arc::new(engine(cli)?), opts, |url| {
+                // The link is the one line on stdout (a script reads it); the rest is for people.
+                if json {
+                    println!("{}", serde_json::json!({"ok": true, "operation": "ui", "url": url}));
+                } else {
+                    println!("{url}");
+                    eprintln!("Lynx UI: open the link above (it holds this run's secret); Ctrl-C stops it");
+                }
+                use std::io::Write;
+                let _ = std::io::stdout().flush();
+            })?;
+            Ok(Answer::new("ui", None, serde_json::json!({}), String::new()))
         }
         Command::Watch => {
             let e = engine(cli)?;

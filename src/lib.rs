@@ -28,6 +28,7 @@ pub mod search;
 pub mod shard;
 pub mod sources;
 pub mod store;
+pub mod ui;
 pub mod view;
 pub mod watch;
 pub mod workspace;

@@ -22,7 +22,7 @@ const LEVELS: &[&[&str]] = &[
     &["search", "graph"],
     &["engine", "sources"],
     &["ops", "eval", "gc"],
-    &["cli", "mcp", "watch", "hooks", "integrate"],
+    &["cli", "mcp", "watch", "hooks", "integrate", "ui"],
 ];
 
 fn level(module: &str) -> Option<usize> {

@@ -249,6 +249,61 @@ fn export_graph_html_renders_offline_in_chromium() {
     assert!(dom.contains("<circle"), "no SVG nodes drawn");
 }
 
+/// Headless Chromium's DOM of `url` after its scripts ran (None when no browser: skipped unless
+/// LYNX_REQUIRE_CHROMIUM=1).
+fn rendered_dom(url: &str, size: &str) -> Option<String> {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    if !prerequisite("chromium", chromium.is_some(), "apt-get install chromium; the page was checked statically only") {
+        return None;
+    }
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(chromium.unwrap())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--window-size={size}"))
+        .args(["--virtual-time-budget=3000", "--dump-dom"])
+        .arg(url)
+        .output()
+        .unwrap();
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn body_attr(dom: &str, name: &str) -> Option<String> {
+    let body = &dom[dom.find("<body")?..];
+    let tag = &body[..body.find('>')?];
+    let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+    Some(tag[at..at + tag[at..].find('"')?].to_string())
+}
+
+#[test]
+fn graph_explorer_fits_a_150_node_module_and_expands_on_click() {
+    let r = TestRepo::new();
+    // A module of 149 functions (150 nodes with its file), each calling the next; one caller
+    // from another file, one step beyond the module's view.
+    let big: String = (0..149).map(|i| format!("def f{i}():\n    return f{}()\n\n\n", (i + 1) % 149)).collect();
+    r.write("big.py", &big);
+    r.write("other.py", "def caller_of_f0():\n    return f0()\n");
+    r.commit_all("x");
+    let out = r.file("big.html");
+    let v = r.json(&["--no-dense", "graph", "export", "--module", "big.py", "--out", out.to_str().unwrap()]);
+    assert_eq!(v["nodes"], 150, "{v}");
+    assert!(v["expandable"].as_u64().unwrap() >= 1, "{v}");
+    let url = format!("file://{}", out.display());
+    let Some(dom) = rendered_dom(&url, "1280,800") else { return };
+    assert_eq!(body_attr(&dom, "data-nodes-shown").as_deref(), Some("150"), "{}", &dom[..dom.len().min(3000)]);
+    assert_eq!(body_attr(&dom, "data-offscreen-at-first-paint").as_deref(), Some("0"), "every node inside the viewport at first paint");
+    // The same page at a small window still fits.
+    let small = rendered_dom(&url, "640,480").unwrap();
+    assert_eq!(body_attr(&small, "data-offscreen-at-first-paint").as_deref(), Some("0"));
+    // Clicking f0 (through the page's own click handler) shows its caller from the other file.
+    assert!(dom.contains("data-name=\"caller_of_f0\"") && dom.contains("class=\"node hidden\" data-name=\"caller_of_f0\""), "the caller starts hidden");
+    let expanded = rendered_dom(&format!("{url}#expand=f0"), "1280,800").unwrap();
+    assert_eq!(body_attr(&expanded, "data-nodes-shown").as_deref(), Some("151"), "one more node after the click");
+    assert!(!expanded.contains("class=\"node hidden\" data-name=\"caller_of_f0\""), "caller_of_f0 is shown after the click");
+    // The list beside the graph names what is shown, and its items are the nodes.
+    assert!(expanded.contains("data-name=\"caller_of_f0\" title=\"other.py:1\""), "the list names the revealed node");
+}
+
 #[test]
 fn no_confident_edges_from_calls_on_values_of_unknown_type() {
     let r = TestRepo::new();

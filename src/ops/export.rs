@@ -30,6 +30,10 @@ struct JsNode {
     line: u32,
     root: bool,
     test: bool,
+    /// Not drawn at first: a neighbour one step beyond the view, shown when a node is expanded.
+    hidden: bool,
+    x: f64,
+    y: f64,
 }
 
 #[derive(Serialize)]
@@ -37,11 +41,71 @@ struct JsEdge {
     source: usize,
     target: usize,
     relation: &'static str,
+    confidence: &'static str,
+    confident: bool,
 }
 
 const MAX_EXPORT_NODES: usize = 300;
+/// Neighbours beyond the drawn ones carried for expanding nodes in the page.
+const MAX_HIDDEN_NODES: usize = 600;
+
+/// An explorer page, built: its HTML and what it holds.
+struct Built {
+    view: crate::view::ViewId,
+    target: String,
+    html: String,
+    shown: usize,
+    drawn_edges: usize,
+    expandable: usize,
+}
+
+/// The explorer page of a symbol's or a module's neighbourhood (what `git lynx ui` serves).
+pub fn page(engine: &Engine, a: &ExportArgs) -> Result<String> {
+    match build(engine, a)? {
+        Ok(b) => Ok(b.html),
+        Err((_, target)) => Err(crate::error::usage(format!("nothing named \"{target}\" in this view"))),
+    }
+}
 
 pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
+    let b = match build(engine, a)? {
+        Ok(b) => b,
+        Err((view, target)) => {
+            let text = format!("{}\nnothing named \"{target}\" in this view (matched: false)\n", view_line(&view));
+            return Ok(Answer::new("export_graph", Some(view), serde_json::json!({"matched": false, "symbol": target}), text));
+        }
+    };
+    let out = match &a.out {
+        Some(p) => p.clone(),
+        None => {
+            let safe: String = b.target.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+            engine.ws.store.root.join("reports").join(format!("graph-{safe}.html"))
+        }
+    };
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::fsutil::write_atomic(&out, b.html.as_bytes())?;
+    let truncated = b.shown >= MAX_EXPORT_NODES;
+    let text = format!(
+        "{}\nwrote {} ({} nodes, {} edges{}; {} more one click away) — open it in a browser; it needs no network\n",
+        view_line(&b.view),
+        out.display(),
+        b.shown,
+        b.drawn_edges,
+        if truncated { ", truncated" } else { "" },
+        b.expandable,
+    );
+    Ok(Answer::new(
+        "export_graph",
+        Some(b.view),
+        serde_json::json!({"matched": true, "symbol": b.target, "path": out.display().to_string(), "nodes": b.shown, "edges": b.drawn_edges, "expandable": b.expandable, "truncated": truncated}),
+        text,
+    ))
+}
+
+/// The page, or (when nothing matched) the view and the name asked for.
+fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (crate::view::ViewId, String)>> {
     let ctx = open(engine, a.rev.as_deref())?;
     let g = &ctx.graph;
     let (roots, title): (Vec<Node>, String) = match (&a.symbol, &a.module) {
@@ -57,8 +121,7 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
     };
     let target = a.symbol.clone().or(a.module.clone()).unwrap_or_default();
     if roots.is_empty() {
-        let text = format!("{}\nnothing named \"{target}\" in this view (matched: false)\n", view_line(&ctx.data.id));
-        return Ok(Answer::new("export_graph", Some(ctx.data.id.clone()), serde_json::json!({"matched": false, "symbol": target}), text));
+        return Ok(Err((ctx.data.id.clone(), target)));
     }
     // The neighbourhood: callers (blast radius) and callees / imports and dependents.
     let rels: Vec<Rel> = if a.module.is_some() && a.symbol.is_none() {
@@ -87,15 +150,22 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
             frontier = next;
         }
     }
+    let shown = set.len();
+    // One step further, hidden until a node is expanded in the page.
+    for i in 0..shown {
+        for dir in [Direction::Incoming, Direction::Outgoing] {
+            for e in g.g.edges_directed(g.node_of(set[i]), dir) {
+                if !rels.contains(&e.weight().rel) {
+                    continue;
+                }
+                let other = g.g[if dir == Direction::Outgoing { e.target() } else { e.source() }];
+                if set.len() < shown + MAX_HIDDEN_NODES && seen.insert(other) {
+                    set.push(other);
+                }
+            }
+        }
+    }
     let index: HashMap<Node, usize> = set.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let nodes: Vec<JsNode> = set
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| {
-            let r = node_ref(g, n);
-            JsNode { id: i, name: r.name, kind: r.kind, path: r.path.unwrap_or_default(), line: r.start_line.unwrap_or(0), root: roots.contains(&n), test: r.test }
-        })
-        .collect();
     let mut edges = Vec::new();
     for &n in &set {
         for e in g.g.edges_directed(g.node_of(n), Direction::Outgoing) {
@@ -103,99 +173,152 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
                 continue;
             }
             if let Some(&t) = index.get(&g.g[e.target()]) {
-                edges.push(JsEdge { source: index[&n], target: t, relation: e.weight().rel.name() });
+                let w = e.weight();
+                edges.push(JsEdge { source: index[&n], target: t, relation: w.rel.name(), confidence: w.confidence.name(), confident: w.confidence.is_confident() });
             }
         }
     }
-    let out = match &a.out {
-        Some(p) => p.clone(),
-        None => {
-            let safe: String = target.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-            engine.ws.store.root.join("reports").join(format!("graph-{safe}.html"))
-        }
-    };
+    let roots_i: Vec<usize> = roots.iter().filter_map(|r| index.get(r).copied()).collect();
+    let pos = radial_layout(set.len(), &roots_i, &edges);
+    let nodes: Vec<JsNode> = set
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| {
+            let r = node_ref(g, n);
+            JsNode {
+                id: i,
+                name: r.name,
+                kind: r.kind,
+                path: r.path.unwrap_or_default(),
+                line: r.start_line.unwrap_or(0),
+                root: roots.contains(&n),
+                test: r.test,
+                hidden: i >= shown,
+                x: pos[i].0,
+                y: pos[i].1,
+            }
+        })
+        .collect();
     let data = serde_json::json!({ "title": title, "view": ctx.data.id.label, "nodes": nodes, "edges": edges });
-    let html = render_html(&title, &data.to_string());
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent)?;
+    let drawn_edges = edges.iter().filter(|e| e.source < shown && e.target < shown).count();
+    Ok(Ok(Built { view: ctx.data.id.clone(), target, html: render_html(&title, &data.to_string()), shown, drawn_edges, expandable: set.len() - shown }))
+}
+
+/// Positions for a neighbourhood, computed once here so the page draws at once: nodes on rings
+/// by their distance from the roots (unreached ones on the outermost ring), each ring wide
+/// enough that neighbours on it keep `SPACING` apart, and ordered by the angle of the node that
+/// reached them so edges between rings stay short.
+fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)> {
+    const SPACING: f64 = 34.0;
+    const RING_GAP: f64 = 120.0;
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for e in edges {
+        adj[e.source].push(e.target);
+        adj[e.target].push(e.source);
     }
-    crate::fsutil::write_atomic(&out, html.as_bytes())?;
-    let truncated = set.len() >= MAX_EXPORT_NODES;
-    let text = format!(
-        "{}\nwrote {} ({} nodes, {} edges{}) — open it in a browser; it needs no network\n",
-        view_line(&ctx.data.id),
-        out.display(),
-        nodes.len(),
-        edges.len(),
-        if truncated { ", truncated" } else { "" }
-    );
-    Ok(Answer::new(
-        "export_graph",
-        Some(ctx.data.id.clone()),
-        serde_json::json!({"matched": true, "symbol": target, "path": out.display().to_string(), "nodes": nodes.len(), "edges": edges.len(), "truncated": truncated}),
-        text,
-    ))
+    for a in &mut adj {
+        a.sort_unstable();
+        a.dedup();
+    }
+    let mut ring = vec![usize::MAX; n];
+    let mut parent = vec![usize::MAX; n];
+    let mut queue = std::collections::VecDeque::new();
+    for &r in roots {
+        ring[r] = 0;
+        queue.push_back(r);
+    }
+    while let Some(v) = queue.pop_front() {
+        for &w in &adj[v] {
+            if ring[w] == usize::MAX {
+                ring[w] = ring[v] + 1;
+                parent[w] = v;
+                queue.push_back(w);
+            }
+        }
+    }
+    let deepest = ring.iter().filter(|&&r| r != usize::MAX).max().copied().unwrap_or(0);
+    for r in ring.iter_mut().filter(|r| **r == usize::MAX) {
+        *r = deepest + 1;
+    }
+    let mut pos = vec![(0.0, 0.0); n];
+    let mut angle = vec![0.0f64; n];
+    let rings = ring.iter().max().copied().unwrap_or(0);
+    let mut radius = 0.0f64;
+    for k in 0..=rings {
+        let mut members: Vec<usize> = (0..n).filter(|&i| ring[i] == k).collect();
+        if members.is_empty() {
+            continue;
+        }
+        members.sort_by(|&a, &b| {
+            let pa = if parent[a] == usize::MAX { 0.0 } else { angle[parent[a]] };
+            let pb = if parent[b] == usize::MAX { 0.0 } else { angle[parent[b]] };
+            pa.total_cmp(&pb).then(a.cmp(&b))
+        });
+        let m = members.len() as f64;
+        radius = if k == 0 && members.len() == 1 { 0.0 } else { (radius + RING_GAP).max(m * SPACING / std::f64::consts::TAU) };
+        // Turn the ring so that its nodes sit, on the whole, where the nodes that reached them are.
+        let step = std::f64::consts::TAU / m;
+        let (mut sin, mut cos) = (0.0, 0.0);
+        for (j, &i) in members.iter().enumerate() {
+            let want = if parent[i] == usize::MAX { -std::f64::consts::FRAC_PI_2 } else { angle[parent[i]] };
+            sin += (want - step * j as f64).sin();
+            cos += (want - step * j as f64).cos();
+        }
+        let turn = if sin == 0.0 && cos == 0.0 { -std::f64::consts::FRAC_PI_2 } else { sin.atan2(cos) };
+        for (j, &i) in members.iter().enumerate() {
+            let a = turn + step * j as f64;
+            angle[i] = a;
+            pos[i] = ((radius * a.cos() * 10.0).round() / 10.0, (radius * a.sin() * 10.0).round() / 10.0);
+        }
+    }
+    pos
 }
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// The graph explorer page: one self-contained file (inline style, script and data).
+const EXPLORER: &str = include_str!("graph_explorer.html");
+
 fn render_html(title: &str, data_json: &str) -> String {
     // `</` cannot appear inside the inline script.
     let data = data_json.replace("</", "<\\/");
-    format!(
-        r##"<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ margin: 0; font: 13px system-ui, sans-serif; display: flex; height: 100vh; }}
-#side {{ width: 300px; overflow: auto; border-right: 1px solid #ddd; padding: 8px; }}
-#side li {{ cursor: pointer; margin: 2px 0; }} #side li.root {{ font-weight: bold; }}
-svg {{ flex: 1; }} .node circle {{ stroke: #333; stroke-width: 1; }} .node text {{ font-size: 10px; }}
-line {{ stroke: #999; }} line.extends, line.implements, line.extends_or_implements {{ stroke: #c60; stroke-dasharray: 4 2; }}
-line.imports {{ stroke: #36c; }}
-</style></head>
-<body><div id="side"><h3>{title}</h3><div id="meta"></div><ul id="nodes"></ul></div>
-<svg id="graph" width="1000" height="800"></svg>
-<script>
-const data = {data};
-const svg = document.getElementById('graph');
-const NS = 'http://www.w3.org/2000/svg';
-const W = svg.clientWidth || 1000, H = svg.clientHeight || 800;
-const color = k => ({{function:'#6a6',method:'#6a6',constructor:'#6a6',class:'#c66',struct:'#c66',interface:'#c9c',trait:'#c9c',file:'#69c',external:'#bbb'}})[k] || '#aaa';
-document.getElementById('meta').textContent = data.nodes.length + ' nodes, ' + data.edges.length + ' edges, view ' + data.view;
-const n = data.nodes.map((d, i) => Object.assign({{x: W/2 + 200*Math.cos(i), y: H/2 + 200*Math.sin(i), vx: 0, vy: 0}}, d));
-for (let it = 0; it < 300; it++) {{
-  for (let i = 0; i < n.length; i++) for (let j = i + 1; j < n.length; j++) {{
-    let dx = n[i].x - n[j].x, dy = n[i].y - n[j].y, d2 = dx*dx + dy*dy + 0.01, f = 800 / d2;
-    n[i].vx += dx*f; n[i].vy += dy*f; n[j].vx -= dx*f; n[j].vy -= dy*f;
-  }}
-  for (const e of data.edges) {{
-    const a = n[e.source], b = n[e.target]; const dx = b.x - a.x, dy = b.y - a.y;
-    a.vx += dx*0.01; a.vy += dy*0.01; b.vx -= dx*0.01; b.vy -= dy*0.01;
-  }}
-  for (const p of n) {{ p.vx += (W/2 - p.x)*0.002; p.vy += (H/2 - p.y)*0.002; p.x += Math.max(-20, Math.min(20, p.vx)); p.y += Math.max(-20, Math.min(20, p.vy)); p.vx *= 0.5; p.vy *= 0.5; }}
-}}
-for (const e of data.edges) {{
-  const l = document.createElementNS(NS, 'line'); const a = n[e.source], b = n[e.target];
-  l.setAttribute('x1', a.x); l.setAttribute('y1', a.y); l.setAttribute('x2', b.x); l.setAttribute('y2', b.y); l.setAttribute('class', e.relation);
-  svg.appendChild(l);
-}}
-const list = document.getElementById('nodes');
-for (const p of n) {{
-  const g = document.createElementNS(NS, 'g'); g.setAttribute('class', 'node'); g.setAttribute('data-name', p.name);
-  const c = document.createElementNS(NS, 'circle'); c.setAttribute('cx', p.x); c.setAttribute('cy', p.y); c.setAttribute('r', p.root ? 9 : 6); c.setAttribute('fill', color(p.kind));
-  const t = document.createElementNS(NS, 'text'); t.setAttribute('x', p.x + 10); t.setAttribute('y', p.y + 3); t.textContent = p.name;
-  const tip = document.createElementNS(NS, 'title'); tip.textContent = p.kind + ' ' + p.name + (p.path ? ' — ' + p.path + ':' + p.line : '');
-  g.appendChild(c); g.appendChild(t); g.appendChild(tip); svg.appendChild(g);
-  const li = document.createElement('li'); li.textContent = p.kind + ' ' + p.name + (p.test ? ' (test)' : ''); if (p.root) li.className = 'root';
-  li.dataset.name = p.name; list.appendChild(li);
-}}
-document.title = {title_js} + ' — ' + n.length + ' nodes';
-</script></body></html>
-"##,
-        title = escape(title),
-        data = data,
-        title_js = serde_json::to_string(title).unwrap_or_default().replace("</", "<\\/")
-    )
+    // Split on the template's own markers, so nothing in the title or the data is taken for one.
+    let (head, rest) = EXPLORER.split_once("__TITLE__").expect("template has a title marker");
+    let (mid, tail) = rest.split_once("/*__DATA__*/null").expect("template has a data marker");
+    format!("{head}{}{mid}{data}{tail}", escape(title))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(source: usize, target: usize) -> JsEdge {
+        JsEdge { source, target, relation: "calls", confidence: "resolved", confident: true }
+    }
+
+    #[test]
+    fn rings_by_distance_without_overlaps() {
+        // A root, 40 callers, each with a caller of its own, and one node nothing reaches.
+        let mut edges: Vec<JsEdge> = (1..=40).map(|i| edge(i, 0)).collect();
+        edges.extend((1..=40).map(|i| edge(40 + i, i)));
+        let pos = radial_layout(82, &[0], &edges);
+        assert_eq!(pos[0], (0.0, 0.0));
+        let r = |i: usize| pos[i].0.hypot(pos[i].1);
+        let same = |a: f64, b: f64| (a - b).abs() < 0.5;
+        assert!((1..=40).all(|i| same(r(i), r(1))) && (41..=80).all(|i| same(r(i), r(41))) && r(41) > r(1) + 100.0 && r(81) > r(41) + 100.0, "rings by distance");
+        for i in 0..pos.len() {
+            for j in i + 1..pos.len() {
+                let d = (pos[i].0 - pos[j].0).hypot(pos[i].1 - pos[j].1);
+                assert!(d >= 30.0, "nodes {i} and {j} are {d} apart");
+            }
+        }
+        // A node sits on the side of the node that reached it.
+        for i in 1..=40 {
+            let (a, b) = (pos[i], pos[40 + i]);
+            let cos = (a.0 * b.0 + a.1 * b.1) / (a.0.hypot(a.1) * b.0.hypot(b.1));
+            assert!(cos > 0.9, "caller {} is far from its callee's side ({cos})", 40 + i);
+        }
+    }
 }

@@ -55,6 +55,26 @@ impl Repo {
         Ok(out)
     }
 
+    /// Local branches and tags, as (short name, commit id), sorted by name.
+    pub fn branches_and_tags(&self) -> Result<(Vec<(String, String)>, Vec<(String, String)>)> {
+        let repo = self.local();
+        let platform = repo.references()?;
+        let list = |iter: gix::reference::iter::Iter<'_, '_>| -> Vec<(String, String)> {
+            let mut out: Vec<(String, String)> = iter
+                .flatten()
+                .filter_map(|mut r| {
+                    let id = r.peel_to_id().ok()?.detach();
+                    Some((r.name().shorten().to_string(), id.to_string()))
+                })
+                .collect();
+            out.sort();
+            out
+        };
+        let branches = list(platform.local_branches()?);
+        let tags = list(platform.tags()?);
+        Ok((branches, tags))
+    }
+
     /// Working-tree roots of this repository (main and linked worktrees).
     pub fn worktree_dirs(&self) -> Result<Vec<PathBuf>> {
         let repo = self.local();

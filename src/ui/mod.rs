@@ -1,0 +1,334 @@
+//! `git lynx ui`: a local web interface served by this binary (assets embedded, nothing from a
+//! CDN). It binds 127.0.0.1 only and every request must carry the run's secret (from the link
+//! printed at start, kept as a same-site cookie), name this server as its host (no DNS
+//! rebinding) and, for anything but a read, come from this origin; what changes the store
+//! needs `--allow-write`. Pages call the same operations as the CLI and MCP and show their
+//! answers, so a search here is the search there.
+
+use crate::engine::Engine;
+use crate::ops::{self, Answer};
+use crate::sources::Sources;
+use anyhow::{Context, Result};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const APP: &str = include_str!("app.html");
+const COOKIE: &str = "lynx_ui";
+
+pub struct Options {
+    pub port: u16,
+    pub open: bool,
+    pub allow_write: bool,
+}
+
+struct Ui {
+    sources: Arc<Sources>,
+    secret: String,
+    hosts: [String; 2],
+    origins: [String; 2],
+    allow_write: bool,
+}
+
+/// A secret nobody else can guess: the kernel's randomness, else time and process.
+fn secret() -> String {
+    let mut seed = [0u8; 32];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = std::io::Read::read_exact(&mut f, &mut seed);
+    }
+    let mut h = blake3::Hasher::new();
+    h.update(&seed);
+    h.update(&crate::fsutil::now_nanos().to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.finalize().to_hex()[..32].to_string()
+}
+
+/// Runs the interface until the process is stopped. `on_ready` gets the URL to open.
+pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
+    let progress = engine.progress.clone();
+    let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port)).await.with_context(|| format!("listening on 127.0.0.1:{}", opts.port))?;
+        let port = listener.local_addr()?.port();
+        let secret = secret();
+        let ui = Arc::new(Ui {
+            sources,
+            hosts: [format!("127.0.0.1:{port}"), format!("localhost:{port}")],
+            origins: [format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],
+            secret: secret.clone(),
+            allow_write: opts.allow_write,
+        });
+        let url = format!("http://127.0.0.1:{port}/?token={secret}");
+        on_ready(&url);
+        if opts.open {
+            open_browser(&url);
+        }
+        let app = Router::new()
+            .route("/", get(index))
+            .route("/graph", get(graph_page))
+            .route("/api/overview", get(overview))
+            .route("/api/revisions", get(revisions))
+            .route("/api/search", get(search))
+            .route("/api/symbol", get(symbol))
+            .route("/api/impact", get(impact))
+            .route("/api/file", get(file))
+            .route("/api/config", get(config))
+            .route("/api/feedback", post(feedback))
+            .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
+            .layer(middleware::from_fn_with_state(ui.clone(), guard))
+            .with_state(ui);
+        axum::serve(listener, app).await.context("serving the interface")
+    })
+}
+
+fn open_browser(url: &str) {
+    for opener in ["xdg-open", "open"] {
+        if std::process::Command::new(opener).arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().is_ok() {
+            return;
+        }
+    }
+}
+
+fn refuse(status: StatusCode, why: &str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], why.to_string()).into_response()
+}
+
+/// Every request: our host name, the secret (cookie or `token`), and this origin for writes.
+async fn guard(State(ui): State<Arc<Ui>>, req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !ui.hosts.iter().any(|h| h == host) {
+        return refuse(StatusCode::FORBIDDEN, "unknown host: open the link `git lynx ui` printed");
+    }
+    let token = req.uri().query().and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()));
+    let cookie_ok = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .any(|c| c.trim().strip_prefix(COOKIE).and_then(|r| r.strip_prefix('=')) == Some(ui.secret.as_str()));
+    let token_ok = token.as_deref() == Some(ui.secret.as_str());
+    if !cookie_ok && !token_ok {
+        return refuse(StatusCode::FORBIDDEN, "this interface needs the secret link `git lynx ui` printed");
+    }
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok()).unwrap_or("");
+        if !ui.origins.iter().any(|o| o == origin) {
+            return refuse(StatusCode::FORBIDDEN, "cross-origin request refused");
+        }
+    }
+    let first_visit = token_ok && !cookie_ok;
+    let mut resp = next.run(req).await;
+    if first_visit {
+        let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", ui.secret);
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            resp.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    let h = resp.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+async fn index() -> Html<&'static str> {
+    Html(APP)
+}
+
+/// The `--json` envelope of an answer with its text (what MCP hands a model), for the page.
+fn envelope(a: &Answer) -> serde_json::Value {
+    let mut v = a.json();
+    v["text"] = serde_json::Value::String(a.text.clone());
+    v
+}
+
+/// An operation run off the async threads, as its envelope.
+async fn answer(f: impl FnOnce() -> Result<Answer> + Send + 'static) -> Response {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(a)) => Json(envelope(&a)).into_response(),
+        Ok(Err(e)) => {
+            let status = if crate::error::exit_code(&e) == crate::error::EXIT_USAGE { StatusCode::BAD_REQUEST } else { StatusCode::INTERNAL_SERVER_ERROR };
+            (status, Json(serde_json::json!({"ok": false, "error": format!("{e:#}")}))).into_response()
+        }
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"ok": false, "error": e.to_string()}))).into_response(),
+    }
+}
+
+type Params = Query<HashMap<String, String>>;
+
+fn opt(p: &HashMap<String, String>, k: &str) -> Option<String> {
+    p.get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+fn source<'a>(ui: &'a Ui, p: &HashMap<String, String>) -> Result<&'a Engine> {
+    Ok(match opt(p, "source") {
+        Some(s) => &ui.sources.get(&s)?.engine,
+        None => &ui.sources.main().engine,
+    })
+}
+
+async fn overview(State(ui): State<Arc<Ui>>) -> Response {
+    answer(move || {
+        let mut a = ops::status::list_sources(&ui.sources)?;
+        let status = ops::status::rag_status(&ui.sources, None)?;
+        a.data.insert("status".into(), envelope(&status));
+        a.text.push_str(&status.text);
+        let feedback = ops::feedback::summary(&ops::feedback::path(&ui.sources.main().engine.ws))?;
+        a.data.insert("feedback".into(), envelope(&feedback));
+        Ok(a)
+    })
+    .await
+}
+
+async fn revisions(State(ui): State<Arc<Ui>>) -> Response {
+    answer(move || {
+        let repo = &ui.sources.main().engine.ws.repo;
+        let (branches, tags) = repo.branches_and_tags()?;
+        let commits: Vec<serde_json::Value> = if repo.head()?.is_some() {
+            repo.commits_in_range(None, "HEAD", 50)?
+                .into_iter()
+                .map(|c| serde_json::json!({"id": c.id.to_string(), "subject": c.subject, "time": c.time}))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let data = serde_json::json!({"branches": branches, "tags": tags, "commits": commits, "current": repo.current_branch()?});
+        Ok(Answer::new("revisions", None, data, String::new()))
+    })
+    .await
+}
+
+async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
+    answer(move || {
+        let query = opt(&p, "q").ok_or_else(|| crate::error::usage("a search needs a query"))?;
+        let k = opt(&p, "k").map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number"))).transpose()?.map(|k| k.clamp(1, 200));
+        let filters = crate::search::filter::Filters {
+            globs: opt(&p, "glob").into_iter().collect(),
+            languages: opt(&p, "language").into_iter().collect(),
+            path_contains: opt(&p, "path"),
+            ..Default::default()
+        };
+        if let Some(base) = opt(&p, "base") {
+            let args = ops::changes::SearchDiffArgs { query, base: Some(base), k: k.unwrap_or(10), snippet_lines: ops::search::SNIPPET_LINES, filters };
+            return ops::changes::search_diff(source(&ui, &p)?, &args);
+        }
+        let config = &ui.sources.main().engine.ws.config;
+        let args = ops::search::SearchArgs {
+            query,
+            k,
+            rev: opt(&p, "rev"),
+            mode: opt(&p, "mode").map(|m| crate::search::Mode::parse(&m)).transpose()?,
+            filters,
+            snippet_lines: ops::search::SNIPPET_LINES,
+            rerank: ops::search::reranker(config, None, opt(&p, "rerank").map(|v| v == "1" || v == "true")),
+            files: opt(&p, "files").is_some_and(|v| v == "1" || v == "true"),
+            paths_only: false,
+            cursor: opt(&p, "cursor"),
+            explain: false,
+        };
+        ops::search::run_sources(&ui.sources, opt(&p, "source").as_deref(), &args)
+    })
+    .await
+}
+
+async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
+    answer(move || {
+        let name = opt(&p, "name").ok_or_else(|| crate::error::usage("which symbol? (name=…)"))?;
+        let engine = source(&ui, &p)?;
+        let rev = opt(&p, "rev");
+        let mut a = ops::nav::describe_symbol(engine, &name, rev.as_deref())?;
+        let usages = ops::nav::find_usages(engine, &name, rev.as_deref(), 50, None)?;
+        let impact = ops::nav::impact(engine, &name, rev.as_deref(), 3)?;
+        let similar = ops::similar::run(
+            engine,
+            &ops::similar::SimilarArgs { snippet: Some(name.clone()), file: None, line: None, k: 5, rev: rev.clone(), filters: Default::default(), snippet_lines: 0 },
+        );
+        let mut extra = serde_json::json!({"usages": envelope(&usages), "impact": envelope(&impact)});
+        if let Ok(s) = similar {
+            extra["similar"] = envelope(&s);
+        }
+        a.data.insert("extra".into(), extra);
+        Ok(a)
+    })
+    .await
+}
+
+async fn impact(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
+    answer(move || {
+        let engine = source(&ui, &p)?;
+        let range = match opt(&p, "range").as_deref() {
+            None | Some("uncommitted") => ops::changes::Range::Uncommitted,
+            Some("staged") => ops::changes::Range::Staged,
+            Some(r) => ops::changes::ImpactRangeArgs::parse(r)?.range,
+        };
+        ops::changes::impact_range(engine, &ops::changes::ImpactRangeArgs { range }, 3, ops::changes::ImpactFormat::Markdown, &[])
+    })
+    .await
+}
+
+/// One file of a view: only a path the view lists, read as the view has it (no path from the
+/// request ever reaches the file system).
+async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
+    answer(move || {
+        let path = opt(&p, "path").ok_or_else(|| crate::error::usage("which file? (path=…)"))?;
+        let engine = source(&ui, &p)?;
+        let view = crate::view::View::open(&engine.ws, &engine.spec(opt(&p, "rev").as_deref()))?;
+        let f = view.files.iter().find(|f| f.path == path).ok_or_else(|| crate::error::usage(format!("{path} is not a file of this view")))?;
+        let bytes = match &f.content {
+            Some(c) => c.as_ref().clone(),
+            None => crate::repo::Repo::read_blob(&engine.ws.repo.local(), f.blob)?,
+        };
+        let text = crate::encoding::text(&bytes).into_owned();
+        Ok(Answer::new("file", Some(view.id.clone()), serde_json::json!({"path": path, "lines": text.lines().count()}), text))
+    })
+    .await
+}
+
+async fn config(State(ui): State<Arc<Ui>>) -> Response {
+    answer(move || {
+        let ws = &ui.sources.main().engine.ws;
+        let text = toml::to_string_pretty(&ws.config).unwrap_or_default();
+        Ok(Answer::new("config", None, serde_json::json!({"warnings": ws.config.warnings}), text))
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct FeedbackForm {
+    #[serde(default)]
+    tool: String,
+    #[serde(default)]
+    query: String,
+    outcome: String,
+    #[serde(default)]
+    comment: String,
+}
+
+async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<FeedbackForm>) -> Response {
+    if !ui.allow_write {
+        return refuse(StatusCode::FORBIDDEN, "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback");
+    }
+    answer(move || ops::feedback::record(&ops::feedback::path(&ui.sources.main().engine.ws), &f.tool, &f.query, &f.outcome, &f.comment)).await
+}
+
+/// The graph explorer for a symbol or a module, the same page `graph export` writes.
+async fn graph_page(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
+    let r = tokio::task::spawn_blocking(move || -> Result<String> {
+        let args = ops::export::ExportArgs { symbol: opt(&p, "symbol"), module: opt(&p, "module"), out: None, depth: 2, rev: opt(&p, "rev") };
+        ops::export::page(source(&ui, &p)?, &args)
+    })
+    .await;
+    match r {
+        Ok(Ok(html)) => Html(html).into_response(),
+        Ok(Err(e)) => refuse(StatusCode::BAD_REQUEST, &format!("{e:#}")),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}

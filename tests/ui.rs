@@ -1,0 +1,181 @@
+//! `git lynx ui` end to end: a real server on 127.0.0.1 over a real repository, its security
+//! rules checked with raw HTTP requests, its pages loaded in headless Chromium.
+
+mod common;
+
+use common::{TestRepo, calc_project, prerequisite};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+
+struct Ui {
+    child: Child,
+    url: String,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(r: &TestRepo, extra: &[&str]) -> Ui {
+    let mut args = vec!["--no-dense", "ui"];
+    args.extend_from_slice(extra);
+    let mut child = r.cmd(&args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let port: u16 = url["http://127.0.0.1:".len()..].split('/').next().unwrap().parse().unwrap();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    Ui { child, url, port, token }
+}
+
+/// One raw HTTP/1.1 request: (status, body).
+fn request(port: u16, raw: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(raw.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    (status, body)
+}
+
+fn get(ui: &Ui, path: &str, headers: &str) -> (u16, String) {
+    request(ui.port, &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n{headers}\r\n", ui.port))
+}
+
+fn post(ui: &Ui, path: &str, origin: &str, body: &str) -> (u16, String) {
+    request(
+        ui.port,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nCookie: lynx_ui={}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            ui.port,
+            ui.token,
+            body.len()
+        ),
+    )
+}
+
+fn project() -> (TestRepo, String) {
+    let r = TestRepo::new();
+    calc_project(&r);
+    r.write("legacy.py", "def only_in_old_version():\n    return 'kept for the numbat importer'\n");
+    let old = r.commit_all("with legacy");
+    r.remove("legacy.py");
+    r.commit_all("drop legacy");
+    r.json(&["--no-dense", "index", "--rev", &old]);
+    (r, old)
+}
+
+#[test]
+fn requests_need_the_secret_this_host_and_this_origin() {
+    let (r, _) = project();
+    let ui = start(&r, &[]);
+    let (status, body) = get(&ui, "/api/overview", "");
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("secret link"), "{body}");
+    let (status, body) = get(&ui, &format!("/api/overview?token={}", ui.token), "");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    // The cookie is the secret too; a wrong one is not.
+    assert_eq!(get(&ui, "/api/config", &format!("Cookie: lynx_ui={}\r\n", ui.token)).0, 200);
+    assert_eq!(get(&ui, "/api/config", "Cookie: lynx_ui=0123456789abcdef0123456789abcdef\r\n").0, 403);
+    // DNS rebinding: another host name is refused even with the secret.
+    let (status, _) = request(ui.port, &format!("GET /api/overview?token={} HTTP/1.1\r\nHost: attacker.example:{}\r\nConnection: close\r\n\r\n", ui.token, ui.port));
+    assert_eq!(status, 403);
+    // A cross-origin POST is refused; this origin's POST needs --allow-write.
+    let body = r#"{"outcome": "helpful", "comment": "x"}"#;
+    let (status, text) = post(&ui, "/api/feedback", "http://attacker.example", body);
+    assert_eq!((status, text.contains("cross-origin")), (403, true), "{text}");
+    let (status, text) = post(&ui, "/api/feedback", &format!("http://127.0.0.1:{}", ui.port), body);
+    assert_eq!((status, text.contains("read-only")), (403, true), "{text}");
+    assert!(!r.path().join(".lynx/feedback.jsonl").exists());
+    // Nothing outside the repository can be read: files come from the view's own listing.
+    for path in ["../../../../etc/passwd", "/etc/passwd", "src/../../../etc/passwd", ".git/config"] {
+        let (status, text) = get(&ui, &format!("/api/file?path={}&token={}", path.replace('/', "%2F"), ui.token), "");
+        assert_eq!(status, 400, "{path}: {text}");
+        assert!(!text.contains("root:"), "{text}");
+    }
+    let (status, _) = get(&ui, &format!("/../../../../etc/passwd?token={}", ui.token), "");
+    assert_eq!(status, 404);
+    let (status, text) = get(&ui, &format!("/api/file?path=src%2Fcalc.py&token={}", ui.token), "");
+    assert_eq!(status, 200, "{text}");
+
+    // With --allow-write, this origin may record feedback.
+    let writer = start(&r, &["--allow-write"]);
+    let (status, text) = post(&writer, "/api/feedback", &format!("http://127.0.0.1:{}", writer.port), body);
+    assert_eq!(status, 200, "{text}");
+    assert!(std::fs::read_to_string(r.path().join(".lynx/feedback.jsonl")).unwrap().contains("helpful"));
+}
+
+/// The page's DOM after its scripts ran, and a screenshot kept as a test artefact.
+fn browse(url: &str, shot: &str) -> Option<String> {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()))?;
+    let run = |extra: &[String]| {
+        let profile = tempfile::tempdir().unwrap();
+        std::process::Command::new(chromium)
+            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,900"])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .args(["--virtual-time-budget=10000"])
+            .args(extra)
+            .arg(url)
+            .output()
+            .unwrap()
+    };
+    let dom = String::from_utf8_lossy(&run(&["--dump-dom".into()]).stdout).into_owned();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join(format!("{shot}.png"));
+    run(&[format!("--screenshot={}", png.display())]);
+    assert!(std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0) > 2000, "no screenshot at {}", png.display());
+    Some(dom)
+}
+
+#[test]
+fn pages_load_in_a_browser_and_search_any_revision() {
+    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    if !prerequisite("chromium", chromium, "apt-get install chromium; the pages were not loaded") {
+        return;
+    }
+    let (r, old) = project();
+    let ui = start(&r, &[]);
+    let repo_name = r.path().file_name().unwrap().to_string_lossy().into_owned();
+
+    let dom = browse(&format!("{}#dashboard", ui.url), "dashboard").unwrap();
+    assert!(dom.contains("data-ready=\"dashboard\""), "{dom}");
+    assert!(dom.contains(&format!("class=\"source\" data-name=\"{repo_name}\"")), "{dom}");
+    assert!(dom.contains("Recent feedback") && dom.contains("fresh"), "{dom}");
+
+    // A function that exists only in an older commit: found there, not in the working tree.
+    let dom = browse(&format!("{}#search?q=only_in_old_version&rev={old}", ui.url), "search-old").unwrap();
+    assert!(dom.contains("data-ready=\"search\""), "{dom}");
+    assert!(dom.contains("class=\"hit card\" data-path=\"legacy.py\""), "{dom}");
+    assert!(dom.contains("<mark>only_in_old_version</mark>"), "the query is highlighted: {dom}");
+    let dom = browse(&format!("{}#search?q=only_in_old_version", ui.url), "search-now").unwrap();
+    assert!(dom.contains("data-ready=\"search\"") && !dom.contains("data-path=\"legacy.py\""), "{dom}");
+    // The revision picker offers branches and commits.
+    assert!(dom.contains(&format!("value=\"{old}\"")), "{dom}");
+
+    let dom = browse(&format!("{}#symbol?name=total", ui.url), "symbol").unwrap();
+    assert!(dom.contains("data-ready=\"symbol\"") && dom.contains("Square.area"), "callers of total: {dom}");
+
+    let dom = browse(&format!("http://127.0.0.1:{}/graph?symbol=add&token={}", ui.port, ui.token), "graph").unwrap();
+    assert!(dom.contains("data-offscreen-at-first-paint=\"0\"") && dom.contains("data-name=\"total\""), "{dom}");
+
+    let dom = browse(&format!("{}#impact?range=HEAD~1..HEAD", ui.url), "impact").unwrap();
+    assert!(dom.contains("data-ready=\"impact\"") && dom.contains("legacy.py"), "{dom}");
+
+    let dom = browse(&format!("{}#config", ui.url), "config").unwrap();
+    assert!(dom.contains("The configuration is valid."), "{dom}");
+
+    let dom = browse(&format!("{}#feedback", ui.url), "feedback").unwrap();
+    assert!(dom.contains("data-ready=\"feedback\"") && dom.contains("name=\"outcome\""), "{dom}");
+}
