@@ -3,6 +3,7 @@
 //! READY_WAIT, then answers with what is still loading. stdout carries only JSON-RPC; logs go
 //! to stderr. Every tool renders the same text as the matching CLI command.
 
+pub mod args;
 pub mod guide;
 pub mod tools;
 

@@ -2,10 +2,9 @@
 //! pays for `tools/list` in its context), profile membership, and the mapping from JSON
 //! arguments to the same operations the CLI runs.
 
+use super::args;
 use crate::config::ToolProfile;
 use crate::ops::{self, Answer};
-use crate::search::Mode;
-use crate::search::filter::Filters;
 use crate::sources::Sources;
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value, json};
@@ -385,212 +384,164 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
     Ok(out)
 }
 
-pub struct Args<'a>(pub &'a Map<String, Value>);
-
-impl Args<'_> {
-    pub fn str(&self, k: &str) -> Result<Option<String>> {
-        match self.0.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a string, got {other}"))),
-        }
-    }
-
-    pub fn req(&self, k: &str) -> Result<String> {
-        self.str(k)?.filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("missing required argument `{k}`")))
-    }
-
-    pub fn int(&self, k: &str, default: usize, max: usize) -> Result<usize> {
-        match self.0.get(k) {
-            None | Some(Value::Null) => Ok(default),
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(v) if v >= 1 => Ok((v as usize).min(max)),
-                _ => Err(crate::error::usage(format!("argument `{k}` must be a positive integer"))),
-            },
-            Some(Value::String(s)) => s.parse::<usize>().map(|v| v.clamp(1, max)).map_err(|_| crate::error::usage(format!("argument `{k}` must be a positive integer"))),
-            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be an integer, got {other}"))),
-        }
-    }
-
-    pub fn number(&self, k: &str) -> Result<Option<f32>> {
-        match self.0.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64().map(|v| v as f32)),
-            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a number, got {other}"))),
-        }
-    }
-
-    pub fn bool_or(&self, k: &str, default: bool) -> Result<bool> {
-        if self.0.get(k).is_none_or(|v| v.is_null()) { Ok(default) } else { self.bool(k) }
-    }
-
-    pub fn bool(&self, k: &str) -> Result<bool> {
-        match self.0.get(k) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be true or false, got {other}"))),
-        }
-    }
-
-    pub fn strings(&self, k: &str) -> Result<Vec<String>> {
-        match self.0.get(k) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::String(s)) => Ok(vec![s.clone()]),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(String::from).ok_or_else(|| crate::error::usage(format!("argument `{k}` must be a list of strings"))))
-                .collect(),
-            Some(other) => Err(crate::error::usage(format!("argument `{k}` must be a list of strings, got {other}"))),
-        }
-    }
-
-    pub fn mode(&self) -> Result<Option<Mode>> {
-        self.str("mode")?.map(|m| Mode::parse(&m)).transpose()
-    }
-
-    pub fn filters(&self) -> Result<Filters> {
-        Ok(Filters { globs: self.str("glob")?.into_iter().collect(), extensions: self.strings("extensions")?, path_contains: self.str("path_contains")?, pathspecs: Vec::new(), languages: self.strings("language")? })
-    }
-}
-
 /// Lines of code per hit in tool answers (the CLI's default too, so texts match).
 pub use crate::ops::search::SNIPPET_LINES;
 
 /// Runs a tool. Usage problems come back as errors naming the argument.
 pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: &std::path::Path) -> Result<Answer> {
     let args = normalize(name, args)?;
-    let a = Args(&args);
-    let rev = a.str("rev")?;
-    let source = a.str("source")?;
     // Single-source tools: the named source, else the repository.
-    let one = || -> Result<&crate::sources::Source> {
-        match &source {
+    let one = |at: &args::At| -> Result<&crate::sources::Source> {
+        match &at.source {
             Some(s) => sources.get(s),
             None => Ok(sources.main()),
         }
     };
+    // Navigation fans out over the sources when none is named.
+    let some = |at: &args::At| sources.select(at.source.as_deref());
+    let config = &sources.list[0].engine.ws.config;
     match name {
         "search" => {
-            let args = ops::search::SearchArgs {
+            let a: args::Search = args::parse(&args)?;
+            let run = ops::search::SearchArgs {
                 paths_only: false,
-                query: a.req("query")?,
-                k: Some(a.int("n_results", sources.list[0].engine.ws.config.search.k, 100)?),
-                rev,
-                mode: a.mode()?,
-                filters: a.filters()?,
+                query: a.query()?,
+                k: Some(a.k(config.search.k)),
+                rev: a.at.rev.clone(),
+                mode: a.mode,
                 snippet_lines: SNIPPET_LINES,
-                rerank: ops::search::reranker(&sources.list[0].engine.ws.config, None, a.0.get("rerank").filter(|v| !v.is_null()).map(|_| a.bool("rerank")).transpose()?),
-                files: a.bool("files")?,
-                cursor: a.str("cursor")?,
-                explain: a.bool("explain")?,
+                rerank: ops::search::reranker(config, None, a.rerank),
+                files: a.files.unwrap_or(false),
+                cursor: a.cursor.clone(),
+                explain: a.explain.unwrap_or(false),
+                filters: a.filters.filters(),
             };
-            ops::search::run_sources(sources, source.as_deref(), &args)
+            ops::search::run_sources(sources, a.at.source.as_deref(), &run)
         }
         "deep_search" => {
-            let args = ops::deep_search::DeepArgs {
-                variants: a.strings("queries")?,
-                k: a.int("n_results", 10, 100)?,
-                rev,
-                mode: a.mode()?,
-                filters: a.filters()?,
-                min_results: a.int("min_results", sources.list[0].engine.ws.config.search.deep_min_results, 50)?,
-                return_all_variants: a.bool("return_all_variants")?,
+            let a: args::DeepSearch = args::parse(&args)?;
+            let run = ops::deep_search::DeepArgs {
+                variants: a.variants(),
+                k: a.k(),
+                rev: a.at.rev.clone(),
+                mode: a.mode,
+                min_results: a.min_results(config.search.deep_min_results),
+                return_all_variants: a.return_all_variants.unwrap_or(false),
                 snippet_lines: SNIPPET_LINES,
-                min_score: a.number("min_score")?,
+                min_score: a.min_score,
+                filters: a.filters.filters(),
             };
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::deep_search::run(e, &args))
+            ops::over_sources(&some(&a.at)?, |e| ops::deep_search::run(e, &run))
         }
-        // Navigation fans out over the sources when none is named.
         "find_definition" => {
-            let symbol = a.req("symbol")?;
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_definition(e, &symbol, rev.as_deref()))
+            let a: args::Symbol = args::parse(&args)?;
+            let symbol = a.symbol()?;
+            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_definition(e, &symbol, a.at.rev.as_deref()))
         }
         "find_usages" => {
-            let (symbol, n, cursor) = (a.req("symbol")?, a.int("n_results", 50, 500)?, a.str("cursor")?);
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_usages(e, &symbol, rev.as_deref(), n, cursor.as_deref()))
+            let a: args::Usages = args::parse(&args)?;
+            let symbol = a.symbol()?;
+            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_usages(e, &symbol, a.at.rev.as_deref(), a.n(), a.cursor.as_deref()))
         }
         "find_tests_for" => {
-            let (symbol, pattern, cursor) = (a.req("symbol")?, a.str("test_path_pattern")?, a.str("cursor")?);
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::find_tests_for(e, &symbol, rev.as_deref(), pattern.as_deref(), cursor.as_deref()))
+            let a: args::TestsFor = args::parse(&args)?;
+            let symbol = a.symbol()?;
+            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_tests_for(e, &symbol, a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.cursor.as_deref()))
         }
         "data_access" => {
-            let (name, n, cursor) = (a.str("name")?, a.int("n_results", 100, 10_000)?, a.str("cursor")?);
-            ops::data_access::run(&one()?.engine, name.as_deref(), rev.as_deref(), n, cursor.as_deref())
+            let a: args::DataAccess = args::parse(&args)?;
+            ops::data_access::run(&one(&a.at)?.engine, a.name.as_deref(), a.at.rev.as_deref(), a.n(), a.cursor.as_deref())
         }
         "context" => {
-            let args = ops::context::ContextArgs {
-                symbol: a.req("symbol")?,
-                rev,
-                budget: a.int("budget", 2000, 1_000_000)?,
-                around: a.int("around", 3, 1000)? as u32,
-            };
-            ops::context::run(&one()?.engine, &args)
+            let a: args::Context = args::parse(&args)?;
+            let run = ops::context::ContextArgs { symbol: a.symbol()?, rev: a.at.rev.clone(), budget: a.budget(), around: a.around() };
+            ops::context::run(&one(&a.at)?.engine, &run)
         }
         "describe_symbol" => {
-            let symbol = a.req("symbol")?;
-            ops::over_sources(&sources.select(source.as_deref())?, |e| ops::nav::describe_symbol(e, &symbol, rev.as_deref()))
+            let a: args::Symbol = args::parse(&args)?;
+            let symbol = a.symbol()?;
+            ops::over_sources(&some(&a.at)?, |e| ops::nav::describe_symbol(e, &symbol, a.at.rev.as_deref()))
         }
-        "impact" if a.str("table")?.is_some() || a.str("column")?.is_some() => {
-            let name = a.str("table")?.or(a.str("column")?).unwrap_or_default();
-            ops::data_access::impact(&one()?.engine, &name, rev.as_deref(), a.int("max_depth", 3, 10)?)
+        "impact" => {
+            let a: args::Impact = args::parse(&args)?;
+            let engine = &one(&a.at)?.engine;
+            let rev = a.at.rev.as_deref();
+            if let Some(name) = a.table.as_ref().or(a.column.as_ref()).filter(|n| !n.trim().is_empty()) {
+                return ops::data_access::impact(engine, name, rev, a.max_depth());
+            }
+            match (&a.symbol, &a.changes) {
+                (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(engine, s, rev, a.max_depth()),
+                (_, Some(c)) => ops::changes::impact_range(
+                    engine,
+                    &ops::changes::ImpactRangeArgs::parse(c)?,
+                    a.max_depth(),
+                    a.format.unwrap_or(ops::changes::ImpactFormat::Text),
+                    &a.fail_on(),
+                ),
+                _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
+            }
         }
-        "impact" => match (a.str("symbol")?, a.str("changes")?) {
-            (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(&one()?.engine, &s, rev.as_deref(), a.int("max_depth", 3, 10)?),
-            (_, Some(c)) => ops::changes::impact_range(
-                &one()?.engine,
-                &ops::changes::ImpactRangeArgs::parse(&c)?,
-                a.int("max_depth", 3, 10)?,
-                a.str("format")?.as_deref().map(ops::changes::ImpactFormat::parse).transpose()?.unwrap_or(ops::changes::ImpactFormat::Text),
-                &a.strings("fail_on")?,
-            ),
-            _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
-        },
-        "module_summary" => ops::nav::module_summary(&one()?.engine, &a.req("path")?, rev.as_deref(), a.int("n_results", 200, 10_000)?),
-        "repo_overview" => ops::overview::run(&one()?.engine, rev.as_deref()),
+        "module_summary" => {
+            let a: args::ModuleSummary = args::parse(&args)?;
+            ops::nav::module_summary(&one(&a.at)?.engine, &a.path()?, a.at.rev.as_deref(), a.n())
+        }
+        "repo_overview" => {
+            let a: args::Plain = args::parse(&args)?;
+            ops::overview::run(&one(&a.at)?.engine, a.at.rev.as_deref())
+        }
         "find_similar" => {
-            let args = ops::similar::SimilarArgs {
-                snippet: a.str("code")?,
-                file: a.str("file")?,
-                line: a.0.get("line").and_then(|v| v.as_u64()).map(|v| v as u32),
-                k: a.int("n_results", 10, 100)?,
-                rev,
-                filters: a.filters()?,
-                snippet_lines: SNIPPET_LINES,
-            };
-            ops::similar::run(&one()?.engine, &args)
+            let a: args::Similar = args::parse(&args)?;
+            let k = a.k();
+            let run = ops::similar::SimilarArgs { snippet: a.code, file: a.file, line: a.line, k, rev: a.at.rev.clone(), filters: a.filters.filters(), snippet_lines: SNIPPET_LINES };
+            ops::similar::run(&one(&a.at)?.engine, &run)
         }
         "graph_query" => {
-            let args = ops::graph::GraphArgs {
-                op: ops::graph::GraphOp::parse(&a.req("operation")?)?,
-                symbol: a.str("symbol")?,
-                target: a.str("target")?,
-                relation: a.str("relation")?,
-                depth: a.int("depth", 1, 10)?,
-                rev,
-                limit: a.int("n_results", 200, 1000)?,
-                min_community: a.int("min_community_size", ops::graph::MIN_COMMUNITY, 100_000)?,
-                max_hops: a.0.get("max_hops").map(|_| a.int("max_hops", 6, 50)).transpose()?,
-                cursor: a.str("cursor")?,
+            let a: args::GraphQuery = args::parse(&args)?;
+            let run = ops::graph::GraphArgs {
+                op: a.operation,
+                symbol: a.symbol.clone(),
+                target: a.target.clone(),
+                relation: a.relation.clone(),
+                depth: a.depth(),
+                rev: a.at.rev.clone(),
+                limit: a.limit(),
+                min_community: a.min_community(),
+                max_hops: a.max_hops(),
+                cursor: a.cursor.clone(),
             };
-            ops::graph::run(&one()?.engine, &args)
+            ops::graph::run(&one(&a.at)?.engine, &run)
         }
         "export_graph" => {
-            let engine = &one()?.engine;
-            let out = match a.str("out")? {
-                Some(o) => Some(inside_repository(engine, &o)?),
+            let a: args::Export = args::parse(&args)?;
+            let engine = &one(&a.at)?.engine;
+            let out = match &a.out {
+                Some(o) => Some(inside_repository(engine, o)?),
                 None => None,
             };
-            let args = ops::export::ExportArgs { symbol: a.str("symbol")?, module: a.str("module")?, out, depth: a.int("depth", 2, 6)?, rev };
-            ops::export::run(engine, &args)
+            let run = ops::export::ExportArgs { symbol: a.symbol.clone(), module: a.module.clone(), out, depth: a.depth(), rev: a.at.rev.clone() };
+            ops::export::run(engine, &run)
         }
         "search_diff" => {
-            let args = ops::changes::SearchDiffArgs { query: a.req("query")?, base: a.str("base")?, k: a.int("n_results", 10, 100)?, snippet_lines: SNIPPET_LINES, filters: Default::default() };
-            ops::changes::search_diff(&one()?.engine, &args)
+            let a: args::SearchDiff = args::parse(&args)?;
+            let run = ops::changes::SearchDiffArgs { query: a.query()?, base: a.base.clone(), k: a.k(), snippet_lines: SNIPPET_LINES, filters: Default::default() };
+            ops::changes::search_diff(&one(&a.at)?.engine, &run)
         }
-        "list_sources" => ops::status::list_sources(sources),
-        "get_rag_status" => ops::status::rag_status(sources, source.as_deref()),
-        "update_source_index" => ops::status::update_source(sources, source.as_deref(), a.bool("force")?),
-        "feedback" => ops::feedback::record(feedback, &a.str("tool")?.unwrap_or_default(), &a.str("query")?.unwrap_or_default(), &a.req("outcome")?, &a.str("comment")?.unwrap_or_default()),
+        "list_sources" => {
+            args::parse::<args::Plain>(&args)?;
+            ops::status::list_sources(sources)
+        }
+        "get_rag_status" => {
+            let a: args::Plain = args::parse(&args)?;
+            ops::status::rag_status(sources, a.at.source.as_deref())
+        }
+        "update_source_index" => {
+            let a: args::Update = args::parse(&args)?;
+            ops::status::update_source(sources, a.at.source.as_deref(), a.force.unwrap_or(false))
+        }
+        "feedback" => {
+            let a: args::Feedback = args::parse(&args)?;
+            ops::feedback::record(feedback, a.tool.as_deref().unwrap_or(""), a.query.as_deref().unwrap_or(""), &a.outcome()?, a.comment.as_deref().unwrap_or(""))
+        }
         other => Err(anyhow!("unknown tool `{other}`")),
     }
 }

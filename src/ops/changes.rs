@@ -423,7 +423,8 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
 }
 
 /// How an impact report over a range is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ImpactFormat {
     Text,
     Markdown,
@@ -432,11 +433,6 @@ pub enum ImpactFormat {
     Summary,
 }
 
-impl ImpactFormat {
-    pub fn parse(s: &str) -> Result<ImpactFormat> {
-        <ImpactFormat as clap::ValueEnum>::from_str(s, false).map_err(|_| crate::error::usage(format!("unknown impact format `{s}`: text, markdown, json, summary")))
-    }
-}
 
 /// The impact of a range, rendered as `format` (text, markdown, json, summary), with the
 /// `fail_on` checks (`callers>N`, `tests>N`, `deleted`, `public-api`) evaluated: the ones that
