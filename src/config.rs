@@ -82,6 +82,10 @@ pub struct SearchConfig {
     pub file_evidence: f32,
     /// Weight of the history field (subjects of the commits that changed a file) in BM25; 0 = off.
     pub history: f32,
+    /// Prior for files changed recently (before the view's revision): a hit's score is
+    /// multiplied by 1 + recency × 2^(−commits since its file changed / recency_half_life).
+    pub recency: f32,
+    pub recency_half_life: f32,
     /// Commits reachable from the view's revision looked at for the history field.
     pub history_commits: usize,
     /// Subjects kept per file (the most recent).
@@ -351,6 +355,8 @@ pub const DEFAULT_DENSE_POOL: usize = 100;
 pub const DEFAULT_VARIANTS: f32 = 0.6;
 /// Weight of the history field in BM25.
 pub const DEFAULT_HISTORY: f32 = 0.5;
+/// Weight of the recent-change prior.
+pub const DEFAULT_RECENCY: f32 = 0.0;
 pub const DEFAULT_RERANKER: &str = "cross-encoder/ms-marco-MiniLM-L-6-v2";
 
 impl Default for IndexConfig {
@@ -374,6 +380,8 @@ impl Default for SearchConfig {
             dense_weight: DEFAULT_DENSE_WEIGHT,
             file_evidence: DEFAULT_FILE_EVIDENCE,
             history: DEFAULT_HISTORY,
+            recency: DEFAULT_RECENCY,
+            recency_half_life: 50.0,
             history_commits: 1000,
             history_per_file: 10,
             rrf_k: DEFAULT_RRF_K,
@@ -516,6 +524,10 @@ impl Config {
         let h = cfg.search.history;
         if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
             return Err(crate::error::usage(format!("search.history must be a number from 0 to 10 (got {h}); 0 turns the history field off")));
+        }
+        let r = cfg.search.recency;
+        if !(r.is_finite() && (0.0..=10.0).contains(&r)) || !(cfg.search.recency_half_life.is_finite() && cfg.search.recency_half_life >= 1.0) {
+            return Err(crate::error::usage(format!("search.recency must be from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit")));
         }
         if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
             return Err(crate::error::usage("search.history_commits is at most 100000 and search.history_per_file at most 1000"));

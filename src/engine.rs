@@ -328,13 +328,13 @@ impl Engine {
     }
 
     /// The history field of an opened view (commits reachable from its revision), built once
-    /// per view; None when the view has no revision or `search.history` is 0.
+    /// per view; None when the view has no revision or the history field and the recency prior are off.
     pub fn history(&self, data: &ViewData) -> Option<Arc<crate::view::history::HistoryField>> {
         data.history
             .get_or_init(|| {
                 let s = &self.ws.config.search;
                 let commit = data.id.commit.as_deref()?;
-                if s.history <= 0.0 || s.history_commits == 0 {
+                if (s.history <= 0.0 && s.recency <= 0.0) || s.history_commits == 0 {
                     return None;
                 }
                 match index::history::recent(&self.ws, commit, s.history_commits) {

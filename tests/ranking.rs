@@ -167,10 +167,7 @@ fn history_field_finds_files_by_their_commits_and_never_sees_later_ones() {
     let c2 = r.commit_all("Handle zebra stripes when drawing");
     r.write("parse.py", "def read(text):\n    return text.strip().split()\n");
     let c3 = r.commit_all("Trim input before splitting");
-    let score = |rev: &str, q: &str| -> Vec<(String, f64)> {
-        let v = r.json(&["--no-dense", "search", q, "--rev", rev]);
-        v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
-    };
+    let score = |rev: &str, q: &str| scores_at(&r, q, rev);
     // History is evidence for what the query matched, never a match of its own.
     assert!(score(&c3, "zebra stripes").is_empty());
     // Before the commit that mentions zebras nothing knows about them; from it on, its subject
@@ -189,4 +186,47 @@ fn history_field_finds_files_by_their_commits_and_never_sees_later_ones() {
     assert!(render(&off) < render(&after), "off, the subject adds nothing: {off:?}");
     // At c1 the zebra commit does not exist yet: history on or off, the same answer.
     assert_eq!(score(&c1, q), before);
+}
+
+#[test]
+fn recent_change_prior_follows_the_revision_and_never_sees_later_commits() {
+    let r = TestRepo::new();
+    // The root commit counts as no one's change (it adds everything).
+    r.write("README.md", "notes\n");
+    r.commit_all("root");
+    // Two files the query matches exactly alike; they differ only in when they were added.
+    r.write("alpha.py", "def ledger_alpha(rows):\n    return sum(rows)\n");
+    let c1 = r.commit_all("init");
+    r.write("beta.py", "def ledger_beta(rows):\n    return sum(rows)\n");
+    let c2 = r.commit_all("second file");
+    std::fs::create_dir_all(r.file(".lynx")).unwrap();
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\nrecency = 0.2\n").unwrap();
+    let q = "ledger rows sum";
+    let at = |rev: &str| scores_at(&r, q, rev);
+    let before = at(&c2);
+    let (alpha, beta) = (score_of(&before, "alpha.py"), score_of(&before, "beta.py"));
+    // beta changed in the revision's own commit (×1.2), alpha one commit earlier.
+    let want = (1.0 + 0.2) / (1.0 + 0.2 * 2f64.powf(-1.0 / 50.0));
+    assert!((beta / alpha - want).abs() < 1e-4, "beta/alpha = {} (want {want})", beta / alpha);
+    assert_eq!(at(&c1).len(), 1);
+    // A later commit touching alpha changes the order at the new revision, not at c2.
+    r.write("alpha.py", "def ledger_alpha(rows):\n    return sum(rows)\n\n\n");
+    let c3 = r.commit_all("third");
+    let after = at(&c3);
+    assert!(score_of(&after, "alpha.py") > score_of(&after, "beta.py"), "{after:?}");
+    assert_eq!(at(&c2), before, "a commit after the revision changed its answers");
+    // The explanation names the prior with the factor the ranking used.
+    let v: Value = r.json(&["--no-dense", "search", q, "--rev", &c2, "--explain"]);
+    let hit = v["results"].as_array().unwrap().iter().find(|h| h["path"] == "beta.py").unwrap();
+    let priors = hit["explain"]["priors"].as_array().unwrap();
+    assert!(priors.iter().any(|p| p["prior"] == "changed recently" && (p["factor"].as_f64().unwrap() - 1.2).abs() < 1e-6), "{priors:?}");
+    // Off (the default), the two score alike.
+    std::fs::remove_file(r.file(".lynx/config.toml")).unwrap();
+    let off = at(&c2);
+    assert_eq!(score_of(&off, "alpha.py"), score_of(&off, "beta.py"));
+}
+
+fn scores_at(r: &TestRepo, q: &str, rev: &str) -> Vec<(String, f64)> {
+    let v: Value = r.json(&["--no-dense", "search", q, "--rev", rev]);
+    v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
 }

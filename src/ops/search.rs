@@ -167,6 +167,20 @@ fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewDat
     out
 }
 
+/// The priors of `query` in `data` with this workspace's settings (one place, so the
+/// explanation shows the factors the ranking used).
+fn priors(engine: &Engine, data: &ViewData, query: &str, mode: Mode) -> search::rank::Priors {
+    let s = &engine.ws.config.search;
+    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
+    let priors = search::rank::Priors::with_factors(query, factors);
+    match engine.history(data) {
+        // Not for cosine alone: its scores sit so close together that the lift would decide
+        // the order (measured worse).
+        Some(h) if s.recency > 0.0 && mode != Mode::Dense => priors.with_recency(h, s.recency, s.recency_half_life),
+        _ => priors,
+    }
+}
+
 /// Attaches an [`Explanation`] to each hit that came from `ranked`.
 fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranked: &[Ranked], hits: &mut [Hit]) {
     let by_ord: std::collections::HashMap<u32, &Ranked> = ranked.iter().map(|r| (r.ord, r)).collect();
@@ -175,10 +189,9 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
     let qa = engine.query_analysis();
     let terms = search::query_terms(data, query, &qa);
     let history = engine.history(data);
-    let history = history.as_deref().map(|h| (h, s.history));
+    let history = history.as_deref().filter(|_| s.history > 0.0).map(|h| (h, s.history));
     let matched = if mode == Mode::Dense { vec![Vec::new(); ords.len()] } else { search::bm25::explain(&data.table, &terms, history, &ords) };
-    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
-    let priors = search::rank::Priors::with_factors(query, factors);
+    let priors = priors(engine, data, query, mode);
     let fusion = match mode {
         Mode::Hybrid => s.fusion.clone(),
         m => m.name().to_string(),
@@ -278,7 +291,7 @@ pub fn retrieve(
     };
     let mode = if dense.is_none() { Mode::Sparse } else { requested };
     let history = engine.history(data);
-    let history = history.as_deref().map(|h| (h, engine.ws.config.search.history));
+    let history = history.as_deref().filter(|_| engine.ws.config.search.history > 0.0).map(|h| (h, engine.ws.config.search.history));
     let qa = engine.query_analysis();
     let (sparse_hits, bm25_scores) =
         if mode == Mode::Dense { (Vec::new(), None) } else { let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa); (h, Some(s)) };
@@ -315,9 +328,7 @@ pub fn retrieve(
     for r in &mut ranked {
         r.fused = r.score;
     }
-    let s = &engine.ws.config.search;
-    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
-    search::rank::Priors::with_factors(query, factors).apply(data, &mut ranked);
+    priors(engine, data, query, mode).apply(data, &mut ranked);
     // Not for cosine alone: a file's chunks all score alike there, so the share would act as
     // a file-length prior (measured worse on two of four sets); BM25 and fused scores fall
     // off steeply enough for a second hit to be evidence.

@@ -43,6 +43,8 @@ pub struct Priors {
     prose: f32,
     secondary: f32,
     idents: Vec<String>,
+    /// The view's history, the prior's weight and half-life (in commits).
+    recency: Option<(std::sync::Arc<crate::view::history::HistoryField>, f32, f32)>,
 }
 
 /// The prior factors (configurable for measurement; the defaults are the constants above).
@@ -72,7 +74,16 @@ impl Priors {
             prose: if about(DOC_WORDS) { 1.0 } else { f.prose },
             secondary: if about(SECONDARY_WORDS) { 1.0 } else { f.secondary },
             idents: query_identifiers(query),
+            recency: None,
         }
+    }
+
+    /// Lifts files changed shortly before the view's revision: × (1 + `weight` × 2^(−commits
+    /// since the file changed / `half_life`)). Work clusters: the files of the last commits
+    /// are the likeliest subject of the next question.
+    pub fn with_recency(mut self, history: std::sync::Arc<crate::view::history::HistoryField>, weight: f32, half_life: f32) -> Priors {
+        self.recency = Some((history, weight, half_life));
+        self
     }
 
     /// The multiplier for chunk `ord`.
@@ -101,6 +112,12 @@ impl Priors {
             let stem = file.split('.').next().unwrap_or(file);
             if self.idents.iter().any(|i| i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem)) {
                 out.push(("named by an identifier in the query", IDENT_FACTOR));
+            }
+        }
+        if let Some((h, weight, half_life)) = &self.recency {
+            let r = h.recency(data.table.chunk_file(ord), *half_life);
+            if r > 0.0 {
+                out.push(("changed recently", 1.0 + weight * r));
             }
         }
         out

@@ -16,6 +16,8 @@ pub struct HistoryField {
     pub total: u64,
     /// Commits looked at.
     pub commits: usize,
+    /// Per file, how many commits back (from the revision) it last changed; u32::MAX: not seen.
+    newest: Vec<u32>,
 }
 
 impl HistoryField {
@@ -25,11 +27,13 @@ impl HistoryField {
         let mut taken = vec![0usize; n];
         let mut counts: Vec<HashMap<String, u32>> = vec![HashMap::new(); n];
         let mut lengths = vec![0u32; n];
-        for c in commits {
+        let mut newest = vec![u32::MAX; n];
+        for (age, c) in commits.iter().enumerate() {
             let mut terms: Option<Vec<String>> = None;
             for p in &c.paths {
                 let Some(f) = table.file_of(p) else { continue };
                 let f = f as usize;
+                newest[f] = newest[f].min(age as u32);
                 if taken[f] >= per_file {
                     continue;
                 }
@@ -51,7 +55,16 @@ impl HistoryField {
             p.sort_unstable();
         }
         let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
-        HistoryField { postings, lengths, total, commits: commits.len() }
+        HistoryField { postings, lengths, total, commits: commits.len(), newest }
+    }
+
+    /// How recently `file` changed, from 1 (in the revision's own commit) falling by half every
+    /// `half_life` commits back; 0 when it did not change in the commits looked at.
+    pub fn recency(&self, file: u32, half_life: f32) -> f32 {
+        match self.newest.get(file as usize) {
+            Some(&age) if age != u32::MAX => (-(age as f32) * std::f32::consts::LN_2 / half_life.max(1.0)).exp(),
+            _ => 0.0,
+        }
     }
 
     /// Files whose history holds `term`, with its number of occurrences.
