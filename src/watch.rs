@@ -169,13 +169,7 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
     if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
         return;
     }
-    let invalidator = match invalidation_watcher(&engine) {
-        Ok(w) => Some(w),
-        Err(e) => {
-            tracing::warn!("file watching unavailable ({e:#}); every call re-lists the working tree");
-            None
-        }
-    };
+    let invalidator = listing_watcher(&engine);
     std::thread::spawn(move || {
         let _keep = invalidator;
         let root: PathBuf = engine.ws.store.root.clone();
@@ -197,6 +191,23 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
             }
         }
     });
+}
+
+/// A watcher that only tells `engine` when the working tree changed, so its working-tree
+/// listing is reused between changes (the fence keeps every answer as new as the last save).
+/// Keep it alive as long as the engine answers; None (with a warning) when watching fails, and
+/// every question then lists the working tree itself.
+pub fn listing_watcher(engine: &Arc<Engine>) -> Option<notify::RecommendedWatcher> {
+    if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
+        return None;
+    }
+    match invalidation_watcher(engine) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            tracing::warn!("file watching unavailable ({e:#}); every call re-lists the working tree");
+            None
+        }
+    }
 }
 
 /// A barrier through the file watcher's event queue. A query that wants to reuse the cached

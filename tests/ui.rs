@@ -179,3 +179,26 @@ fn pages_load_in_a_browser_and_search_any_revision() {
     let dom = browse(&format!("{}#feedback", ui.url), "feedback").unwrap();
     assert!(dom.contains("data-ready=\"feedback\"") && dom.contains("name=\"outcome\""), "{dom}");
 }
+
+#[test]
+fn working_tree_answers_follow_saves() {
+    let (r, _) = project();
+    let ui = start(&r, &[]);
+    let search = |q: &str| -> Vec<String> {
+        let (status, body) = get(&ui, &format!("/api/search?q={q}&token={}", ui.token), "");
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        v["results"].as_array().unwrap_or_else(|| panic!("{v}")).iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(search("wombat").is_empty());
+    // Saved, then asked at once: the answer sees the save (the listing is reused only until a
+    // change, and a question waits for the watcher to have seen every earlier save).
+    for round in 0..3 {
+        let name = format!("src/burrow{round}.py");
+        r.write(&name, &format!("def dig_{round}():\n    return 'wombat burrow {round}'\n"));
+        let found = search("wombat");
+        assert!(found.contains(&name), "round {round}: {found:?}");
+        r.remove(&name);
+        assert!(!search("wombat").contains(&name), "round {round}: removed file still answered");
+    }
+}

@@ -53,6 +53,8 @@ fn secret() -> String {
 pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
     let progress = engine.progress.clone();
     let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
+    // Working-tree answers reuse the listing until a file changes, instead of listing per request.
+    let _listing = crate::watch::listing_watcher(&sources.main().engine);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port)).await.with_context(|| format!("listening on 127.0.0.1:{}", opts.port))?;
