@@ -1130,7 +1130,7 @@ fn print_answer(cli: &Cli, answer: &Answer) {
     } else if cli.json {
         let _ = writeln!(out, "{}", answer.json());
     } else {
-        let _ = write!(out, "{}", answer.text);
+        let _ = write!(out, "{}", crate::present::for_terminal(&answer.text));
     }
 }
 
@@ -1493,6 +1493,7 @@ fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
                 ignore: ignore.clone(),
                 graph: !no_graph && *kind == crate::config::SourceType::Folder,
                 description: description.clone(),
+                committed: false,
                 url_prefix: url_prefix.clone(),
                 max_pages: *max_pages,
                 max_depth: *max_depth,

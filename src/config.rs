@@ -38,6 +38,9 @@ pub struct Origin {
     /// Some configuration file names the model (else the default applies).
     pub model_configured: bool,
     pub reranker_from_team: bool,
+    /// The tool settings of the user's own files alone (no committed file): a tool that writes
+    /// is listed only when these, or a flag, would list it.
+    pub trusted_tools: ToolsConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -243,6 +246,10 @@ pub struct SourceConfig {
     pub graph: bool,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Named by the committed `lynx.toml`: its description is the repository's words, shown
+    /// only as quoted data, never as the tool's own.
+    #[serde(skip)]
+    pub committed: bool,
     /// `webdoc`: the start URL(s); the crawl stays on their host, under their folder.
     #[serde(skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
     pub url: Vec<String>,
@@ -289,6 +296,7 @@ impl Default for SourceConfig {
             ignore: Vec::new(),
             graph: true,
             description: String::new(),
+            committed: false,
             url: Vec::new(),
             url_prefix: None,
             max_depth: None,
@@ -447,6 +455,10 @@ pub fn user_file() -> Option<PathBuf> {
 /// list, and a huge value must not become a huge allocation.
 pub const MAX_K: usize = 1000;
 pub const MAX_POOL: usize = 10_000;
+/// Largest accepted `index.max_file_size` (bytes) and `index.batch_mb`, wherever they come
+/// from: indexing memory grows with both.
+pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
+pub const MAX_BATCH_MB: u64 = 512;
 
 impl Config {
     /// Loads the user's file, `lynx.toml` (at `repo_root`, with its user-only keys dropped) and
@@ -473,7 +485,9 @@ impl Config {
             model_from_team: sets(&team, "name") && !sets(&user, "name") && !sets(&local, "name"),
             model_configured: sets(&team, "name") || sets(&user, "name") || sets(&local, "name"),
             reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
+            trusted_tools: trusted_tools(&user, &local)?,
         };
+        let sources_from_team = team.as_ref().is_some_and(|t| t.contains_key("sources")) && !local.as_ref().is_some_and(|t| t.contains_key("sources"));
         for t in [user, team, local].into_iter().flatten() {
             merge_tables(&mut merged, t);
         }
@@ -481,6 +495,9 @@ impl Config {
             .try_into()
             .map_err(|e| crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)")))?;
         cfg.origin = origin;
+        for s in &mut cfg.sources {
+            s.committed = sources_from_team;
+        }
         for w in &warnings {
             warn_once(w);
         }
@@ -489,8 +506,17 @@ impl Config {
         if !(w.is_finite() && w >= 0.0) {
             return Err(crate::error::usage(format!("search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off")));
         }
-        if cfg.index.batch_mb == 0 {
-            return Err(crate::error::usage("index.batch_mb must be at least 1 (megabytes of source per write)"));
+        if !(1..=MAX_BATCH_MB).contains(&cfg.index.batch_mb) {
+            return Err(crate::error::usage(format!(
+                "index.batch_mb must be from 1 to {MAX_BATCH_MB} (megabytes of source per write; got {})",
+                cfg.index.batch_mb
+            )));
+        }
+        if cfg.index.max_file_size > MAX_FILE_SIZE {
+            return Err(crate::error::usage(format!(
+                "index.max_file_size must be at most {MAX_FILE_SIZE} bytes (16 MiB; got {}): larger files are data, not code, and one would take gigabytes to index",
+                cfg.index.max_file_size
+            )));
         }
         let e = cfg.search.file_evidence;
         if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
@@ -560,7 +586,7 @@ pub fn check_source_name(name: &str) -> Result<()> {
 /// Drops from the committed team file what only the user may set, returning one warning per
 /// dropped key: native libraries, model names that are paths, sources outside the repository.
 /// A model repo id stays (it is used only when already downloaded; see `Origin`).
-fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
+pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut refuse = |key: &str, why: &str| {
         warnings.push(format!("{TEAM_FILE}: `{key}` is ignored: {why}"));
@@ -663,7 +689,7 @@ pub fn inside(root: &Path, path: &str) -> bool {
 }
 
 /// Logs a configuration warning once per process (several sources share one file).
-fn warn_once(msg: &str) {
+pub fn warn_once(msg: &str) {
     static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if !seen.iter().any(|s| s == msg) {
@@ -681,6 +707,20 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>> {
     let table: toml::Table =
         text.parse().map_err(|e| crate::error::usage(format!("{} is not valid TOML: {e}", path.display())))?;
     Ok(Some(table))
+}
+
+/// The `[tools]` settings of the user's and the local file only.
+fn trusted_tools(user: &Option<toml::Table>, local: &Option<toml::Table>) -> Result<ToolsConfig> {
+    let mut merged = toml::Table::new();
+    for t in [user, local].into_iter().flatten() {
+        if let Some(tools) = t.get("tools") {
+            merge_tables(&mut merged, toml::Table::from_iter([("tools".to_string(), tools.clone())]));
+        }
+    }
+    match merged.remove("tools") {
+        Some(v) => v.try_into().map_err(|e| crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))),
+        None => Ok(ToolsConfig::default()),
+    }
 }
 
 fn merge_tables(into: &mut toml::Table, from: toml::Table) {

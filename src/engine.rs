@@ -76,6 +76,9 @@ pub struct Engine {
     pub folder: Option<ViewSpec>,
     pub progress: Progress,
     pub model: ModelChoice,
+    /// Blobs processed because a question named a view that lacked them (what a read-only
+    /// surface reports having written to the local index).
+    pub indexed_on_demand: std::sync::atomic::AtomicUsize,
     /// Assembled views, most recently used last.
     views: Mutex<Vec<(String, Arc<ViewData>)>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
@@ -146,6 +149,7 @@ impl Engine {
             folder: None,
             progress,
             model,
+            indexed_on_demand: Default::default(),
             views: Mutex::new(Vec::new()),
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
@@ -180,8 +184,16 @@ impl Engine {
         {
             return r.clone();
         }
+        // The configured reranker, when only the committed file names it, is a hub id and
+        // nothing else: never a folder the repository ships.
+        let config = &self.ws.config;
+        let lookup = if config.origin.reranker_from_team && name == config.model.reranker {
+            embed::resolve::Lookup::HubOnly
+        } else {
+            embed::resolve::Lookup::PathOrHub
+        };
         let load = || -> Result<Arc<embed::rerank::CrossEncoder>> {
-            let files = embed::resolve::resolve(name, false, false)?;
+            let files = embed::resolve::resolve_as(name, lookup, false, false)?;
             if files.kind != embed::resolve::ModelKind::CrossEncoder {
                 anyhow::bail!("{name} is not a cross-encoder (its config.json has no sequence-classification head)");
             }
@@ -202,8 +214,9 @@ impl Engine {
                     Some(n) => n.clone(),
                     None => return Err(self.model.off_reason.clone().unwrap_or_else(|| "no model".into())),
                 };
+                let lookup = if self.model.from_team { embed::resolve::Lookup::HubOnly } else { embed::resolve::Lookup::PathOrHub };
                 let load = || -> Result<Arc<dyn Embedder>> {
-                    let files = embed::resolve::resolve(&name, self.model.allow_download, self.progress.visible())?;
+                    let files = embed::resolve::resolve_as(&name, lookup, self.model.allow_download, self.progress.visible())?;
                     let cache = self.ws.store.root.join("cache");
                     embed::load_files(&files, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref(), Some(&cache))
                 };
@@ -277,6 +290,7 @@ impl Engine {
             if new > 0 {
                 data = ViewData::assemble(&self.ws, view)?;
                 indexed = Some(new);
+                self.indexed_on_demand.fetch_add(new, std::sync::atomic::Ordering::Relaxed);
             }
         }
         let data = Arc::new(data);

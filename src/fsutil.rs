@@ -39,6 +39,23 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result
 }
 
+/// Reads a file of at most `limit` bytes; a larger one is an error naming both sizes, before
+/// anything is read (a sparse or hostile file cannot make the reader allocate its size).
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = f.metadata().with_context(|| format!("reading {}", path.display()))?.len();
+    if len > limit {
+        anyhow::bail!("{} is {len} bytes, over the limit of {limit}", path.display());
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    f.take(limit + 1).read_to_end(&mut out).with_context(|| format!("reading {}", path.display()))?;
+    if out.len() as u64 > limit {
+        anyhow::bail!("{} grew past the limit of {limit} bytes while it was read", path.display());
+    }
+    Ok(out)
+}
+
 /// Best effort: makes a rename durable.
 pub fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {

@@ -122,6 +122,28 @@ fn rules_file(target: &str) -> Result<(&'static str, bool)> {
     })
 }
 
+/// `root/rel` when no part of `rel` that exists is a symbolic link: a committed link
+/// (`.cursor → /elsewhere`, `CLAUDE.md → ~/.ssh/…`) would make Lynx write, or copy, a file
+/// outside the repository.
+fn in_repository(root: &Path, rel: &str) -> Result<std::path::PathBuf> {
+    let mut at = root.to_path_buf();
+    for part in Path::new(rel).components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(crate::error::usage(format!(
+                    "{} is a symbolic link; Lynx does not read or write through links in the repository (one could lead outside it): \
+                     replace it with a real file or folder, or add the Lynx section yourself (`git lynx rules … --print`)",
+                    at.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(root.join(rel))
+}
+
 fn whole_file_rules() -> String {
     format!("---\ndescription: When to use the Lynx code search tools\nalwaysApply: true\n---\n{}", rules_text())
 }
@@ -132,7 +154,7 @@ pub fn rules(dir: Option<&Path>, target: &str, print: bool) -> Result<Answer> {
     if print {
         return Ok(Answer::new("rules", None, json!({"file": file, "written": false}), section));
     }
-    let path = root(dir)?.join(file);
+    let path = in_repository(&root(dir)?, file)?;
     write_rules(&path, whole)?;
     Ok(Answer::new("rules", None, json!({"file": path.display().to_string(), "written": true}), format!("wrote the Lynx rules section to {}\n", path.display())))
 }
@@ -254,7 +276,7 @@ pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String
     let mut hints = Vec::new();
     match project_file(client) {
         Some(f) => {
-            add_server(&root.join(f), &cmd, &args)?;
+            add_server(&in_repository(&root, f)?, &cmd, &args)?;
             written.push(f.to_string());
         }
         None if client == "antigravity" => {
@@ -270,7 +292,7 @@ pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String
         None => hints.push(format!("configure your client to run `{cmd} {}` in this repository (stdio)", args.join(" "))),
     }
     let (file, whole) = rules_file(rules_for(client))?;
-    write_rules(&root.join(file), whole)?;
+    write_rules(&in_repository(&root, file)?, whole)?;
     written.push(file.to_string());
     Ok((written, hints))
 }
@@ -281,7 +303,7 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     let mut removed = Vec::new();
     for client in CLIENTS {
         if let Some(f) = project_file(client) {
-            if remove_server(&root, &root.join(f))? {
+            if remove_server(&root, &in_repository(&root, f)?)? {
                 removed.push(f.to_string());
             }
         }
@@ -293,7 +315,7 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     }
     for target in ["claude", "agents", "cursor", "lynx"] {
         let (file, whole) = rules_file(target)?;
-        if remove_rules(&root.join(file), whole)? {
+        if remove_rules(&in_repository(&root, file)?, whole)? {
             removed.push(file.to_string());
         }
     }

@@ -79,11 +79,83 @@ fn paint(code: &str, s: &str) -> String {
 /// coloured like ripgrep's (magenta). Paths tagged with a source (`[docs] a.md`) belong to
 /// another root and are left as they are.
 pub fn path(p: &str) -> String {
+    let p = quote_path(p);
     let shown = match style().and_then(|s| s.prefix.get()).and_then(|p| p.as_deref()) {
-        Some(prefix) if !p.starts_with('[') => relative(p, prefix),
-        _ => p.to_string(),
+        Some(prefix) if !p.starts_with('[') => relative(&p, prefix),
+        _ => p.into_owned(),
     };
     paint("35", &shown)
+}
+
+/// Characters a file name may hold that must not reach a reader raw: control characters (a
+/// newline forges a `path:line:` line, ESC starts a terminal sequence), DEL, C1 controls and
+/// the bidirectional overrides that reorder what is shown.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
+}
+
+/// A path as git quotes it (`core.quotePath`): unchanged when it holds no unsafe character,
+/// else in double quotes with C escapes (`"a\nb"`, `"\033]0;x"`, `"\u{202e}"`).
+pub fn quote_path(p: &str) -> std::borrow::Cow<'_, str> {
+    if !p.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(p);
+    }
+    let mut out = String::with_capacity(p.len() + 8);
+    out.push('"');
+    for c in p.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x100 && unsafe_char(c) => out.push_str(&format!("\\{:03o}", c as u32)),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    std::borrow::Cow::Owned(out)
+}
+
+/// Text for a terminal: what the repository's content or names could smuggle in is made
+/// visible — every escape sequence but colour (SGR, which Lynx itself writes), other control
+/// characters except newline and tab (a carriage return only before a newline), and the
+/// bidirectional overrides. Everything else is left as it is.
+pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
+    let needs = text.chars().any(|c| unsafe_char(c) && c != '\n' && c != '\t');
+    if !needs {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            '\r' if text[i + 1..].starts_with('\n') => out.push(c),
+            '\x1b' => {
+                // `ESC [ digits/semicolons m` is colour; anything else is shown, not obeyed.
+                let rest = &text[i + 1..];
+                let sgr = rest.strip_prefix('[').and_then(|r| {
+                    let n = r.bytes().take_while(|b| b.is_ascii_digit() || *b == b';').count();
+                    (r.as_bytes().get(n) == Some(&b'm')).then_some(n + 2)
+                });
+                match sgr {
+                    Some(len) => {
+                        out.push_str(&text[i..i + 1 + len]);
+                        for _ in 0..len {
+                            chars.next();
+                        }
+                    }
+                    None => out.push_str("\\033"),
+                }
+            }
+            c if unsafe_char(c) && (c as u32) < 0x100 => out.push_str(&format!("\\{:03o}", c as u32)),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// `path:line:` — the location prefix editors and terminals turn into links.
@@ -125,7 +197,18 @@ pub fn relative(path: &str, prefix: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::relative;
+    use super::{for_terminal, quote_path, relative};
+
+    #[test]
+    fn unsafe_names_are_quoted_and_sequences_shown() {
+        assert_eq!(quote_path("src/a.py"), "src/a.py");
+        assert_eq!(quote_path("a\nsrc/x.py:1:"), "\"a\\nsrc/x.py:1:\"");
+        assert_eq!(quote_path("t\x1b]0;owned\x07.py"), "\"t\\033]0;owned\\007.py\"");
+        assert_eq!(quote_path("gpj.\u{202e}exe"), "\"gpj.\\u{202e}exe\"");
+        assert_eq!(for_terminal("\x1b[35mx\x1b[0m\n"), "\x1b[35mx\x1b[0m\n");
+        assert_eq!(for_terminal("a\x1b]0;t\x07b\r\n"), "a\\033]0;t\\007b\r\n");
+        assert_eq!(for_terminal("x\ry"), "x\\015y");
+    }
 
     #[test]
     fn paths_relative_to_a_subdirectory() {

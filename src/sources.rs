@@ -16,6 +16,8 @@ use std::sync::Arc;
 pub struct Source {
     pub name: String,
     pub description: String,
+    /// The description comes from the committed `lynx.toml` (quoted wherever it is shown).
+    pub committed: bool,
     /// "repository" (a git repository), "folder", "webdoc" or "pdf".
     pub kind: &'static str,
     /// A folder, a PDF file or folder, or (webdoc) the start URL.
@@ -40,6 +42,23 @@ pub struct SourceInfo {
     pub graph: bool,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// `lynx.toml` when the description is the committed file's words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description_from: Option<&'static str>,
+}
+
+impl Source {
+    /// The description for a text answer: the tool's own words, or the committed file's,
+    /// quoted and attributed.
+    pub fn description_text(&self) -> Option<String> {
+        if self.description.is_empty() {
+            None
+        } else if self.committed {
+            Some(format!("{} describes it as {:?}", crate::config::TEAM_FILE, self.description))
+        } else {
+            Some(self.description.clone())
+        }
+    }
 }
 
 impl Sources {
@@ -48,7 +67,7 @@ impl Sources {
     pub fn open(main: Arc<Engine>, lynxmcp: Option<&Path>, progress: &Progress) -> Result<Sources> {
         let root = main.ws.repo.workdir.clone().unwrap_or_else(|| main.ws.repo.common_dir.clone());
         let repo_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
-        let mut list = vec![Source { name: repo_name, description: "this repository".into(), kind: "repository", path: root.clone(), graph: true, engine: main.clone(), config: None }];
+        let mut list = vec![Source { name: repo_name, description: "this repository".into(), committed: false, kind: "repository", path: root.clone(), graph: true, engine: main.clone(), config: None }];
         let mut configs = main.ws.config.sources.clone();
         let mut ignored_fields = Vec::new();
         if let Some(p) = lynxmcp {
@@ -99,7 +118,7 @@ impl Sources {
     pub fn infos(&self) -> Vec<SourceInfo> {
         self.list
             .iter()
-            .map(|s| SourceInfo { name: s.name.clone(), kind: s.kind, path: s.path.display().to_string(), graph: s.graph, description: s.description.clone() })
+            .map(|s| SourceInfo { name: s.name.clone(), kind: s.kind, path: s.path.display().to_string(), graph: s.graph, description: s.description.clone(), description_from: s.committed.then_some(crate::config::TEAM_FILE) })
             .collect()
     }
 }
@@ -119,6 +138,7 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         let source = Source {
             name: sc.name.clone(),
             description: one_line(&sc.description, 200),
+            committed: sc.committed,
             kind: sc.kind.name(),
             path: path.to_path_buf(),
             graph: false,
@@ -142,7 +162,7 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         e.folder = Some(ViewSpec::Folder { root: path.to_path_buf(), extensions: sc.extensions.clone(), ignore: sc.ignore.clone() });
         (e, "folder")
     };
-    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine), config: Some(sc.clone()) })
+    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), committed: sc.committed, kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine), config: Some(sc.clone()) })
 }
 
 /// A description as shown in answers: one line, no control characters, at most `max` chars.

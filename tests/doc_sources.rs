@@ -488,3 +488,37 @@ fn render_js_crawls_what_scripts_build() {
     let quoll = r.json(&["--no-dense", "search", "quoll", "--source", "rendered"]);
     assert_eq!(quoll["results"][0]["path"], format!("{}/app/second.html", site.base), "{quoll}");
 }
+
+#[test]
+fn a_damaged_snapshot_pointer_is_reported_and_answers_keep_the_newest_snapshot() {
+    let site = Site::start();
+    build_site(&site);
+    let r = TestRepo::new();
+    r.write("app.py", "def main():\n    pass\n");
+    r.commit_all("first");
+    r.json(&["--no-dense", "source", "add", "site", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    let head = r.path().join(".lynx/docs/sources/site/HEAD");
+    let want = r.json(&["--no-dense", "search", "wombat multiplier", "--source", "site"]);
+    assert!(want.to_string().contains("wombat"), "{want}");
+    let verdict = |r: &TestRepo| -> String {
+        let d = r.json_any(&["--no-dense", "doctor"]);
+        d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "webdoc source `site`").map(|c| c["status"].as_str().unwrap().to_string()).unwrap_or_default()
+    };
+    assert_eq!(verdict(&r), "ok");
+    let good = std::fs::read(&head).unwrap();
+    for damage in [None, Some(b'x')] {
+        match damage {
+            None => std::fs::remove_file(&head).unwrap(),
+            Some(b) => {
+                let mut flipped = good.clone();
+                flipped[3] = b;
+                std::fs::write(&head, flipped).unwrap();
+            }
+        }
+        assert_eq!(verdict(&r), "error", "doctor reports the damaged pointer ({damage:?})");
+        let got = r.json(&["--no-dense", "search", "wombat multiplier", "--source", "site"]);
+        assert_eq!(got["results"], want["results"], "answers come from the newest snapshot");
+        r.json_any(&["--no-dense", "doctor", "--repair"]);
+        assert_eq!(verdict(&r), "ok", "repaired");
+    }
+}

@@ -2,82 +2,11 @@
 //! every tool's text against the matching CLI command, bad calls, freshness, EOF.
 
 mod common;
+use common::mcp::Client;
+use std::io::{BufRead, Write};
+use std::process::Stdio;
 use common::*;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
-
-struct Client {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-    /// The server's answer to `initialize`.
-    init: Value,
-}
-
-impl Client {
-    fn start(r: &TestRepo, extra: &[&str]) -> Client {
-        let mut args = vec!["--no-dense", "serve"];
-        args.extend_from_slice(extra);
-        Self::spawn(r, &args)
-    }
-
-    /// A server with the default model choice (none is available to tests).
-    fn start_with_default_model(r: &TestRepo) -> Client {
-        Self::spawn(r, &["serve"])
-    }
-
-    fn spawn(r: &TestRepo, args: &[&str]) -> Client {
-        let mut child = r.cmd(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut c = Client { child, stdin, stdout, next: 1, init: Value::Null };
-        let init = c.request("initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}));
-        assert_eq!(init["result"]["serverInfo"]["name"], "git-lynx", "{init}");
-        assert!(init["result"]["instructions"].as_str().unwrap().contains("search"));
-        c.notify("notifications/initialized");
-        c.init = init;
-        c
-    }
-
-    fn send(&mut self, v: Value) {
-        let stdin = self.stdin.as_mut().unwrap();
-        writeln!(stdin, "{v}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str) {
-        self.send(json!({"jsonrpc": "2.0", "method": method}));
-    }
-
-    /// Sends a request and reads until its response (responses may come out of order).
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "server closed stdout");
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON-RPC line ({e}): {line}"));
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    fn call(&mut self, tool: &str, args: Value) -> (String, bool) {
-        let v = self.request("tools/call", json!({"name": tool, "arguments": args}));
-        let r = &v["result"];
-        assert!(r.is_object(), "{v}");
-        (r["content"][0]["text"].as_str().unwrap_or("").to_string(), r["isError"] == true)
-    }
-
-    fn close(mut self) -> std::process::ExitStatus {
-        drop(self.stdin.take());
-        self.child.wait().unwrap()
-    }
-}
 
 /// The calc project, then a `feature` branch that changes `add`.
 fn project(r: &TestRepo) {

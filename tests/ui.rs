@@ -202,3 +202,23 @@ fn working_tree_answers_follow_saves() {
         assert!(!search("wombat").contains(&name), "round {round}: removed file still answered");
     }
 }
+
+#[test]
+fn a_read_only_interface_says_when_a_question_indexed_a_revision() {
+    let (r, old) = project();
+    r.write("extra.py", "def freshly_added():\n    return 'pangolin'\n");
+    let newer = r.commit_all("newer");
+    let ui = start(&r, &[]);
+    let cookie = format!("Cookie: lynx_ui={}\r\n", ui.token);
+    // Indexed before: nothing written.
+    let (status, body) = get(&ui, &format!("/api/search?q=numbat&rev={old}"), &cookie);
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("indexed_now"), "{body}");
+    // Never indexed: the answer says what it wrote.
+    let (status, body) = get(&ui, &format!("/api/search?q=pangolin&rev={newer}"), &cookie);
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert!(v["indexed_now"].as_u64().unwrap_or(0) > 0, "{v}");
+    let (_, again) = get(&ui, &format!("/api/search?q=pangolin&rev={newer}"), &cookie);
+    assert!(!again.contains("indexed_now"), "{again}");
+}

@@ -38,8 +38,6 @@ thread_local! {
     static PARSERS: std::cell::RefCell<std::collections::HashMap<Lang, tree_sitter::Parser>> = Default::default();
 }
 
-/// Parses `src` with a per-thread cached parser. `None` when the language has no grammar or the
-/// parser gave up (time-out or cancellation).
 /// The source as the parser should see it: in C and C++, an export or annotation macro between
 /// `class`/`struct` and the name (`class LEVELDB_EXPORT Iterator {`) is blanked out, since the
 /// grammar would read the macro as the class and the class as a function. Byte offsets and lines
@@ -63,7 +61,46 @@ pub fn masked(lang: Lang, src: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The deepest syntax tree the structure walks take. They recurse per level of nesting, on
+/// threads with ordinary stacks; a file nested deeper (generated or hostile: `((((…))))` forty
+/// thousand levels down) is indexed as plain text windows, without definitions or graph facts.
+pub const MAX_DEPTH: usize = 1_500;
+
+/// Parses `src` with a per-thread cached parser. `None` when the language has no grammar, the
+/// parser gave up, or the tree is nested deeper than [`MAX_DEPTH`].
 pub fn parse(lang: Lang, src: &[u8]) -> Option<tree_sitter::Tree> {
+    parse_unbounded(lang, src).filter(|t| depth_beyond(t, MAX_DEPTH).is_none())
+}
+
+/// How deep `tree` nests when that is more than `limit` levels (counted without recursion).
+pub fn depth_beyond(tree: &tree_sitter::Tree, limit: usize) -> Option<usize> {
+    let mut cursor = tree.walk();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    loop {
+        if cursor.goto_first_child() {
+            depth += 1;
+            deepest = deepest.max(depth);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return (deepest > limit).then_some(deepest);
+            }
+            depth -= 1;
+        }
+    }
+}
+
+/// How deep a file's syntax tree nests, when that is too deep for the structure walks.
+pub fn too_deep(lang: Lang, src: &str) -> Option<usize> {
+    let parsed = masked(lang, src);
+    depth_beyond(&parse_unbounded(lang, parsed.as_bytes())?, MAX_DEPTH)
+}
+
+fn parse_unbounded(lang: Lang, src: &[u8]) -> Option<tree_sitter::Tree> {
     let language = language(lang)?;
     PARSERS.with(|cell| {
         let mut parsers = cell.borrow_mut();

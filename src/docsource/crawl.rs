@@ -57,7 +57,7 @@ impl Options {
             }
             start.push(normalize(&url, true).expect("a parsed http URL"));
         }
-        if start.iter().any(|u| u.host_str() != start[0].host_str() || u.port_or_known_default() != start[0].port_or_known_default()) {
+        if start.iter().any(|u| !same_site(&start[0], u)) {
             return Err(crate::error::usage(format!("source `{}`: all start URLs must be on one host (make one source per site)", sc.name)));
         }
         let prefix = match &sc.url_prefix {
@@ -104,10 +104,15 @@ fn normalize(url: &Url, keep_query: bool) -> Option<Url> {
     Some(u)
 }
 
+/// Whether `u` is on the same site as `base`: scheme, host and port alike.
+fn same_site(base: &Url, u: &Url) -> bool {
+    u.scheme() == base.scheme() && u.host_str() == base.host_str() && u.port_or_known_default() == base.port_or_known_default()
+}
+
 /// Why a URL on the site is not followed (None: it is). Off-site links are not reported.
 fn out_of_scope(o: &Options, u: &Url) -> Option<Option<&'static str>> {
     let base = &o.start[0];
-    if u.host_str() != base.host_str() || u.port_or_known_default() != base.port_or_known_default() {
+    if !same_site(base, u) {
         return Some(None);
     }
     if !u.path().starts_with(&o.prefix) {
@@ -225,7 +230,8 @@ fn sitemap_urls(client: &mut Client, o: &Options, robot: Option<&texting_robots:
     let mut out = Vec::new();
     let mut read = 0;
     while let Some(sm) = queue.pop_front() {
-        if read >= MAX_SITEMAPS || sm.host_str() != o.start[0].host_str() {
+        // robots.txt and sitemap indexes may name any URL: only the site's own are read.
+        if read >= MAX_SITEMAPS || !same_site(&o.start[0], &sm) {
             continue;
         }
         read += 1;

@@ -30,6 +30,39 @@ const BLOCK: &[&str] = &[
     "p", "div", "section", "article", "main", "dl", "dt", "dd", "figure", "figcaption", "details", "summary", "hr", "address", "center", "body", "html", "li",
 ];
 
+/// Element levels the structured walk takes (real pages nest a few dozen deep).
+const MAX_NESTING: usize = 256;
+
+/// How deep nodes nest under `root`, counted without recursion.
+fn nesting(root: ElementRef) -> usize {
+    let top = *root;
+    let (mut node, mut depth, mut deepest) = (top, 0usize, 0usize);
+    loop {
+        if let Some(child) = node.first_child() {
+            node = child;
+            depth += 1;
+            deepest = deepest.max(depth);
+            continue;
+        }
+        loop {
+            if node == top {
+                return deepest;
+            }
+            if let Some(next) = node.next_sibling() {
+                node = next;
+                break;
+            }
+            match node.parent() {
+                Some(p) => {
+                    node = p;
+                    depth -= 1;
+                }
+                None => return deepest,
+            }
+        }
+    }
+}
+
 fn sel(s: &str) -> Selector {
     Selector::parse(s).expect("static selector")
 }
@@ -49,9 +82,16 @@ pub fn extract(html: &str) -> Extracted {
     out.links = doc.select(&sel("a[href]")).filter_map(|a| a.value().attr("href")).map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
     // The main content when the page marks it, else the body.
     let root = ["main", "article", "[role=main]", "#content", "body"].iter().find_map(|s| doc.select(&sel(s)).next()).unwrap_or_else(|| doc.root_element());
-    let mut w = Writer::default();
-    children(root, &mut w);
-    out.markdown = w.finish();
+    if nesting(root) > MAX_NESTING {
+        // The structured walk recurses per element level: a page nested this deep keeps its
+        // text, as one paragraph per text node, without headings or tables.
+        let lines: Vec<String> = root.text().map(collapse).filter(|t| !t.is_empty()).collect();
+        out.markdown = format!("{}\n", lines.join("\n\n"));
+    } else {
+        let mut w = Writer::default();
+        children(root, &mut w);
+        out.markdown = w.finish();
+    }
     if out.title.is_empty() {
         out.title = doc.select(&sel("h1")).next().map(|h| inline(h)).unwrap_or_default();
     }

@@ -155,9 +155,16 @@ pub fn load(ws: &Workspace, source: &str, id: Option<&str>) -> Result<Option<Sna
     let dir = source_dir(ws, source);
     let id = match id {
         Some(id) => id.to_string(),
-        None => match std::fs::read_to_string(dir.join("HEAD")) {
-            Ok(s) => s.trim().to_string(),
-            Err(_) => return Ok(None),
+        None => match current(ws, source) {
+            Current::Id(id) => id,
+            Current::Damaged { newest: Some(id), why } => {
+                tracing::warn!("source `{source}`: {why}; answering from its newest snapshot {id} (`git lynx doctor --repair` records it again)");
+                id
+            }
+            Current::Damaged { newest: None, why } => {
+                return Err(anyhow::anyhow!("source `{source}`: {why}, and no snapshot is left; `git lynx update-source-index {source}` makes a new one"));
+            }
+            Current::None => return Ok(None),
         },
     };
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
@@ -178,7 +185,60 @@ pub fn load(ws: &Workspace, source: &str, id: Option<&str>) -> Result<Option<Sna
 pub fn save(ws: &Workspace, snap: &Snapshot) -> Result<()> {
     let dir = source_dir(ws, &snap.source);
     crate::fsutil::write_atomic(&dir.join(format!("{}.json", snap.id)), &serde_json::to_vec(snap)?)?;
-    crate::fsutil::write_atomic(&dir.join("HEAD"), snap.id.as_bytes())
+    set_current(&dir, &snap.id)
+}
+
+/// What a source's pointer to its current snapshot says.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Current {
+    /// Never fetched or extracted.
+    None,
+    Id(String),
+    /// The pointer is missing or damaged while snapshots exist (or it names one that is gone).
+    Damaged { newest: Option<String>, why: String },
+}
+
+/// The pointer holds the id and a check of it, so a damaged pointer is told from a valid one.
+fn pointer_text(id: &str) -> String {
+    format!("{id} {}\n", &blake3::hash(id.as_bytes()).to_hex()[..16])
+}
+
+fn set_current(dir: &Path, id: &str) -> Result<()> {
+    crate::fsutil::write_atomic(&dir.join("HEAD"), pointer_text(id).as_bytes())
+}
+
+/// The current snapshot of `source`, checked.
+pub fn current(ws: &Workspace, source: &str) -> Current {
+    let dir = source_dir(ws, source);
+    let ids = snapshot_ids(ws, source);
+    let newest = ids.last().cloned();
+    let damaged = |why: &str| Current::Damaged { newest: newest.clone(), why: why.to_string() };
+    let text = match std::fs::read_to_string(dir.join("HEAD")) {
+        Ok(t) => t,
+        Err(_) if ids.is_empty() => return Current::None,
+        Err(_) => return damaged("the pointer to its current snapshot is missing"),
+    };
+    let id = match text.trim().split_once(' ') {
+        Some((id, check)) if pointer_text(id).trim_end() == format!("{id} {check}") => id.to_string(),
+        Some(_) => return damaged("the pointer to its current snapshot is damaged"),
+        // Written before the pointer carried its check.
+        None => text.trim().to_string(),
+    };
+    if !ids.contains(&id) {
+        return damaged(&format!("its current snapshot `{}` is missing", id.escape_debug()));
+    }
+    Current::Id(id)
+}
+
+/// Points a damaged pointer at the newest snapshot again (`doctor --repair`).
+pub fn repair_current(ws: &Workspace, source: &str) -> Result<Option<String>> {
+    match current(ws, source) {
+        Current::Damaged { newest: Some(id), .. } => {
+            set_current(&source_dir(ws, source), &id)?;
+            Ok(Some(id))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// A new snapshot id: sortable by time, unique by content.
@@ -302,7 +362,12 @@ pub fn gc(ws: &Workspace, dry_run: bool) -> Result<(Vec<(String, String)>, usize
     let mut snapshots_removed = 0;
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let Some(source) = entry.file_name().to_str().map(String::from) else { continue };
-        let current = std::fs::read_to_string(entry.path().join("HEAD")).unwrap_or_default().trim().to_string();
+        // A damaged pointer keeps the newest snapshot, the one answers use.
+        let current = match current(ws, &source) {
+            Current::Id(id) => id,
+            Current::Damaged { newest, .. } => newest.unwrap_or_default(),
+            Current::None => String::new(),
+        };
         for id in snapshot_ids(ws, &source) {
             if id == current {
                 if let Ok(Some(s)) = load(ws, &source, Some(&id)) {
@@ -414,7 +479,7 @@ pub fn import_files(ws: &Workspace, files: Vec<(String, Vec<u8>)>) -> Result<Imp
                 let dir = source_dir(ws, &source);
                 crate::fsutil::write_atomic(&dir.join(format!("{id}.json")), &bytes)?;
                 if !dir.join("HEAD").exists() {
-                    crate::fsutil::write_atomic(&dir.join("HEAD"), snap.id.as_bytes())?;
+                    set_current(&dir, &snap.id)?;
                 }
                 out.snapshots += 1;
             }

@@ -95,8 +95,35 @@ fn is_static_config(config: &serde_json::Value) -> bool {
 
 /// Resolves a model name or path to its files. `download` allows fetching missing files.
 pub fn resolve(name: &str, download: bool, progress: bool) -> Result<ModelFiles> {
+    resolve_as(name, Lookup::PathOrHub, download, progress)
+}
+
+/// What a model name may mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// A local folder or `.onnx` file when one exists there, else a hub id (the user's own
+    /// choice: a flag, the environment, a trusted file).
+    PathOrHub,
+    /// Only a hub id, resolved in the user's cache: a name from a committed file, which must
+    /// never select a folder the repository ships (whatever the current directory).
+    HubOnly,
+}
+
+/// Resolves `name` as `lookup` allows.
+pub fn resolve_as(name: &str, lookup: Lookup, download: bool, progress: bool) -> Result<ModelFiles> {
+    if lookup == Lookup::HubOnly {
+        if !crate::config::is_model_id(name) {
+            bail!("model `{name}` is not a HuggingFace repo id (owner/name); a committed file may only name one");
+        }
+        if hf_cache_dir().is_relative() {
+            bail!(
+                "model `{name}` would be looked up in a relative cache folder ({}); set HF_HOME or HF_HUB_CACHE to an absolute path",
+                hf_cache_dir().display()
+            );
+        }
+    }
     let p = Path::new(name);
-    if p.exists() {
+    if lookup == Lookup::PathOrHub && p.exists() {
         if p.is_file() {
             // An .onnx file: its model folder is the parent (or grandparent for onnx/…).
             let parent = p.parent().context("model file has no folder")?;

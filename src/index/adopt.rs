@@ -1,19 +1,12 @@
-//! Adopting objects computed elsewhere (an imported pack, an alternate object directory that
-//! the user has not marked trusted). They are untrusted input: a row enters the local store
-//! only after it is checked against the git blob it claims to describe, and then it is written
-//! anew as the local store's own segment (so everything under `.lynx/objects` stays trusted,
-//! and a catalog rebuilt from the segments trusts nothing it should not).
-//!
-//! What is checked, for every blob adopted:
-//! - chunks: status and size match the content; every chunk's text is exactly the lines it
-//!   claims (or their documented truncation), its hash is its text's hash, its kind is one Lynx
-//!   emits, its symbol is made of words of the file;
-//! - lexical data: recomputed from those texts and compared exactly;
-//! - graph facts: every name is made of words of the file, lines and references are in range;
-//! - one blob in sixteen (and the first of every segment) is processed again from its content
-//!   and must match in every layer, exactly;
-//! - vectors: a sample of each segment is embedded again with the local model and must agree
-//!   (cosine ≥ 0.99); without the model, vectors are not adopted (they are computed locally).
+//! Adopting objects computed elsewhere (an imported pack, a fetched remote, an alternate
+//! object directory that the user has not marked trusted). They are untrusted input, and a
+//! sample proves nothing about the rows it skipped: a forged segment can hide one chunk, swap
+//! two symbols, drop a call edge or carry a chosen vector. So every blob they describe is
+//! processed again from its content and must match them in every layer, exactly; every vector
+//! is computed again with the local model and must agree (cosine ≥ 0.99). What is stored is
+//! always what this machine computed, and a mismatch refuses the segment with the reason
+//! (reported, so a tampered source is known). Only a source the user trusts (`--trust`,
+//! `store.trusted`) is read as it is, which is what saves the computing.
 //!
 //! A segment with one failing blob is refused whole: a tampered pack is not trusted for its
 //! other rows either.
@@ -32,7 +25,7 @@ use crate::workspace::Workspace;
 use anyhow::Result;
 use arrow::array::{Array, RecordBatch};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// What an adoption did.
@@ -52,6 +45,10 @@ pub struct Adoption {
 pub struct Rejected {
     pub segment: String,
     pub reason: String,
+    /// The other segments holding rows of the same blob (its other layers): a repair removes
+    /// them together, so what is processed again is consistent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub derived: Vec<String>,
 }
 
 /// Where a blob's content comes from.
@@ -60,11 +57,6 @@ pub enum Content<'a> {
     Odb(gix::ObjectId),
     /// Already in memory (working-tree files).
     Bytes(&'a [u8]),
-}
-
-/// One blob in sixteen, by its id, is processed again in full.
-fn sampled(key: &Key) -> bool {
-    key.0[0] < 16
 }
 
 /// Adopts the objects `pool` (an object directory) holds for `wanted`, after checking them.
@@ -97,7 +89,7 @@ pub fn adopt(ws: &Workspace, pool: &Path, wanted: &[(Key, Content)], model: Opti
         let seg_name = chunk_cat.segments[*seg as usize].clone();
         let mut good: Vec<Processed> = Vec::new();
         let mut failure: Option<String> = None;
-        for (i, (key, content, c, l, g)) in items.iter().enumerate() {
+        for (key, content, c, l, g) in items.iter() {
             let bytes: std::borrow::Cow<[u8]> = match content {
                 Content::Bytes(b) => std::borrow::Cow::Borrowed(*b),
                 Content::Odb(id) => match crate::repo::Repo::read_blob(&repo, *id) {
@@ -118,7 +110,7 @@ pub fn adopt(ws: &Workspace, pool: &Path, wanted: &[(Key, Content)], model: Opti
                 break;
             }
             let graph = graph_name.as_ref().zip(*g).map(|(n, g)| (&batches[&at(n)], g));
-            match check_blob(**key, &bytes, (&batches[&at(&seg_name)], *c), (&batches[&at(&lex_name)], *l), graph, i == 0 || sampled(key), with_graph) {
+            match check_blob(**key, &bytes, (&batches[&at(&seg_name)], *c), (&batches[&at(&lex_name)], *l), graph, with_graph) {
                 Ok(p) => good.push(p),
                 Err(why) => {
                     failure = Some(format!("blob {:?}: {why}", key));
@@ -129,7 +121,7 @@ pub fn adopt(ws: &Workspace, pool: &Path, wanted: &[(Key, Content)], model: Opti
         match failure {
             Some(reason) => {
                 tracing::warn!("refusing foreign segment {seg_name}: {reason}");
-                out.rejected.push(Rejected { segment: seg_name, reason });
+                out.rejected.push(Rejected { segment: seg_name, reason, derived: Vec::new() });
             }
             None => accepted.extend(good),
         }
@@ -153,14 +145,14 @@ fn load(batches: &mut HashMap<std::path::PathBuf, RecordBatch>, path: &Path) -> 
     Ok(())
 }
 
-/// Checks one blob's foreign rows against its content; returns them as processed output.
+/// Checks one blob's rows against its content, processed again from scratch: they must match
+/// in every layer, exactly. Returns what this machine computed.
 fn check_blob(
     key: Key,
     content: &[u8],
     (cb, c): (&RecordBatch, Loc),
     (lb, l): (&RecordBatch, Loc),
     graph: Option<(&RecordBatch, Loc)>,
-    full: bool,
     with_graph: bool,
 ) -> std::result::Result<Processed, String> {
     let cc = ChunkColumns::new(cb).map_err(|e| e.to_string())?;
@@ -189,49 +181,25 @@ fn check_blob(
     if Lang::from_code(key.hint()).is_some_and(|h| h != lang) {
         return Err("language does not match the path's".into());
     }
-    if full {
-        // Processed again from scratch: must match in every layer.
-        let mine = process::process_as(key, lang, content, with_graph);
-        let theirs = read_processed(key, &cc, cr.clone(), &lc, lr.clone(), graph, lang, content.len() as u64)?;
-        if mine.chunks.status != theirs.chunks.status
-            || mine.chunks.chunks != theirs.chunks.chunks
-            || mine.chunks.hashes != theirs.chunks.hashes
-            || mine.chunks.encoding != theirs.chunks.encoding
-            || mine.terms.chunks != theirs.terms.chunks
-            || (with_graph && mine.facts.facts != theirs.facts.facts)
-        {
-            return Err("processing the blob again gives other objects".into());
-        }
-        return Ok(mine);
+    let mine = process::process_as(key, lang, content, with_graph);
+    let theirs = read_processed(key, &cc, cr, &lc, lr, graph, lang, content.len() as u64)?;
+    let differs = |what: &str| Err(format!("processing the blob again gives other {what}"));
+    if mine.chunks.status != theirs.chunks.status || mine.chunks.encoding != theirs.chunks.encoding {
+        return differs("status or encoding");
     }
-    let p = read_processed(key, &cc, cr.clone(), &lc, lr, graph, lang, content.len() as u64)?;
-    if expected_status != Status::Text {
-        return if p.chunks.chunks.is_empty() && p.terms.chunks.is_empty() { Ok(p) } else { Err("a binary or LFS blob with chunks".into()) };
+    if mine.chunks.chunks.len() != theirs.chunks.chunks.len() {
+        return differs(&format!("chunks ({} here, {} there)", mine.chunks.chunks.len(), theirs.chunks.chunks.len()));
     }
-    let (text, encoding) = crate::encoding::decode(content);
-    if cc.encoding.value(cr.start) != encoding.unwrap_or_default() {
-        return Err("text encoding does not match the blob's".into());
+    if mine.chunks.chunks != theirs.chunks.chunks || mine.chunks.hashes != theirs.chunks.hashes {
+        return differs("chunk texts, lines or symbols");
     }
-    let lines = crate::chunk::line_spans(&text);
-    let words = words_of(&text);
-    for (ch, h) in p.chunks.chunks.iter().zip(&p.chunks.hashes) {
-        if !crate::chunk::is_chunk_text(&text, &lines, ch.start_line, ch.end_line, &ch.text) {
-            return Err(format!("chunk text at lines {}-{} is not the blob's", ch.start_line, ch.end_line));
-        }
-        if *h != layer::chunk_hash(&ch.text) {
-            return Err("chunk hash does not match its text".into());
-        }
-        if !crate::chunk::is_known_kind(&ch.kind) || !made_of(&ch.symbol, &words) {
-            return Err("chunk symbol or kind is not the blob's".into());
-        }
+    if mine.terms.chunks != theirs.terms.chunks {
+        return differs("lexical data");
     }
-    for (ch, t) in p.chunks.chunks.iter().zip(&p.terms.chunks) {
-        if ChunkTerms::analyse(&ch.text, &ch.symbol) != *t {
-            return Err("lexical data does not match the chunk texts".into());
-        }
+    if with_graph && mine.facts.facts != theirs.facts.facts {
+        return differs("graph facts (definitions, calls, imports or bases)");
     }
-    check_facts(&p.facts.facts, &words, lines.len() as u32)?;
-    Ok(p)
+    Ok(mine)
 }
 
 /// The foreign rows of one blob as processed output (shape checks only).
@@ -297,88 +265,10 @@ fn read_processed(
     })
 }
 
-/// Identifier-like words of a text.
-fn words_of(text: &str) -> HashSet<&str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect()
-}
-
-/// Whether every identifier-like word of `s` is a word of the blob, several of them run together
-/// (a name read across macro tokens: `HWY_ATTR Vec<D> f` gives `HWY_ATTRVecf`), or one the
-/// chunker makes up (`part2` of a split definition, `(anonymous)` for an unnamed namespace).
-fn made_of(s: &str, words: &HashSet<&str>) -> bool {
-    let made_up = |w: &str| w == "anonymous" || w.strip_prefix("part").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    s.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).all(|w| words.contains(w) || made_up(w) || joined(w, words))
-}
-
-/// Whether `w` splits into words of the blob.
-fn joined(w: &str, words: &HashSet<&str>) -> bool {
-    if w.len() > 256 {
-        return false;
-    }
-    let mut reach = vec![false; w.len() + 1];
-    reach[0] = true;
-    for i in 0..w.len() {
-        if !reach[i] || !w.is_char_boundary(i) {
-            continue;
-        }
-        for j in i + 1..=w.len() {
-            if w.is_char_boundary(j) && words.contains(&w[i..j]) {
-                reach[j] = true;
-            }
-        }
-    }
-    reach[w.len()]
-}
-
-fn check_facts(f: &Facts, words: &HashSet<&str>, lines: u32) -> std::result::Result<(), String> {
-    let n = f.defs.len() as i32;
-    let in_range = |r: i32| r >= -1 && r < n;
-    let line_ok = |l: u32| l <= lines.max(1);
-    let bad = |what: &str| Err(format!("graph fact ({what}) is not the blob's"));
-    for d in &f.defs {
-        if !made_of(&d.name, words) || !made_of(&d.qualified, words) || !crate::chunk::is_known_kind(&d.kind) {
-            return bad("definition name");
-        }
-        if !line_ok(d.end_line) || d.end_line < d.start_line || !in_range(d.parent) {
-            return bad("definition lines");
-        }
-    }
-    for c in &f.calls {
-        if !made_of(&c.name, words) || !made_of(&c.receiver, words) || !line_ok(c.line) || !in_range(c.scope) {
-            return bad("call");
-        }
-    }
-    for b in &f.bases {
-        if !made_of(&b.name, words) || !in_range(b.def) {
-            return bad("base");
-        }
-    }
-    for i in &f.imports {
-        if !made_of(&i.module, words) || !i.names.iter().all(|x| made_of(x, words)) || !line_ok(i.line) {
-            return bad("import");
-        }
-    }
-    for t in &f.types {
-        // A field's hint is written `self.x` whatever the language calls its receiver.
-        let var = t.var.strip_prefix("self.").unwrap_or(&t.var);
-        if !made_of(var, words) || !made_of(&t.ty, words) || !in_range(t.scope) {
-            return bad("type hint");
-        }
-    }
-    // Table, class and column names are identifiers (plural or snake-cased forms of the
-    // blob's words, so not checked word by word); anything else is not the blob's.
-    let ident = |s: &str| s.len() <= 128 && s.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '.'));
-    for d in &f.data {
-        let access_ok = matches!(d.access.as_str(), "read" | "write" | "ddl" | "call" | "map" | "map:django" | "map:join" | "repository" | "dbset");
-        if !ident(&d.name) || !ident(&d.target) || !d.columns.iter().all(|c| ident(c)) || !access_ok || !line_ok(d.line) || !in_range(d.scope) {
-            return bad("data access");
-        }
-    }
-    Ok(())
-}
-
-/// Adopts the pool's vectors (of `model`) for the chunks of `texts`, a sample of each segment
-/// embedded again and compared. Returns the number adopted.
+/// The pool's vectors (of `model`) for the chunks of `texts`: every one is computed again with
+/// the local model and compared; what is stored is the local computation, so a forged vector
+/// can never enter, and a segment holding one is reported as refused. Returns the number of
+/// vectors stored.
 pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16], String>, model: &dyn Embedder, rejected: &mut Vec<Rejected>) -> Result<usize> {
     let fp = model.fingerprint();
     let cat = Catalog::load(&catalog_path(pool, layer::VECTORS, fp)).unwrap_or_default();
@@ -394,11 +284,11 @@ pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16
         }
     }
     let dim = model.dim();
-    let mut adopted = 0;
+    let mut stored = 0;
     for (seg, mut rows) in by_seg {
         rows.sort();
         let name = &cat.segments[seg as usize];
-        let checked = (|| -> std::result::Result<Vec<f32>, String> {
+        let theirs = (|| -> std::result::Result<Vec<f32>, String> {
             let batch = crate::store::read_segment_file(&pool.join(format!("{name}.parquet"))).map_err(|e| format!("{e:#}"))?;
             let cols = layer::vectors::VectorColumns::new(&batch).map_err(|e| e.to_string())?;
             if cols.dim != dim {
@@ -411,47 +301,50 @@ pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16
                 }
                 cols.read(row as usize, &mut values[i * dim..(i + 1) * dim]);
             }
-            // Up to eight rows, spread over the segment, embedded again.
-            let step = (rows.len() / 8).max(1);
-            let sample: Vec<usize> = (0..rows.len()).step_by(step).take(8).collect();
-            let sample_texts: Vec<&str> = sample.iter().map(|&i| texts[&rows[i].0].as_str()).collect();
-            let fresh = model.embed_documents(&sample_texts).map_err(|e| format!("{e:#}"))?;
-            for (j, &i) in sample.iter().enumerate() {
-                let cos = crate::embed::dot(&fresh[j * dim..(j + 1) * dim], &values[i * dim..(i + 1) * dim]);
+            Ok(values)
+        })();
+        let all_texts: Vec<&str> = rows.iter().map(|r| texts[&r.0].as_str()).collect();
+        let mut mine = Vec::with_capacity(rows.len() * dim);
+        for batch in all_texts.chunks(256) {
+            mine.extend(model.embed_documents(batch)?);
+        }
+        if mine.len() != rows.len() * dim {
+            anyhow::bail!("the model returned {} values for {} texts of dimension {dim}", mine.len(), rows.len());
+        }
+        let verdict = theirs.and_then(|values| {
+            for i in 0..rows.len() {
+                let cos = crate::embed::dot(&mine[i * dim..(i + 1) * dim], &values[i * dim..(i + 1) * dim]);
                 if !(cos >= 0.99) {
                     return Err(format!("a vector does not match the model's (cosine {cos:.3})"));
                 }
             }
-            Ok(values)
-        })();
-        match checked {
-            Ok(values) => {
-                let hashes: Vec<[u8; 16]> = rows.iter().map(|r| r.0).collect();
-                let (batch, keys) = layer::vectors::to_batch(&hashes, &values, dim)?;
-                let seg_name = store.write_segment(layer::VECTORS, fp, &batch)?;
-                crate::shard::vectors::write(&store.root, &seg_name, &batch)?;
-                store.commit(layer::VECTORS, fp, &[(seg_name, keys)])?;
-                adopted += hashes.len();
-            }
-            Err(reason) => {
-                tracing::warn!("refusing foreign vector segment {name}: {reason}");
-                rejected.push(Rejected { segment: name.clone(), reason });
-            }
+            Ok(())
+        });
+        if let Err(reason) = verdict {
+            tracing::warn!("refusing foreign vector segment {name}: {reason}");
+            rejected.push(Rejected { segment: name.clone(), reason, derived: Vec::new() });
         }
+        let hashes: Vec<[u8; 16]> = rows.iter().map(|r| r.0).collect();
+        let (batch, keys) = layer::vectors::to_batch(&hashes, &mine, dim)?;
+        let seg_name = store.write_segment(layer::VECTORS, fp, &batch)?;
+        crate::shard::vectors::write(&store.root, &seg_name, &batch)?;
+        store.commit(layer::VECTORS, fp, &[(seg_name, keys)])?;
+        stored += hashes.len();
     }
-    if adopted > 0 {
+    if stored > 0 {
         let info = layer::VectorLayerInfo { model: model.name().to_string(), kind: model.kind().to_string(), dim };
         let info_path = layer::vector_info_path(store.objects(), fp);
         if !info_path.exists() {
             crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
         }
     }
-    Ok(adopted)
+    Ok(stored)
 }
 
 /// Checks the local store's objects of `wanted` by processing each blob again (what
-/// `doctor --verify` does): every mismatch is reported with its segment.
-pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)]) -> Result<(usize, Vec<Rejected>)> {
+/// `doctor --verify` does), and, with `model`, every vector of their chunks by computing it
+/// again: every mismatch is reported with its segment and the segments derived with it.
+pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)], model: Option<&dyn Embedder>) -> Result<(usize, Vec<Rejected>)> {
     let with_graph = ws.config.index.graph;
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
     let lex_cat = ws.store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
@@ -459,6 +352,7 @@ pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)]) -> Result<(usize,
     let repo = ws.repo.local();
     let mut batches: HashMap<std::path::PathBuf, RecordBatch> = HashMap::new();
     let (mut checked, mut bad) = (0, Vec::new());
+    let mut texts: HashMap<[u8; 16], String> = HashMap::new();
     for (key, content) in wanted {
         let (Some(c), Some(l)) = (chunk_cat.get(key), lex_cat.get(key)) else { continue };
         let g = if with_graph { graph_cat.get(key) } else { None };
@@ -470,33 +364,63 @@ pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)]) -> Result<(usize,
             },
         };
         let cn = chunk_cat.segment_name(c).to_string();
-        let (cp, lp) = (ws.store.segment_path(c.dir, &cn), ws.store.segment_path(l.dir, lex_cat.segment_name(l)));
-        let gp = g.map(|g| ws.store.segment_path(g.dir, graph_cat.segment_name(g)));
-        load(&mut batches, &cp)?;
-        load(&mut batches, &lp)?;
-        if let Some(gp) = &gp {
-            load(&mut batches, gp)?;
-        }
+        let ln = lex_cat.segment_name(l).to_string();
+        let gn = g.map(|g| graph_cat.segment_name(g).to_string());
+        let (cp, lp) = (ws.store.segment_path(c.dir, &cn), ws.store.segment_path(l.dir, &ln));
+        let gp = g.zip(gn.as_ref()).map(|(g, n)| ws.store.segment_path(g.dir, n));
+        let loaded = load(&mut batches, &cp).and_then(|_| load(&mut batches, &lp)).and_then(|_| gp.as_ref().map_or(Ok(()), |gp| load(&mut batches, gp)));
         checked += 1;
-        let graph = g.zip(gp.as_ref()).map(|(g, gp)| (&batches[gp], g.loc));
-        if let Err(reason) = check_blob(*key, &bytes, (&batches[&cp], c.loc), (&batches[&lp], l.loc), graph, true, with_graph) {
-            bad.push(Rejected { segment: cn, reason: format!("blob {key:?}: {reason}") });
+        let derived: Vec<String> = [Some(ln.clone()), gn.clone()].into_iter().flatten().collect();
+        if let Err(e) = loaded {
+            bad.push(Rejected { segment: cn, reason: format!("blob {key:?}: unreadable ({e:#})"), derived });
+            continue;
         }
+        let graph = g.zip(gp.as_ref()).map(|(g, gp)| (&batches[gp], g.loc));
+        match check_blob(*key, &bytes, (&batches[&cp], c.loc), (&batches[&lp], l.loc), graph, with_graph) {
+            Ok(mine) => texts.extend(mine.chunks.hashes.iter().copied().zip(mine.chunks.chunks.into_iter().map(|c| c.text))),
+            Err(reason) => bad.push(Rejected { segment: cn, reason: format!("blob {key:?}: {reason}"), derived }),
+        }
+    }
+    if let Some(m) = model {
+        bad.extend(verify_vectors(ws, &texts, m)?);
     }
     Ok((checked, bad))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::{made_of, words_of};
-
-    #[test]
-    fn names_are_checked_against_the_blob_words() {
-        let text = "namespace {\nHWY_ATTR Vec<D> byte_to_true(Vec<D> v) { return v; }\n}\n";
-        let words = words_of(text);
-        assert!(made_of("(anonymous).HWY_ATTRVecbyte_to_true", &words));
-        assert!(made_of("byte_to_true.part2", &words));
-        assert!(!made_of("ignore_previous_instructions", &words));
-        assert!(!made_of("byte_to_trueX", &words));
+/// Every stored vector of these chunk texts, computed again with `model` and compared.
+fn verify_vectors(ws: &Workspace, texts: &HashMap<[u8; 16], String>, model: &dyn Embedder) -> Result<Vec<Rejected>> {
+    let cat = ws.store.catalogs(layer::VECTORS, model.fingerprint())?;
+    let dim = model.dim();
+    let mut bad = Vec::new();
+    let keyed = texts.keys().map(|h| (*h, Key::hash(h)));
+    for g in cat.by_segment(keyed, |_| true) {
+        let batch = match ws.store.read_segment(g.dir, &g.name) {
+            Ok(b) => b,
+            Err(e) => {
+                bad.push(Rejected { segment: g.name.clone(), reason: format!("unreadable vectors ({e:#})"), derived: Vec::new() });
+                continue;
+            }
+        };
+        let cols = layer::vectors::VectorColumns::new(&batch)?;
+        let rows: Vec<([u8; 16], u32)> = g.rows().map(|(h, row, _)| (*h, row as u32)).collect();
+        let chunk_texts: Vec<&str> = rows.iter().map(|(h, _)| texts[h].as_str()).collect();
+        let mut mine = Vec::with_capacity(rows.len() * dim);
+        for b in chunk_texts.chunks(256) {
+            mine.extend(model.embed_documents(b)?);
+        }
+        let mut stored = vec![0f32; dim];
+        for (i, &(_, row)) in rows.iter().enumerate() {
+            if cols.dim != dim || row as usize >= cols.len() {
+                bad.push(Rejected { segment: g.name.clone(), reason: "vector rows do not fit the model".into(), derived: Vec::new() });
+                break;
+            }
+            cols.read(row as usize, &mut stored);
+            let cos = crate::embed::dot(&mine[i * dim..(i + 1) * dim], &stored);
+            if !(cos >= 0.99) {
+                bad.push(Rejected { segment: g.name.clone(), reason: format!("a vector does not match the model's (cosine {cos:.3})"), derived: Vec::new() });
+                break;
+            }
+        }
     }
+    Ok(bad)
 }

@@ -64,19 +64,20 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u
 pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &Progress) -> Result<DenseOutcome> {
     let fp = model.fingerprint().to_string();
     let (mut missing, total) = missing_chunks(store, view, &fp)?;
-    // Vectors other machines made (untrusted alternates), a sample checked, are copied in.
+    // Vectors other machines made (untrusted alternates) are computed again and compared
+    // (`adopt::vectors`): what is stored is this machine's, so they count as embedded here.
+    let mut checked = 0;
     if !missing.is_empty() && !store.pools.is_empty() {
         let texts: HashMap<[u8; 16], String> = missing.iter().cloned().collect();
-        let mut adopted = 0;
         for pool in &store.pools {
-            adopted += super::adopt::vectors(store, pool, &texts, model, &mut Vec::new())?;
+            checked += super::adopt::vectors(store, pool, &texts, model, &mut Vec::new())?;
         }
-        if adopted > 0 {
+        if checked > 0 {
             let have = store.catalogs(layer::VECTORS, &fp)?;
             missing.retain(|(h, _)| !have.contains(&Key::hash(h)));
         }
     }
-    let mut out = DenseOutcome { embedded: 0, segments: 0, covered: total - missing.len(), total };
+    let mut out = DenseOutcome { embedded: checked, segments: 0, covered: total - missing.len(), total };
     if missing.is_empty() {
         return Ok(out);
     }

@@ -54,7 +54,9 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
     match sources {
         Some(src) => {
             for x in &src.list {
-                s.push_str(&format!("- `{}` ({}, {}){}\n", x.name, x.kind, x.path.display(), if x.description.is_empty() { String::new() } else { format!(": {}", x.description) }));
+                // A committed description is the repository's text, not the guide's: left out.
+                let about = if x.description.is_empty() || x.committed { String::new() } else { format!(": {}", x.description) };
+                s.push_str(&format!("- `{}` ({}, {}){about}\n", x.name, x.kind, x.path.display()));
             }
         }
         None => s.push_str("- (still loading)\n"),

@@ -65,14 +65,19 @@ pub struct LynxServer {
 
 /// Runs the server until stdin closes.
 pub fn serve(opts: ServeOptions) -> Result<()> {
+    // A server outlives edits to its cache: shards are read, not mapped.
+    crate::shard::read_into_memory();
     // Open the workspace now so that configuration and repository errors surface at once.
     let ws = Workspace::open_from_env(&opts.dir)?;
-    let profile = match (opts.profile, crate::env::get(crate::env::LYNX_TOOL_PROFILE)) {
-        (Some(p), _) => p,
-        (None, Some(p)) => crate::config::ToolProfile::parse(&p)?,
-        (None, None) => ws.config.tools.profile,
+    let (profile, trusted_profile) = match (opts.profile, crate::env::get(crate::env::LYNX_TOOL_PROFILE)) {
+        (Some(p), _) => (p, p),
+        (None, Some(p)) => {
+            let p = crate::config::ToolProfile::parse(&p)?;
+            (p, p)
+        }
+        (None, None) => (ws.config.tools.profile, ws.config.origin.trusted_tools.profile),
     };
-    let tool_list = tools::tools_for(profile, &ws.config.tools.include, &ws.config.tools.exclude, true)?;
+    let tool_list = tools::trusted_tool_list(&ws.config, profile, trusted_profile)?;
     let repo_name = ws.repo.workdir.as_ref().and_then(|w| w.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
     let progress = Progress::hidden();
     let shared = Arc::new(Shared {

@@ -312,6 +312,26 @@ pub fn tools_for(profile: ToolProfile, include: &[String], exclude: &[String], s
         .collect())
 }
 
+/// The tools a server lists: the profile and include/exclude of the merged configuration,
+/// except that a tool which writes files comes only from the user's own choice (a flag, the
+/// environment, the user's or the local file), never from the committed `lynx.toml` alone.
+pub fn trusted_tool_list(config: &crate::config::Config, profile: ToolProfile, trusted_profile: ToolProfile) -> Result<Vec<&'static ToolSpec>> {
+    let mut list = tools_for(profile, &config.tools.include, &config.tools.exclude, true)?;
+    let trusted = tools_for(trusted_profile, &config.origin.trusted_tools.include, &[], true)?;
+    list.retain(|t| {
+        let keep = t.read_only || trusted.iter().any(|x| x.name == t.name);
+        if !keep {
+            crate::config::warn_once(&format!(
+                "{}: the tool `{}` writes files, and a committed file cannot give it to an agent; list it in .lynx/config.toml (tools.include) or start the server with --profile full",
+                crate::config::TEAM_FILE,
+                t.name
+            ));
+        }
+        keep
+    });
+    Ok(list)
+}
+
 // ------------------------------------------------------------------ arguments
 
 /// LynxMCP's argument names, accepted with LynxMCP's meaning: (tool or `*`, its name, ours).
@@ -550,19 +570,42 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
 /// must not be able to write anywhere else through the server).
 fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::path::PathBuf> {
     use std::path::Component;
+    let refuse = |why: &str| Err(crate::error::usage(format!("argument `out` {why} (got \"{}\")", out.escape_debug())));
     let p = std::path::Path::new(out);
     let escapes = p.is_absolute() || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));
     if escapes || out.trim().is_empty() {
-        return Err(crate::error::usage(format!("argument `out` must be a path inside the repository, relative to its root (got \"{out}\")")));
+        return refuse("must be a path inside the repository, relative to its root");
+    }
+    let lower = out.to_ascii_lowercase();
+    if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
+        return refuse("must name an .html file (the tool writes a web page, nothing else)");
+    }
+    let first = p.components().find(|c| !matches!(c, Component::CurDir)).map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase());
+    if first.as_deref().is_some_and(|f| f == ".git" || f == ".lynx") {
+        return refuse("may not lead into .git or .lynx");
     }
     let root = engine.ws.repo.workdir()?;
+    let root_real = root.canonicalize()?;
     let full = root.join(p);
-    // A symlinked directory on the way could still lead outside.
-    if let Some(parent) = full.parent().filter(|d| d.exists()) {
-        let (real, root_real) = (parent.canonicalize()?, root.canonicalize()?);
-        if !real.starts_with(&root_real) {
-            return Err(crate::error::usage(format!("argument `out` leads outside the repository through a symbolic link (\"{out}\")")));
+    // Every component that exists is resolved, symbolic links included: the deepest existing
+    // ancestor (or the file itself) must stay inside the work tree, outside git's directory.
+    let mut existing = full.as_path();
+    while !existing.exists() && existing.symlink_metadata().is_err() {
+        match existing.parent() {
+            Some(parent) => existing = parent,
+            None => break,
         }
+    }
+    let real = existing.canonicalize()?;
+    if !real.starts_with(&root_real) {
+        return refuse("leads outside the repository through a symbolic link");
+    }
+    let store = engine.ws.store.root.canonicalize().unwrap_or_else(|_| engine.ws.store.root.clone());
+    if real.starts_with(&engine.ws.repo.common_dir) || real.starts_with(root_real.join(".lynx")) || real.starts_with(&store) {
+        return refuse("may not lead into .git or .lynx");
+    }
+    if full.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+        return refuse("names something that is not a plain file");
     }
     Ok(full)
 }

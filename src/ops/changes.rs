@@ -638,7 +638,7 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
             if d.snapshot == "before" { " in the before snapshot" } else { "" }
         );
         if md {
-            out.push_str(&format!("- {} {} {} `{}:{}-{}`{tail}\n", d.change, d.kind, d.name, d.path, d.start_line, d.end_line));
+            out.push_str(&format!("- {} {} {} `{}:{}-{}`{tail}\n", d.change, d.kind, d.name, crate::present::quote_path(&d.path), d.start_line, d.end_line));
         } else {
             let at = crate::present::loc(&d.path, d.start_line);
             out.push_str(&format!("{at} {} {} {} ({}-{}){tail}\n", d.change, d.kind, d.name, d.start_line, d.end_line));
@@ -658,7 +658,7 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
     if md {
         out.push_str("\n**Tests to re-run:**\n");
         for t in &r.tests {
-            out.push_str(&format!("- `{}`{}\n", t.path, t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            out.push_str(&format!("- `{}`{}\n", crate::present::quote_path(&t.path), t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
         }
         if r.tests.is_empty() {
             out.push_str("- (none found)\n");

@@ -93,7 +93,7 @@ struct Candidate {
 
 fn header(c: &Candidate) -> String {
     let conf = c.confidence.map(|x| format!(", {x}")).unwrap_or_default();
-    format!("--- {}:{}-{} {} {}{conf}\n", c.path, c.start, c.end, c.role, c.name)
+    format!("--- {}:{}-{} {} {}{conf}\n", crate::present::quote_path(&c.path), c.start, c.end, c.role, c.name)
 }
 
 pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {

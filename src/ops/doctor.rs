@@ -41,6 +41,7 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
     }
     checks.extend(runtime_checks(engine));
     checks.extend(store_checks(engine, repair)?);
+    checks.extend(snapshot_checks(engine, repair)?);
     if verify {
         checks.push(verify_check(engine, repair)?);
     }
@@ -85,6 +86,31 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
     Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text).with_exit(code))
 }
 
+/// Each documentation source's pointer to its current snapshot: damaged, answers fall back to
+/// the newest snapshot; `--repair` records that one again.
+fn snapshot_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
+    use crate::docsource::Current;
+    let ws = &engine.ws;
+    let mut out = Vec::new();
+    for sc in ws.config.sources.iter().filter(|s| s.kind != crate::config::SourceType::Folder) {
+        let name = format!("{} source `{}`", sc.kind.name(), sc.name);
+        let update = format!("git lynx update-source-index {}", sc.name);
+        match crate::docsource::current(ws, &sc.name) {
+            Current::Id(id) => out.push(check(&name, "ok", format!("current snapshot {id}"), None)),
+            Current::None => out.push(check(&name, "warn", "never fetched", Some(update.as_str()))),
+            Current::Damaged { newest, why } if repair => match crate::docsource::repair_current(ws, &sc.name)? {
+                Some(id) => out.push(check(&name, "ok", format!("{why}; repaired: the current snapshot is {id} again"), None)),
+                None => out.push(check(&name, "error", format!("{why}; no snapshot is left{}", newest.map(|n| format!(" (newest: {n})")).unwrap_or_default()), Some(update.as_str()))),
+            },
+            Current::Damaged { newest: Some(id), why } => {
+                out.push(check(&name, "error", format!("{why}; answers use the newest snapshot, {id}"), Some("git lynx doctor --repair")))
+            }
+            Current::Damaged { newest: None, why } => out.push(check(&name, "error", format!("{why}; no snapshot is left"), Some(update.as_str()))),
+        }
+    }
+    Ok(out)
+}
+
 /// What the documentation sources' current snapshots say about `path` (a URL, or a PDF file
 /// named relative to its source, or by a path that ends with that name).
 fn explain_document(ws: &crate::workspace::Workspace, path: &str) -> Result<Vec<Check>> {
@@ -117,8 +143,18 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         }
         return Ok(out);
     }
-    let rel = match (&ws.repo.workdir, std::path::Path::new(path).canonicalize()) {
+    let outside = |why: &str| check(&format!("file {path}"), "warn", format!("is outside the repository ({why}); Lynx indexes only the repository's own files"), Some("name a path inside the repository"));
+    let workdir = ws.repo.workdir.as_ref().map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()));
+    let rel = match (&workdir, std::path::Path::new(path).canonicalize()) {
         (Some(w), Ok(abs)) if abs.starts_with(w) => abs.strip_prefix(w).unwrap().to_string_lossy().replace('\\', "/"),
+        (Some(_), Ok(_)) => {
+            out.push(outside("it resolves to a place outside the work tree"));
+            return Ok(out);
+        }
+        _ if std::path::Path::new(path).is_absolute() || path.split('/').any(|c| c == "..") => {
+            out.push(outside("an absolute path or one that climbs out with `..`"));
+            return Ok(out);
+        }
         _ => path.trim_start_matches("./").to_string(),
     };
     let name = format!("file {rel}");
@@ -159,7 +195,15 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         return Ok(out);
     }
     let lang = lang::detect(&rel, &content);
-    let how = if lang.has_grammar() { "tree-sitter chunks and graph facts".to_string() } else { "line windows (no grammar)".to_string() };
+    let deep = lang.has_grammar().then(|| crate::chunk::grammar::too_deep(lang, &crate::encoding::decode(&content).0)).flatten();
+    let how = match deep {
+        Some(d) => format!(
+            "line windows without definitions or graph facts: its syntax nests {d} levels deep, over the {} the structure walks take",
+            crate::chunk::grammar::MAX_DEPTH
+        ),
+        None if lang.has_grammar() => "tree-sitter chunks and graph facts".to_string(),
+        None => "line windows (no grammar)".to_string(),
+    };
     let blob = gix::objs::compute_hash(ws.repo.object_hash(), gix::objs::Kind::Blob, &content)?;
     let key = crate::store::Key::blob(blob.as_bytes(), crate::repo::lang_hint(&rel));
     let indexed = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?.contains(&key);
@@ -322,18 +366,28 @@ fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
             None => crate::index::adopt::Content::Odb(f.blob),
         }))
         .collect();
-    let (checked, bad) = crate::index::adopt::verify_local(&engine.ws, &wanted)?;
+    let model = engine.embedder().ok();
+    let (checked, bad) = crate::index::adopt::verify_local(&engine.ws, &wanted, model.as_deref())?;
     if repair && !bad.is_empty() {
         let store = &engine.ws.store;
-        let quarantine = store.root.join("quarantine");
-        std::fs::create_dir_all(&quarantine)?;
-        let _lock = StoreLock::acquire(&store.root, "doctor --repair --verify")?;
-        for r in &bad {
-            let _ = std::fs::rename(store.segment_path(0, &r.segment), quarantine.join(r.segment.replace('/', "")));
+        // Every segment of a bad blob goes, whatever layer: what is processed again must not
+        // meet rows of the old ones (chunks and lexical rows have to agree).
+        let mut names: Vec<String> = bad.iter().flat_map(|r| std::iter::once(r.segment.clone()).chain(r.derived.iter().cloned())).collect();
+        names.sort();
+        names.dedup();
+        let local: Vec<String> = names.into_iter().filter(|n| store.segment_path(0, n).exists()).collect();
+        store.quarantine(&local)?;
+        {
+            let _lock = StoreLock::acquire(&store.root, "doctor --repair --verify")?;
+            pack::rebuild_catalogs(store.objects())?;
         }
-        pack::rebuild_catalogs(store.objects())?;
         engine.forget_views();
-        return Ok(check("verify", "ok", format!("quarantined {} segment(s) whose objects did not match their blobs; `git lynx index` processes those blobs again", bad.len()), None));
+        return Ok(check(
+            "verify",
+            "ok",
+            format!("quarantined {} segment(s) holding objects that did not match their blobs; `git lynx index` processes those blobs again", local.len()),
+            None,
+        ));
     }
     Ok(if bad.is_empty() {
         check("verify", "ok", format!("the objects of {checked} blobs match what processing them again gives"), None)

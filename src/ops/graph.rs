@@ -403,7 +403,7 @@ pub fn import_scip(engine: &Engine, index: &std::path::Path, rev: Option<&str>) 
         text.push_str("their calls, imports and bases are now `precise` in every view holding these blobs\n");
     }
     for s in r.skipped.iter().take(20) {
-        text.push_str(&format!("  skipped {}: {}\n", s.path, s.reason));
+        text.push_str(&format!("  skipped {}: {}\n", crate::present::quote_path(&s.path), s.reason));
     }
     if r.skipped.len() > 20 {
         text.push_str(&format!("  … and {} more skipped (--json lists them all)\n", r.skipped.len() - 20));

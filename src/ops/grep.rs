@@ -124,7 +124,7 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         matches: found,
         truncated,
     };
-    let text = render(&view.id, &result, a.files_only, a.before + a.after > 0);
+    let text = render(&view.id, &result, a.files_only, a.before > 0 || a.after > 0);
     Ok(Answer::new("search", Some(view.id.clone()), &result, text))
 }
 
@@ -156,7 +156,7 @@ fn matches_in(path: &str, text: &str, re: &regex::Regex, a: &GrepArgs) -> Vec<Gr
             column: spans[0].0 as u32 + 1,
             text: clip(line),
             before: lines[i.saturating_sub(a.before)..i].iter().map(|l| clip(l)).collect(),
-            after: lines[i + 1..(i + 1 + a.after).min(lines.len())].iter().map(|l| clip(l)).collect(),
+            after: lines[i + 1..(i + 1).saturating_add(a.after).min(lines.len())].iter().map(|l| clip(l)).collect(),
             spans: spans.into_iter().filter(|(_, e)| *e <= MAX_LINE).collect(),
         });
         if a.files_only {

@@ -133,8 +133,8 @@ pub fn link_line(l: &Link, styled: bool) -> String {
     let line = l.line.or(l.node.start_line).unwrap_or(0);
     let at = match (&l.node.path, l.node.start_line, l.node.end_line) {
         (Some(p), Some(s), Some(e)) if styled => format!("{} {} {} ({s}-{e})", present::loc(p, line), l.node.kind, l.node.name),
-        (Some(p), Some(s), Some(e)) => format!("{p}:{line}: {} {} ({s}-{e})", l.node.kind, l.node.name),
-        (Some(p), _, _) => format!("{} {} {}", if styled { present::path(p) } else { p.clone() }, l.node.kind, l.node.name),
+        (Some(p), Some(s), Some(e)) => format!("{}:{line}: {} {} ({s}-{e})", present::quote_path(p), l.node.kind, l.node.name),
+        (Some(p), _, _) => format!("{} {} {}", if styled { present::path(p) } else { present::quote_path(p).into_owned() }, l.node.kind, l.node.name),
         _ => format!("external {} {}", l.node.kind, l.node.name),
     };
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };

@@ -6,7 +6,7 @@ use crate::engine::Engine;
 use crate::layer;
 use crate::store::pack;
 use crate::view::{View, ViewSpec};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
@@ -78,11 +78,27 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let ws = &engine.ws;
     let current = [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())];
     let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
-    let segments = pack::read_checked(from, &accept)?;
+    // Staged beside the store one segment at a time (checked on the way), then installed or
+    // adopted, and removed.
+    let staging = crate::fsutil::temp_path_for(&ws.store.root.join("import"));
+    std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let staged = (|| -> Result<_> {
+        let segments = pack::read_checked(from, &accept, &staging)?;
+        let doc_files = pack::read_extra(from)?;
+        Ok((segments, doc_files))
+    })();
+    let (segments, doc_files) = match staged {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
     let total = segments.len();
-    let doc_files = pack::read_extra(from)?;
     if trust {
-        let new = pack::install(&ws.store, segments)?;
+        let new = pack::install(&ws.store, &staging, segments);
+        let _ = std::fs::remove_dir_all(&staging);
+        let new = new?;
         let mut text = format!("imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n", from.display());
         let docs = crate::docsource::import_files(ws, doc_files)?;
         if docs.snapshots + docs.refused.len() > 0 {
@@ -97,15 +113,13 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let doc_note = doc_files.iter().any(|(rel, _)| rel.starts_with("sources/")).then(|| {
         "documentation snapshots were not imported: nothing here can check them against their sites; import with --trust if you trust the exporter, or `git lynx update-source-index` to crawl\n".to_string()
     });
-    // Staged beside the store, checked, adopted, and removed.
-    let staging = crate::fsutil::temp_path_for(&ws.store.root.join("import"));
     let result = (|| -> Result<crate::index::adopt::Adoption> {
         pack::stage(&staging, &segments)?;
         let hash_len = ws.repo.object_hash().len_in_bytes();
         let mut keys: Vec<crate::store::Key> = segments
             .iter()
-            .filter(|(_, _, s)| s.layer == layer::CHUNKS)
-            .flat_map(|(_, _, s)| s.keys.iter().map(|k| k.0))
+            .filter(|(_, s)| s.layer == layer::CHUNKS)
+            .flat_map(|(_, s)| s.keys.iter().map(|k| k.0))
             .collect();
         keys.sort();
         keys.dedup();

@@ -88,7 +88,9 @@ fn segments_of(engine: &Engine, commit: ObjectId) -> Result<BTreeMap<String, Obj
             let f = f?;
             let fname = f.filename().to_string();
             let Some(stem) = fname.strip_suffix(".parquet") else { continue };
-            if f.mode().is_blob() && stem.bytes().all(|b| b.is_ascii_hexdigit()) {
+            // Only segment names (62 hex digits): anything else, an overlong name included,
+            // is not ours and is passed over rather than failing the fetch.
+            if f.mode().is_blob() && stem.len() == 62 && stem.bytes().all(|b| b.is_ascii_hexdigit()) {
                 out.insert(format!("{dname}/{stem}"), f.oid().to_owned());
             }
         }
@@ -213,7 +215,13 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     let staging = crate::fsutil::temp_path_for(&ws.store.root.join("fetch"));
     let result = (|| -> Result<Answer> {
         let repo = ws.repo.local();
+        let limit = crate::store::budget::MAX_SEGMENT_BYTES;
         for (name, oid) in &missing {
+            // The size from the object's header, before a byte of it is inflated.
+            let size = repo.find_header(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.size();
+            if size > limit {
+                bail!("refusing {REF} of {remote}: segment {name} is {size} bytes, over the limit of {limit} (nothing was imported)");
+            }
             let data = repo.find_blob(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.detach().data;
             crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &data)?;
         }

@@ -546,7 +546,7 @@ pub fn cite(h: &Hit) -> String {
     let at = match (&h.source, &h.citation) {
         (Some(s), Some(c)) => format!("[{s}] {c}"),
         (None, Some(c)) => c.clone(),
-        (Some(s), None) => format!("[{s}] {}:{}:", h.path, h.start_line),
+        (Some(s), None) => format!("[{s}] {}:{}:", crate::present::quote_path(&h.path), h.start_line),
         (None, None) => crate::present::loc(&h.path, h.start_line),
     };
     format!("{at} {sym} ({}-{}, {})", h.start_line, h.end_line, format_score(h.score))

@@ -309,10 +309,10 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
             h.files,
             h.layers[layer::CHUNKS].blobs_indexed,
             h.blobs,
-            if s.description.is_empty() { String::new() } else { format!(" — {}", s.description) }
+            s.description_text().map(|d| format!(" — {d}")).unwrap_or_default()
         ));
         let mut item = serde_json::json!({
-            "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description,
+            "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description, "description_from": s.committed.then_some(crate::config::TEAM_FILE),
             "state": h.state, "files": h.files, "blobs": h.blobs, "blobs_indexed": h.layers[layer::CHUNKS].blobs_indexed, "reasons": h.reasons,
         });
         if s.config.as_ref().is_some_and(|c| c.kind != crate::config::SourceType::Folder) {

@@ -179,9 +179,17 @@ impl Repo {
     /// Resolves `HEAD`, a branch, tag, abbreviated id, `HEAD~3`, … to a commit and its tree.
     pub fn resolve(&self, rev: &str) -> Result<Resolved> {
         let repo = self.local();
-        let id = repo
-            .rev_parse_single(rev)
-            .map_err(|e| crate::error::usage(format!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)")))?;
+        let id = repo.rev_parse_single(rev).map_err(|e| {
+            // On an unborn branch every HEAD-relative revision fails the same opaque way.
+            let unborn = repo.head().is_ok_and(|h| h.is_unborn());
+            if unborn && (rev.starts_with("HEAD") || rev.starts_with('@')) {
+                crate::error::usage(format!(
+                    "`{rev}`: the repository has no commits yet (the branch is unborn); commit first, or leave out --rev to ask about the working tree"
+                ))
+            } else {
+                crate::error::usage(format!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)"))
+            }
+        })?;
         let commit = id
             .object()?
             .peel_to_commit()

@@ -151,9 +151,52 @@ fn pad8(v: &mut Vec<u8>) {
     }
 }
 
+/// A shard's bytes: mapped (short-lived commands: opening costs nothing), or read into memory
+/// (long-lived servers: the file can be truncated or overwritten under them — damage, another
+/// tool — and a mapping would then fault or change answers; a copy checked once cannot).
+enum Bytes {
+    Mapped(Mmap),
+    /// 8-aligned words holding `len` bytes.
+    Owned(Vec<u64>, usize),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(words, len) => &bytemuck::cast_slice(words)[..*len],
+        }
+    }
+}
+
+static READ_INTO_MEMORY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process read shards into memory instead of mapping them (servers call it once).
+pub fn read_into_memory() {
+    READ_INTO_MEMORY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn load_bytes(f: &std::fs::File, path: &Path) -> Result<Bytes> {
+    if READ_INTO_MEMORY.load(std::sync::atomic::Ordering::Relaxed) {
+        use std::io::Read;
+        let len = f.metadata().with_context(|| format!("reading shard {}", path.display()))?.len() as usize;
+        let mut words = vec![0u64; len.div_ceil(8)];
+        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        let mut file = f;
+        file.read_exact(&mut buf[..len]).with_context(|| format!("reading shard {}", path.display()))?;
+        return Ok(Bytes::Owned(words, len));
+    }
+    // SAFETY: shards are written once (temp file + rename) and never modified in place; a
+    // file replaced under us stays mapped as it was. Servers, which live long enough to meet
+    // a file damaged in place, read instead (`read_into_memory`).
+    let map = unsafe { Mmap::map(f) }.with_context(|| format!("mapping shard {}", path.display()))?;
+    Ok(Bytes::Mapped(map))
+}
+
 /// An opened, validated shard file.
 pub struct File {
-    map: Mmap,
+    map: Bytes,
     sections: Vec<(usize, usize)>,
     pub segment: String,
     pub path: PathBuf,
@@ -184,9 +227,7 @@ impl File {
 
     fn open_checked(path: &Path, kind: Kind, segment: &str) -> Result<File> {
         let f = std::fs::File::open(path).with_context(|| format!("opening shard {}", path.display()))?;
-        // SAFETY: shards are written once (temp file + rename) and never modified in place; a
-        // file replaced under us stays mapped as it was.
-        let map = unsafe { Mmap::map(&f) }.with_context(|| format!("mapping shard {}", path.display()))?;
+        let map = load_bytes(&f, path)?;
         let bad = |why: &str| -> anyhow::Error { Invalid(format!("shard {} is invalid: {why}", path.display())).into() };
         let n = map.len();
         if n < 40 || &map[..8] != MAGIC || &map[n - 8..] != END {

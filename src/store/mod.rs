@@ -3,6 +3,7 @@
 //! catalogs that say which rows belong to which key. Extra read-only object directories
 //! (alternates) are consulted after the local one.
 
+pub mod budget;
 pub mod catalog;
 pub mod lock;
 pub mod pack;
@@ -374,7 +375,7 @@ impl std::error::Error for Damaged {}
 /// A segment's bytes, checked against its name when it sits in an object directory's layout
 /// (`<2 hex>/<rest>.parquet`): damaged bytes never reach the Parquet decoder.
 fn read_verified(path: &Path) -> Result<bytes::Bytes> {
-    let bytes = std::fs::read(path).with_context(|| format!("opening segment {}", path.display()))?;
+    let bytes = fsutil::read_bounded(path, budget::MAX_SEGMENT_BYTES).with_context(|| format!("opening segment {}", path.display()))?;
     let name = match (path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()), path.file_stem().and_then(|n| n.to_str())) {
         (Some(d), Some(f)) if d.len() == 2 && f.len() == 62 && d.bytes().chain(f.bytes()).all(|b| b.is_ascii_hexdigit()) => Some(format!("{d}/{f}")),
         _ => None,
@@ -387,13 +388,27 @@ fn read_verified(path: &Path) -> Result<bytes::Bytes> {
     Ok(bytes.into())
 }
 
+/// Runs a decoder over untrusted bytes, turning a panic inside it (the Parquet crate has a few
+/// on malformed pages) into an error naming the file.
+pub(crate) fn guarded<T>(what: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => bail!("segment {} is malformed (its decoder gave up)", what.display()),
+    }
+}
+
 /// Reads a segment file into one batch, with its (layer, fingerprint).
 pub fn read_segment_file(path: &Path) -> Result<RecordBatch> {
     Ok(read_segment_with_meta(path)?.0)
 }
 
 pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, String)> {
+    guarded(path, || read_segment_with_meta_unguarded(path))
+}
+
+fn read_segment_with_meta_unguarded(path: &Path) -> Result<(RecordBatch, String, String)> {
     let bytes = read_verified(path)?;
+    budget::check(&bytes).map_err(|e| anyhow::anyhow!("segment {} is refused: {e:#}", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
@@ -414,7 +429,12 @@ pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, Strin
 
 /// Reads only the named columns of a segment.
 pub fn read_columns(path: &Path, names: &[&str]) -> Result<RecordBatch> {
+    guarded(path, || read_columns_unguarded(path, names))
+}
+
+fn read_columns_unguarded(path: &Path, names: &[&str]) -> Result<RecordBatch> {
     let bytes = read_verified(path)?;
+    budget::check(&bytes).map_err(|e| anyhow::anyhow!("segment {} is refused: {e:#}", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let mask = parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());

@@ -21,6 +21,11 @@ pub struct Scanned {
 
 /// Reads a segment's metadata and key column (a damaged file is an error).
 pub fn scan_bytes(bytes: bytes::Bytes) -> Result<Scanned> {
+    super::guarded(Path::new("(in memory)"), || scan_unguarded(bytes))
+}
+
+fn scan_unguarded(bytes: bytes::Bytes) -> Result<Scanned> {
+    super::budget::check(&bytes)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).context("not a readable Parquet file")?;
     let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
     let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap_or_default();
@@ -48,7 +53,7 @@ pub fn scan_bytes(bytes: bytes::Bytes) -> Result<Scanned> {
 }
 
 pub fn scan_file(path: &Path) -> Result<Scanned> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = fsutil::read_bounded(path, super::budget::MAX_SEGMENT_BYTES)?;
     scan_bytes(bytes.into()).with_context(|| format!("segment {}", path.display()))
 }
 
@@ -67,7 +72,7 @@ pub fn rebuild_catalogs(objects: &Path) -> Result<(usize, Vec<String>)> {
     for name in &names {
         let path = objects.join(format!("{name}.parquet"));
         // Damaged bytes never reach the Parquet decoder.
-        if !std::fs::read(&path).is_ok_and(|b| verify_name(name, &b)) {
+        if !fsutil::read_bounded(&path, super::budget::MAX_SEGMENT_BYTES).is_ok_and(|b| verify_name(name, &b)) {
             tracing::warn!("segment {name} is damaged (its bytes no longer match its name); left out of the catalogs");
             bad.push(name.clone());
             continue;
@@ -170,74 +175,136 @@ pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, extra: &[(Str
     Ok((segments.len(), bytes_total))
 }
 
-/// The extra files of a directory or pack (`docs/…`), by relative path, as they are: the
-/// caller checks them. Paths that are not plain relative paths are left out.
-pub fn read_extra(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
-    let plain = |rel: &str| !rel.is_empty() && !rel.starts_with('/') && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
-    let mut out = Vec::new();
+/// The largest documentation file (a compressed page text or a manifest) a pack may carry.
+const MAX_EXTRA_BYTES: u64 = 32 << 20;
+/// Entries and bytes a pack may hold in all.
+const MAX_PACK_ENTRIES: usize = 1_000_000;
+const MAX_PACK_BYTES: u64 = 64 << 30;
+
+/// `docs/…` paths that are plain relative paths.
+fn plain(rel: &str) -> bool {
+    !rel.is_empty() && !rel.starts_with('/') && rel.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// A segment name (`ab/<62 hex>`) from a pack entry or directory path, when it is one.
+fn segment_name(path: &str) -> Option<String> {
+    let rest = path.strip_suffix(".parquet")?;
+    let (dir, file) = rest.split_once('/')?;
+    (dir.len() == 2 && file.len() == 62 && dir.bytes().chain(file.bytes()).all(|b| b.is_ascii_hexdigit())).then(|| rest.to_ascii_lowercase())
+}
+
+/// What a pack entry is, decided from its name before its bytes are read.
+enum EntryKind {
+    Manifest,
+    Segment(String),
+    Extra(String),
+    Other,
+}
+
+fn entry_kind(path: &str) -> EntryKind {
+    if path == "manifest.json" {
+        EntryKind::Manifest
+    } else if let Some(name) = path.strip_prefix("objects/").and_then(segment_name) {
+        EntryKind::Segment(name)
+    } else if let Some(rel) = path.strip_prefix("docs/").filter(|r| plain(r)) {
+        EntryKind::Extra(rel.to_string())
+    } else {
+        EntryKind::Other
+    }
+}
+
+/// Calls `each(kind, bytes)` for every entry of a directory or pack that `wanted` accepts, one
+/// at a time and bounded: names are judged before bytes are read, every entry's size before
+/// it is read (a GNU-sparse entry counts at its expanded size), and the whole pack too.
+fn for_each_entry(from: &Path, wanted: &dyn Fn(&EntryKind) -> bool, each: &mut dyn FnMut(EntryKind, Vec<u8>) -> Result<()>) -> Result<bool> {
+    use std::io::Read;
+    let limit = |k: &EntryKind| match k {
+        EntryKind::Segment(_) => super::budget::MAX_SEGMENT_BYTES,
+        _ => MAX_EXTRA_BYTES,
+    };
     if from.is_dir() {
+        for name in super::list_segments(from)? {
+            let kind = EntryKind::Segment(name.clone());
+            if wanted(&kind) {
+                let bytes = fsutil::read_bounded(&from.join(format!("{name}.parquet")), limit(&kind))?;
+                each(kind, bytes)?;
+            }
+        }
         let docs = from.join("docs");
         for e in walkdir::WalkDir::new(&docs).follow_links(false).into_iter().flatten().filter(|e| e.file_type().is_file()) {
             let rel = e.path().strip_prefix(&docs).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
-            if plain(&rel) {
-                out.push((rel, std::fs::read(e.path())?));
+            let kind = EntryKind::Extra(rel.clone());
+            if plain(&rel) && wanted(&kind) {
+                let bytes = fsutil::read_bounded(e.path(), MAX_EXTRA_BYTES)?;
+                each(kind, bytes)?;
             }
         }
-        return Ok(out);
+        return Ok(true);
     }
+    let not_pack = || format!("{} is neither an object directory nor a Lynx pack (.lynxpack, a tar file made by `git lynx objects export`)", from.display());
     let file = std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
     let mut ar = tar::Archive::new(file);
-    for entry in ar.entries().with_context(|| format!("{} is not a Lynx pack (not a tar file)", from.display()))? {
-        let mut entry = entry.with_context(|| format!("{} is damaged", from.display()))?;
-        let path = entry.path()?.to_string_lossy().into_owned();
-        if let Some(rel) = path.strip_prefix("docs/").filter(|r| plain(r)).map(String::from) {
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut entry, &mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
-            out.push((rel, bytes));
+    let (mut saw_manifest, mut entries, mut total) = (false, 0usize, 0u64);
+    for entry in ar.entries().with_context(not_pack)? {
+        let mut entry = entry.with_context(not_pack)?;
+        entries += 1;
+        if entries > MAX_PACK_ENTRIES {
+            bail!("{} holds more than {MAX_PACK_ENTRIES} entries; refusing it", from.display());
         }
+        let path = entry.path().with_context(not_pack)?.to_string_lossy().into_owned();
+        let kind = entry_kind(&path);
+        if matches!(kind, EntryKind::Other) || !wanted(&kind) {
+            saw_manifest |= matches!(kind, EntryKind::Manifest);
+            continue;
+        }
+        let size = entry.size().max(entry.header().size().unwrap_or(0));
+        if size > limit(&kind) {
+            bail!("refusing {}: its entry {path} is {size} bytes, over the limit of {}", from.display(), limit(&kind));
+        }
+        total += size;
+        if total > MAX_PACK_BYTES {
+            bail!("refusing {}: it unpacks to more than {MAX_PACK_BYTES} bytes", from.display());
+        }
+        let mut bytes = Vec::with_capacity(size as usize);
+        (&mut entry).take(size + 1).read_to_end(&mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
+        if bytes.len() as u64 > size {
+            bail!("refusing {}: its entry {path} holds more than it says", from.display());
+        }
+        saw_manifest |= matches!(kind, EntryKind::Manifest);
+        each(kind, bytes)?;
     }
-    Ok(out)
+    if entries == 0 {
+        bail!(not_pack());
+    }
+    Ok(saw_manifest)
 }
 
-/// Segments of a directory or pack: (name, bytes).
-fn read_source(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+/// The extra files of a directory or pack (`docs/…`), by relative path, as they are: the
+/// caller checks them. Paths that are not plain relative paths are left out.
+pub fn read_extra(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
-    if from.is_dir() {
-        for name in super::list_segments(from)? {
-            out.push((name.clone(), std::fs::read(from.join(format!("{name}.parquet")))?));
+    let mut total = 0u64;
+    for_each_entry(from, &|k| matches!(k, EntryKind::Extra(_)), &mut |k, bytes| {
+        total += bytes.len() as u64;
+        if total > MAX_PACK_BYTES {
+            bail!("refusing {}: its documentation files hold more than {MAX_PACK_BYTES} bytes", from.display());
         }
-        if out.is_empty() {
-            bail!("{} holds no Lynx segments", from.display());
+        if let EntryKind::Extra(rel) = k {
+            out.push((rel, bytes));
         }
-        return Ok(out);
-    }
-    let file = std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
-    let mut ar = tar::Archive::new(file);
-    let mut saw_manifest = false;
-    for entry in ar.entries().with_context(|| format!("{} is not a Lynx pack (not a tar file)", from.display()))? {
-        let mut entry = entry.with_context(|| format!("{} is damaged", from.display()))?;
-        let path = entry.path()?.to_string_lossy().into_owned();
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut entry, &mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
-        if path == "manifest.json" {
-            saw_manifest = true;
-        } else if let Some(name) = path.strip_prefix("objects/").and_then(|p| p.strip_suffix(".parquet")) {
-            out.push((name.to_string(), bytes));
-        }
-    }
-    if !saw_manifest {
-        bail!("{} is not a Lynx pack (no manifest.json)", from.display());
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 
 /// The segments of a directory or pack, each checked against its name (the blake3 of its
-/// bytes) and read for its layer and fingerprint; refused whole when any is corrupt or was made
+/// bytes), within the decoding budget, and read for its layer and fingerprint, then written to
+/// `staging` (an object directory) one at a time; refused whole when any is corrupt or was made
 /// by a pipeline `accept` rejects.
-pub fn read_checked(from: &Path, accept: &dyn Fn(&str, &str) -> bool) -> Result<Vec<(String, Vec<u8>, Scanned)>> {
-    let segments = read_source(from)?;
-    let mut out = Vec::with_capacity(segments.len());
-    for (name, bytes) in segments {
+pub fn read_checked(from: &Path, accept: &dyn Fn(&str, &str) -> bool, staging: &Path) -> Result<Vec<(String, Scanned)>> {
+    let mut out = Vec::new();
+    let saw_manifest = for_each_entry(from, &|k| matches!(k, EntryKind::Segment(_) | EntryKind::Manifest), &mut |k, bytes| {
+        let EntryKind::Segment(name) = k else { return Ok(()) };
         if !verify_name(&name, &bytes) {
             bail!("refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported", from.display());
         }
@@ -250,18 +317,27 @@ pub fn read_checked(from: &Path, accept: &dyn Fn(&str, &str) -> bool) -> Result<
                 s.fingerprint
             );
         }
-        out.push((name, bytes, s));
+        fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
+        out.push((name, s));
+        Ok(())
+    })?;
+    if !from.is_dir() && !saw_manifest {
+        bail!("{} is not a Lynx pack (no manifest.json)", from.display());
+    }
+    if out.is_empty() {
+        bail!("{} holds no Lynx segments", from.display());
     }
     Ok(out)
 }
 
-/// Installs checked segments as they are (trusted imports). Returns how many were new.
-pub fn install(store: &Store, segments: Vec<(String, Vec<u8>, Scanned)>) -> Result<usize> {
+/// Installs checked, staged segments as they are (trusted imports). Returns how many were new.
+pub fn install(store: &Store, staging: &Path, segments: Vec<(String, Scanned)>) -> Result<usize> {
     let mut added: BTreeMap<(String, String), Vec<(String, Vec<(Key, u32, u32)>)>> = BTreeMap::new();
     let mut new = 0;
-    for (name, bytes, s) in segments {
+    for (name, s) in segments {
         let path = store.segment_path(0, &name);
         if !path.exists() {
+            let bytes = fsutil::read_bounded(&staging.join(format!("{name}.parquet")), super::budget::MAX_SEGMENT_BYTES)?;
             fsutil::write_atomic(&path, &bytes)?;
             new += 1;
         }
@@ -273,12 +349,11 @@ pub fn install(store: &Store, segments: Vec<(String, Vec<u8>, Scanned)>) -> Resu
     Ok(new)
 }
 
-/// Lays checked segments out in `dir` as an object directory with catalogs (a pool from which
-/// `index::adopt` checks and copies what it needs).
-pub fn stage(dir: &Path, segments: &[(String, Vec<u8>, Scanned)]) -> Result<()> {
+/// Writes the catalogs of staged segments in `dir`, making it an object directory (a pool from
+/// which `index::adopt` checks and copies what it needs).
+pub fn stage(dir: &Path, segments: &[(String, Scanned)]) -> Result<()> {
     let mut cats: BTreeMap<(String, String), Catalog> = BTreeMap::new();
-    for (name, bytes, s) in segments {
-        fsutil::write_atomic(&dir.join(format!("{name}.parquet")), bytes)?;
+    for (name, s) in segments {
         cats.entry((s.layer.clone(), s.fingerprint.clone())).or_default().add(name, &s.keys);
     }
     for ((layer, fp), cat) in &cats {

@@ -51,6 +51,7 @@ fn secret() -> String {
 
 /// Runs the interface until the process is stopped. `on_ready` gets the URL to open.
 pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
+    crate::shard::read_into_memory();
     let progress = engine.progress.clone();
     let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
     // Working-tree answers reuse the listing until a file changes, instead of listing per request.
@@ -152,10 +153,25 @@ fn envelope(a: &Answer) -> serde_json::Value {
     v
 }
 
-/// An operation run off the async threads, as its envelope.
-async fn answer(f: impl FnOnce() -> Result<Answer> + Send + 'static) -> Response {
+/// Blobs every source's engine has processed for questions so far.
+fn indexed_so_far(ui: &Ui) -> usize {
+    ui.sources.list.iter().map(|s| s.engine.indexed_on_demand.load(std::sync::atomic::Ordering::Relaxed)).sum()
+}
+
+/// An operation run off the async threads, as its envelope. A question about a view the index
+/// lacked writes that view's derived objects to the local index (`.lynx`), even read-only: the
+/// envelope says how many (`indexed_now`), and the page shows it.
+async fn answer(ui: Arc<Ui>, f: impl FnOnce() -> Result<Answer> + Send + 'static) -> Response {
+    let before = indexed_so_far(&ui);
     match tokio::task::spawn_blocking(f).await {
-        Ok(Ok(a)) => Json(envelope(&a)).into_response(),
+        Ok(Ok(a)) => {
+            let mut v = envelope(&a);
+            let now = indexed_so_far(&ui) - before;
+            if now > 0 {
+                v["indexed_now"] = serde_json::json!(now);
+            }
+            Json(v).into_response()
+        }
         Ok(Err(e)) => {
             let status = if crate::error::exit_code(&e) == crate::error::EXIT_USAGE { StatusCode::BAD_REQUEST } else { StatusCode::INTERNAL_SERVER_ERROR };
             (status, Json(serde_json::json!({"ok": false, "error": format!("{e:#}")}))).into_response()
@@ -178,7 +194,7 @@ fn source<'a>(ui: &'a Ui, p: &HashMap<String, String>) -> Result<&'a Engine> {
 }
 
 async fn overview(State(ui): State<Arc<Ui>>) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let mut a = ops::status::list_sources(&ui.sources)?;
         let status = ops::status::rag_status(&ui.sources, None)?;
         a.data.insert("status".into(), envelope(&status));
@@ -191,7 +207,7 @@ async fn overview(State(ui): State<Arc<Ui>>) -> Response {
 }
 
 async fn revisions(State(ui): State<Arc<Ui>>) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let repo = &ui.sources.main().engine.ws.repo;
         let (branches, tags) = repo.branches_and_tags()?;
         let commits: Vec<serde_json::Value> = if repo.head()?.is_some() {
@@ -209,7 +225,7 @@ async fn revisions(State(ui): State<Arc<Ui>>) -> Response {
 }
 
 async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let query = opt(&p, "q").ok_or_else(|| crate::error::usage("a search needs a query"))?;
         let k = opt(&p, "k").map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number"))).transpose()?.map(|k| k.clamp(1, 200));
         let filters = crate::search::filter::Filters {
@@ -242,7 +258,7 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 }
 
 async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let name = opt(&p, "name").ok_or_else(|| crate::error::usage("which symbol? (name=…)"))?;
         let engine = source(&ui, &p)?;
         let rev = opt(&p, "rev");
@@ -264,7 +280,7 @@ async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 }
 
 async fn impact(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let engine = source(&ui, &p)?;
         let range = match opt(&p, "range").as_deref() {
             None | Some("uncommitted") => ops::changes::Range::Uncommitted,
@@ -279,7 +295,7 @@ async fn impact(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 /// One file of a view: only a path the view lists, read as the view has it (no path from the
 /// request ever reaches the file system).
 async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let path = opt(&p, "path").ok_or_else(|| crate::error::usage("which file? (path=…)"))?;
         let engine = source(&ui, &p)?;
         let view = crate::view::View::open(&engine.ws, &engine.spec(opt(&p, "rev").as_deref()))?;
@@ -295,7 +311,7 @@ async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 }
 
 async fn config(State(ui): State<Arc<Ui>>) -> Response {
-    answer(move || {
+    answer(ui.clone(), move || {
         let ws = &ui.sources.main().engine.ws;
         let text = toml::to_string_pretty(&ws.config).unwrap_or_default();
         Ok(Answer::new("config", None, serde_json::json!({"warnings": ws.config.warnings}), text))
@@ -318,7 +334,7 @@ async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<FeedbackForm>) -> Res
     if !ui.allow_write {
         return refuse(StatusCode::FORBIDDEN, "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback");
     }
-    answer(move || ops::feedback::record(&ops::feedback::path(&ui.sources.main().engine.ws), &f.tool, &f.query, &f.outcome, &f.comment)).await
+    answer(ui.clone(), move || ops::feedback::record(&ops::feedback::path(&ui.sources.main().engine.ws), &f.tool, &f.query, &f.outcome, &f.comment)).await
 }
 
 /// The graph explorer for a symbol or a module, the same page `graph export` writes.

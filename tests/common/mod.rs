@@ -2,6 +2,8 @@
 //! `git` CLI) and the real `git-lynx` binary.
 #![allow(dead_code)]
 
+pub mod mcp;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
