@@ -529,6 +529,13 @@ pub struct SearchDiffCmd {
     /// Base to compare with (default: upstream, else main/master/trunk/develop).
     #[arg(long)]
     pub base: Option<String>,
+    /// Search the changes of this revision (a branch, tag, commit) since its merge base with
+    /// the base, without checking it out (default: the working tree).
+    #[arg(long)]
+    pub rev: Option<String>,
+    /// Continue the list of changed files (`files_cursor` of an earlier answer).
+    #[arg(long)]
+    pub cursor: Option<String>,
     /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
@@ -1222,7 +1229,15 @@ fn run(cli: &Cli) -> Result<Answer> {
         }
         Command::Impact(a) => impact(cli, a),
         Command::SearchDiff(a) => {
-            let args = ops::changes::SearchDiffArgs { query: a.query.clone(), base: a.base.clone(), k: a.k, snippet_lines: a.lines, filters: a.filter.filters()? };
+            let args = ops::changes::SearchDiffArgs {
+                query: a.query.clone(),
+                base: a.base.clone(),
+                rev: a.rev.clone(),
+                k: a.k,
+                snippet_lines: a.lines,
+                filters: a.filter.filters()?,
+                cursor: a.cursor.clone(),
+            };
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {

@@ -79,6 +79,9 @@ pub struct Engine {
     /// Blobs processed because a question named a view that lacked them (what a read-only
     /// surface reports having written to the local index).
     pub indexed_on_demand: std::sync::atomic::AtomicUsize,
+    /// The commit facts of the most recent tips asked about: a new view at the same commit (the
+    /// working tree after an edit, in `serve`) builds its history field without walking again.
+    recent: Mutex<Vec<(String, Arc<Vec<crate::layer::history::CommitFacts>>)>>,
     /// Assembled views, most recently used last.
     views: Mutex<Vec<(String, Arc<ViewData>)>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
@@ -150,6 +153,7 @@ impl Engine {
             progress,
             model,
             indexed_on_demand: Default::default(),
+            recent: Mutex::new(Vec::new()),
             views: Mutex::new(Vec::new()),
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
@@ -168,10 +172,31 @@ impl Engine {
     /// the working tree).
     pub fn spec(&self, rev: Option<&str>) -> ViewSpec {
         match (&self.folder, rev) {
-            // A documentation source's revisions are its snapshots.
-            (Some(ViewSpec::Snapshot { source, .. }), Some(id)) if !id.is_empty() && id != "worktree" => ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) },
+            // A documentation source's revisions are its snapshots; any other revision names
+            // code, and the source answers at its current snapshot (`rev_note` says so).
+            (Some(ViewSpec::Snapshot { source, .. }), Some(id)) if self.is_snapshot(source, id) => ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) },
             (Some(f), _) => f.clone(),
             (None, _) => ViewSpec::from_option(rev),
+        }
+    }
+
+    /// A snapshot of `source`, or a name shaped like one (`1796083200-1a2b3c4d`): asking for a
+    /// snapshot `gc` removed is an error, not the current snapshot.
+    fn is_snapshot(&self, source: &str, id: &str) -> bool {
+        let shaped = id.split_once('-').is_some_and(|(t, h)| t.len() == 10 && t.bytes().all(|b| b.is_ascii_digit()) && h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+        shaped || (!id.is_empty() && id != "worktree" && crate::docsource::snapshot_ids(&self.ws, source).iter().any(|s| s == id))
+    }
+
+    /// What an answer should say when `rev` does not apply to this source: a documentation
+    /// source asked at a code revision answers at its current snapshot, a folder as it is.
+    pub fn rev_note(&self, rev: Option<&str>) -> Option<String> {
+        let rev = rev.filter(|r| !r.is_empty() && *r != "worktree")?;
+        match &self.folder {
+            Some(ViewSpec::Snapshot { source, .. }) if !self.is_snapshot(source, rev) => {
+                Some(format!("documentation source `{source}` has no revision `{rev}`: it answered at its current snapshot"))
+            }
+            Some(ViewSpec::Folder { .. }) => Some(format!("folder sources have no revisions: answered from the folder as it is (not at `{rev}`)")),
+            _ => None,
         }
     }
 
@@ -351,8 +376,19 @@ impl Engine {
                 if (s.history <= 0.0 && s.recency <= 0.0) || s.history_commits == 0 {
                     return None;
                 }
-                match index::history::recent(&self.ws, commit, s.history_commits) {
-                    Ok(commits) => Some(Arc::new(crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file))),
+                let t = std::time::Instant::now();
+                match self.recent_commits(commit, s.history_commits) {
+                    Ok(commits) => {
+                        let read = t.elapsed();
+                        let field = crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file);
+                        tracing::debug!(
+                            "history field: {} commits read in {:.1} ms, built in {:.1} ms",
+                            commits.len(),
+                            read.as_secs_f64() * 1000.0,
+                            (t.elapsed() - read).as_secs_f64() * 1000.0
+                        );
+                        Some(Arc::new(field))
+                    }
                     Err(e) => {
                         tracing::warn!("history field unavailable: {e:#}");
                         None
@@ -360,6 +396,21 @@ impl Engine {
                 }
             })
             .clone()
+    }
+
+    /// The facts of the commits a history field at `commit` draws on, kept for a few tips.
+    fn recent_commits(&self, commit: &str, max: usize) -> Result<Arc<Vec<crate::layer::history::CommitFacts>>> {
+        let key = format!("{commit}/{max}");
+        if let Some((_, c)) = self.recent.lock().unwrap().iter().find(|(k, _)| *k == key) {
+            return Ok(c.clone());
+        }
+        let commits = Arc::new(index::history::recent(&self.ws, commit, max)?);
+        let mut cache = self.recent.lock().unwrap();
+        if cache.len() >= 4 {
+            cache.remove(0);
+        }
+        cache.push((key, commits.clone()));
+        Ok(commits)
     }
 
     /// Drops views, dense sides, graphs and shards kept in memory (after files were removed).

@@ -522,3 +522,51 @@ fn a_damaged_snapshot_pointer_is_reported_and_answers_keep_the_newest_snapshot()
         assert_eq!(verdict(&r), "ok", "repaired");
     }
 }
+
+#[test]
+fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_asked() {
+    let site = Site::start();
+    build_site(&site);
+    let r = TestRepo::new();
+    r.write("app.py", "def backoff_wait():\n    return 2\n");
+    let old = r.commit_all("first");
+    r.write("app.py", "def backoff_wait():\n    return 3\n");
+    r.commit_all("second");
+    r.git(&["tag", "v1", &old]);
+    r.json(&["--no-dense", "source", "add", "guide", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    for args in [
+        vec!["--no-dense", "search", "wombat backoff", "--rev", "v1"],
+        vec!["--no-dense", "search", "wombat backoff", "--rev", "v1", "--source", "ALL"],
+        vec!["--no-dense", "search", "wombat backoff", "--rev", "v1", "--source", "guide"],
+    ] {
+        let v = r.json(&args);
+        let text = v.to_string();
+        if args.contains(&"ALL") || args.contains(&"guide") {
+            assert!(text.contains("wombat"), "{args:?}: the documentation answers: {v}");
+            assert!(text.contains("current snapshot"), "{args:?}: and says at which snapshot: {v}");
+        } else {
+            assert!(text.contains("app.py"), "{args:?}: {v}");
+        }
+    }
+    // An unknown revision is a usage error (exit 2), also with a documentation source.
+    let out = r.lynx(&["--no-dense", "--json", "search", "x", "--rev", "no-such-rev", "--source", "ALL"]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    // MCP: the same.
+    let mut c = common::mcp::Client::start(&r, &[]);
+    let (text, err) = c.call("search", serde_json::json!({"query": "wombat backoff", "rev": "v1", "source": "ALL"}));
+    assert!(!err && text.contains("wombat"), "{text}");
+    c.close();
+    // The web interface asks every source by default.
+    let mut ui = r.cmd(&["--no-dense", "ui"]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(ui.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().to_string();
+    let port: u16 = url["http://127.0.0.1:".len()..].split('/').next().unwrap().parse().unwrap();
+    let token = url.split("token=").nth(1).unwrap().to_string();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET /api/search?q=wombat+backoff&rev=v1&token={token} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut body = String::new();
+    std::io::Read::read_to_string(&mut s, &mut body).unwrap();
+    let _ = ui.kill();
+    assert!(body.starts_with("HTTP/1.1 200") && body.contains("wombat"), "{body}");
+}

@@ -167,7 +167,15 @@ fn doctor_explains_files_and_repairs_a_corrupt_segment() {
 
     // Corrupt one segment: doctor says so (exit 2), --repair quarantines it and keeps the rest.
     let objects = r.file(".lynx/objects");
-    let seg = std::fs::read_dir(&objects).unwrap().flatten().filter(|e| e.file_name().len() == 2).flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten()).next().unwrap().path();
+    // A chunks segment (the history layer's would be recomputed without any blob processed).
+    let seg = std::fs::read_dir(&objects)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().len() == 2)
+        .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
+        .map(|e| e.path())
+        .find(|p| lynx::store::read_segment_with_meta(p).is_ok_and(|(_, layer, _)| layer == "chunks"))
+        .unwrap();
     let mut bytes = std::fs::read(&seg).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;

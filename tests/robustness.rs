@@ -153,3 +153,28 @@ fn an_interrupted_index_keeps_the_batches_it_finished() {
     let hits = r.json(&["--no-dense", "search", "griffin377 helpers", "-k", "1"]);
     assert_eq!(hits["results"][0]["path"], "pkg0/mod377.py", "{hits}");
 }
+
+#[test]
+fn a_missing_blob_is_skipped_with_one_warning() {
+    let r = TestRepo::new();
+    r.write("a.py", "needle_here = 1\n");
+    r.write("b.py", "needle_here = 2\n");
+    r.commit_all("two files");
+    let blob = r.git(&["rev-parse", "HEAD:b.py"]).trim().to_string();
+    std::fs::remove_file(r.file(&format!(".git/objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
+    for args in [vec!["--no-dense", "search", "--exact", "needle_here", "--rev", "HEAD"], vec!["--no-dense", "search", "--regex", "needle_\\w+", "--rev", "HEAD"]] {
+        let out = r.lynx(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stdout.contains("a.py:1:needle_here = 1"), "{stdout}");
+        assert!(stderr.contains("could not be read") && stderr.contains("b.py"), "{stderr}");
+    }
+    let v = r.json(&["--no-dense", "search", "--exact", "needle_here", "--rev", "HEAD"]);
+    assert_eq!(v["unreadable"], serde_json::json!(["b.py"]), "{v}");
+    // `index` says it once per store state, not on every run.
+    let first = r.lynx(&["--no-dense", "index", "--rev", "HEAD"]);
+    assert!(String::from_utf8_lossy(&first.stderr).contains("could not be read"), "{}", String::from_utf8_lossy(&first.stderr));
+    let again = r.lynx(&["--no-dense", "index", "--rev", "HEAD"]);
+    assert!(!String::from_utf8_lossy(&again.stderr).contains("could not be read"), "{}", String::from_utf8_lossy(&again.stderr));
+}

@@ -279,3 +279,63 @@ fn fail_on_callers_counts_only_trusted_paths() {
     assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>1"]).status.code(), Some(0));
     assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>0"]).status.code(), Some(3));
 }
+
+#[test]
+fn search_diff_answers_about_any_branch_without_a_checkout() {
+    let r = TestRepo::new();
+    calc_project(&r);
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    r.write("src/retry.py", "def retry_with_backoff(call):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n");
+    r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers, with backoff on overflow.\"\"\"\n    return a + b\n");
+    r.commit_all("feature");
+    r.git(&["checkout", "-q", "main"]);
+    let at_rev = r.json(&["--no-dense", "search-diff", "backoff", "--base", "main", "--rev", "feature"]);
+    let paths: Vec<&str> = at_rev["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(paths.contains(&"src/retry.py"), "the branch's changes are searched from main: {at_rev}");
+    assert_eq!(at_rev["view"]["kind"], "commit", "{at_rev}");
+    r.git(&["checkout", "-q", "feature"]);
+    let checked_out = r.json(&["--no-dense", "search-diff", "backoff", "--base", "main"]);
+    assert_eq!(at_rev["results"], checked_out["results"], "the same answer as with the branch checked out");
+    r.git(&["checkout", "-q", "main"]);
+    let mut c = common::mcp::Client::start(&r, &[]);
+    let v = c.request("tools/call", serde_json::json!({"name": "search_diff", "arguments": {"query": "backoff", "base": "main", "rev": "feature"}}));
+    assert_eq!(v["result"]["structuredContent"]["results"], at_rev["results"], "{v}");
+    c.close();
+}
+
+#[test]
+fn search_diff_stays_small_whatever_the_size_of_the_diff() {
+    let r = TestRepo::new();
+    r.write("README.md", "# Big\n");
+    r.commit_all("base");
+    r.git(&["checkout", "-q", "-b", "big"]);
+    for i in 0..5000 {
+        r.write(&format!("gen/m{}/f{i}.py", i % 50), &format!("def generated_{i}():\n    return {i}\n"));
+    }
+    r.write("src/needle.py", "def find_the_platypus():\n    return 'platypus'\n");
+    r.commit_all("five thousand files");
+    let out = r.lynx(&["--no-dense", "--json", "search-diff", "platypus", "--base", "main", "--rev", "big", "-k", "3"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.len() < 20_000, "the answer is bounded: {} bytes", out.stdout.len());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["changed"]["files"], 5001, "{}", v["changed"]);
+    assert_eq!(v["results"][0]["path"], "src/needle.py");
+    assert!(v["files"].as_array().unwrap().len() <= 20);
+    let text = r.text(&["--no-dense", "search-diff", "platypus", "--base", "main", "--rev", "big", "-k", "3"]);
+    assert!(text.lines().count() < 60, "{} lines", text.lines().count());
+    // The rest of the file list, page by page.
+    let mut cursor = v["files_cursor"].as_str().expect("a cursor for the rest").to_string();
+    let mut seen = v["files"].as_array().unwrap().len();
+    let mut pages = 0;
+    loop {
+        let p = r.json(&["--no-dense", "search-diff", "platypus", "--base", "main", "--rev", "big", "--cursor", &cursor]);
+        seen += p["files"].as_array().unwrap().len();
+        pages += 1;
+        match p["files_cursor"].as_str() {
+            Some(c) => cursor = c.to_string(),
+            None => break,
+        }
+        assert!(pages < 100);
+    }
+    assert_eq!(seen, 5001);
+}

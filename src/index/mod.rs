@@ -35,6 +35,9 @@ pub struct IndexReport {
     pub chunks_written: usize,
     pub segments_written: usize,
     pub chunks_embedded: usize,
+    /// Commits whose history facts (subject, changed paths) this run computed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub commits_new: usize,
     pub dense: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_reason: Option<String>,
@@ -54,6 +57,7 @@ impl IndexReport {
         self.chunks_written += other.chunks_written;
         self.segments_written += other.segments_written;
         self.chunks_embedded += other.chunks_embedded;
+        self.commits_new += other.commits_new;
         for (k, v) in &other.skipped {
             *self.skipped.entry(k.clone()).or_default() += v;
         }
@@ -191,6 +195,8 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
         write_s += t2.elapsed().as_secs_f64();
     }
     progress.finish();
+    let unreadable: Vec<&ViewFile> = todo.iter().filter(|f| not_stored.get(&f.key) == Some(&SkipReason::Unreadable)).copied().collect();
+    warn_unreadable(ws, &unreadable);
     report.seconds.insert("process".into(), process_s);
     report.seconds.insert("write".into(), write_s);
 
@@ -215,6 +221,30 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
     report.files_indexed = indexed_files;
     report.seconds.insert("total".into(), t0.elapsed().as_secs_f64());
     Ok(report)
+}
+
+/// Warns about blobs git could not read — once: the set is remembered (`.lynx/unreadable`), and
+/// the same set again on the next `index` is only logged at debug level.
+fn warn_unreadable(ws: &Workspace, files: &[&ViewFile]) {
+    let mut ids: Vec<String> = files.iter().map(|f| f.blob.to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    if ids.is_empty() {
+        return;
+    }
+    let path = ws.store.root.join("unreadable");
+    let text = ids.join("\n");
+    if std::fs::read_to_string(&path).is_ok_and(|known| known == text) {
+        return;
+    }
+    let shown: Vec<String> = files.iter().take(3).map(|f| crate::present::quote_path(&f.path).into_owned()).collect();
+    tracing::warn!(
+        "{} file(s) could not be read from git's object store and are not indexed ({}{}); `git fsck` tells why (a partial or damaged clone)",
+        ids.len(),
+        shown.join(", "),
+        if files.len() > 3 { ", …" } else { "" }
+    );
+    let _ = crate::fsutil::write_atomic(&path, text.as_bytes());
 }
 
 /// Writes the layers of `processed` (checked elsewhere or computed here) that the local store
@@ -360,7 +390,8 @@ fn process_file(repo: &gix::Repository, f: &ViewFile, max: u64, graph: bool) -> 
                 Ok(Some(c)) => std::borrow::Cow::Owned(c),
                 Ok(None) => return Ok(process::Outcome::Skipped(f.key, SkipReason::TooLarge)),
                 Err(e) => {
-                    tracing::warn!("{}: {e:#}", f.path);
+                    // Said once per store state, after the batch (`warn_unreadable`).
+                    tracing::debug!("{}: {e:#}", f.path);
                     return Ok(process::Outcome::Skipped(f.key, SkipReason::Unreadable));
                 }
             }

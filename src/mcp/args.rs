@@ -365,6 +365,9 @@ pub struct SearchDiff {
     query: String,
     pub base: Option<String>,
     n_results: Option<Count>,
+    pub cursor: Option<String>,
+    #[serde(flatten)]
+    pub filters: FilterArgs,
     #[serde(flatten)]
     pub at: At,
 }

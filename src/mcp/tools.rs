@@ -182,11 +182,13 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "search_diff",
         description: "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
         schema: || {
-            let p = common(obj(json!({
+            let mut p = common(obj(json!({
                 "query": {"type": "string"},
                 "base": {"type": "string", "description": "default: upstream, else main/master"},
-                "n_results": {"type": "integer"}
+                "n_results": {"type": "integer"},
+                "cursor": {"type": "string", "description": "files_cursor of a previous answer: the next page of changed files"}
             })));
+            p.extend(filters());
             props(Value::Object(p), &["query"])
         },
         read_only: true,
@@ -543,7 +545,17 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         }
         "search_diff" => {
             let a: args::SearchDiff = args::parse(&args)?;
-            let run = ops::changes::SearchDiffArgs { query: a.query()?, base: a.base.clone(), k: a.k(), snippet_lines: SNIPPET_LINES, filters: Default::default() };
+            let query = a.query()?;
+            let k = a.k();
+            let run = ops::changes::SearchDiffArgs {
+                query,
+                base: a.base.clone(),
+                rev: a.at.rev.clone(),
+                k,
+                snippet_lines: SNIPPET_LINES,
+                filters: a.filters.filters(),
+                cursor: a.cursor.clone(),
+            };
             ops::changes::search_diff(&one(&a.at)?.engine, &run)
         }
         "list_sources" => {

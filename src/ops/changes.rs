@@ -201,18 +201,47 @@ fn changed_chunks(before: &ViewData, after: &ViewData, files: &[FileChange]) -> 
 pub struct SearchDiffArgs {
     pub query: String,
     pub base: Option<String>,
+    /// The revision whose changes are searched (default: the working tree, against the merge
+    /// base of `base` and HEAD).
+    pub rev: Option<String>,
     pub k: usize,
     pub snippet_lines: usize,
     pub filters: crate::search::filter::Filters,
+    /// Continues the list of changed files (`files_cursor` of an earlier answer).
+    pub cursor: Option<String>,
+}
+
+/// Changed files listed inline; the rest are counted and reached with `files_cursor`.
+pub const DIFF_FILES_SHOWN: usize = 20;
+/// Changed files per page of `files_cursor`.
+const DIFF_FILES_PAGE: usize = 100;
+
+#[derive(Debug, Default, Serialize)]
+pub struct DiffCounts {
+    pub files: usize,
+    pub added: usize,
+    pub modified: usize,
+    pub deleted: usize,
+    pub renamed: usize,
 }
 
 #[derive(Debug, Serialize)]
 pub struct SearchDiffResult {
     pub query: String,
     pub base: String,
+    /// The revision whose changes were searched (None: the working tree).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merge_base: Option<String>,
+    /// How many files changed, by kind.
+    pub changed: DiffCounts,
+    /// The changed files with the most changed chunks first (at most 20; a page of 100 when
+    /// continuing with a cursor).
     pub files: Vec<FileChange>,
+    /// The next page of changed files, when there are more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_cursor: Option<String>,
     pub changed_chunks: usize,
     pub mode: Mode,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,6 +249,9 @@ pub struct SearchDiffResult {
     pub results: Vec<Hit>,
 }
 
+/// Searches only the code that changed between the merge base of `base` and the revision
+/// (`rev`, default the working tree with HEAD for the merge base): no checkout needed. The
+/// answer carries the hits and a bounded summary of the diff; the whole file list is paged.
 pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     if a.query.trim().is_empty() {
         return Err(crate::error::usage("the search query is empty"));
@@ -228,26 +260,60 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         Some(b) => b.clone(),
         None => engine.ws.repo.default_base()?.ok_or_else(|| crate::error::usage("no base branch found (no upstream, no main/master/trunk/develop); pass --base REF"))?,
     };
-    let head = engine.ws.repo.head()?;
     let base_commit = engine.ws.repo.resolve(&base)?.commit;
-    let merge_base = match head {
-        Some(h) => engine.ws.repo.merge_base(base_commit, h.commit)?.unwrap_or(base_commit),
+    let tip = match &a.rev {
+        Some(r) => Some(engine.ws.repo.resolve(r)?.commit),
+        None => engine.ws.repo.head()?.map(|h| h.commit),
+    };
+    let merge_base = match tip {
+        Some(t) => engine.ws.repo.merge_base(base_commit, t)?.unwrap_or(base_commit),
         None => base_commit,
     };
-    let d = diff(engine, &Range::Since(merge_base.to_hex().to_string()))?;
-    let mut allowed = crate::search::Allowed::new(d.after.data.table.len());
+    let mb = merge_base.to_hex().to_string();
+    let range = match &a.rev {
+        Some(r) => Range::Between(mb.clone(), r.clone()),
+        None => Range::Since(mb.clone()),
+    };
+    let d = diff(engine, &range)?;
+    let t = &d.after.data.table;
     let paths = a.filters.matcher()?;
+    let mut per_file: HashMap<&str, usize> = HashMap::new();
+    let mut allowed = crate::search::Allowed::new(t.len());
     for &o in &d.changed_chunks {
-        let t = &d.after.data.table;
-        if paths.matches(t.chunk(o).path) && paths.matches_lang(t.file_lang(t.chunk_file(o))) {
+        let path = t.chunk(o).path;
+        *per_file.entry(path).or_default() += 1;
+        if paths.matches(path) && paths.matches_lang(t.file_lang(t.chunk_file(o))) {
             allowed.insert(o);
         }
     }
+    let mut changed = DiffCounts { files: d.files.len(), ..Default::default() };
+    for f in &d.files {
+        match f.status {
+            "added" => changed.added += 1,
+            "deleted" => changed.deleted += 1,
+            "renamed" => changed.renamed += 1,
+            _ => changed.modified += 1,
+        }
+    }
+    // Files with the most changed chunks first, then by path: a stable order to page through.
+    let mut files: Vec<FileChange> = d.files.clone();
+    files.sort_by(|x, y| per_file.get(y.path.as_str()).unwrap_or(&0).cmp(per_file.get(x.path.as_str()).unwrap_or(&0)).then_with(|| x.path.cmp(&y.path)));
+    let question = (&base, &a.rev, &a.filters);
+    let pager = super::page::Pager::new("search_diff_files", &d.after.data.key, &question, a.cursor.as_deref())?;
+    let paging = a.cursor.is_some();
+    let files_cursor = if paging {
+        pager.page(&mut files, DIFF_FILES_PAGE)
+    } else {
+        let more = files.len() > DIFF_FILES_SHOWN;
+        files.truncate(DIFF_FILES_SHOWN);
+        more.then(|| super::page::Pager::new("search_diff_files", &d.after.data.key, &question, None).map(|p| p.cursor_at(DIFF_FILES_SHOWN))).transpose()?
+    };
     let allowed = Arc::new(allowed);
     let mode = engine.ws.config.search.mode;
     let k = crate::search::clamp_k(a.k).0;
     let pool = k.max(engine.ws.config.search.pool);
-    let (results, mode, note) = if d.changed_chunks.is_empty() {
+    // A page of the file list answers with files only.
+    let (results, mode, note) = if d.changed_chunks.is_empty() || paging {
         (Vec::new(), mode, None)
     } else {
         let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
@@ -257,34 +323,56 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     let res = SearchDiffResult {
         query: a.query.clone(),
         base: base.clone(),
-        merge_base: Some(merge_base.to_hex().to_string()),
-        files: d.files.clone(),
+        rev: a.rev.clone(),
+        merge_base: Some(mb.clone()),
+        changed,
+        files,
+        files_cursor,
         changed_chunks: d.changed_chunks.len(),
         mode,
         note,
         results,
     };
+    Ok(Answer::new("search_diff", Some(d.after.data.id.clone()), &res, render_search_diff(&d.after.data.id, &res, a.snippet_lines, paging)))
+}
+
+fn render_search_diff(view: &crate::view::ViewId, res: &SearchDiffResult, snippet_lines: usize, paging: bool) -> String {
+    let c = &res.changed;
     let mut text = format!(
-        "{} · search inside changes vs {base} (merge base {}) · {} changed files, {} changed chunks\n",
-        view_line(&d.after.data.id),
-        &merge_base.to_hex().to_string()[..12],
-        res.files.len(),
+        "{} · search inside changes vs {} (merge base {}) · {} changed files ({} added, {} modified, {} deleted, {} renamed), {} changed chunks\n",
+        view_line(view),
+        res.base,
+        &res.merge_base.as_deref().unwrap_or("")[..12.min(res.merge_base.as_deref().unwrap_or("").len())],
+        c.files,
+        c.added,
+        c.modified,
+        c.deleted,
+        c.renamed,
         res.changed_chunks
     );
-    for f in &res.files {
-        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
-    }
     if let Some(n) = &res.note {
         text.push_str(&format!("note: {n}\n"));
     }
-    if res.results.is_empty() {
-        text.push_str(&format!("no changed code matches \"{}\"\n", a.query));
+    if !paging {
+        if res.results.is_empty() {
+            text.push_str(&format!("no changed code matches \"{}\"\n", res.query));
+        }
+        for h in &res.results {
+            text.push_str(&format!("{}\n", cite(h)));
+            text.push_str(&snippet(&h.text, snippet_lines));
+        }
     }
-    for h in &res.results {
-        text.push_str(&format!("{}\n", cite(h)));
-        text.push_str(&snippet(&h.text, a.snippet_lines));
+    if !res.files.is_empty() {
+        text.push_str(if paging { "changed files:\n" } else { "most changed files:\n" });
     }
-    Ok(Answer::new("search_diff", Some(d.after.data.id.clone()), &res, text))
+    for f in &res.files {
+        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {})", crate::present::quote_path(o))).unwrap_or_default()));
+    }
+    if let Some(cur) = &res.files_cursor {
+        let shown = if paging { "" } else { " (of the list above)" };
+        text.push_str(&format!("more changed files{shown}: cursor {cur}\n"));
+    }
+    text
 }
 
 fn status_letter(s: &str) -> &'static str {

@@ -57,6 +57,9 @@ pub struct GrepResult {
     /// Empty with `-l`.
     pub matches: Vec<GrepMatch>,
     pub truncated: bool,
+    /// Files git could not read (missing or damaged blobs), skipped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 /// Longest line kept in an answer (minified files have megabyte lines).
@@ -76,6 +79,8 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
     let paths = a.filters.matcher()?;
     let files: Vec<&crate::view::ViewFile> = view.files.iter().filter(|f| paths.matches(&f.path)).collect();
     let repo = &engine.ws.repo;
+    // A blob git cannot read (missing from a partial clone, damaged) is skipped with a warning,
+    // as `git grep` does: the other files still answer.
     let per_file: Vec<Result<Vec<GrepMatch>>> = files
         .par_iter()
         .map_init(
@@ -98,8 +103,16 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
     let mut found: Vec<GrepMatch> = Vec::new();
     let mut with_match = Vec::new();
     let mut truncated = false;
+    let mut unreadable = Vec::new();
     for (f, r) in files.iter().zip(per_file) {
-        let ms = r?;
+        let ms = match r {
+            Ok(ms) => ms,
+            Err(e) => {
+                tracing::debug!("{}: {e:#}", f.path);
+                unreadable.push(f.path.clone());
+                continue;
+            }
+        };
         if ms.is_empty() {
             continue;
         }
@@ -123,7 +136,17 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         files: with_match,
         matches: found,
         truncated,
+        unreadable,
     };
+    if !result.unreadable.is_empty() {
+        let shown: Vec<String> = result.unreadable.iter().take(3).map(|p| present::quote_path(p).into_owned()).collect();
+        tracing::warn!(
+            "{} file(s) could not be read from git and were skipped ({}{}); `git fsck` tells why",
+            result.unreadable.len(),
+            shown.join(", "),
+            if result.unreadable.len() > 3 { ", …" } else { "" }
+        );
+    }
     let text = render(&view.id, &result, a.files_only, a.before > 0 || a.after > 0);
     Ok(Answer::new("search", Some(view.id.clone()), &result, text))
 }

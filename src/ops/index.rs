@@ -18,6 +18,7 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
         let view = View::open(&engine.ws, spec)?;
         let mut report = index::index_view(&engine.ws, &view, &engine.progress)?;
         embed(engine, &view, &mut report);
+        history(engine, &view, &mut report);
         total.add(&report);
         per_view.push(report);
     }
@@ -28,6 +29,25 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
         answer.data.insert("views".into(), serde_json::to_value(&per_view)?);
     }
     Ok(answer)
+}
+
+/// The commit facts the view's history field draws on, computed now for commits the store has
+/// not seen, so that no question at this revision diffs trees. Never fails the run.
+fn history(engine: &Engine, view: &View, report: &mut IndexReport) {
+    let s = &engine.ws.config.search;
+    let Some(commit) = view.id.commit.as_deref() else { return };
+    if (s.history <= 0.0 && s.recency <= 0.0) || s.history_commits == 0 {
+        return;
+    }
+    let t = std::time::Instant::now();
+    match index::history::recent_counted(&engine.ws, commit, s.history_commits) {
+        Ok((_, computed)) => report.commits_new += computed,
+        Err(e) => tracing::warn!("the history field of {} could not be prepared: {e:#}", view.id.label),
+    }
+    report.seconds.insert("history".into(), t.elapsed().as_secs_f64());
+    if let Some(total) = report.seconds.get_mut("total") {
+        *total += t.elapsed().as_secs_f64();
+    }
 }
 
 /// The dense phase: never fails the run; a model problem turns dense off with its reason.

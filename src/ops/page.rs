@@ -52,6 +52,11 @@ impl Pager {
         more.then(|| self.cursor(self.offset + limit))
     }
 
+    /// The cursor of the page that starts at `offset`.
+    pub fn cursor_at(&self, offset: usize) -> String {
+        self.cursor(offset)
+    }
+
     fn cursor(&self, offset: usize) -> String {
         format!("p{offset}-{}", self.fingerprint)
     }

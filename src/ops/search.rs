@@ -465,6 +465,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     }
     let mut notes = r.notes;
     notes.extend(clamped);
+    notes.extend(engine.rev_note(args.rev.as_deref()));
     let mut results: Vec<Hit> = match &args.rerank {
         Some(name) => match engine.reranker(name) {
             Ok(ce) => {

@@ -153,6 +153,30 @@ pub struct CommitInfo {
 }
 
 impl Repo {
+    /// The ids and parents of at most `max` commits reachable from `tip`, newest first, in the
+    /// order `commits_in_range` gives them — without reading their messages.
+    pub fn walk_ids(&self, tip: &str, max: usize) -> Result<Vec<(ObjectId, Vec<ObjectId>)>> {
+        let repo = self.local();
+        let tip = self.resolve(tip)?.commit;
+        let mut out = Vec::with_capacity(max.min(4096));
+        for info in repo.rev_walk([tip]).all()? {
+            let info = info?;
+            out.push((info.id, info.parent_ids.iter().copied().collect()));
+            if out.len() >= max {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A commit's subject and time.
+    pub fn subject_and_time(&self, id: ObjectId) -> Result<(String, i64)> {
+        let repo = self.local();
+        let commit = repo.find_commit(id)?;
+        let subject = commit.message()?.summary().to_string();
+        Ok((subject, commit.time().map(|t| t.seconds).unwrap_or(0)))
+    }
+
     /// Commits reachable from `to` but not from `from` (`from..to`), newest first.
     pub fn commits_in_range(&self, from: Option<&str>, to: &str, max: usize) -> Result<Vec<CommitInfo>> {
         let repo = self.local();

@@ -235,7 +235,15 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
             ..Default::default()
         };
         if let Some(base) = opt(&p, "base") {
-            let args = ops::changes::SearchDiffArgs { query, base: Some(base), k: k.unwrap_or(10), snippet_lines: ops::search::SNIPPET_LINES, filters };
+            let args = ops::changes::SearchDiffArgs {
+                query,
+                base: Some(base),
+                rev: opt(&p, "rev").filter(|r| r != "worktree"),
+                k: k.unwrap_or(10),
+                snippet_lines: ops::search::SNIPPET_LINES,
+                filters,
+                cursor: opt(&p, "cursor"),
+            };
             return ops::changes::search_diff(source(&ui, &p)?, &args);
         }
         let config = &ui.sources.main().engine.ws.config;

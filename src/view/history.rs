@@ -21,39 +21,50 @@ pub struct HistoryField {
 }
 
 impl HistoryField {
-    /// From `commits` (newest first): at most `per_file` subjects per file.
+    /// From `commits` (newest first): at most `per_file` subjects per file. Each subject is
+    /// analysed once and its terms interned, so the field costs a few allocations per distinct
+    /// term, not per (file, term).
     pub fn build(table: &ChunkTable, commits: &[crate::layer::history::CommitFacts], per_file: usize) -> HistoryField {
         let n = table.file_count();
         let mut taken = vec![0usize; n];
-        let mut counts: Vec<HashMap<String, u32>> = vec![HashMap::new(); n];
         let mut lengths = vec![0u32; n];
         let mut newest = vec![u32::MAX; n];
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        // (term, file) once per occurrence.
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
         for (age, c) in commits.iter().enumerate() {
-            let mut terms: Option<Vec<String>> = None;
+            let mut terms: Option<Vec<u32>> = None;
             for p in &c.paths {
                 let Some(f) = table.file_of(p) else { continue };
-                let f = f as usize;
-                newest[f] = newest[f].min(age as u32);
-                if taken[f] >= per_file {
+                let fi = f as usize;
+                newest[fi] = newest[fi].min(age as u32);
+                if taken[fi] >= per_file {
                     continue;
                 }
-                taken[f] += 1;
-                let t = terms.get_or_insert_with(|| analyze::tokens(&c.subject));
-                for w in t.iter() {
-                    *counts[f].entry(w.clone()).or_default() += 1;
-                    lengths[f] += 1;
-                }
+                taken[fi] += 1;
+                let t = terms.get_or_insert_with(|| {
+                    analyze::tokens(&c.subject)
+                        .into_iter()
+                        .map(|w| {
+                            let next = ids.len() as u32;
+                            *ids.entry(w).or_insert(next)
+                        })
+                        .collect()
+                });
+                lengths[fi] += t.len() as u32;
+                pairs.extend(t.iter().map(|&term| (term, f)));
             }
         }
-        let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
-        for (f, c) in counts.into_iter().enumerate() {
-            for (t, tf) in c {
-                postings.entry(t).or_default().push((f as u32, tf));
+        pairs.sort_unstable();
+        let mut by_id: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ids.len()];
+        for (term, f) in pairs {
+            let list = &mut by_id[term as usize];
+            match list.last_mut() {
+                Some((last, tf)) if *last == f => *tf += 1,
+                _ => list.push((f, 1)),
             }
         }
-        for p in postings.values_mut() {
-            p.sort_unstable();
-        }
+        let postings: HashMap<String, Vec<(u32, u32)>> = ids.into_iter().map(|(t, id)| (t, std::mem::take(&mut by_id[id as usize]))).collect();
         let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
         HistoryField { postings, lengths, total, commits: commits.len(), newest }
     }
