@@ -178,3 +178,28 @@ fn a_missing_blob_is_skipped_with_one_warning() {
     let again = r.lynx(&["--no-dense", "index", "--rev", "HEAD"]);
     assert!(!String::from_utf8_lossy(&again.stderr).contains("could not be read"), "{}", String::from_utf8_lossy(&again.stderr));
 }
+
+#[test]
+fn a_deleted_history_segment_is_computed_again_by_index() {
+    let r = TestRepo::new();
+    seed_project(&r, 3);
+    r.commit_all("first: the handlers");
+    r.write("src/mod1.py", "def handler_1(request):\n    return 'quokka'\n");
+    r.commit_all("second: the quokka answer");
+    let v = r.json(&["--no-dense", "index"]);
+    assert_eq!(v["commits_new"], 2, "{v}");
+    let objects = r.file(".lynx/objects");
+    let mut gone = 0;
+    for name in lynx::store::list_segments(&objects).unwrap() {
+        let p = objects.join(format!("{name}.parquet"));
+        if lynx::store::read_segment_with_meta(&p).is_ok_and(|(_, layer, _)| layer == "history") {
+            std::fs::remove_file(p).unwrap();
+            gone += 1;
+        }
+    }
+    assert!(gone > 0);
+    let v = r.json(&["--no-dense", "index"]);
+    assert_eq!(v["commits_new"], 2, "the facts are computed again: {v}");
+    let out = r.lynx(&["--no-dense", "search", "quokka answer"]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("unavailable"), "{}", String::from_utf8_lossy(&out.stderr));
+}
