@@ -7,8 +7,10 @@ Usage:
 
   BENCH   where scripts/bench-repos.sh put the clones (BENCH/<name>, at the pinned commits)
   OUT     where reports go: OUT/mined/<name>.<mode>.json and OUT/annotated/<name>.<mode>.json
-  --sets  only these sets: `mined`, `annotated`, or names (`gson`, `annotated/click`)
+  --sets  only these sets: `mined`, `annotated`, `semble`, `semble-dev`, `semble-heldout`, or
+          names (`gson`, `annotated/click`, `semble/httpx`)
   --split annotated sets only: the dev questions (tuning) or the held-out test questions
+          (semble sets are split by repository: `semble-dev` / `semble-heldout`, SPLIT.json)
   --vs    prints the change against reports made earlier in OUT_BEFORE
   --table-only  reads existing reports, runs nothing
   --config "search.history=0;search.dense_weight=0.5"
@@ -19,6 +21,9 @@ Environment:
   STATIC_MODEL  the static model (default ../shared/models/minilm-static-256)
   STATIC_MODEL_PER_REPO  a folder of static models, one per repository (DIR/<name>, e.g. made by
                 `git lynx model distill --repo-words N` in each clone); overrides STATIC_MODEL
+
+Semble sets (docs/eval/semble/<name>.questions.json, cloned by scripts/semble-repos.sh into
+BENCH/semble/<name>) are reported per half of the repository split, never mixed.
 
 Question sets: docs/eval/<name>.questions.json (mined from history: the commit subject asked at
 the commit's parent, the files it changed as answers) and docs/eval/annotated/<name>.questions.json
@@ -36,12 +41,18 @@ MINED = ["gson", "black", "tokio", "core", "jq", "leveldb", "polly", "guzzle", "
 ANNOTATED = ["jq", "leveldb", "polly", "guzzle", "jekyll", "okhttp", "prometheus", "click", "axios", "tokio"]
 
 
+SEMBLE_SPLIT = json.load(open(os.path.join(HERE, "docs", "eval", "semble", "SPLIT.json")))
+SEMBLE = {"semble-dev": SEMBLE_SPLIT["dev"], "semble-heldout": SEMBLE_SPLIT["heldout"]}
+KINDS = ("mined", "annotated", "semble-dev", "semble-heldout")
+
+
 def sets(selected):
     out = []
-    for kind, names in (("mined", MINED), ("annotated", ANNOTATED)):
+    groups = [("mined", MINED), ("annotated", ANNOTATED)] + [(k, v) for k, v in SEMBLE.items()]
+    for kind, names in groups:
         for n in names:
-            full = n if kind == "mined" else f"annotated/{n}"
-            if not selected or kind in selected or full in selected or (kind == "mined" and n in selected):
+            full = n if kind == "mined" else f"{kind.split('-')[0]}/{n}"
+            if not selected or kind in selected or full in selected or (kind == "mined" and n in selected) or ("semble" in selected and kind.startswith("semble")):
                 out.append((kind, n))
     return out
 
@@ -49,7 +60,13 @@ def sets(selected):
 def question_file(kind, name):
     if kind == "mined":
         return os.path.join(HERE, "docs", "eval", f"{name}.questions.json")
+    if kind.startswith("semble"):
+        return os.path.join(HERE, "docs", "eval", "semble", f"{name}.questions.json")
     return os.path.join(HERE, "docs", "eval", "annotated", f"{name}.questions.json")
+
+
+def repo_dir(bench, kind, name):
+    return os.path.join(bench, "semble", name) if kind.startswith("semble") else os.path.join(bench, name)
 
 
 def report_path(out, kind, name, mode, split):
@@ -89,7 +106,7 @@ def run(bench, out, kind, name, mode, split, config_home=None):
     env = dict(os.environ)
     if config_home:
         env["LYNX_CONFIG_HOME"] = config_home
-    r = subprocess.run(args, cwd=os.path.join(bench, name), capture_output=True, text=True, env=env)
+    r = subprocess.run(args, cwd=repo_dir(bench, kind, name), capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"{kind}/{name} {mode}: {r.stderr.strip() or r.stdout.strip()}")
     return time.time() - t
@@ -100,39 +117,43 @@ def load(path):
 
 
 def table(out, selected, modes, split, before):
+    """MRR / R@10 / NDCG@10 / Hit@5 of the file ranking, then `c` Hit@5 / R@10 of the files of
+    the top 5 / 10 chunks (the list an agent reads); means per kind of set."""
     def row(kind, name, mode, d):
         r = load(report_path(d, kind, name, mode, split)) if d else None
-        return r["metrics"] if r else None
+        return r if r else None
 
-    header = "| set | " + " | ".join(f"{m} MRR / R@10 / NDCG@10 / Hit@5" for m in modes) + " |"
+    header = "| set | " + " | ".join(f"{m} MRR / R@10 / NDCG@10 / Hit@5 · chunks Hit@5 / R@10" for m in modes) + " |"
     print(header)
     print("|---|" + "---|" * len(modes))
     means = {}
     for kind, name in sets(selected):
         cells = []
         for m in modes:
-            cur = row(kind, name, m, out)
-            if cur is None:
+            rep = row(kind, name, m, out)
+            if rep is None:
                 cells.append("–")
                 continue
-            means.setdefault((kind, m), []).append(cur)
-            cell = f"{cur['mrr']:.3f} / {cur['recall_10']:.3f} / {cur['ndcg_10']:.3f} / {cur['hit_5']:.2f}"
+            cur, ch = rep["metrics"], rep.get("chunk_metrics") or {}
+            means.setdefault((kind, m), []).append((cur, ch))
+            cell = f"{cur['mrr']:.3f} / {cur['recall_10']:.3f} / {cur['ndcg_10']:.3f} / {cur['hit_5']:.2f} · {ch.get('hit_5', 0):.2f} / {ch.get('recall_10', 0):.3f}"
             old = row(kind, name, m, before)
             if old:
-                cell += f" ({cur['mrr'] - old['mrr']:+.3f})"
+                cell += f" ({cur['ndcg_10'] - old['metrics']['ndcg_10']:+.3f} NDCG)"
             cells.append(cell)
         print(f"| {kind}/{name} | " + " | ".join(cells) + " |")
-    for kind in ("mined", "annotated"):
+    for kind in KINDS:
         cells = []
         for m in modes:
             v = means.get((kind, m))
             if not v:
                 cells.append("–")
                 continue
-            avg = lambda k: sum(x[k] for x in v) / len(v)
-            cells.append(f"**{avg('mrr'):.3f} / {avg('recall_10'):.3f} / {avg('ndcg_10'):.3f} / {avg('hit_5'):.2f}**")
+            avg = lambda k: sum(x[0][k] for x in v) / len(v)
+            cavg = lambda k: sum(x[1].get(k, 0) for x in v) / len(v)
+            cells.append(f"**{avg('mrr'):.3f} / {avg('recall_10'):.3f} / {avg('ndcg_10'):.3f} / {avg('hit_5'):.2f} · {cavg('hit_5'):.2f} / {cavg('recall_10'):.3f}**")
         if any(c != "–" for c in cells):
-            print(f"| mean of {kind} sets | " + " | ".join(cells) + " |")
+            print(f"| mean of {kind} sets ({len(means.get((kind, modes[0]), []))}) | " + " | ".join(cells) + " |")
 
 
 def main():

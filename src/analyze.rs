@@ -154,6 +154,11 @@ fn split_parts(word: &str, mut emit: impl FnMut(&str)) {
 
 /// English function words dropped from natural-language queries (never from indexed text, so
 /// a query made only of them still matches).
+/// Whether `w` (lowercase) is an English function word.
+pub fn is_stop_word(w: &str) -> bool {
+    STOP_WORDS.contains(&w)
+}
+
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "does", "do", "for", "from", "how", "i", "in", "into", "is", "it",
     "its", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where", "which", "who", "why", "with",

@@ -381,6 +381,19 @@ pub struct SearchCmd {
     /// With --exact/--regex: ignore case.
     #[arg(short = 'i', long)]
     pub ignore_case: bool,
+    /// With --exact/--regex: match whole words only (as `grep -w`).
+    #[arg(short = 'w', long = "word-regexp")]
+    pub word: bool,
+    /// With --exact/--regex: print each file's number of matching lines (as `grep -c`).
+    #[arg(short = 'c', long = "count")]
+    pub count: bool,
+    /// With --exact/--regex: exit 1 when nothing matches, as grep does (default: 0, "found
+    /// nothing" is an answer).
+    #[arg(long)]
+    pub exit_code: bool,
+    /// The same as --exact: a fixed string, as ripgrep's and grep's -F.
+    #[arg(short = 'F', long = "fixed-strings", conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
+    pub fixed: bool,
     /// With --exact/--regex: lines of context after each match.
     #[arg(short = 'A', long = "after-context", value_name = "N")]
     pub after: Option<usize>,
@@ -1062,7 +1075,18 @@ pub fn main() -> i32 {
     // taken from that directory.
     if let Some(dir) = cli.dir.take() {
         if let Err(e) = std::env::set_current_dir(&dir) {
-            let msg = format!("cannot change to {}: {e}", dir.display());
+            // `-C 3` after a grep habit: git's -C is a directory; context is --context.
+            let numeric = dir.to_str().is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            let msg = if numeric {
+                format!(
+                    "cannot change to {}: {e} (-C is git's \"run in <path>\"; for {} lines of context around each match use --context {})",
+                    dir.display(),
+                    dir.display(),
+                    dir.display()
+                )
+            } else {
+                format!("cannot change to {}: {e}", dir.display())
+            };
             if cli.json {
                 println!("{}", serde_json::json!({"ok": false, "operation": cli.command.name(), "error": msg}));
             } else {
@@ -1159,7 +1183,7 @@ fn engine(cli: &Cli) -> Result<Engine> {
 fn run(cli: &Cli) -> Result<Answer> {
     match &cli.command {
         Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
-        Command::Search(a) if a.exact || a.regex => {
+        Command::Search(a) if a.exact || a.regex || a.fixed => {
             if a.source.is_some() {
                 return Err(error::usage("--exact and --regex search the repository's files; --source applies to ranked search"));
             }
@@ -1173,12 +1197,16 @@ fn run(cli: &Cli) -> Result<Answer> {
                 after: a.after.or(a.context).unwrap_or(0),
                 max: a.k.unwrap_or(1000).max(1),
                 files_only: a.files_with_matches,
+                word: a.word,
+                count: a.count,
             };
-            ops::grep::run(&engine(cli)?, &args)
+            let answer = ops::grep::run(&engine(cli)?, &args)?;
+            let none = answer.data.get("files").and_then(|f| f.as_array()).is_some_and(|f| f.is_empty());
+            Ok(if a.exit_code && none { answer.with_exit(error::EXIT_FAILURE) } else { answer })
         }
         Command::Search(a) => {
-            if a.ignore_case || a.after.is_some() || a.before.is_some() || a.context.is_some() {
-                return Err(error::usage("-i, -A, -B and --context apply to --exact and --regex searches"));
+            if a.ignore_case || a.after.is_some() || a.before.is_some() || a.context.is_some() || a.word || a.count || a.exit_code {
+                return Err(error::usage("-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches"));
             }
             let mode = a.mode;
             let args = ops::search::SearchArgs {

@@ -104,6 +104,13 @@ pub struct SearchConfig {
     pub test_factor: f32,
     pub prose_factor: f32,
     pub secondary_factor: f32,
+    /// Vendored and third-party trees (`vendor/`, `third_party/`, `node_modules/`…) unless the
+    /// query is about dependencies.
+    pub vendor_factor: f32,
+    /// A chunk of a file whose name (without extension) is a word of the query.
+    pub stem_factor: f32,
+    /// Each further chunk of a file already listed is multiplied by this once more (1 = off).
+    pub chunk_decay: f32,
     /// Drop the words questions are phrased with ("what happens when…") from questions.
     pub question_words: bool,
     /// Weight of English inflections of query words (`retries` → `retry`); 0 = off.
@@ -326,6 +333,10 @@ pub const DEFAULT_FILE_EVIDENCE: f32 = 0.25;
 pub const DEFAULT_TEST_FACTOR: f32 = 0.5;
 pub const DEFAULT_PROSE_FACTOR: f32 = 0.3;
 pub const DEFAULT_SECONDARY_FACTOR: f32 = 0.5;
+/// Measured on repositories held out from tuning (docs/EVALUATION.md, round 3).
+pub const DEFAULT_VENDOR_FACTOR: f32 = 0.5;
+pub const DEFAULT_STEM_FACTOR: f32 = 1.1;
+pub const DEFAULT_CHUNK_DECAY: f32 = 0.5;
 /// Dense candidates: a weak dense list earns its place deeper than the lexical one.
 /// How search retrieves: BM25 and dense fused, dense alone, or BM25 alone. Parsed once, where
 /// it is read (configuration, `--mode`, an MCP argument).
@@ -401,6 +412,9 @@ impl Default for SearchConfig {
             test_factor: DEFAULT_TEST_FACTOR,
             prose_factor: DEFAULT_PROSE_FACTOR,
             secondary_factor: DEFAULT_SECONDARY_FACTOR,
+            vendor_factor: DEFAULT_VENDOR_FACTOR,
+            stem_factor: DEFAULT_STEM_FACTOR,
+            chunk_decay: DEFAULT_CHUNK_DECAY,
             rerank: false,
             deep_min_results: 2,
             deep_sparse_per_term: DEFAULT_DEEP_SPARSE_PER_TERM,

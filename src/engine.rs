@@ -27,27 +27,40 @@ pub struct ModelChoice {
     /// Named on the command line (`--model`) or by `LYNX_MODEL`: `index` records it for the
     /// store, so later commands and `serve` use it without the flag.
     pub from_flag: bool,
+    /// Where the choice came from, as `status` says it: `--model`, `LYNX_MODEL`, a configuration
+    /// file, the model recorded for this store, or the default.
+    pub origin: &'static str,
 }
 
 impl ModelChoice {
     /// The model to use: `--model`, else `LYNX_MODEL`, else a configuration file's, else the one
     /// `recorded` for the store by an earlier `index --model`, else the default.
     pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::Config, allow_download: bool, recorded: Option<String>) -> ModelChoice {
-        let off = |why: &str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false, from_flag: false };
+        let off = |why: &str, origin: &'static str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false, from_flag: false, origin };
         if no_dense {
-            return off("turned off with --no-dense");
+            return off("turned off with --no-dense", "--no-dense");
         }
-        let name = flag.map(str::to_string).or_else(|| crate::env::get(crate::env::LYNX_MODEL));
+        let (name, origin) = match flag {
+            Some(f) => (Some(f.to_string()), "--model"),
+            None => (crate::env::get(crate::env::LYNX_MODEL), "LYNX_MODEL"),
+        };
         match name {
-            Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)"),
-            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false, from_flag: true },
-            None if !config.model.dense => off("turned off in the configuration (model.dense = false)"),
+            Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)", origin),
+            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false, from_flag: true, origin },
+            None if !config.model.dense => off("turned off in the configuration (model.dense = false)", "configuration"),
             None if !config.origin.model_configured && recorded.is_some() => {
-                ModelChoice { name: recorded, off_reason: None, allow_download, from_team: false, from_flag: false }
+                ModelChoice { name: recorded, off_reason: None, allow_download, from_team: false, from_flag: false, origin: "recorded for this store by an earlier --model" }
             }
             None => {
                 let from_team = config.origin.model_from_team;
-                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team, from_flag: false }
+                let origin = if from_team {
+                    "lynx.toml (used only when already downloaded)"
+                } else if config.origin.model_configured {
+                    "configuration"
+                } else {
+                    "default"
+                };
+                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team, from_flag: false, origin }
             }
         }
     }

@@ -158,6 +158,11 @@ pub fn for_terminal(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `1 test`, `2 tests`: a count with its noun.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `path:line:` — the location prefix editors and terminals turn into links.
 pub fn loc(p: &str, line: u32) -> String {
     format!("{}:{}:", path(p), paint("32", &line.to_string()))

@@ -96,13 +96,13 @@ fn exact_and_regex_search_at_any_revision_with_context_and_files_with_matches() 
     let m = &then["matches"][0];
     assert_eq!((m["path"].as_str(), m["line"].as_u64(), m["column"].as_u64()), (Some("src/secret.py"), Some(1), Some(10)), "{then}");
     assert_eq!(then["mode"], "exact");
-    // Text: `path:line:text`, the summary last.
+    // Text: the summary first (as in a ranked search), then `path:line:text`.
     let text = r.text(&["search", "--exact", "platypusSecretToken", "--rev", &first]);
-    assert!(text.starts_with("src/secret.py:1:TOKEN = 'platypusSecretToken'\n"), "{text}");
+    assert_eq!(text.lines().nth(1), Some("src/secret.py:1:TOKEN = 'platypusSecretToken'"), "{text}");
     // Regex, ignore case, context lines.
     let text = r.text(&["search", "--regex", "^def (add|total)", "-A", "1"]);
     assert_eq!(
-        text.lines().take(5).collect::<Vec<_>>(),
+        text.lines().skip(1).take(5).collect::<Vec<_>>(),
         ["src/calc.py:1:def add(a, b):", "src/calc.py-2-    \"\"\"Add two numbers.\"\"\"", "--", "src/calc.py:6:def total(xs):", "src/calc.py-7-    s = 0"],
         "{text}"
     );
@@ -246,4 +246,30 @@ fn quieter_defaults_doctor_warnings_and_typos() {
     r.write("lynx.toml", "[model]\nname = \"none\"\n");
     let out = r.lynx(&["search", "add"]);
     assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn grep_habits_work_or_are_recognised() {
+    let r = TestRepo::new();
+    r.write("a.py", "retry = 1\nretrying = 2\nretry_count = retry + 1\n");
+    r.write("b.py", "nothing here\n");
+    r.commit_all("first");
+    // -w: whole words only; -c: counts per file; -F: a fixed string, like --exact.
+    let w = r.text(&["--no-dense", "search", "--exact", "retry", "-w"]);
+    let lines: Vec<&str> = w.lines().filter(|l| l.starts_with("a.py:")).collect();
+    assert_eq!(lines, ["a.py:1:retry = 1", "a.py:3:retry_count = retry + 1"], "{w}");
+    let c = r.text(&["--no-dense", "search", "-F", "retry", "-c"]);
+    assert!(c.lines().any(|l| l == "a.py:3"), "{c}");
+    let v = r.json(&["--no-dense", "search", "-F", "retry", "-c"]);
+    assert_eq!(v["counts"], serde_json::json!([["a.py", 3]]), "{v}");
+    // The summary leads, as in ranked search.
+    assert!(w.lines().next().unwrap().contains("exact \"retry\""), "{w}");
+    // No match: 0 by default ("found nothing" is an answer), 1 with --exit-code, as grep.
+    assert_eq!(r.lynx(&["--no-dense", "search", "--exact", "platypus"]).status.code(), Some(0));
+    assert_eq!(r.lynx(&["--no-dense", "search", "--exact", "platypus", "--exit-code"]).status.code(), Some(1));
+    assert_eq!(r.lynx(&["--no-dense", "search", "--exact", "retry", "--exit-code"]).status.code(), Some(0));
+    // `-C 3` is git's directory; the error says how to ask for context.
+    let out = r.lynx(&["search", "--exact", "retry", "-C", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--context 3"), "{}", String::from_utf8_lossy(&out.stderr));
 }

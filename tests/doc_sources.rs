@@ -570,3 +570,24 @@ fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_aske
     let _ = ui.kill();
     assert!(body.starts_with("HTTP/1.1 200") && body.contains("wombat"), "{body}");
 }
+
+#[test]
+fn documentation_hits_interleave_by_calibrated_score_not_rank() {
+    let site = Site::start();
+    build_site(&site);
+    let r = TestRepo::new();
+    for (i, name) in ["client", "session", "transport"].iter().enumerate() {
+        r.write(
+            &format!("{name}.py"),
+            &format!("def {name}_backoff(attempt):\n    \"\"\"Exponential backoff between retries, with the wombat multiplier ({i}).\"\"\"\n    return 2 ** attempt\n"),
+        );
+    }
+    r.commit_all("first");
+    r.json(&["--no-dense", "source", "add", "guide", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    let v = r.json(&["--no-dense", "search", "wombat multiplier backoff", "-k", "5", "--source", "ALL"]);
+    let sources: Vec<&str> = v["results"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap_or("")).collect();
+    // Three code hits that match as well as the guide's section: prose counts 0.3 against
+    // code, so the section follows them (by rank alone it would come second).
+    let first_doc = sources.iter().position(|s| *s == "guide").expect("the guide answers too");
+    assert!(first_doc >= 3, "documentation crowds the code: {sources:?} {v}");
+}

@@ -105,3 +105,43 @@ fn pull_from_a_mirror_then_use_offline() {
     let err = v["error"].as_str().unwrap();
     assert!(err.contains("acme/missing") && err.contains(&endpoint), "{err}");
 }
+
+#[test]
+fn onnx_runtime_is_found_in_a_virtual_environment_first_on_path() {
+    let r = TestRepo::new();
+    seed_project(&r, 1);
+    r.commit_all("first");
+    let venv = tempfile::tempdir().unwrap();
+    let bin = venv.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(bin.join("python3"), "#!/bin/sh\n").unwrap();
+    let capi = venv.path().join("lib/python3.11/site-packages/onnxruntime/capi");
+    std::fs::create_dir_all(&capi).unwrap();
+    std::fs::write(capi.join("libonnxruntime.so.1.99.0"), b"").unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    // Not activated: no VIRTUAL_ENV, only its bin first on PATH.
+    let out = r.cmd(&["--json", "--no-dense", "doctor"]).env("PATH", &path).env_remove("VIRTUAL_ENV").env_remove("ORT_DYLIB_PATH").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = v["checks"].as_array().unwrap().iter().find(|c| c["name"] == "ONNX Runtime").unwrap().clone();
+    assert_eq!(c["status"], "ok", "{c}");
+    assert!(c["message"].as_str().unwrap().contains(capi.to_str().unwrap()), "{c}");
+    // Nowhere: a warning that says where it looked.
+    let empty = tempfile::tempdir().unwrap();
+    let out = r
+        .cmd(&["--json", "--no-dense", "doctor"])
+        .env("PATH", format!("{}:/usr/bin:/bin", empty.path().display()))
+        .env("HOME", empty.path())
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
+        .env_remove("PYENV_ROOT")
+        .env_remove("ORT_DYLIB_PATH")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = v["checks"].as_array().unwrap().iter().find(|c| c["name"] == "ONNX Runtime").unwrap().clone();
+    if !c["message"].as_str().unwrap().starts_with("found /usr") {
+        assert_eq!(c["status"], "warn", "{c}");
+        assert!(c["message"].as_str().unwrap().contains("python3 on PATH"), "{c}");
+    }
+}

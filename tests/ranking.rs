@@ -32,6 +32,9 @@ fn repo() -> TestRepo {
         r.write(&format!("src/other{i}.py"), &format!("def helper{i}(x):\n    return x + {i}\n"));
     }
     r.commit_all("init");
+    // The file-name prior would lift src/retry.py (the query says "retry"): measured apart.
+    std::fs::create_dir_all(r.file(".lynx")).unwrap();
+    std::fs::write(r.file(".lynx/config.toml"), "[search]\nstem_factor = 1.0\n").unwrap();
     r
 }
 
@@ -100,7 +103,8 @@ fn a_file_with_two_matching_hits_gains_a_share_of_the_second() {
     r.commit_all("init");
     let run = |share: &str| {
         std::fs::create_dir_all(r.file(".lynx")).unwrap();
-        std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nfile_evidence = {share}\n")).unwrap();
+        // Further chunks of a file are not discounted here: the share is what is measured.
+        std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nfile_evidence = {share}\nchunk_decay = 1.0\n")).unwrap();
         let v: Value = r.json(&["--no-dense", "search", "ledger balance", "-k", "30"]);
         v["results"].as_array().unwrap().iter().map(|h| (format!("{}:{}", h["path"].as_str().unwrap(), h["start_line"]), h["score"].as_f64().unwrap())).collect::<Vec<_>>()
     };
@@ -229,4 +233,65 @@ fn recent_change_prior_follows_the_revision_and_never_sees_later_commits() {
 fn scores_at(r: &TestRepo, q: &str, rev: &str) -> Vec<(String, f64)> {
     let v: Value = r.json(&["--no-dense", "search", q, "--rev", rev]);
     v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
+}
+
+#[test]
+fn further_chunks_of_a_listed_file_weigh_less_so_the_first_hits_name_more_files() {
+    let r = TestRepo::new();
+    let f = |name: &str, n: usize| format!("def {name}_{n}(zebra):\n    \"\"\"zebra quagga zebra quagga stripes\"\"\"\n    return zebra + quagga\n\n\n");
+    r.write("src/stripes.py", &(0..3).map(|n| f("stripe", n)).collect::<String>());
+    r.write("src/other.py", "def lone(x):\n    \"\"\"zebra quagga zebra\"\"\"\n    return x\n");
+    for i in 0..6 {
+        r.write(&format!("src/filler{i}.py"), &format!("def filler{i}(x):\n    return x + {i}\n"));
+    }
+    r.commit_all("init");
+    let run = |decay: Option<f64>| -> Vec<(String, f64, f64)> {
+        match decay {
+            Some(d) => std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nchunk_decay = {d}\n")).unwrap(),
+            None => {
+                let _ = std::fs::remove_file(r.file(".lynx/config.toml"));
+            }
+        }
+        let v: Value = r.json(&["--no-dense", "search", "zebra quagga", "-k", "4", "--explain"]);
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap(), h["explain"]["further_chunk"].as_f64().unwrap_or(1.0)))
+            .collect()
+    };
+    r.json(&["--no-dense", "index"]);
+    let flat = run(Some(1.0));
+    assert_eq!(flat.iter().take(3).map(|h| h.0.as_str()).collect::<Vec<_>>(), ["src/stripes.py"; 3], "without saturation one file fills the top: {flat:?}");
+    let sat = run(None);
+    // The default: the second chunk of stripes.py weighs half, the third a quarter.
+    assert_eq!(sat[0].0, "src/stripes.py");
+    assert_eq!(sat[1].0, "src/other.py", "{sat:?}");
+    let stripes: Vec<&(String, f64, f64)> = sat.iter().filter(|h| h.0 == "src/stripes.py").collect();
+    assert_eq!(stripes.iter().map(|h| h.2).collect::<Vec<_>>(), [1.0, 0.5, 0.25], "{sat:?}");
+    let flat_stripes: Vec<f64> = flat.iter().filter(|h| h.0 == "src/stripes.py").map(|h| h.1).collect();
+    for (i, h) in stripes.iter().enumerate() {
+        assert!((h.1 - flat_stripes[i] * 0.5f64.powi(i as i32)).abs() < 1e-4, "score {} of chunk {i} is not {} × 0.5^{i}", h.1, flat_stripes[i]);
+    }
+}
+
+#[test]
+fn vendored_code_yields_to_the_repositorys_own_and_a_member_named_in_full_is_lifted() {
+    let r = TestRepo::new();
+    let body = "func Backoff(attempt int) time.Duration {\n\t// exponential backoff for retried requests\n\treturn time.Duration(1<<attempt) * time.Second\n}\n";
+    r.write("internal/retry/backoff.go", &format!("package retry\n\n{body}"));
+    r.write("vendor/github.com/acme/retry/backoff.go", &format!("package retry\n\n// vendored copy\n{body}"));
+    r.write("queue/manager.go", "package queue\n\ntype QueueManager struct{ items []int }\n\nfunc (m *QueueManager) Append(x int) { m.items = append(m.items, x) }\n\nfunc (m *QueueManager) Len() int { return len(m.items) }\n");
+    r.write("queue/list.go", "package queue\n\n// Append adds to a list.\nfunc Append(list []int, x int) []int { return append(list, x) }\n");
+    r.commit_all("init");
+    let hits = scores(&r, "exponential backoff retried requests");
+    assert_eq!(hits[0].0, "internal/retry/backoff.go", "{hits:?}");
+    let ratio = score_of(&hits, "vendor/github.com/acme/retry/backoff.go") / score_of(&hits, "internal/retry/backoff.go");
+    assert!(ratio < 0.55, "the vendored copy is demoted: {hits:?}");
+    // Asked about, it is not.
+    let about = scores(&r, "exponential backoff retried requests vendored dependency");
+    assert!(score_of(&about, "vendor/github.com/acme/retry/backoff.go") / score_of(&about, "internal/retry/backoff.go") > 0.8, "{about:?}");
+    // `QueueManager.Append`: the member itself first, not the type or another Append.
+    let v: Value = r.json(&["--no-dense", "search", "QueueManager.Append"]);
+    assert_eq!(v["results"][0]["symbol"], "QueueManager.Append", "{v}");
 }

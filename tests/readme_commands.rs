@@ -156,3 +156,83 @@ fn every_shell_block_command_runs_against_a_fixture() {
         assert!(ran.iter().any(|l| l.contains(expected)), "`{expected}` not among {ran:?}");
     }
 }
+
+/// The rows of CONFIG.md's `[section]` tables: (section, key, default as written).
+fn config_rows(text: &str) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    let mut section = None;
+    for line in text.lines() {
+        if let Some(s) = line.strip_prefix("## `[").and_then(|r| r.split("]`").next()) {
+            section = Some(s.to_string());
+            continue;
+        }
+        if line.starts_with("## ") {
+            section = None;
+        }
+        let Some(sec) = &section else { continue };
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 4 || !cells[1].starts_with('`') {
+            continue;
+        }
+        let keys: Vec<&str> = cells[1].split(',').map(|k| k.trim().trim_matches('`')).collect();
+        let values: Vec<&str> = cells[2].split(", ").map(|v| v.trim().trim_matches('`')).collect();
+        if keys.len() == values.len() {
+            for (k, v) in keys.iter().zip(values) {
+                out.push((sec.clone(), k.to_string(), v.to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn written(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) if s.is_empty() => "\"\"".into(),
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Array(a) if a.is_empty() => "[]".into(),
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn documented_defaults_and_counts_match_the_binary() {
+    let defaults = toml::Value::try_from(lynx::config::Config::default()).unwrap();
+    let docs: std::collections::HashMap<String, String> = docs().into_iter().collect();
+    let mut checked = 0;
+    for (section, key, value) in config_rows(&docs["docs/CONFIG.md"]) {
+        let Some(actual) = defaults.get(&section).and_then(|s| s.get(&key)) else { continue };
+        if value == "—" {
+            continue;
+        }
+        let same = match (actual, value.parse::<f64>()) {
+            (toml::Value::Float(f), Ok(v)) => (*f - v).abs() < 1e-6,
+            (toml::Value::Integer(i), Ok(v)) => *i as f64 == v,
+            _ => written(actual) == value,
+        };
+        assert!(same, "docs/CONFIG.md says [{section}] {key} defaults to `{value}`; the binary's default is {actual}");
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} defaults found in docs/CONFIG.md");
+    // `key = number` in the README's TOML comments.
+    let readme = &docs["README.md"];
+    for comment in readme.lines().filter_map(|l| l.split_once("# ").map(|(_, c)| c)) {
+        for part in comment.split([',', ';']) {
+            let Some((k, v)) = part.split_once(" = ") else { continue };
+            let (k, v) = (k.split_whitespace().last().unwrap_or(""), v.split_whitespace().next().unwrap_or(""));
+            let Ok(n) = v.parse::<f64>() else { continue };
+            let found = ["index", "search", "model", "watch"].iter().find_map(|s| defaults.get(*s).and_then(|t| t.get(k)));
+            if let Some(actual) = found {
+                let a = actual.as_float().or(actual.as_integer().map(|i| i as f64)).unwrap();
+                assert!((a - n).abs() < 1e-6, "README.md says {k} = {v}; the binary's default is {actual}");
+            }
+        }
+    }
+    // Tool counts per profile, wherever the docs state them.
+    use lynx::config::ToolProfile;
+    let n = |p: ToolProfile| lynx::mcp::tools::tools_for(p, &[], &[], true).unwrap().len();
+    let (core, standard, full) = (n(ToolProfile::Core), n(ToolProfile::Standard), n(ToolProfile::Full));
+    let config = &docs["docs/CONFIG.md"];
+    let want = format!("`core` ({core} tools), `standard` ({standard}) or `full` ({full})");
+    assert!(config.contains(&want), "docs/CONFIG.md should say {want}");
+    assert!(readme.contains(&format!("`full` (all {full})")), "README.md should say `full` (all {full})");
+}

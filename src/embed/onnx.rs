@@ -105,6 +105,18 @@ fn site_packages_dirs() -> Vec<PathBuf> {
             prefixes.push(p);
         }
     }
+    // The Python a user would run: the first `python3` / `python` on PATH, whose prefix is
+    // its `bin`'s parent (a virtual environment first on PATH, activated or not).
+    if let Some(path) = env::get_os(env::PATH) {
+        for dir in std::env::split_paths(&path) {
+            if ["python3", "python"].iter().any(|n| dir.join(n).is_file()) {
+                if let Some(prefix) = dir.parent() {
+                    prefixes.push(prefix.to_path_buf());
+                }
+                break;
+            }
+        }
+    }
     let home = env::home();
     if let Some(h) = &home {
         prefixes.push(h.join(".local"));

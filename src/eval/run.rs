@@ -68,6 +68,11 @@ pub struct PerQuestion {
     pub expected: Vec<String>,
     pub ranked_files: Vec<String>,
     pub scores: Scores,
+    /// The files of the top chunks as a result list shows them (what an agent reading the
+    /// first hits sees): Hit@5 and MRR over the files of the top 5 chunks, Recall@10 over the
+    /// files of the top 10.
+    #[serde(default)]
+    pub chunk_scores: ChunkScores,
     pub latency_ms: f64,
     pub tokens: usize,
 }
@@ -96,6 +101,8 @@ pub struct Report {
     pub identity: Identity,
     pub questions: usize,
     pub metrics: Scores,
+    #[serde(default)]
+    pub chunk_metrics: ChunkScores,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub symbol_metrics: Option<Scores>,
     /// Metrics per question kind and per split, when the questions say.
@@ -115,6 +122,32 @@ pub struct Report {
     pub gates: Vec<Gate>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_question: Vec<PerQuestion>,
+}
+
+/// File-level scores of the chunk list itself (no file ranking applied).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct ChunkScores {
+    pub hit_5: f64,
+    pub mrr_5: f64,
+    pub recall_10: f64,
+}
+
+impl ChunkScores {
+    fn of(chunk_paths: &[String], expected: &[String]) -> ChunkScores {
+        let top = |n: usize| dedup_files(chunk_paths.iter().take(n).cloned());
+        let five = metrics::score(&top(5), expected);
+        let ten = metrics::score(&top(10), expected);
+        ChunkScores { hit_5: five.hit_10, mrr_5: five.mrr, recall_10: ten.recall_10 }
+    }
+
+    fn mean(all: &[ChunkScores]) -> ChunkScores {
+        let n = all.len().max(1) as f64;
+        ChunkScores {
+            hit_5: all.iter().map(|s| s.hit_5).sum::<f64>() / n,
+            mrr_5: all.iter().map(|s| s.mrr_5).sum::<f64>() / n,
+            recall_10: all.iter().map(|s| s.recall_10).sum::<f64>() / n,
+        }
+    }
 }
 
 pub struct RunOptions {
@@ -167,6 +200,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         index_seconds += t.elapsed().as_secs_f64();
         let filters = q.filters.as_ref().map(|f| Filters { globs: f.glob.iter().cloned().collect(), extensions: f.extensions.clone(), path_contains: f.path_contains.clone(), pathspecs: Vec::new(), languages: Vec::new() }).unwrap_or_default();
         let mut t = Instant::now();
+        let chunk_paths: Vec<String>;
         let (ranked_files, ranked_symbols, text) = match o.mode.search_mode() {
             Some(mode) => {
                 let allowed = filters.allowed(&data.table)?;
@@ -183,7 +217,8 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     None => crate::search::rank::rank_files(&data, &r.ranked[..r.ranked.len().min(o.k * 5)], usize::MAX).into_iter().map(|f| f.path).collect(),
                 };
                 let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
-                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new(), next_cursor: None, suggestions: Vec::new() };
+                chunk_paths = hits.iter().take(10).map(|h| h.path.clone()).collect();
+                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new(), next_cursor: None, suggestions: Vec::new(), score_scale: None };
                 let text = crate::ops::search::render(&data.id, &shown, crate::ops::search::SNIPPET_LINES);
                 (files, symbols, text)
             }
@@ -207,6 +242,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 let hits = idx.search(&crate::analyze::query_terms(&q.query), o.k * 5);
                 let files: Vec<String> = hits.iter().map(|(f, _)| d.table.file_path(*f).to_string()).collect();
                 let text = files.iter().take(o.k).cloned().collect::<Vec<_>>().join("\n");
+                chunk_paths = files.iter().take(10).cloned().collect();
                 (files, Vec::new(), text)
             }
         };
@@ -224,6 +260,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             expected: q.expected.files.clone(),
             ranked_files: ranked_files.into_iter().take(o.k).collect(),
             scores,
+            chunk_scores: ChunkScores::of(&chunk_paths, &q.expected.files),
             latency_ms,
             tokens: text.len().div_ceil(4),
         }));
@@ -262,6 +299,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k, reranker: o.rerank.clone() },
         questions: per.len(),
         metrics,
+        chunk_metrics: ChunkScores::mean(&per.iter().map(|p| p.chunk_scores).collect::<Vec<_>>()),
         symbol_metrics: (!symbol_scores.is_empty()).then(|| metrics::mean(&symbol_scores)),
         by_kind,
         by_split,

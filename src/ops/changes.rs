@@ -691,14 +691,26 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
     if md {
         out.push_str(&format!("### Lynx impact report: {}\n\n", r.range));
         out.push_str(&format!(
-            "**{} changed, {} added, {} deleted definitions** · {} transitive callers · {} tests to re-run · {} public API changes\n\n",
-            t.changed, t.added, t.deleted, t.transitive_callers, t.tests, t.public_api_changes
+            "**{} changed, {} added, {} deleted {}** · {} · {} to re-run · {}\n\n",
+            t.changed,
+            t.added,
+            t.deleted,
+            if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
+            crate::present::count(t.transitive_callers, "transitive caller", "transitive callers"),
+            crate::present::count(t.tests, "test", "tests"),
+            crate::present::count(t.public_api_changes, "public API change", "public API changes")
         ));
     } else {
         out.push_str(&format!("impact of {} (before {}, after {})\n", r.range, r.before.label, r.after.label));
         out.push_str(&format!(
-            "{} changed, {} added, {} deleted definitions; {} transitive callers; {} tests to re-run; {} public API changes\n",
-            t.changed, t.added, t.deleted, t.transitive_callers, t.tests, t.public_api_changes
+            "{} changed, {} added, {} deleted {}; {}; {} to re-run; {}\n",
+            t.changed,
+            t.added,
+            t.deleted,
+            if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
+            crate::present::count(t.transitive_callers, "transitive caller", "transitive callers"),
+            crate::present::count(t.tests, "test", "tests"),
+            crate::present::count(t.public_api_changes, "public API change", "public API changes")
         ));
     }
     if r.files.is_empty() {

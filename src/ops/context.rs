@@ -104,7 +104,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let (defs, _) = query::match_symbol(&ctx.graph, &a.symbol);
     let Some(&d) = defs.first() else {
         let suggestions = query::suggest(&ctx.graph, &a.symbol, 5);
-        let text = format!("{}\nno symbol named \"{}\" in this view (matched: false){}\n", view_line(&ctx.data.id), a.symbol, super::nav::did_you_mean(&suggestions));
+        let text = format!("{}\nno symbol named \"{}\" in this view{}\n", view_line(&ctx.data.id), a.symbol, super::nav::did_you_mean(&suggestions));
         let r = ContextSlice { symbol: a.symbol.clone(), matched: false, budget: a.budget, used: 0, estimate: ESTIMATE, slices: vec![], omitted: vec![] };
         let mut answer = Answer::new("context", Some(ctx.data.id.clone()), &r, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));

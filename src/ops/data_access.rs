@@ -135,7 +135,7 @@ pub fn run(engine: &Engine, name: Option<&str>, rev: Option<&str>, limit: usize,
         None => table.clone(),
     };
     if !matched {
-        text.push_str(&format!("no code touches {what} in this view (matched: false){}\n", super::nav::did_you_mean(&suggestions)));
+        text.push_str(&format!("no code touches {what} in this view{}\n", super::nav::did_you_mean(&suggestions)));
     } else {
         text.push_str(&format!("{what}: {} access{}\n", results.len(), if results.len() == 1 { "" } else { "es" }));
     }
@@ -167,7 +167,7 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
     };
     if defs.is_empty() {
         let suggestions = nearest_tables(&ctx, &table);
-        let text = format!("{}\nno definition touches {what} (matched: false){}\n", view_line(&ctx.data.id), super::nav::did_you_mean(&suggestions));
+        let text = format!("{}\nno definition touches {what}{}\n", view_line(&ctx.data.id), super::nav::did_you_mean(&suggestions));
         return Ok(Answer::new("impact", Some(ctx.data.id.clone()), serde_json::json!({"symbol": name, "matched": false, "suggestions": suggestions, "results": []}), text));
     }
     let mut head = format!("{what}: touched by {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });

@@ -45,6 +45,8 @@ pub struct Variant {
 #[derive(Debug, Serialize)]
 pub struct DeepResult {
     pub chosen: usize,
+    /// How many variants were asked for (the ones after a strong one are not run).
+    pub asked: usize,
     pub strong: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
@@ -153,6 +155,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let results: Vec<Hit> = set.iter().map(|x| hit(&data, x)).collect();
     let result = DeepResult {
         chosen: chosen + 1,
+        asked: variants.len(),
         strong,
         warning,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
@@ -165,7 +168,8 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
 }
 
 fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
-    let mut out = format!("{} · deep search · chose variant {} of {}\n", view_line(view), r.chosen, r.variants.len());
+    let tried = if r.variants.len() < r.asked { format!(" ({} tried: the first strong one ends the search)", r.variants.len()) } else { String::new() };
+    let mut out = format!("{} · deep search · chose variant {} of {}{tried}\n", view_line(view), r.chosen, r.asked);
     for (i, v) in r.variants.iter().enumerate() {
         let scores = match (v.best_sparse, v.best_dense) {
             (Some(s), Some(d)) => format!("best bm25 {s:.2}, cosine {d:.3}"),
@@ -193,6 +197,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         files: Vec::new(),
         next_cursor: None,
         suggestions: Vec::new(),
+        score_scale: None,
     };
     let body = render_hits(view, &inner, lines);
     // Skip the repeated view line of the inner rendering.

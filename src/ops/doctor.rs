@@ -229,9 +229,9 @@ fn runtime_checks(engine: &Engine) -> Vec<Check> {
         Some(p) => out.push(check("ONNX Runtime", "ok", format!("found {}", p.display()), None)),
         None => out.push(check(
             "ONNX Runtime",
-            "ok",
-            "not found (only transformer models need it; static models do not)",
-            Some("pip install onnxruntime, or set ORT_DYLIB_PATH"),
+            "warn",
+            "not found: transformer models and the cross-encoder cannot run (static models do not need it); looked in ORT_DYLIB_PATH, model.ort_dylib, the site-packages of VIRTUAL_ENV, CONDA_PREFIX and the python3 on PATH, ~/.local, pyenv, and the system library paths",
+            Some("pip install onnxruntime (in the Python on PATH), or set ORT_DYLIB_PATH to libonnxruntime.so"),
         )),
     }
     match engine.embedder() {

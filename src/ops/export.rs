@@ -71,7 +71,7 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
     let b = match build(engine, a)? {
         Ok(b) => b,
         Err((view, target)) => {
-            let text = format!("{}\nnothing named \"{target}\" in this view (matched: false)\n", view_line(&view));
+            let text = format!("{}\nnothing named \"{target}\" in this view\n", view_line(&view));
             return Ok(Answer::new("export_graph", Some(view), serde_json::json!({"matched": false, "symbol": target}), text));
         }
     };

@@ -126,7 +126,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let view = ctx.data.id.clone();
     if nodes.is_empty() {
         let suggestions = query::suggest(&ctx.graph, &symbol, 5);
-        let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
+        let text = format!("{}\nno symbol named \"{symbol}\" in this view{}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
         let t = Traversal { op, symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false, next_cursor: None };
         let mut answer = Answer::new("graph_query", Some(view), &t, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
@@ -170,7 +170,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)"))?;
             let (to, _) = starts(&ctx, &target);
             if to.is_empty() {
-                let text = format!("{}\nno symbol named \"{target}\" in this view (matched: false)\n", view_line(&view));
+                let text = format!("{}\nno symbol named \"{target}\" in this view\n", view_line(&view));
                 return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}), text));
             }
             let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all")).unwrap_or_else(|| Rel::parse_filter("all").unwrap());

@@ -26,6 +26,10 @@ pub struct GrepArgs {
     pub max: usize,
     /// Only the files with a match.
     pub files_only: bool,
+    /// Whole words only (`grep -w`).
+    pub word: bool,
+    /// Per file, the number of matching lines instead of the lines (`grep -c`).
+    pub count: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -57,6 +61,9 @@ pub struct GrepResult {
     /// Empty with `-l`.
     pub matches: Vec<GrepMatch>,
     pub truncated: bool,
+    /// With `count`: each file with a match and its number of matching lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<(String, usize)>,
     /// Files git could not read (missing or damaged blobs), skipped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unreadable: Vec<String>,
@@ -70,6 +77,8 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         return Err(crate::error::usage("the search pattern is empty"));
     }
     let source = if a.regex { a.pattern.clone() } else { regex::escape(&a.pattern) };
+    // A word match is bounded by non-word characters (or the line's ends) on both sides.
+    let source = if a.word { format!(r"\b(?:{source})\b") } else { source };
     let re = regex::RegexBuilder::new(&source)
         .case_insensitive(a.ignore_case)
         .multi_line(true)
@@ -104,6 +113,7 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
     let mut with_match = Vec::new();
     let mut truncated = false;
     let mut unreadable = Vec::new();
+    let mut counts = Vec::new();
     for (f, r) in files.iter().zip(per_file) {
         let ms = match r {
             Ok(ms) => ms,
@@ -117,6 +127,10 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
             continue;
         }
         with_match.push(f.path.clone());
+        if a.count {
+            counts.push((f.path.clone(), ms.len()));
+            continue;
+        }
         if a.files_only {
             continue;
         }
@@ -136,6 +150,7 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         files: with_match,
         matches: found,
         truncated,
+        counts,
         unreadable,
     };
     if !result.unreadable.is_empty() {
@@ -147,7 +162,15 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
             if result.unreadable.len() > 3 { ", …" } else { "" }
         );
     }
-    let text = render(&view.id, &result, a.files_only, a.before > 0 || a.after > 0);
+    let text = if a.count {
+        let mut t = summary_line(&view.id, &result);
+        for (p, n) in &result.counts {
+            t.push_str(&format!("{}:{n}\n", present::path(p)));
+        }
+        t
+    } else {
+        render(&view.id, &result, a.files_only, a.before > 0 || a.after > 0)
+    };
     Ok(Answer::new("search", Some(view.id.clone()), &result, text))
 }
 
@@ -226,20 +249,23 @@ pub fn render(view: &crate::view::ViewId, r: &GrepResult, files_only: bool, cont
         }
         last = Some((&m.path, end));
     }
-    let summary = format!(
+    // The summary leads, as in a ranked search's answer; `path:line:text` lines follow.
+    format!("{}{out}", summary_line(view, r))
+}
+
+/// `view · exact "X" · N matches in F of M files`.
+fn summary_line(view: &crate::view::ViewId, r: &GrepResult) -> String {
+    format!(
         "{} · {} \"{}\" · {} match{} in {} of {} files{}\n",
         view_line(view),
         r.mode,
         r.pattern,
-        r.matches.len(),
+        r.matches.len().max(r.counts.iter().map(|c| c.1).sum()),
         if r.matches.len() == 1 { "" } else { "es" },
         r.files.len(),
         r.files_searched,
         if r.truncated { " (stopped at the limit; raise -k)" } else { "" }
-    );
-    // The summary goes last, so the lines above stay `path:line:text` from the first line on.
-    out.push_str(&summary);
-    out
+    )
 }
 
 fn highlight(text: &str, spans: &[(usize, usize)]) -> String {

@@ -46,7 +46,12 @@ pub fn list(configured: &str) -> Result<Answer> {
     models.sort_by(|a, b| a.name.cmp(&b.name));
     let mut text = format!("models in {}:\n", cache.display());
     if models.is_empty() {
-        text.push_str(&format!("  (none) — run `git lynx model pull {configured}`\n"));
+        // A local path is already usable as it is; only a hub id is pulled.
+        if crate::config::is_model_id(configured) {
+            text.push_str(&format!("  (none) — run `git lynx model pull {configured}` (or `git lynx model import ARCHIVE` offline)\n"));
+        } else {
+            text.push_str(&format!("  (none) — the configured model is the local path {configured}, used from there; `git lynx model pull OWNER/NAME` fetches a hub model\n"));
+        }
     }
     for m in &models {
         text.push_str(&format!(

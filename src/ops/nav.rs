@@ -92,7 +92,7 @@ fn first_code_lines(text: &str, n: usize) -> String {
 
 fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
     let suggestions = query::suggest(&ctx.graph, symbol, 5);
-    let text = format!("{}\nno symbol named \"{symbol}\" in this view (matched: false){}\n", view_line(&ctx.data.id), did_you_mean(&suggestions));
+    let text = format!("{}\nno symbol named \"{symbol}\" in this view{}\n", view_line(&ctx.data.id), did_you_mean(&suggestions));
     Answer::new(op, Some(ctx.data.id.clone()), serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }), text)
 }
 
@@ -168,7 +168,7 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         let lexical: Vec<Hit> =
             hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
         let suggestions = query::suggest(&ctx.graph, symbol, 5);
-        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph (matched: false){}", view_line(&ctx.data.id), did_you_mean(&suggestions));
+        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph{}", view_line(&ctx.data.id), did_you_mean(&suggestions));
         if lexical.is_empty() {
             text.push('\n');
         } else {
@@ -305,7 +305,7 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
     if matched {
         text.push_str(&matched_line(symbol, &definitions, MatchKind::Exact));
     } else {
-        text.push_str(&format!("no definition named \"{symbol}\" (matched: false); lexical references only\n"));
+        text.push_str(&format!("no definition named \"{symbol}\"; lexical references only\n"));
     }
     text.push_str(&format!("usages ({}{}):\n", results.len(), if truncated { ", truncated" } else { "" }));
     if results.is_empty() {
@@ -629,7 +629,7 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usi
         let m: Vec<&String> = g.by_path.keys().filter(|p| p.ends_with(&format!("/{path}"))).collect();
         if m.len() == 1 { g.by_path.get(m[0]) } else { None }
     }) else {
-        let text = format!("{}\nno file \"{path}\" in this view (matched: false)\n", view_line(&ctx.data.id));
+        let text = format!("{}\nno file \"{path}\" in this view\n", view_line(&ctx.data.id));
         return Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), serde_json::json!({"path": path, "matched": false}), text));
     };
     let file = &g.files[fi as usize];

@@ -132,6 +132,12 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     })();
     let _ = std::fs::remove_dir_all(&staging);
     let a = result?;
+    // The model named for this import is the store's from now on, as `index --model` makes it.
+    if let (true, Some(name), true) = (engine.model.from_flag, engine.model.name.as_deref(), a.vectors > 0) {
+        if let Err(e) = crate::engine::ModelChoice::record(&ws.store.root, name) {
+            tracing::warn!("could not record the model for this store: {e:#}");
+        }
+    }
     let mut text = format!(
         "imported {total} segments from {}: objects of {} blobs and {} vectors checked and adopted",
         from.display(),

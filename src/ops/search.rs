@@ -87,7 +87,18 @@ pub struct Explanation {
     pub priors: Vec<PriorWhy>,
     /// Added for the other hits of the same file.
     pub file_evidence: f32,
+    /// The factor of being a further chunk of a file listed higher up (1: its first).
+    #[serde(skip_serializing_if = "is_one", default = "one")]
+    pub further_chunk: f32,
     pub score: f32,
+}
+
+fn is_one(x: &f32) -> bool {
+    *x == 1.0
+}
+
+fn one() -> f32 {
+    1.0
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -127,6 +138,10 @@ pub struct SearchResult {
     /// When nothing matched: identifiers of the view near the query's words.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub suggestions: Vec<String>,
+    /// The best retrieval score (before priors) among this answer's candidates: dividing by it
+    /// puts answers from different indexes on one scale (BM25 has none of its own).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub score_scale: Option<f32>,
 }
 
 pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
@@ -171,7 +186,13 @@ fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewDat
 /// explanation shows the factors the ranking used).
 fn priors(engine: &Engine, data: &ViewData, query: &str, mode: Mode) -> search::rank::Priors {
     let s = &engine.ws.config.search;
-    let factors = search::rank::Factors { test: s.test_factor, prose: s.prose_factor, secondary: s.secondary_factor };
+    let factors = search::rank::Factors {
+        test: s.test_factor,
+        prose: s.prose_factor,
+        secondary: s.secondary_factor,
+        vendored: s.vendor_factor,
+        stem: s.stem_factor,
+    };
     let priors = search::rank::Priors::with_factors(query, factors);
     match engine.history(data) {
         // Not for cosine alone: its scores sit so close together that the lift would decide
@@ -210,7 +231,8 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
             fusion: fusion.clone(),
             retrieval_score: r.fused,
             priors: prior,
-            file_evidence: (r.score - r.fused * product).max(0.0),
+            file_evidence: (r.score / r.decay - r.fused * product).max(0.0),
+            further_chunk: r.decay,
             score: r.score,
         });
     }
@@ -232,6 +254,9 @@ fn render_explanation(e: &Explanation) -> String {
     }
     if e.file_evidence > 0.0 {
         parts.push(format!("+{} file evidence", format_score(e.file_evidence)));
+    }
+    if e.further_chunk != 1.0 {
+        parts.push(format!("×{:.2} further chunk of a file listed above", e.further_chunk));
     }
     format!("    why: {} → {}\n", parts.join(" · "), format_score(e.score))
 }
@@ -339,7 +364,9 @@ pub fn retrieve(
         let (ca, cb) = (data.table.chunk(a.ord), data.table.chunk(b.ord));
         b.score.total_cmp(&a.score).then_with(|| ca.path.cmp(cb.path)).then(ca.start_line.cmp(&cb.start_line))
     });
-    Ok(Retrieved { mode, ranked: search::dedup_identical(data, ranked), notes, top_sparse, top_dense })
+    let mut ranked = search::dedup_identical(data, ranked);
+    search::rank::saturate(data, &mut ranked, engine.ws.config.search.chunk_decay);
+    Ok(Retrieved { mode, ranked, notes, top_sparse, top_dense })
 }
 
 /// Reorders `hits` by the cross-encoder's relevance of (query, chunk), keeping each retrieval
@@ -380,12 +407,14 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         }
         return Ok(a);
     }
-    // Sources are fused by rank (RRF), not by raw score: BM25 and fused scores are not
-    // comparable across indexes of different sizes and vocabularies.
+    // Sources are merged by calibrated score: each answer's scores divided by its own best
+    // retrieval score (before priors), so BM25's scale — which depends on each index's size
+    // and vocabulary — cancels, and what the priors say (prose below code, tests below
+    // sources) still orders the merged list. By rank alone a documentation section would sit
+    // beside the best code hit whatever either scored.
     if args.cursor.is_some() {
         return Err(crate::error::usage("cursors page one source at a time: pass --source NAME (MCP: source) with the cursor"));
     }
-    let fused = |rank: usize| 1.0 / (crate::search::RRF_K as f64 + rank as f64 + 1.0);
     let mut all: Vec<(f64, usize, Hit)> = Vec::new();
     let mut files: Vec<(f64, usize, search::rank::RankedFile)> = Vec::new();
     let mut notes = Vec::new();
@@ -397,23 +426,24 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         if let Some(n) = r.note {
             notes.push(format!("{}: {n}", s.name));
         }
+        let scale = r.score_scale.unwrap_or(1.0).max(1e-6) as f64;
         mode = mode.or(Some(r.mode));
         view = view.or(a.view.clone());
-        all.extend(r.results.into_iter().enumerate().map(|(i, mut h)| {
+        all.extend(r.results.into_iter().map(|mut h| {
             h.source = Some(s.name.clone());
-            (fused(i), si, h)
+            (h.score as f64 / scale, si, h)
         }));
-        files.extend(r.files.into_iter().enumerate().map(|(i, mut f)| {
+        files.extend(r.files.into_iter().map(|mut f| {
             f.path = format!("[{}] {}", s.name, f.path);
-            (fused(i), si, f)
+            (f.score as f64 / scale, si, f)
         }));
     }
     let k = args.k.unwrap_or(selected[0].engine.ws.config.search.k);
-    // Equal ranks: the higher score, then the source listed first.
-    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.score.total_cmp(&a.2.score)).then(a.1.cmp(&b.1)));
+    // Equal calibrated scores: the source listed first.
+    all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut all: Vec<Hit> = all.into_iter().map(|x| x.2).collect();
     all.truncate(k);
-    files.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.2.score.total_cmp(&a.2.score)).then(a.1.cmp(&b.1)));
+    files.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut files: Vec<search::rank::RankedFile> = files.into_iter().map(|x| x.2).collect();
     files.truncate(k);
     let view = view.expect("at least one source");
@@ -426,6 +456,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         files,
         next_cursor: None,
         suggestions: Vec::new(),
+        score_scale: None,
     };
     let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
     Ok(Answer::new("search", Some(view), &result, text))
@@ -463,6 +494,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         let head: std::collections::HashSet<u32> = r.ranked.iter().map(|x| x.ord).collect();
         r.ranked.extend(deep.ranked.into_iter().filter(|x| !head.contains(&x.ord)));
     }
+    let scale = r.ranked.iter().map(|x| x.fused).fold(0f32, f32::max).max(1e-6);
     let mut notes = r.notes;
     notes.extend(clamped);
     notes.extend(engine.rev_note(args.rev.as_deref()));
@@ -491,7 +523,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
         let mut files = search::rank::rank_files(data, &r.ranked, want);
         let next_cursor = pager.page(&mut files, k);
-        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor, suggestions: Vec::new() };
+        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor, suggestions: Vec::new(), score_scale: Some(scale) };
         let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
@@ -500,7 +532,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.explain {
         explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
     }
-    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor, suggestions };
+    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor, suggestions, score_scale: Some(scale) };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }

@@ -85,7 +85,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         Some(f) => format!("similar to {f}{}", a.line.map(|l| format!(":{l}")).unwrap_or_default()),
         None => "similar to snippet".into(),
     };
-    let r = SearchResult { query, mode, note: (!notes.is_empty()).then(|| notes.join("; ")), filters: a.filters.clone(), results, files: Vec::new(), next_cursor: None, suggestions: Vec::new() };
+    let r = SearchResult { query, mode, note: (!notes.is_empty()).then(|| notes.join("; ")), filters: a.filters.clone(), results, files: Vec::new(), next_cursor: None, suggestions: Vec::new(), score_scale: None };
     let text = render(&data.id, &r, a.snippet_lines);
     Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))
 }

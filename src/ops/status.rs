@@ -33,6 +33,9 @@ pub struct Dense {
     /// ready | partial | off
     pub state: String,
     pub model: Option<String>,
+    /// Where the model choice came from (`--model`, `LYNX_MODEL`, configuration, the model
+    /// recorded for this store, the default).
+    pub model_from: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub coverage: f64,
@@ -146,7 +149,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         reasons.push(format!("{n} files could not be read"));
     }
     // Dense coverage for the configured model and any other model with vectors.
-    let dense = if with_dense { dense_state(engine, &keys)? } else { Dense { state: "unknown".into(), model: engine.model.name.clone(), reason: None, coverage: 0.0, models: vec![] } };
+    let dense = if with_dense { dense_state(engine, &keys)? } else { Dense { state: "unknown".into(), model: engine.model.name.clone(), model_from: engine.model.origin, reason: None, coverage: 0.0, models: vec![] } };
     let state = if !any_indexed {
         "not indexed"
     } else if missing_segments > 0 || skipped.contains_key("unreadable") {
@@ -217,12 +220,13 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
             Dense {
                 state: if cov >= 0.999 { "ready".into() } else if cov > 0.0 { "partial".into() } else { "missing".into() },
                 model: Some(m.name().to_string()),
+                model_from: engine.model.origin,
                 reason: (cov < 0.999).then(|| "vectors for the configured model are incomplete; `git lynx index` computes them".into()),
                 coverage: cov,
                 models,
             }
         }
-        Err(reason) => Dense { state: "off".into(), model: engine.model.name.clone(), reason: Some(reason), coverage: 0.0, models },
+        Err(reason) => Dense { state: "off".into(), model: engine.model.name.clone(), model_from: engine.model.origin, reason: Some(reason), coverage: 0.0, models },
     })
 }
 
@@ -241,9 +245,10 @@ pub fn render_health(h: &Health) -> String {
         None => {}
     }
     out.push_str(&format!(
-        "dense: {} ({}{})\n",
+        "dense: {} ({}, from {}{})\n",
         h.dense.state,
         h.dense.model.as_deref().unwrap_or("no model"),
+        h.dense.model_from,
         if h.dense.state == "off" || h.dense.state == "unknown" { String::new() } else { format!(", {:.0}% of chunks", h.dense.coverage * 100.0) }
     ));
     if let Some(r) = &h.dense.reason {

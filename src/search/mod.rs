@@ -23,15 +23,17 @@ pub struct Ranked {
     pub dense_score: Option<f32>,
     /// The score retrieval gave, before priors and file evidence.
     pub fused: f32,
+    /// The factor of being a further chunk of a file listed higher up (1: the file's first).
+    pub decay: f32,
 }
 
 impl Ranked {
     pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None, fused: score }
+        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None, fused: score, decay: 1.0 }
     }
 
     pub fn dense(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score), fused: score }
+        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score), fused: score, decay: 1.0 }
     }
 }
 
@@ -149,7 +151,7 @@ pub const RRF_K: f32 = crate::config::DEFAULT_RRF_K;
 /// 1), the dense list `dense_weight` / (k + rank).
 pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0 };
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0, decay: 1.0 };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.score += 1.0 / (k + (i + 1) as f32);
@@ -176,7 +178,7 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
 /// dense list's favourite on rank alone.
 pub fn convex(sparse: &[(u32, f32)], dense: &[(u32, f32)], bm25: impl Fn(u32) -> f32, cos: impl Fn(u32) -> Option<f32>, w: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::with_capacity(sparse.len() + dense.len());
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0 };
+    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0, decay: 1.0 };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.sparse_rank = Some(i + 1);

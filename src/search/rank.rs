@@ -29,6 +29,14 @@ pub fn is_secondary_path(path: &str) -> bool {
         || name.contains(".bundle.")
 }
 
+/// Code that lives in the repository but is someone else's: vendored dependencies and
+/// third-party trees. A question about the repository is rarely about them.
+pub fn is_vendored_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let dirs: Vec<&str> = lower.split('/').collect();
+    dirs[..dirs.len().saturating_sub(1)].iter().any(|d| matches!(*d, "vendor" | "vendored" | "third_party" | "third-party" | "thirdparty" | "node_modules" | "bower_components" | "external" | "extern" | "deps"))
+}
+
 /// Query words that make test files fair game.
 const TEST_WORDS: &[&str] =
     &["test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "assert", "assertion", "coverage", "bench", "benchmark"];
@@ -42,6 +50,10 @@ pub struct Priors {
     test: f32,
     prose: f32,
     secondary: f32,
+    vendored: f32,
+    /// Multiplier of a chunk of a file whose stem is a word of the query.
+    stem: f32,
+    words: Vec<String>,
     idents: Vec<String>,
     /// The view's history, the prior's weight and half-life (in commits).
     recency: Option<(std::sync::Arc<crate::view::history::HistoryField>, f32, f32)>,
@@ -53,11 +65,19 @@ pub struct Factors {
     pub test: f32,
     pub prose: f32,
     pub secondary: f32,
+    pub vendored: f32,
+    pub stem: f32,
 }
 
 impl Default for Factors {
     fn default() -> Self {
-        Factors { test: TEST_FACTOR, prose: PROSE_FACTOR, secondary: SECONDARY_FACTOR }
+        Factors {
+            test: TEST_FACTOR,
+            prose: PROSE_FACTOR,
+            secondary: SECONDARY_FACTOR,
+            vendored: crate::config::DEFAULT_VENDOR_FACTOR,
+            stem: crate::config::DEFAULT_STEM_FACTOR,
+        }
     }
 }
 
@@ -69,10 +89,21 @@ impl Priors {
     pub fn with_factors(query: &str, f: Factors) -> Priors {
         let terms = crate::analyze::query_terms(query);
         let about = |words: &[&str]| terms.iter().any(|t| words.contains(&t.as_str()));
+        let vendor_words = ["vendor", "vendored", "dependency", "dependencies", "third", "party", "module", "modules"];
+        // The query's words as written (lowercase), for names: not stems, not split parts.
+        let words: Vec<String> = query
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() > 2)
+            .map(|w| w.to_lowercase())
+            .filter(|w| !crate::analyze::is_stop_word(w))
+            .collect();
         Priors {
             test: if about(TEST_WORDS) { 1.0 } else { f.test },
             prose: if about(DOC_WORDS) { 1.0 } else { f.prose },
             secondary: if about(SECONDARY_WORDS) { 1.0 } else { f.secondary },
+            vendored: if about(&vendor_words) { 1.0 } else { f.vendored },
+            stem: f.stem,
+            words,
             idents: query_identifiers(query),
             recency: None,
         }
@@ -102,15 +133,33 @@ impl Priors {
             Some(("test file", self.test))
         } else if is_secondary_path(c.path) {
             Some(("secondary code (examples, benchmarks, build output)", self.secondary))
+        } else if is_vendored_path(c.path) {
+            Some(("vendored or third-party code", self.vendored))
         } else {
             None
         };
         out.extend(kind.filter(|k| k.1 != 1.0));
+        if self.stem != 1.0 && !self.words.is_empty() {
+            let file = c.path.rsplit('/').next().unwrap_or(c.path);
+            let stem = file.split('.').next().unwrap_or(file).to_lowercase();
+            if self.words.iter().any(|w| *w == stem) {
+                out.push(("its file is named by a word of the query", self.stem));
+            }
+        }
         if !self.idents.is_empty() {
             let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
             let stem = file.split('.').next().unwrap_or(file);
-            if self.idents.iter().any(|i| i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem)) {
+            let qualified = c.symbol.replace("::", ".").replace('#', ".").to_ascii_lowercase();
+            let member = |i: &String| {
+                let i = i.to_ascii_lowercase();
+                i.contains('.') && (qualified == i || qualified.ends_with(&format!(".{i}")))
+            };
+            let plain = |i: &String| !i.contains('.') && (i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem));
+            if self.idents.iter().any(member) {
+                // The member named in full, above its type (which its parts name).
+                out.push(("the member the query names in full", IDENT_FACTOR));
+            } else if self.idents.iter().any(plain) {
                 out.push(("named by an identifier in the query", IDENT_FACTOR));
             }
         }
@@ -153,6 +202,27 @@ pub fn file_evidence(data: &ViewData, ranked: &mut [Ranked], share: f32) {
         let other = if r.score >= first { second } else { first };
         r.score += share * other;
     }
+}
+
+/// Each further chunk of a file already listed weighs less: in list order, the n-th chunk of a
+/// file (counting from 0) is multiplied by `decay`ⁿ, and the list is sorted again. A file's first
+/// chunk keeps its score, so the files named and their order of first appearance stay; what
+/// changes is how many files the first chunks of a result list name. `ranked` must be sorted
+/// best first; ties keep their order.
+pub fn saturate(data: &ViewData, ranked: &mut [Ranked], decay: f32) {
+    if !(decay > 0.0 && decay < 1.0) {
+        return;
+    }
+    let mut seen: std::collections::HashMap<u32, i32> = std::collections::HashMap::new();
+    for r in ranked.iter_mut() {
+        let n = seen.entry(data.table.chunk_file(r.ord)).or_insert(0);
+        if *n > 0 {
+            r.decay = decay.powi(*n);
+            r.score *= r.decay;
+        }
+        *n += 1;
+    }
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
 }
 
 /// A file as a whole: what `search --files` lists and what the evaluation scores.
@@ -201,6 +271,16 @@ pub fn rank_files(data: &ViewData, ranked: &[Ranked], limit: usize) -> Vec<Ranke
 /// capitals as in `JsonReader`, or anything in backticks), longer than two characters.
 pub fn query_identifiers(query: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // A qualified name (`QueueManager.Append`, `pkg::Type::method`, `Type#method`) names that
+    // member: kept whole (written with dots), besides its parts.
+    for token in query.split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')' || c == ',') {
+        let normalized = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').replace("::", ".").replace('#', ".");
+        let parts: Vec<&str> = normalized.split('.').collect();
+        let ident = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_') && !p.chars().next().is_some_and(|c| c.is_ascii_digit());
+        if parts.len() >= 2 && parts.iter().all(|p| ident(p)) && parts.iter().any(|p| p.chars().any(char::is_uppercase) || p.contains('_')) && !out.contains(&normalized) {
+            out.push(normalized.clone());
+        }
+    }
     for (i, part) in query.split('`').enumerate() {
         let quoted = i % 2 == 1;
         for w in part.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| w.len() > 2) {
@@ -224,5 +304,8 @@ mod tests {
         assert_eq!(query_identifiers("fix parse_http_request for JsonReader input"), ["parse_http_request", "JsonReader"]);
         assert!(query_identifiers("where are retries handled").is_empty());
         assert!(query_identifiers("HTTP and URL parsing").is_empty());
+        assert_eq!(query_identifiers("QueueManager.Append"), ["QueueManager.Append", "QueueManager"]);
+        assert_eq!(query_identifiers("how does `tokio::runtime::Builder` start")[0], "tokio.runtime.Builder");
+        assert!(query_identifiers("version 1.2 and e.g. this").is_empty());
     }
 }
