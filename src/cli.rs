@@ -1063,7 +1063,10 @@ pub fn main() -> i32 {
             // `--json` promises one object on stdout, a usage error included.
             if code != 0 && std::env::args().any(|a| a == "--json" || a == "--jsonl") {
                 let msg = e.render().to_string();
-                let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("usage error").trim_start_matches("error: ");
+                // The whole first paragraph: clap lists missing arguments on the lines after
+                // "the following required arguments were not provided:".
+                let first: Vec<&str> = msg.lines().skip_while(|l| l.trim().is_empty()).take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:")).map(str::trim).collect();
+                let first = if first.is_empty() { "usage error".to_string() } else { first.join(" ").trim_start_matches("error: ").to_string() };
                 println!("{}", serde_json::json!({"ok": false, "operation": "usage", "error": first, "usage": msg.trim_end()}));
                 return code;
             }
@@ -1565,8 +1568,13 @@ _git_lynx() {
 /// The manual pages: `git-lynx.1` and one per visible command (`git-lynx-search.1`).
 fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
     let root = <Cli as clap::CommandFactory>::command();
-    let render = |cmd: clap::Command| -> Result<Vec<u8>> {
+    let render = |mut cmd: clap::Command| -> Result<Vec<u8>> {
         let mut buf = Vec::new();
+        // The manual's synopsis is clap's own usage line: clap_mangen's drops option values
+        // (`[-C ]`).
+        let usage = cmd.render_usage().to_string();
+        let usage = usage.trim_start_matches("Usage:").trim().to_string();
+        let cmd = cmd.override_usage(usage);
         clap_mangen::Man::new(cmd).render(&mut buf)?;
         Ok(buf)
     };
@@ -1595,11 +1603,20 @@ fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
     let path = dir.join("git-lynx.1");
     crate::fsutil::write_atomic(&path, &render(root)?)?;
     written.insert(0, path.display().to_string());
-    let text = format!(
-        "installed {} manual pages in {}\n`git lynx --help` and `man git-lynx` now show them (if not, add {} to MANPATH)\n",
-        written.len(),
-        dir.display(),
-        dir.parent().unwrap_or(&dir).display()
-    );
+    // `man` finds pages under MANPATH or the system's standard trees only.
+    let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
+    let on_manpath = std::env::var_os("MANPATH").is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
+        || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
+    let text = if on_manpath {
+        format!("installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n", written.len(), dir.display())
+    } else {
+        format!(
+            "installed {} manual pages in {}\n{} is not on MANPATH: `export MANPATH=\"{}:$MANPATH\"` for `man git-lynx` and `git help lynx` to find them\n",
+            written.len(),
+            dir.display(),
+            man_root.display(),
+            man_root.display()
+        )
+    };
     Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
 }

@@ -323,10 +323,11 @@ impl Engine {
         );
         let mut indexed = None;
         if self.needs_indexing(view, &data.assembly.missing_keys) {
-            // Assemble again only when something was processed.
+            // Assemble again even when this process added nothing: another process may have
+            // indexed the missing blobs while this one waited for the store's lock.
             let new = index::ensure(&self.ws, view, &self.progress)?;
+            data = ViewData::assemble(&self.ws, view)?;
             if new > 0 {
-                data = ViewData::assemble(&self.ws, view)?;
                 indexed = Some(new);
                 self.indexed_on_demand.fetch_add(new, std::sync::atomic::Ordering::Relaxed);
             }

@@ -61,12 +61,18 @@ impl Source {
     }
 }
 
+/// The repository's own source name, as every answer says it: its directory's name.
+pub fn repo_source_name(ws: &crate::workspace::Workspace) -> String {
+    let root = ws.repo.workdir.clone().unwrap_or_else(|| ws.repo.common_dir.clone());
+    root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into())
+}
+
 impl Sources {
     /// The repository of `main` plus the configured sources. `lynxmcp` is a LynxMCP
     /// `config.json` to read sources from as well.
     pub fn open(main: Arc<Engine>, lynxmcp: Option<&Path>, progress: &Progress) -> Result<Sources> {
         let root = main.ws.repo.workdir.clone().unwrap_or_else(|| main.ws.repo.common_dir.clone());
-        let repo_name = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+        let repo_name = repo_source_name(&main.ws);
         let mut list = vec![Source { name: repo_name, description: "this repository".into(), committed: false, kind: "repository", path: root.clone(), graph: true, engine: main.clone(), config: None }];
         let mut configs = main.ws.config.sources.clone();
         let mut ignored_fields = Vec::new();

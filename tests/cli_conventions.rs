@@ -182,6 +182,11 @@ fn usage_errors_are_one_json_object_with_json() {
         assert_eq!(v["ok"], false);
         assert!(v["error"].as_str().unwrap().contains("argument") || v["error"].as_str().unwrap().contains("subcommand"), "{v}");
     }
+    // A missing argument is named in `error`, not cut at the colon before it.
+    let out = r.lynx(&["--json", "find-definition"]);
+    let v: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("were not provided") && e.contains("<SYMBOL>"), "{v}");
     // Without --json the error stays on stderr.
     let out = r.lynx(&["search", "--bogus"]);
     assert!(out.stdout.is_empty() && String::from_utf8_lossy(&out.stderr).contains("unexpected argument"));
@@ -197,7 +202,14 @@ fn version_help_manual_and_completions() {
     assert!(help.status.success() && stdout(&help).contains("--exact"), "{}", stdout(&help));
     let man = Command::new(BIN).arg("man").output().unwrap();
     assert!(stdout(&man).starts_with(".ie") || stdout(&man).contains(".TH git-lynx 1"), "{}", &stdout(&man)[..200.min(man.stdout.len())]);
+    // The synopsis is clap's usage line, with no option left without its value.
+    let page = stdout(&man);
+    let synopsis = page.split(".SH SYNOPSIS").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default().to_string();
+    assert!(synopsis.contains("git lynx") && !synopsis.contains("\\-C \\fR]"), "{synopsis}");
     let dir = tempfile::tempdir().unwrap();
+    // Installing where `man` does not look says how to make it look there.
+    let text = stdout(&Command::new(BIN).args(["man", "--install", "--dir"]).arg(dir.path().join("man1")).env_remove("MANPATH").output().unwrap());
+    assert!(text.contains("is not on MANPATH") && text.contains("export MANPATH="), "{text}");
     let out = Command::new(BIN).args(["--json", "man", "--install", "--dir"]).arg(dir.path().join("man1")).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["pages"].as_array().unwrap().len() > 20, "{v}");

@@ -277,8 +277,35 @@ fn a_model_host_that_never_answers_does_not_hang_index() {
     assert!(o.status.success(), "{v}");
     assert!(t.elapsed() < std::time::Duration::from_secs(60), "index waited {:?}", t.elapsed());
     assert_eq!(v["dense"], "off", "{v}");
-    assert!(v["dense_reason"].as_str().unwrap().contains("did not answer"), "{v}");
+    let reason = v["dense_reason"].as_str().unwrap();
+    assert!(reason.contains("did not answer within 2 s") && reason.contains("HF_ENDPOINT") && reason.contains("model import"), "{v}");
     assert_eq!(v["files_indexed"], 4, "the lexical index is there: {v}");
+    // The next index does not wait for the host again: the failure is remembered, and said.
+    let t = std::time::Instant::now();
+    let o = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(t.elapsed() < std::time::Duration::from_secs(2), "index waited again: {:?}", t.elapsed());
+    assert!(v["dense_reason"].as_str().unwrap().contains("was not reachable"), "{v}");
+}
+
+#[test]
+fn a_refused_connection_is_said_as_such() {
+    // A port nothing listens on: refused at once, not "did not answer".
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = std::process::Command::new(BIN);
+    isolate(&mut c)
+        .current_dir(r.path())
+        .env_remove("HF_HUB_OFFLINE")
+        .env("HF_ENDPOINT", format!("http://127.0.0.1:{port}"))
+        .env("HF_HOME", r.file("hf"))
+        .args(["--json", "--model", "someone/model", "index"]);
+    let o = c.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let reason = v["dense_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("refused the connection") || reason.contains("connection to 127.0.0.1 failed"), "{v}");
+    assert!(reason.contains("to work offline"), "{v}");
 }
 
 #[test]

@@ -224,8 +224,10 @@ fn two_servers_and_a_cli_share_one_store() {
     };
     let (mut a, mut a_in, mut a_out) = start(&r);
     let (mut b, mut b_in, mut b_out) = start(&r);
-    assert!(ask(&mut a_in, &mut a_out, 2, "compute_1").contains("src/mod1.py"));
-    assert!(ask(&mut b_in, &mut b_out, 2, "compute_2").contains("src/mod2.py"));
+    let first = ask(&mut a_in, &mut a_out, 2, "compute_1");
+    assert!(first.contains("src/mod1.py"), "{first}");
+    let second = ask(&mut b_in, &mut b_out, 2, "compute_2");
+    assert!(second.contains("src/mod2.py"), "{second}");
     // Exactly one of them watches.
     let holder = || std::fs::read_to_string(r.file(".lynx/watch.lock.holder")).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(10);

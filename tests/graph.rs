@@ -463,3 +463,114 @@ fn ruby_singleton_class_methods_are_the_class_methods() {
     r.commit_all("ruby");
     assert_eq!(callers_with_confidence(&r, "process"), pairs(&[("Site.Cli.run", "resolved")]));
 }
+
+/// A Go service in the shape that misled the graph: a `Store` method beside `x.Store()` calls
+/// on atomic fields, `mtx.Lock()` beside a local `Lock` method, `time.Duration(x)` beside a
+/// local `Duration` method, standard-library imports beside local files named `context.go`,
+/// `sync.go` and `config.yml`, and a test file of the same stem in another package.
+fn go_service(r: &TestRepo) {
+    r.write("go.mod", "module example.com/mon\n\ngo 1.22\n");
+    r.write(
+        "storage/remote/client.go",
+        "package remote\n\nimport (\n\t\"context\"\n\t\"sync\"\n\t\"time\"\n\n\t\"example.com/mon/config\"\n)\n\ntype Client struct {\n\tmtx sync.Mutex\n\tcfg config.Config\n}\n\nfunc (c *Client) Store(ctx context.Context, data []byte) error {\n\tc.mtx.Lock()\n\tdefer c.mtx.Unlock()\n\t_ = retryAfterDuration(\"5\")\n\treturn nil\n}\n\nfunc retryAfterDuration(s string) time.Duration {\n\treturn time.Duration(5) * time.Second\n}\n",
+    );
+    r.write(
+        "storage/remote/queue.go",
+        "package remote\n\nimport (\n\t\"sync/atomic\"\n\t\"time\"\n)\n\ntype shards struct {\n\tminValidTime atomic.Int64\n\tlastSend     time.Duration\n}\n\nfunc (s *shards) sendSamples(c *Client) {\n\ts.minValidTime.Store(10)\n\td := retryAfterDuration(\"1\")\n\ts.lastSend = d\n}\n\nfunc (s *shards) runShard() {\n\ts.minValidTime.Store(20)\n}\n",
+    );
+    r.write(
+        "storage/remote/queue_test.go",
+        "package remote\n\nimport \"testing\"\n\nfunc TestSendSamples(t *testing.T) {\n\ts := &shards{}\n\ts.sendSamples(&Client{})\n}\n\nfunc TestRunShard(t *testing.T) {\n\ts := &shards{}\n\ts.runShard()\n}\n",
+    );
+    r.write("other/queue_test.go", "package other\n\nimport \"testing\"\n\nfunc TestOtherQueue(t *testing.T) {}\n");
+    r.write("config/config.go", "package config\n\ntype Config struct{}\n");
+    r.write(".github/ISSUE_TEMPLATE/config.yml", "name: bug\n");
+    r.write("docs/config.md", "# config\n");
+    r.write("web/context.go", "package web\n\ntype context struct{}\n");
+    r.write("tsdb/fileutil/sync.go", "package fileutil\n\ntype DirLocker struct{}\n\nfunc (l *DirLocker) Lock() {}\n");
+    r.write("model/timer.go", "package model\n\nimport \"time\"\n\ntype Timer struct{}\n\nfunc (t Timer) Duration() time.Duration { return 0 }\n");
+    // Another module's `…/config` package is not this module's config/ directory.
+    r.write("web2/api.go", "package web2\n\nimport (\n\tcommoncfg \"github.com/other/common/config\"\n\t\"example.com/mon/storage/remote\"\n)\n\nfunc Serve(c commoncfg.HTTPClientConfig) { _ = remote.Client{} }\n");
+    r.commit_all("init");
+}
+
+#[test]
+fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
+    let r = TestRepo::new();
+    go_service(&r);
+    // `s.minValidTime.Store()` is atomic.Int64's, `c.mtx.Lock()` sync.Mutex's,
+    // `time.Duration(5)` a conversion in package time: no edge to the local namesakes.
+    for sym in ["Client.Store", "DirLocker.Lock", "Timer.Duration"] {
+        let callers = query(&r, "callers", sym);
+        assert!(callers["results"].as_array().unwrap().is_empty(), "{sym}: {callers}");
+    }
+    // Standard-library imports are external; the module's own package is its directory's Go
+    // file, never a YAML, Markdown or same-named file elsewhere.
+    let imports = r.json(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
+    let mut local = BTreeSet::new();
+    let mut external = BTreeSet::new();
+    for l in imports["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports") {
+        match l["node"]["path"].as_str() {
+            Some(p) => local.insert(p.to_string()),
+            None => external.insert(l["node"]["name"].as_str().unwrap().to_string()),
+        };
+    }
+    assert_eq!(local, set(&["config/config.go"]), "{imports}");
+    assert_eq!(external, set(&["context", "sync", "time"]), "{imports}");
+    let text = r.text(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
+    assert!(!text.contains("external external"), "{text}");
+    // A package import is the package's files (its tests left out), each resolved; another
+    // module's package is external.
+    let imports = r.json(&["--no-dense", "graph", "query", "imports", "web2/api.go"]);
+    let got: BTreeSet<(String, String)> = imports["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["relation"] == "imports")
+        .map(|l| (l["node"]["path"].as_str().unwrap_or(l["node"]["name"].as_str().unwrap()).to_string(), l["confidence"].as_str().unwrap().to_string()))
+        .collect();
+    let want: BTreeSet<(String, String)> = [
+        ("github.com/other/common/config", "external"),
+        ("storage/remote/client.go", "resolved"),
+        ("storage/remote/queue.go", "resolved"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(got, want, "{imports}");
+}
+
+#[test]
+fn callees_are_shown_where_they_are_defined_and_called_apart() {
+    let r = TestRepo::new();
+    go_service(&r);
+    let v = query(&r, "callees", "shards.sendSamples");
+    let link = v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == "retryAfterDuration").cloned().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(link["node"]["path"], "storage/remote/client.go", "{link}");
+    assert_eq!((link["site"].as_str(), link["line"].as_u64()), (Some("storage/remote/queue.go"), Some(15)), "{link}");
+    let text = r.text(&["--no-dense", "describe-symbol", "shards.sendSamples"]);
+    let line = text.lines().find(|l| l.contains("function retryAfterDuration")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("client.go:23") && line.contains("called at storage/remote/queue.go:15"), "{line}");
+}
+
+#[test]
+fn impact_follows_confident_edges_and_says_where_a_depth_limit_cut() {
+    let r = TestRepo::new();
+    go_service(&r);
+    // A private function with two callers: those two, and the one test that reaches them.
+    let v = r.json(&["--no-dense", "impact", "retryAfterDuration"]);
+    assert_eq!(names(&v), set(&["Client.Store", "shards.sendSamples", "TestSendSamples"]), "{v}");
+    assert_eq!(v["tests_to_rerun"], 1, "{v}");
+    let tests: Vec<&str> = v["tests"].as_array().unwrap().iter().filter_map(|t| t["symbol"].as_str()).collect();
+    assert_eq!(tests, ["TestSendSamples"], "{v}");
+    assert_eq!(v["cut"], 0, "{v}");
+    // One hop: the test two hops away is cut, and the answer says so.
+    let v = r.json(&["--no-dense", "impact", "retryAfterDuration", "--max-depth", "1"]);
+    assert_eq!(v["cut"], 1, "{v}");
+    let text = r.text(&["--no-dense", "impact", "retryAfterDuration", "--max-depth", "1"]);
+    assert!(text.contains("stopped at depth 1: 1 definition one hop further"), "{text}");
+    // Conventions stay in the package: other/queue_test.go is not a test of storage/remote.
+    let v = r.json(&["--no-dense", "find-tests-for", "shards.sendSamples"]);
+    let paths: BTreeSet<String> = v["results"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
+    assert_eq!(paths, set(&["storage/remote/queue_test.go"]), "{v}");
+}

@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 8;
+pub const EXTRACTOR_VERSION: u32 = 9;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -305,7 +305,9 @@ impl Extractor<'_> {
                 };
                 match recv {
                     Some(r) if name == "new" => Some(clean_name(&r).rsplit('.').next()?.to_string()),
-                    None if name.chars().next().is_some_and(char::is_uppercase) => Some(name),
+                    // Go builds values with literals (`&Point{}`); `NewPoint(2)` is a call
+                    // whose declared result types the variable.
+                    None if self.lang != Lang::Go && name.chars().next().is_some_and(char::is_uppercase) => Some(name),
                     _ => None,
                 }
             }
@@ -829,6 +831,21 @@ impl Extractor<'_> {
                 None => return,
             }
         }
+        // Go declares every parameter's type, exported or not, qualified by its package
+        // (`s *shards`, `ctx context.Context`): kept as written, so that a foreign package's
+        // type is known to be foreign.
+        if self.lang == Lang::Go {
+            let ty = text(t, src).trim().trim_start_matches('*').to_string();
+            if ty.is_empty() || !ty.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                return;
+            }
+            let mut c = n.walk();
+            let names: Vec<Node> = n.children_by_field_name("name", &mut c).collect();
+            for var in names {
+                self.type_hint(var, ty.clone(), scope);
+            }
+            return;
+        }
         let Some(ty) = leaf_name(t, src) else { return };
         if !ty.chars().next().is_some_and(char::is_uppercase) || WRAPPER_TYPES.contains(&ty.as_str()) {
             return;
@@ -871,6 +888,21 @@ impl Extractor<'_> {
 
     fn hint(&mut self, n: Node, scope: Option<usize>) {
         let src = self.src;
+        // A Go struct field keeps its package-qualified type (`atomic.Int64`, `*config.Config`):
+        // a method called on it belongs to that package when the package is not here.
+        if self.lang == Lang::Go && n.kind() == "field_declaration" {
+            let Some(t) = field(n, &["type"]) else { return };
+            let ty = text(t, src).trim().trim_start_matches('*').to_string();
+            if ty.is_empty() || !ty.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+                return;
+            }
+            let mut c = n.walk();
+            let names: Vec<String> = n.children_by_field_name("name", &mut c).map(|f| text(f, src).trim().to_string()).collect();
+            for name in names {
+                self.facts.types.push(TypeHint { scope: scope_i(scope), var: format!("self.{name}"), ty: ty.clone() });
+            }
+            return;
+        }
         // Explicit type: `T x`, `x: T`, `var x T`.
         let ty = field(n, &["type"]).and_then(|t| {
             let t = if t.kind() == "type_annotation" { t.named_child(0)? } else { t };

@@ -193,9 +193,57 @@ fn download_timeout() -> std::time::Duration {
     std::time::Duration::from_secs(secs)
 }
 
+/// What went wrong reaching the model host, in a user's words.
+fn describe_failure(e: &ureq::Error, endpoint: &str) -> String {
+    let host = endpoint.split("://").nth(1).unwrap_or(endpoint).split(['/', ':']).next().unwrap_or(endpoint);
+    match e {
+        ureq::Error::HostNotFound => format!("the name {host} could not be resolved (no network or no DNS)"),
+        ureq::Error::ConnectionFailed => format!("the connection to {host} failed"),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => format!("{host} refused the connection"),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => format!("{host} did not answer within {} s", answer_timeout().as_secs()),
+        ureq::Error::Timeout(_) => format!("{host} did not answer within {} s", answer_timeout().as_secs()),
+        other => format!("{host} could not be reached ({other})"),
+    }
+}
+
+/// How long a failed attempt to reach a model host is remembered: `index` does not wait for
+/// the network again in the meantime.
+const FAILURE_MEMORY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Where the last failure to reach each model host is remembered.
+fn failure_file(endpoint: &str) -> PathBuf {
+    let key: String = endpoint.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    hf_cache_dir().join(".lynx-unreachable").join(key)
+}
+
+fn remembered_failure(endpoint: &str) -> Option<(String, u64)> {
+    let path = failure_file(endpoint);
+    let age = std::fs::metadata(&path).ok()?.modified().ok()?.elapsed().ok()?;
+    if age >= FAILURE_MEMORY {
+        return None;
+    }
+    let reason = std::fs::read_to_string(&path).ok()?;
+    Some((reason.trim().to_string(), age.as_secs()))
+}
+
+/// The advice every failure to reach the host ends with.
+fn offline_advice(endpoint: &str) -> String {
+    format!(
+        "to work offline, import a model you have (`git lynx model import PATH`) or set `[model] name` in your own config to a local folder; to use a mirror, set HF_ENDPOINT (now {endpoint}); `--no-dense` indexes without a model"
+    )
+}
+
 /// One small request with connect and answer timeouts, so a host that accepts connections but
-/// never answers fails in seconds instead of hanging `index`.
+/// never answers fails in seconds instead of hanging `index`. A failure is remembered for
+/// FAILURE_MEMORY, so that the next commands fail at once, saying so.
 fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
+    if let Some((reason, ago)) = remembered_failure(endpoint) {
+        bail!(
+            "the model host was not reachable {ago} s ago ({reason}); not trying again for {} s. {}",
+            FAILURE_MEMORY.as_secs().saturating_sub(ago),
+            offline_advice(endpoint)
+        );
+    }
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_connect(Some(CONNECT_TIMEOUT.min(answer_timeout())))
         .timeout_global(Some(answer_timeout()))
@@ -208,12 +256,19 @@ fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
         req = req.header("Authorization", &format!("Bearer {t}"));
     }
     match req.call() {
-        Ok(r) if r.status().as_u16() < 500 => Ok(()),
+        Ok(r) if r.status().as_u16() < 500 => {
+            let _ = std::fs::remove_file(failure_file(endpoint));
+            Ok(())
+        }
         Ok(r) => bail!("the model host {endpoint} answered {} for {repo_id}", r.status()),
-        Err(e) => bail!(
-            "the model host {endpoint} did not answer within {} s ({e}); check the network or HF_ENDPOINT, or import the model with `git lynx model import`",
-            answer_timeout().as_secs()
-        ),
+        Err(e) => {
+            let reason = describe_failure(&e, endpoint);
+            let path = failure_file(endpoint);
+            if path.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok()) {
+                let _ = crate::fsutil::write_atomic(&path, reason.as_bytes());
+            }
+            bail!("could not download {repo_id}: {reason}. {}", offline_advice(endpoint))
+        }
     }
 }
 

@@ -37,5 +37,26 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     let paths: Vec<String> = live.iter().map(|&f| table.file_path(f).to_string()).collect();
     let files: Vec<FileFacts> =
         order.iter().map(|&i| FileFacts { path: &paths[i], lang: table.file_lang(live[i]), facts: &facts[i], precise: precise[i].as_ref() }).collect();
-    Ok(resolve::build(&files))
+    Ok(resolve::build(&files, &go_modules(table)))
+}
+
+/// The `module` line of every go.mod in the view, with the directory it is in: how the go tool
+/// maps an import path to a package directory.
+fn go_modules(table: &ChunkTable) -> Vec<resolve::GoModule> {
+    let mut out = Vec::new();
+    for f in table.live_files() {
+        let path = table.file_path(f);
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if name != "go.mod" {
+            continue;
+        }
+        // The module line comes first in a go.mod; its first chunk holds it.
+        let Some(first) = table.file_ords(f).next() else { continue };
+        let text = table.chunk(first).text();
+        let module = text.lines().find_map(|l| l.trim().strip_prefix("module ")).map(|m| m.trim().trim_matches('"').to_string());
+        if let Some(m) = module.filter(|m| !m.is_empty()) {
+            out.push(resolve::GoModule { path: m, dir: dir.to_string() });
+        }
+    }
+    out
 }

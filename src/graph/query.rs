@@ -148,6 +148,10 @@ pub struct Link {
     /// Line of the call/import in the caller's file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
+    /// The file of that line when it is not this node's: a callee is shown at its definition,
+    /// and the call site (`site`:`line`) is the caller's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
     /// Hops from the start (1 = direct).
     pub depth: usize,
 }
@@ -166,11 +170,13 @@ pub fn adjacent(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Direction) -
             if !seen.insert((n, e.weight().rel)) {
                 continue;
             }
+            let line = (e.weight().line > 0).then_some(e.weight().line);
             out.push(Link {
                 node: node_ref(cg, n),
                 relation: e.weight().rel.name(),
                 confidence: e.weight().confidence.name(),
-                line: (e.weight().line > 0).then_some(e.weight().line),
+                site: if dir == Direction::Outgoing { line.and(node_ref(cg, s).path) } else { None },
+                line,
                 depth: 1,
             });
         }
@@ -188,14 +194,31 @@ pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>
 /// [`bfs`] over the edges `follow` accepts (e.g. only confident ones, so that every path
 /// found is trusted from end to end).
 pub fn bfs_where(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize, follow: impl Fn(&super::model::Edge) -> bool) -> (Vec<Link>, bool) {
+    let w = walk(cg, starts, rels, dir, depth, limit, follow);
+    (w.links, w.truncated)
+}
+
+/// What a bounded walk found, and where it stopped.
+pub struct Walk {
+    pub links: Vec<Link>,
+    /// The node of each link, in the same order.
+    pub nodes: Vec<Node>,
+    /// Stopped at `limit` nodes.
+    pub truncated: bool,
+    /// Edges to nodes not yet reached that lead on from the last level the depth allowed: how
+    /// much a deeper walk would add at least (0: nothing was cut).
+    pub cut: usize,
+}
+
+/// [`bfs_where`], counting what the depth limit cut.
+pub fn walk(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize, follow: impl Fn(&super::model::Edge) -> bool) -> Walk {
+    let mut beyond: HashSet<Node> = HashSet::new();
+    let mut nodes = Vec::new();
     let mut seen: HashSet<Node> = starts.iter().copied().collect();
     let mut queue: VecDeque<(Node, usize)> = starts.iter().map(|&s| (s, 0)).collect();
     let mut out = Vec::new();
     let mut truncated = false;
     while let Some((n, d)) = queue.pop_front() {
-        if d >= depth {
-            continue;
-        }
         let dirs: &[Direction] = match dir {
             Some(Direction::Outgoing) => &[Direction::Outgoing],
             Some(Direction::Incoming) => &[Direction::Incoming],
@@ -207,25 +230,76 @@ pub fn bfs_where(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Dire
                     continue;
                 }
                 let other = cg.g[if dd == Direction::Outgoing { e.target() } else { e.source() }];
+                if d >= depth {
+                    if !seen.contains(&other) {
+                        beyond.insert(other);
+                    }
+                    continue;
+                }
                 if !seen.insert(other) {
                     continue;
                 }
                 if out.len() >= limit {
                     truncated = true;
-                    return (out, truncated);
+                    return Walk { links: out, nodes, truncated, cut: beyond.len() };
                 }
+                let line = (e.weight().line > 0).then_some(e.weight().line);
                 out.push(Link {
                     node: node_ref(cg, other),
                     relation: e.weight().rel.name(),
                     confidence: e.weight().confidence.name(),
-                    line: (e.weight().line > 0).then_some(e.weight().line),
+                    site: if dd == Direction::Outgoing { line.and(node_ref(cg, n).path) } else { None },
+                    line,
                     depth: d + 1,
                 });
+                nodes.push(other);
                 queue.push_back((other, d + 1));
             }
         }
     }
-    (out, truncated)
+    beyond.retain(|n| !seen.contains(n));
+    Walk { links: out, nodes, truncated, cut: beyond.len() }
+}
+
+/// Who reaches `starts` (incoming `rels`), split by trust: the walk follows confident edges
+/// only, to `depth` hops, since a name-only guess compounds with every hop; the edges a guess
+/// adds are listed one hop deep and never followed.
+pub struct Reach {
+    /// Through confident edges, to `depth` hops.
+    pub confident: Vec<Link>,
+    /// Direct callers through ambiguous or inferred edges only, not walked further.
+    pub possible: Vec<Link>,
+    pub truncated: bool,
+    /// Definitions one hop past the depth limit (0: the walk was complete).
+    pub cut: usize,
+}
+
+pub fn reach(cg: &CodeGraph, starts: &[Node], rels: &[Rel], depth: usize) -> Reach {
+    let w = walk(cg, starts, rels, Some(Direction::Incoming), depth, MAX_NODES, |e| e.confidence.is_confident());
+    let mut known: HashSet<Node> = starts.iter().copied().collect();
+    known.extend(w.nodes.iter().copied());
+    let mut possible = Vec::new();
+    for &s in starts {
+        for e in cg.g.edges_directed(cg.node_of(s), Direction::Incoming) {
+            let wt = e.weight();
+            if !rels.contains(&wt.rel) || wt.confidence.is_confident() || wt.confidence == super::model::Confidence::External {
+                continue;
+            }
+            let other = cg.g[e.source()];
+            if !known.insert(other) {
+                continue;
+            }
+            possible.push(Link {
+                node: node_ref(cg, other),
+                relation: wt.rel.name(),
+                confidence: wt.confidence.name(),
+                line: (wt.line > 0).then_some(wt.line),
+                site: None,
+                depth: 1,
+            });
+        }
+    }
+    Reach { confident: w.links, possible, truncated: w.truncated, cut: w.cut }
 }
 
 /// The shortest path from one of `from` to one of `to`, following edges in their direction
@@ -284,8 +358,10 @@ pub fn structural(cg: &CodeGraph) -> (Vec<u32>, Vec<Vec<(usize, f64)>>) {
         if let (Node::Def(x), Node::Def(y)) = (cg.g[a], cg.g[b]) {
             if let (Some(&i), Some(&j)) = (index.get(&x), index.get(&y)) {
                 if i != j {
-                    *adj[i].entry(j).or_default() += 1.0;
-                    *adj[j].entry(i).or_default() += 1.0;
+                    // A name-only match counts a quarter: it may join unrelated code.
+                    let weight = if w.confidence.is_confident() { 1.0 } else { 0.25 };
+                    *adj[i].entry(j).or_default() += weight;
+                    *adj[j].entry(i).or_default() += weight;
                 }
             }
         }
@@ -432,13 +508,14 @@ pub fn stats(cg: &CodeGraph) -> GraphStats {
     }
 }
 
-/// Degree over calls and inheritance (containment and tests excluded).
+/// Degree over confident calls and inheritance (containment, tests and name-only matches
+/// excluded: a hub is what code demonstrably depends on).
 pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
     let n = cg.def_nodes[d as usize];
     cg.g
         .edges_directed(n, Direction::Incoming)
         .chain(cg.g.edges_directed(n, Direction::Outgoing))
-        .filter(|e| e.weight().rel == Rel::Calls || e.weight().rel.is_inherits())
+        .filter(|e| (e.weight().rel == Rel::Calls || e.weight().rel.is_inherits()) && e.weight().confidence.is_confident())
         .filter(|e| {
             let other = if e.source() == n { e.target() } else { e.source() };
             !cg.is_test(cg.g[other])

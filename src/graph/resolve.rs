@@ -73,6 +73,14 @@ struct PathIndex {
     /// Every `/`-suffix of every stem ("c", "b/c", "a/b/c") → files; likewise for directories.
     stem_suffixes: HashMap<String, Vec<u32>>,
     dir_suffixes: HashMap<String, Vec<u32>>,
+    /// Each file's language family: an import never means a file of another kind.
+    families: Vec<u8>,
+    /// Go test files (`_test.go`): never part of an imported package.
+    go_tests: HashSet<u32>,
+    /// Each file's path.
+    paths: Vec<String>,
+    /// The view's Go modules (path, go.mod's directory), longest path first.
+    go_modules: Vec<(String, String)>,
 }
 
 fn add_suffixes(map: &mut HashMap<String, Vec<u32>>, path: &str, files: &[u32]) {
@@ -113,11 +121,83 @@ impl PathIndex {
             v.sort_unstable();
             v.dedup();
         }
-        PathIndex { stems, dirs, stem_suffixes, dir_suffixes }
+        let go_tests = files.iter().enumerate().filter(|(_, f)| f.lang == Lang::Go && f.path.ends_with("_test.go")).map(|(i, _)| i as u32).collect();
+        PathIndex { stems, dirs, stem_suffixes, dir_suffixes, families: files.iter().map(|f| family(f.lang)).collect(), go_tests, paths: files.iter().map(|f| f.path.clone()).collect(), go_modules: Vec::new() }
     }
 
-    /// Files an import of `module` from `from` can mean.
+    /// Files an import of `module` from `from` can mean: files of its own language family
+    /// only (a `config` import is never `config.yml`).
     fn resolve(&self, from: &FileNode, module: &str) -> Vec<u32> {
+        let fam = family(from.lang);
+        let mut found = self.resolve_any(from, module);
+        found.retain(|&f| self.families[f as usize] == fam);
+        // `#include "jv.h"` names a file, extension included: not jv.c beside it.
+        if fam == family(Lang::C) {
+            let name = module.trim().trim_matches(['"', '<', '>']).rsplit('/').next().unwrap_or("");
+            if name.contains('.') {
+                found.retain(|&f| self.paths[f as usize].rsplit('/').next() == Some(name));
+            }
+        }
+        found
+    }
+
+    /// The Go files (tests left out) directly in the directory `dir`.
+    fn go_package(&self, dir: &str) -> Vec<u32> {
+        let Some(v) = self.dirs.get(dir) else { return Vec::new() };
+        v.iter().copied().filter(|&f| self.families[f as usize] == family(Lang::Go) && !self.go_tests.contains(&f)).collect()
+    }
+
+    /// Go, the way the go tool resolves: an import path names a package directory, never a
+    /// file; a path whose first element has no dot is the standard library; a path under one
+    /// of the view's module paths is the directory after that path; anything else is another
+    /// module's (external), whatever local directory shares its last elements.
+    fn resolve_go(&self, module: &str) -> Vec<u32> {
+        let path = module.trim_matches('"');
+        if path.split('/').next().is_none_or(|s| !s.contains('.')) {
+            return Vec::new();
+        }
+        for (m, dir) in &self.go_modules {
+            let Some(rest) = path.strip_prefix(m.as_str()) else { continue };
+            let tail = match rest.strip_prefix('/') {
+                Some(t) => t,
+                None if rest.is_empty() => "",
+                None => continue,
+            };
+            let at = [dir.as_str(), tail].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("/");
+            return self.go_package(&at);
+        }
+        Vec::new()
+    }
+
+    /// The module paths of the view's Go code, found from its imports: a module's own
+    /// packages are imported as `<module path>/<directory>`, so the prefix after which many
+    /// distinct imported paths name directories here is a module path. (go.mod says it too,
+    /// but the graph is built from facts, not from files.)
+    fn infer_go_modules(&mut self, imports: &[&str]) {
+        let mut tails: HashMap<&str, HashSet<&str>> = HashMap::new();
+        for &path in imports {
+            let path = path.trim_matches('"');
+            if path.split('/').next().is_none_or(|s| !s.contains('.')) {
+                continue;
+            }
+            for (i, _) in path.match_indices('/') {
+                let (prefix, tail) = (&path[..i], &path[i + 1..]);
+                if !self.go_package(tail).is_empty() {
+                    tails.entry(prefix).or_default().insert(tail);
+                }
+            }
+        }
+        let top = tails.values().map(HashSet::len).max().unwrap_or(0);
+        let mut modules: Vec<(usize, String)> = tails.into_iter().filter(|(_, t)| t.len() * 3 >= top).map(|(p, t)| (t.len(), p.to_string())).collect();
+        // Longest prefix first: a nested module wins over the one that contains it.
+        modules.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(b.0.cmp(&a.0)));
+        self.go_modules = modules.into_iter().map(|(_, p)| (p, String::new())).collect();
+    }
+
+    fn resolve_any(&self, from: &FileNode, module: &str) -> Vec<u32> {
+        if from.lang == Lang::Go {
+            return self.resolve_go(module);
+        }
         let dir = dir_of(&from.path);
         let m = module.trim();
         if m.is_empty() {
@@ -149,7 +229,14 @@ impl PathIndex {
         }
         // Longest suffix of the module path that names a file or a package directory.
         let segs: Vec<&str> = slashed.split('/').filter(|s| !s.is_empty()).collect();
-        for start in 0..segs.len() {
+        // The platform's own packages (`java.util.logging`, `kotlin.io`) are never a local
+        // package that happens to end the same way: only the whole path may match.
+        let platform = family(from.lang) == family(Lang::Java) && segs.first().is_some_and(|s| JVM_PLATFORM.contains(s));
+        // Rust's standard crates are never the view's files.
+        if from.lang == Lang::Rust && segs.first().is_some_and(|s| matches!(*s, "std" | "core" | "alloc")) {
+            return Vec::new();
+        }
+        for start in 0..(if platform { 1 } else { segs.len() }) {
             let tail = segs[start..].join("/");
             let found = self.lookup_suffix(&tail);
             if !found.is_empty() {
@@ -184,10 +271,21 @@ impl PathIndex {
 /// The hint variable that holds a function's declared return type (scope: the function).
 pub const RETURNS: &str = crate::chunk::facts::RETURNS;
 
+/// First elements of the JVM platform's package names.
+const JVM_PLATFORM: &[&str] = &["java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "android", "androidx", "dalvik"];
+
 const SELF_NAMES: &[&str] = &["self", "this", "cls", "@", "$this", "super", "Self", "static", "parent"];
 
+/// A Go module of the view: its path (go.mod's `module` line) and the directory of its go.mod.
+#[derive(Debug, Clone)]
+pub struct GoModule {
+    pub path: String,
+    pub dir: String,
+}
+
 /// Builds the resolved graph of a view. Files must be in a stable (path) order.
-pub fn build(files_in: &[FileFacts]) -> CodeGraph {
+/// `go_modules`: the view's go.mod files (none: module paths are inferred from the imports).
+pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
     let mut cg = CodeGraph::default();
     let mut first_def: Vec<u32> = Vec::with_capacity(files_in.len());
     for (fi, f) in files_in.iter().enumerate() {
@@ -279,15 +377,38 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
     cg.precise_files = precise.iter().filter(|c| c.is_some()).count();
 
     // Imports: file → files (or external modules), and the names each file imports.
-    let paths = PathIndex::new(&cg.files);
+    let mut paths = PathIndex::new(&cg.files);
+    let go_imports: Vec<&str> = files_in.iter().filter(|f| f.lang == Lang::Go).flat_map(|f| f.facts.imports.iter().map(|i| i.module.as_str())).collect();
+    if !go_modules.is_empty() {
+        let mut mods = go_modules.to_vec();
+        mods.sort_by(|a, b| b.path.len().cmp(&a.path.len()));
+        paths.go_modules = mods.into_iter().map(|m| (m.path, m.dir)).collect();
+    } else if !go_imports.is_empty() {
+        paths.infer_go_modules(&go_imports);
+    }
     let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
     let mut imported_names: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
+    let mut go_external: Vec<HashSet<String>> = vec![HashSet::new(); cg.files.len()];
     for (fi, f) in files_in.iter().enumerate() {
         for imp in &f.facts.imports {
             // An import the index answered gets its edge from there; what the file imports
             // still narrows the heuristic calls of sites the index left open.
             let answered = precise[fi].as_ref().is_some_and(|c| c.import_lines.contains(&imp.line));
             let targets: Vec<u32> = paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect();
+            // Go: the package's name (its path's last element, a `/vN` suffix skipped) is what
+            // the code calls it by — `time.Duration(x)`, `atomic.Int64` — local or not.
+            if f.lang == Lang::Go {
+                let segs: Vec<&str> = imp.module.trim_matches('"').split('/').collect();
+                let last = segs.iter().rev().find(|s| !(s.len() > 1 && s.starts_with('v') && s[1..].bytes().all(|b| b.is_ascii_digit()))).copied().unwrap_or("");
+                let name = last.replace(['-', '.'], "_");
+                if !name.is_empty() {
+                    if targets.is_empty() {
+                        go_external[fi].insert(name);
+                    } else {
+                        imported_names[fi].entry(name).or_default().extend(&targets);
+                    }
+                }
+            }
             // Java/Kotlin/Scala/PHP name a type in a package: the file of that type, if any.
             let mut named: Vec<u32> = Vec::new();
             let mut every_name_found = !imp.names.is_empty();
@@ -326,7 +447,8 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
                     if answered {
                         continue;
                     }
-                    let conf = if all.len() == 1 { Confidence::Resolved } else { Confidence::Ambiguous };
+                    // A Go import is its package: every file of the directory, each one surely.
+                    let conf = if all.len() == 1 || f.lang == Lang::Go { Confidence::Resolved } else { Confidence::Ambiguous };
                     cg.g.add_edge(cg.file_nodes[fi], cg.file_nodes[*t as usize], Edge { rel: Rel::Imports, confidence: conf, line: imp.line });
                 }
             }
@@ -341,10 +463,22 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
         }
     }
 
+    // Go struct fields' declared types, by (struct name, field): methods and structs often
+    // sit in different files of a package.
+    let mut go_fields: HashMap<(String, String), String> = HashMap::new();
+    for (fi, f) in files_in.iter().enumerate().filter(|(_, f)| f.lang == Lang::Go) {
+        for t in f.facts.types.iter().filter(|t| t.scope >= 0) {
+            if let Some(name) = t.var.strip_prefix("self.") {
+                let owner = &cg.defs[(first_def[fi] + t.scope as u32) as usize];
+                go_fields.entry((owner.name.clone(), name.to_string())).or_insert_with(|| t.ty.clone());
+            }
+        }
+    }
+
     // Bases first, so that member calls can follow inheritance.
     let mut base_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, returns: &returns };
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, go_external: &go_external, go_fields: &go_fields, returns: &returns };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             for b in &f.facts.bases {
@@ -365,7 +499,7 @@ pub fn build(files_in: &[FileFacts]) -> CodeGraph {
     add_edges(&mut cg, base_edges, &mut seen);
     let mut call_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, returns: &returns };
+        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, go_external: &go_external, go_fields: &go_fields, returns: &returns };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             let hints = type_hints(f.facts);
@@ -447,8 +581,16 @@ struct Resolver<'a> {
     members: &'a HashMap<u32, Vec<u32>>,
     imported_files: &'a [HashSet<u32>],
     imported_names: &'a [HashMap<String, Vec<u32>>],
+    /// Go packages a file imports that are not in the view (the standard library, modules).
+    go_external: &'a [HashSet<String>],
+    /// Go struct fields' declared types: (struct, field) → type as written (`atomic.Int64`).
+    go_fields: &'a HashMap<(String, String), String>,
     /// Declared return type of a function (its `->` hint).
     returns: &'a HashMap<u32, String>,
+}
+
+fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Languages that can call or inherit each other's definitions (a JavaScript file imports
@@ -524,7 +666,9 @@ impl Resolver<'_> {
 
     /// The type a receiver refers to: `self` → enclosing type; a type name; a variable with a
     /// declared type in scope.
-    fn receiver_types(&self, file: u32, scope: Option<u32>, receiver: &str, hints: &HashMap<(i32, &str), &str>, base: u32) -> Vec<u32> {
+    /// The local types a receiver may be, and whether its type was declared (a declared type
+    /// that is not local is someone else's: `atomic.Int64`, `sync.Mutex`).
+    fn receiver_types(&self, file: u32, scope: Option<u32>, receiver: &str, hints: &HashMap<(i32, &str), &str>, base: u32) -> (Vec<u32>, bool) {
         let r = receiver.trim();
         if SELF_NAMES.contains(&r) {
             let mut s = scope;
@@ -535,20 +679,20 @@ impl Resolver<'_> {
                     let named = self.defs_named(&def.name, type_kind);
                     let mut out = vec![d];
                     out.extend(named.into_iter().filter(|&t| self.cg.defs[t as usize].file == file || dir_of(self.cg.def_path(t)) == dir_of(self.cg.def_path(d))));
-                    return out;
+                    return (out, true);
                 }
                 // Go methods are not nested: their owner is the qualified prefix.
                 if let Some((owner, _)) = def.qualified.rsplit_once('.') {
                     if def.parent.is_none() {
                         let owners: Vec<u32> = self.cg.by_qualified.get(owner).map(|v| v.iter().copied().filter(|&t| type_kind(&self.cg.defs[t as usize].kind)).collect()).unwrap_or_default();
                         if !owners.is_empty() {
-                            return owners;
+                            return (owners, true);
                         }
                     }
                 }
                 s = def.parent;
             }
-            return Vec::new();
+            return (Vec::new(), false);
         }
         // A variable with a declared type: innermost scope first, then file level. A field
         // (`self.x`, `this.x`, `@x`) is recorded on its class as `self.x`.
@@ -560,7 +704,18 @@ impl Resolver<'_> {
         };
         let mut s = scope;
         let mut ty: Option<&str> = None;
-        loop {
+        // Go: `recv.field` on a value of a known struct type has the field's declared type.
+        let field_ty;
+        if self.cg.files[file as usize].lang == Lang::Go {
+            if let Some((a, b)) = r.split_once('.').filter(|(a, b)| is_word(a) && is_word(b)) {
+                let owner = self.hint_in_scope(scope, a, hints, base).map(|t| t.trim_start_matches('*').rsplit('.').next().unwrap_or(t).to_string());
+                if let Some(t) = owner.and_then(|o| self.go_fields.get(&(o, b.to_string()))) {
+                    field_ty = t.clone();
+                    ty = Some(field_ty.as_str());
+                }
+            }
+        }
+        while ty.is_none() {
             let key = s.map_or(-1, |d| (d - base) as i32);
             if let Some(t) = hints.get(&(key, simple)) {
                 ty = Some(t);
@@ -594,15 +749,34 @@ impl Resolver<'_> {
                     returned = one.to_string();
                     ty = Some(returned.as_str());
                 }
-                _ => return Vec::new(),
+                _ => return (Vec::new(), false),
             }
         }
         let name = ty.unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r));
+        // Go writes another package's type qualified (`config.Config`); its name is the leaf.
+        let name = if self.cg.files[file as usize].lang == Lang::Go { name.rsplit('.').next().unwrap_or(name) } else { name };
         if !name.chars().next().is_some_and(|c| c.is_uppercase()) && ty.is_none() {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let types = self.defs_named(name, |k| type_kind(k) || k == "module" || k == "namespace" || k == "impl");
-        self.narrow(file, name, types)
+        // A declared type qualified by a package that is not here is that package's.
+        let foreign = ty.is_some_and(|t| t.split_once('.').is_some_and(|(pkg, _)| self.go_external[file as usize].contains(pkg.trim_start_matches('*'))));
+        if foreign {
+            return (Vec::new(), true);
+        }
+        (self.narrow(file, name, types), ty.is_some())
+    }
+
+    /// The type hint of variable `var` in `scope` or an enclosing one.
+    fn hint_in_scope<'h>(&self, scope: Option<u32>, var: &str, hints: &HashMap<(i32, &'h str), &'h str>, base: u32) -> Option<&'h str> {
+        let mut s = scope;
+        loop {
+            let key = s.map_or(-1, |d| (d - base) as i32);
+            if let Some(t) = hints.get(&(key, var)) {
+                return Some(t);
+            }
+            s = self.cg.defs[s? as usize].parent;
+        }
     }
 
     /// Types enclosing a definition (and their resolved bases).
@@ -643,7 +817,17 @@ impl Resolver<'_> {
             return Err(external_name(c));
         }
         if c.member {
-            let types = self.receiver_types(file, scope, &c.receiver, hints, base);
+            // A call into a package that is not here (`time.Duration(x)`, `sync.NewCond`) is
+            // that package's, whatever local method shares the name.
+            if self.go_external[file as usize].contains(c.receiver.trim()) {
+                return Err(external_name(c));
+            }
+            let (types, declared) = self.receiver_types(file, scope, &c.receiver, hints, base);
+            if types.is_empty() && declared && self.cg.files[file as usize].lang == Lang::Go && !SELF_NAMES.contains(&c.receiver.as_str()) {
+                // Go declares every type, qualified by its package: a declared type that is
+                // not one of the view's is someone else's, and so is the call.
+                return Err(external_name(c));
+            }
             if !types.is_empty() {
                 // Method resolution order: the receiver's own type (and its impl blocks /
                 // partial declarations) first, then its bases level by level; the first level

@@ -3,17 +3,16 @@
 //! and `impact` over a range (changed / added / deleted definitions, their callers in the
 //! after — or, for deleted ones, the before — snapshot, and the tests to re-run).
 
-use super::nav::{TestRef, conventional_tests};
+use super::nav::TestRef;
 use super::search::{Hit, cite, hit, retrieve, snippet};
 use super::{Answer, view_line};
 use crate::engine::Engine;
-use crate::graph::model::{CodeGraph, Node, Rel};
+use crate::graph::model::{CodeGraph, Node};
 use crate::graph::query::{self, Link};
 use crate::search::Mode;
 use crate::view::ViewData;
 use crate::view::{View, ViewId, ViewSpec};
 use anyhow::Result;
-use petgraph::Direction;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -429,7 +428,13 @@ pub struct Totals {
     /// Callers reached through precise, extracted or resolved edges only (what `--fail-on callers>N`
     /// counts: a guessed edge must not trip a gate).
     pub confident_callers: usize,
+    /// Tests to re-run (what `--fail-on tests>N` counts): reached through confident edges, by
+    /// naming convention or in the same file.
     pub tests: usize,
+    /// Tests that reach a change only through a name-only match (listed, not counted).
+    pub guessed_tests: usize,
+    /// Definitions one hop past the depth limit that no walk reached (0: every walk was complete).
+    pub cut: usize,
     pub public_api_changes: usize,
 }
 
@@ -560,26 +565,21 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     let mut test_set: Vec<TestRef> = Vec::new();
     let mut totals = Totals::default();
     let mut by_file: BTreeMap<String, FileSummary> = BTreeMap::new();
-    let push_tests = |g: &CodeGraph, links: &[Link], path: &str, test_set: &mut Vec<TestRef>| {
-        for l in links.iter().filter(|l| l.node.test) {
-            if !test_set.iter().any(|t| t.path == l.node.path.clone().unwrap_or_default() && t.symbol.as_deref() == Some(&l.node.name)) {
-                test_set.push(TestRef { path: l.node.path.clone().unwrap_or_default(), symbol: Some(l.node.name.clone()), start_line: l.node.start_line, end_line: l.node.end_line, origin: "graph", depth: Some(l.depth) });
-            }
-        }
-        for t in conventional_tests(g, path) {
-            if !test_set.iter().any(|x| x.path == t) {
-                test_set.push(TestRef { path: t, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None });
-            }
-        }
-    };
-    const CALLER_RELS: [Rel; 4] = [Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
-    let callers_of = |g: &CodeGraph, d: u32| query::bfs(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES);
     let mut confident: HashSet<(String, String)> = HashSet::new();
-    let mut confident_callers_of = |g: &CodeGraph, d: u32| {
-        let trusted = |e: &crate::graph::model::Edge| e.confidence.is_confident();
-        for l in query::bfs_where(g, &[Node::Def(d)], &CALLER_RELS, Some(Direction::Incoming), max_depth, query::MAX_NODES, trusted).0 {
+    let mut cut = 0;
+    // Callers through confident edges to `max_depth`, then the direct ones a name-only match
+    // suggests; tests through the first count, through the second are listed as guessed.
+    let mut callers_of = |g: &CodeGraph, d: u32, path: &str, test_set: &mut Vec<TestRef>| {
+        let reach = query::reach(g, &[Node::Def(d)], &super::nav::CALLER_RELS, max_depth.max(1));
+        for l in &reach.confident {
             confident.insert((l.node.path.clone().unwrap_or_default(), l.node.name.clone()));
         }
+        super::nav::add_tests(g, &reach, &[path], test_set);
+        cut += reach.cut;
+        let truncated = reach.truncated;
+        let mut callers = reach.confident;
+        callers.extend(reach.possible);
+        (callers, truncated)
     };
     // After snapshot: changed and added definitions.
     for (i, def) in ga.defs.iter().enumerate() {
@@ -600,9 +600,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         if change == "changed" && ga.defs.iter().any(|m| m.parent == Some(i as u32)) {
             continue;
         }
-        let (callers, truncated) = callers_of(&ga, i as u32);
-        confident_callers_of(&ga, i as u32);
-        push_tests(&ga, &callers, path, &mut test_set);
+        let (callers, truncated) = callers_of(&ga, i as u32, path, &mut test_set);
         let public = is_public(&d.after.data, &ga, i as u32);
         if change == "changed" {
             totals.changed += 1;
@@ -627,9 +625,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         if after_keys.contains(&(now_path.to_string(), def.qualified.clone())) {
             continue;
         }
-        let (callers, truncated) = callers_of(&gb, i as u32);
-        confident_callers_of(&gb, i as u32);
-        push_tests(&gb, &callers, path, &mut test_set);
+        let (callers, truncated) = callers_of(&gb, i as u32, path, &mut test_set);
         let public = is_public(&d.before.data, &gb, i as u32);
         totals.deleted += 1;
         totals.public_api_changes += usize::from(public);
@@ -646,7 +642,9 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     }
     totals.transitive_callers = callers_all.len();
     totals.confident_callers = confident.len();
-    totals.tests = test_set.len();
+    totals.tests = super::nav::to_rerun(&test_set);
+    totals.guessed_tests = test_set.len() - totals.tests;
+    totals.cut = cut;
     Ok(RangeImpact {
         range: range.label(),
         before: d.before.data.id.clone(),
@@ -659,6 +657,29 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     })
 }
 
+/// Callers through confident edges, and how many more a name-only match suggests.
+fn callers_phrase(t: &Totals, one: &str, many: &str) -> String {
+    let possible = t.transitive_callers.saturating_sub(t.confident_callers);
+    let base = crate::present::count(t.confident_callers, one, many);
+    if possible > 0 { format!("{base} (+{possible} possible, matched by name only)") } else { base }
+}
+
+/// Says that depth-limited walks stopped, and where; None when every walk was complete.
+fn cut_note(t: &Totals, r: &RangeImpact) -> Option<String> {
+    let truncated = r.definitions.iter().any(|d| d.truncated);
+    if t.cut == 0 && !truncated {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if t.cut > 0 {
+        parts.push(format!("walks stopped at the depth limit with {} one hop further (raise --max-depth)", crate::present::count(t.cut, "definition", "definitions")));
+    }
+    if truncated {
+        parts.push(format!("some walks stopped at {} definitions", crate::graph::query::MAX_NODES));
+    }
+    Some(format!("note: {}", parts.join("; ")))
+}
+
 /// Renders a range impact as text or Markdown (for PR comments).
 /// One line for hooks: what changed and what it reaches, or nothing when no definition changed
 /// (a comment or whitespace edit).
@@ -669,7 +690,7 @@ pub fn render_summary(r: &RangeImpact) -> String {
     }
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     let mut parts = vec![format!("{} ({} changed, {} added, {} deleted)", n(t.changed + t.added + t.deleted, "definition", "definitions"), t.changed, t.added, t.deleted)];
-    parts.push(n(t.transitive_callers, "caller", "callers"));
+    parts.push(callers_phrase(t, "caller", "callers"));
     parts.push(format!("{} to re-run", n(t.tests, "test", "tests")));
     if t.public_api_changes > 0 {
         parts.push(n(t.public_api_changes, "public API change", "public API changes"));
@@ -696,10 +717,13 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
             t.added,
             t.deleted,
             if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
-            crate::present::count(t.transitive_callers, "transitive caller", "transitive callers"),
+            callers_phrase(t, "transitive caller", "transitive callers"),
             crate::present::count(t.tests, "test", "tests"),
             crate::present::count(t.public_api_changes, "public API change", "public API changes")
         ));
+        if let Some(note) = cut_note(t, r) {
+            out.push_str(&format!("_{note}_\n\n"));
+        }
     } else {
         out.push_str(&format!("impact of {} (before {}, after {})\n", r.range, r.before.label, r.after.label));
         out.push_str(&format!(
@@ -708,10 +732,13 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
             t.added,
             t.deleted,
             if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
-            crate::present::count(t.transitive_callers, "transitive caller", "transitive callers"),
+            callers_phrase(t, "transitive caller", "transitive callers"),
             crate::present::count(t.tests, "test", "tests"),
             crate::present::count(t.public_api_changes, "public API change", "public API changes")
         ));
+        if let Some(note) = cut_note(t, r) {
+            out.push_str(&format!("{note}\n"));
+        }
     }
     if r.files.is_empty() {
         out.push_str("no changes\n");
@@ -758,19 +785,26 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
     if md {
         out.push_str("\n**Tests to re-run:**\n");
         for t in &r.tests {
-            out.push_str(&format!("- `{}`{}\n", crate::present::quote_path(&t.path), t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            let guessed = if t.origin == "guessed" { " _(guessed: a name-only match)_" } else { "" };
+            out.push_str(&format!("- `{}`{}{guessed}\n", crate::present::quote_path(&t.path), t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
         }
         if r.tests.is_empty() {
             out.push_str("- (none found)\n");
         }
     } else {
-        out.push_str(&format!("tests to re-run ({}):\n", r.tests.len()));
+        let guessed = r.totals.guessed_tests;
+        out.push_str(&format!(
+            "tests to re-run ({}){}:\n",
+            r.totals.tests,
+            if guessed > 0 { format!(", and {guessed} through a name-only match [guessed]") } else { String::new() }
+        ));
         for t in &r.tests {
             let at = match t.start_line {
                 Some(l) => crate::present::loc(&t.path, l),
                 None => crate::present::path(&t.path),
             };
-            out.push_str(&format!("  {at}{}\n", t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            let guessed = if t.origin == "guessed" { " [guessed]" } else { "" };
+            out.push_str(&format!("  {at}{}{guessed}\n", t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
         }
     }
     out

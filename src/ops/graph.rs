@@ -301,7 +301,7 @@ fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
     communities.truncate(limit.min(20));
     let stats = query::stats(g);
     let mut text = format!("{}\noverview: {} files, {} definitions, {} edges\n", view_line(&ctx.data.id), stats.files, stats.definitions, stats.edges);
-    text.push_str("hubs (calls + inheritance degree, tests excluded):\n");
+    text.push_str("hubs (confident calls + inheritance, tests excluded):\n");
     for h in &hubs {
         text.push_str(&format!("  {:>4}  {} {} {}\n", h.degree, h.node.kind, h.node.name, crate::present::loc(h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0))));
     }

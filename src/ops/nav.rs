@@ -130,16 +130,31 @@ fn render_links(title: &str, links: &[Link], out: &mut String) {
 /// is written (the call), else where the node starts. `styled`: for a reader (relative paths,
 /// colour); plain for Markdown reports.
 pub fn link_line(l: &Link, styled: bool) -> String {
-    let line = l.line.or(l.node.start_line).unwrap_or(0);
+    // A callee is shown where it is defined; its call site, in another file, said apart.
+    let line = if l.site.is_some() { l.node.start_line.unwrap_or(0) } else { l.line.or(l.node.start_line).unwrap_or(0) };
+    let verb = match l.relation {
+        "calls" => "called at",
+        "imports" => "imported at",
+        _ => "at",
+    };
+    let site = match (&l.site, l.line) {
+        (Some(p), Some(n)) if styled => format!(" ({verb} {})", present::loc(p, n).trim_end_matches(':')),
+        (Some(p), Some(n)) => format!(" ({verb} {}:{n})", present::quote_path(p)),
+        _ => String::new(),
+    };
     let at = match (&l.node.path, l.node.start_line, l.node.end_line) {
         (Some(p), Some(s), Some(e)) if styled => format!("{} {} {} ({s}-{e})", present::loc(p, line), l.node.kind, l.node.name),
         (Some(p), Some(s), Some(e)) => format!("{}:{line}: {} {} ({s}-{e})", present::quote_path(p), l.node.kind, l.node.name),
+        // A file is its path.
+        (Some(p), _, _) if l.node.kind == "file" => if styled { present::path(p) } else { present::quote_path(p).into_owned() },
         (Some(p), _, _) => format!("{} {} {}", if styled { present::path(p) } else { present::quote_path(p).into_owned() }, l.node.kind, l.node.name),
-        _ => format!("external {} {}", l.node.kind, l.node.name),
+        // "external" is said once, as the confidence; the kind says what it is.
+        _ if l.node.kind == "external" => format!("{}", l.node.name),
+        _ => format!("{} {}", l.node.kind, l.node.name),
     };
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
     let test = if l.node.test { " (test)" } else { "" };
-    format!("{at}{depth}{test} — {}, {}", l.relation, l.confidence)
+    format!("{at}{site}{depth}{test} — {}, {}", l.relation, l.confidence)
 }
 
 // ---------------------------------------------------------------- find_definition
@@ -342,21 +357,34 @@ pub struct TestRef {
 }
 
 /// Test files that by naming convention test `path` (`test_x.py`, `x_test.go`, `XTest.java`,
-/// `x.spec.ts`, `tests/x.rs`, …), among the view's files.
+/// `x.spec.ts`, `tests/x.rs`, …), among the view's files, inside the code's own package: Go
+/// tests sit in the package's directory; elsewhere the test's directory, with layout names
+/// (`src`, `test`, `main`, `java`, …) left out, is the code's or one of its ancestors (a
+/// mirrored package, or the tests tree of the package).
 pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
     let (stem, ext) = name.rsplit_once('.').unwrap_or((name, ""));
     let lower = stem.to_lowercase();
+    let package = package_dir(dir);
     let mut out = Vec::new();
     for f in &cg.files {
         if !f.is_test || f.path == path {
             continue;
         }
-        let fname = f.path.rsplit('/').next().unwrap_or(&f.path);
+        let (fdir, fname) = f.path.rsplit_once('/').unwrap_or(("", &f.path));
         let (fstem, fext) = fname.rsplit_once('.').unwrap_or((fname, ""));
         let fl = fstem.to_lowercase();
         let same_family = fext == ext || matches!((ext, fext), ("ts" | "tsx" | "js" | "jsx", "ts" | "tsx" | "js" | "jsx"));
         if !same_family {
+            continue;
+        }
+        let related = if ext == "go" {
+            fdir == dir
+        } else {
+            let test_package = package_dir(fdir);
+            package == test_package || package.starts_with(&format!("{test_package}/")) || test_package.is_empty()
+        };
+        if !related {
             continue;
         }
         let candidates = [
@@ -378,48 +406,91 @@ pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
     out
 }
 
+/// A directory without the segments that only say where sources or tests live.
+fn package_dir(dir: &str) -> String {
+    const LAYOUT: &[&str] = &["src", "lib", "main", "test", "tests", "spec", "specs", "__tests__", "java", "kotlin", "scala", "unit"];
+    dir.split('/').filter(|s| !s.is_empty() && !LAYOUT.contains(s)).collect::<Vec<_>>().join("/")
+}
+
+/// Adds the tests that reach definitions of `files` to `out` (deduplicated, a stronger origin
+/// replacing a weaker one): "graph" through confident call edges (`reach.confident`),
+/// "convention" by file name or inside the same file, "guessed" through a direct name-only match
+/// (`reach.possible`; listed, not counted as tests to re-run).
+pub fn add_tests(g: &CodeGraph, reach: &query::Reach, files: &[&str], out: &mut Vec<TestRef>) {
+    let mut put = |t: TestRef| {
+        // A whole test file is said once: not beside tests named in it.
+        if t.symbol.is_none() && out.iter().any(|x| x.path == t.path) {
+            return;
+        }
+        if t.symbol.is_some() {
+            out.retain(|x| !(x.path == t.path && x.symbol.is_none()));
+        }
+        match out.iter_mut().find(|x| x.path == t.path && x.symbol == t.symbol) {
+            Some(x) if origin_rank(t.origin) < origin_rank(x.origin) => *x = t,
+            Some(_) => {}
+            None => out.push(t),
+        }
+    };
+    let as_test = |l: &Link, origin: &'static str| TestRef {
+        path: l.node.path.clone().unwrap_or_default(),
+        symbol: Some(l.node.name.clone()),
+        start_line: l.node.start_line,
+        end_line: l.node.end_line,
+        origin,
+        depth: Some(l.depth),
+    };
+    for l in reach.confident.iter().filter(|l| l.node.test) {
+        put(as_test(l, "graph"));
+    }
+    for &f in files {
+        for t in conventional_tests(g, f) {
+            put(TestRef { path: t, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None });
+        }
+        // Tests inside the same file (Rust `#[cfg(test)] mod tests`, Go examples…).
+        if let Some(&fi) = g.by_path.get(f) {
+            for d in g.defs.iter().filter(|d| d.file == fi && d.is_test && d.kind != "module") {
+                put(TestRef { path: f.to_string(), symbol: Some(d.qualified.clone()), start_line: Some(d.start_line), end_line: Some(d.end_line), origin: "convention", depth: None });
+            }
+        }
+    }
+    for l in reach.possible.iter().filter(|l| l.node.test) {
+        put(as_test(l, "guessed"));
+    }
+    out.sort_by_key(|t| origin_rank(t.origin));
+}
+
+fn origin_rank(origin: &str) -> u8 {
+    match origin {
+        "graph" => 0,
+        "convention" => 1,
+        _ => 2,
+    }
+}
+
+/// Tests to re-run: every origin but "guessed".
+pub fn to_rerun(tests: &[TestRef]) -> usize {
+    tests.iter().filter(|t| t.origin != "guessed").count()
+}
+
 fn tests_for(ctx: &Ctx, defs: &[u32], depth: usize) -> Vec<TestRef> {
     let g = &ctx.graph;
     let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
-    let (callers, _) = query::bfs(g, &starts, &[Rel::Calls], Some(Direction::Incoming), depth, query::MAX_NODES);
-    let mut out: Vec<TestRef> = Vec::new();
-    let mut seen = HashSet::new();
-    for l in callers.iter().filter(|l| l.node.test) {
-        if seen.insert((l.node.path.clone(), l.node.start_line)) {
-            out.push(TestRef {
-                path: l.node.path.clone().unwrap_or_default(),
-                symbol: Some(l.node.name.clone()),
-                start_line: l.node.start_line,
-                end_line: l.node.end_line,
-                origin: "graph",
-                depth: Some(l.depth),
-            });
-        }
-    }
-    let mut files: Vec<String> = defs.iter().map(|&d| g.def_path(d).to_string()).collect();
+    let reach = query::reach(g, &starts, &[Rel::Calls], depth);
+    let mut files: Vec<&str> = defs.iter().map(|&d| g.def_path(d)).collect();
     files.sort();
     files.dedup();
-    for f in files {
-        for t in conventional_tests(g, &f) {
-            if !out.iter().any(|x| x.path == t) {
-                out.push(TestRef { path: t, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None });
-            }
-        }
-        // Tests inside the same file (Rust `#[cfg(test)] mod tests`, Go examples…).
-        if let Some(&fi) = g.by_path.get(&f) {
-            for (i, d) in g.defs.iter().enumerate() {
-                if d.file == fi && d.is_test && d.kind != "module" && !out.iter().any(|x| x.symbol.as_deref() == Some(&d.qualified)) {
-                    let _ = i;
-                    out.push(TestRef { path: f.clone(), symbol: Some(d.qualified.clone()), start_line: Some(d.start_line), end_line: Some(d.end_line), origin: "convention", depth: None });
-                }
-            }
-        }
-    }
+    let mut out = Vec::new();
+    add_tests(g, &reach, &files, &mut out);
     out
 }
 
-fn render_tests(tests: &[TestRef], out: &mut String) {
-    out.push_str(&format!("tests ({}):\n", tests.len()));
+fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
+    let guessed = tests.len() - to_rerun(tests);
+    out.push_str(&format!(
+        "{title} ({}){}:\n",
+        to_rerun(tests),
+        if guessed > 0 { format!(", and {guessed} through a name-only match [guessed]") } else { String::new() }
+    ));
     if tests.is_empty() {
         out.push_str("  (none found)\n");
     }
@@ -428,6 +499,9 @@ fn render_tests(tests: &[TestRef], out: &mut String) {
             (Some(s), Some(a), Some(b)) => out.push_str(&format!("  {} {s} ({a}-{b}) [{}{}]\n", present::loc(&t.path, a), t.origin, t.depth.map(|d| format!(", depth {d}")).unwrap_or_default())),
             _ => out.push_str(&format!("  {} [{}]\n", present::path(&t.path), t.origin)),
         }
+    }
+    if tests.len() > 50 {
+        out.push_str(&format!("  … {} more\n", tests.len() - 50));
     }
 }
 
@@ -465,7 +539,7 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_pat
             let _ = fi;
             let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
             let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
-            render_tests(&tests, &mut text);
+            render_tests("tests", &tests, &mut text);
             text.push_str(&super::page::more_line(next_cursor.as_deref()));
             let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
             return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
@@ -479,7 +553,7 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_pat
     if let Some(p) = test_path_pattern {
         text.push_str(&format!("tests whose path matches /{p}/\n"));
     }
-    render_tests(&tests, &mut text);
+    render_tests("tests", &tests, &mut text);
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
     let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
     Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text))
@@ -532,7 +606,7 @@ pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
     }
     render_links("callers", &r.callers, &mut text);
     render_links("callees", &r.callees, &mut text);
-    render_tests(&r.tests, &mut text);
+    render_tests("tests", &r.tests, &mut text);
     Ok(Answer::new("describe_symbol", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -544,32 +618,46 @@ pub struct Impact {
     pub matched: bool,
     pub max_depth: usize,
     pub definitions: Vec<Definition>,
-    /// Transitive callers (and subclasses), with hop distance.
+    /// Transitive callers (and subclasses) through confident edges, with hop distance, then the
+    /// direct callers a name-only match suggests (their `confidence` says so; not followed).
     pub results: Vec<Link>,
+    /// Of `results`, those reached through confident edges.
+    pub confident: usize,
     pub truncated: bool,
+    /// Definitions one hop past `max_depth` that the walk did not reach (0: it was complete).
+    pub cut: usize,
     pub tests: Vec<TestRef>,
-    /// Affected definitions per file.
+    /// Tests to re-run: `tests` but the guessed ones.
+    pub tests_to_rerun: usize,
+    /// Affected definitions per file (confident ones).
     pub by_file: BTreeMap<String, usize>,
 }
 
-pub fn impact_of(ctx: &Ctx, defs: &[u32], max_depth: usize) -> (Vec<Link>, bool, Vec<TestRef>, BTreeMap<String, usize>) {
+/// Incoming relations that make a definition affected by a change to another.
+pub const CALLER_RELS: [Rel; 4] = [Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+
+/// The callers of `defs` to `max_depth` hops, split by trust, and the tests that reach them.
+pub fn impact_of(g: &CodeGraph, defs: &[u32], max_depth: usize) -> (query::Reach, Vec<TestRef>) {
     let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
-    let (links, truncated) = query::bfs(
-        &ctx.graph,
-        &starts,
-        &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
-        Some(Direction::Incoming),
-        max_depth,
-        query::MAX_NODES,
-    );
-    let tests = tests_for(ctx, defs, max_depth.max(1));
-    let mut by_file = BTreeMap::new();
-    for l in &links {
-        if let Some(p) = &l.node.path {
-            *by_file.entry(p.clone()).or_default() += 1;
-        }
+    let reach = query::reach(g, &starts, &CALLER_RELS, max_depth.max(1));
+    let mut files: Vec<&str> = defs.iter().map(|&d| g.def_path(d)).collect();
+    files.sort();
+    files.dedup();
+    let mut tests = Vec::new();
+    add_tests(g, &reach, &files, &mut tests);
+    (reach, tests)
+}
+
+/// How a bounded walk ended, for a reader: nothing when it was complete.
+pub fn walk_note(reach: &query::Reach, max_depth: usize) -> String {
+    let mut notes = Vec::new();
+    if reach.cut > 0 {
+        notes.push(format!("stopped at depth {max_depth}: {} one hop further (raise --max-depth)", present::count(reach.cut, "definition", "definitions")));
     }
-    (links, truncated, tests, by_file)
+    if reach.truncated {
+        notes.push(format!("stopped at {} definitions", query::MAX_NODES));
+    }
+    notes.join("; ")
 }
 
 pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize) -> Result<Answer> {
@@ -586,23 +674,43 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
 /// The blast radius of `defs` (named `subject`, introduced by the `head` line): transitive
 /// callers and subclasses, and the tests to re-run.
 pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> Answer {
-    let (results, truncated, tests, by_file) = impact_of(ctx, defs, max_depth);
+    let (reach, tests) = impact_of(&ctx.graph, defs, max_depth);
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(ctx, d)).collect();
+    let mut by_file = BTreeMap::new();
+    for l in &reach.confident {
+        if let Some(p) = &l.node.path {
+            *by_file.entry(p.clone()).or_default() += 1;
+        }
+    }
     let mut text = format!("{}\n{head}", view_line(&ctx.data.id));
+    let note = walk_note(&reach, max_depth);
     text.push_str(&format!(
-        "blast radius: {} definitions in {} files within {max_depth} hops{}\n",
-        results.len(),
-        by_file.len(),
-        if truncated { " (truncated)" } else { "" }
+        "blast radius: {} in {} within {max_depth} hops{}\n",
+        present::count(reach.confident.len(), "definition", "definitions"),
+        present::count(by_file.len(), "file", "files"),
+        if note.is_empty() { String::new() } else { format!(" ({note})") }
     ));
-    for l in results.iter().take(80) {
+    for l in reach.confident.iter().take(80) {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
-    if results.len() > 80 {
-        text.push_str(&format!("  … {} more\n", results.len() - 80));
+    if reach.confident.len() > 80 {
+        text.push_str(&format!("  … {} more\n", reach.confident.len() - 80));
     }
-    render_tests(&tests, &mut text);
-    let r = Impact { symbol: subject.into(), matched: true, max_depth, definitions, results, truncated, tests, by_file };
+    if !reach.possible.is_empty() {
+        text.push_str(&format!("possible direct callers, matched by name only (not followed): {}\n", reach.possible.len()));
+        for l in reach.possible.iter().take(20) {
+            text.push_str(&format!("  {}\n", link_line(l, true)));
+        }
+        if reach.possible.len() > 20 {
+            text.push_str(&format!("  … {} more\n", reach.possible.len() - 20));
+        }
+    }
+    render_tests("tests to re-run", &tests, &mut text);
+    let confident = reach.confident.len();
+    let tests_to_rerun = to_rerun(&tests);
+    let mut results = reach.confident;
+    results.extend(reach.possible);
+    let r = Impact { symbol: subject.into(), matched: true, max_depth, definitions, results, confident, truncated: reach.truncated, cut: reach.cut, tests, tests_to_rerun, by_file };
     Answer::new("impact", Some(ctx.data.id.clone()), &r, text)
 }
 

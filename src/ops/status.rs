@@ -280,7 +280,7 @@ pub fn render_health(h: &Health) -> String {
 
 /// `git lynx status`
 pub fn run(engine: &Engine) -> Result<Answer> {
-    let h = health(engine, "repo", true)?;
+    let h = health(engine, &crate::sources::repo_source_name(&engine.ws), true)?;
     let text = render_health(&h);
     Ok(Answer::new("status", Some(h.view.clone()), &h, text))
 }
