@@ -1605,7 +1605,7 @@ fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
     written.insert(0, path.display().to_string());
     // `man` finds pages under MANPATH or the system's standard trees only.
     let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
-    let on_manpath = std::env::var_os("MANPATH").is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
+    let on_manpath = crate::env::get_os(crate::env::MANPATH).is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
         || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
     let text = if on_manpath {
         format!("installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n", written.len(), dir.display())

@@ -45,6 +45,8 @@ pub const VIRTUAL_ENV: &str = "VIRTUAL_ENV";
 pub const CONDA_PREFIX: &str = "CONDA_PREFIX";
 pub const PYENV_ROOT: &str = "PYENV_ROOT";
 pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+/// Where `man` looks for pages (`man --install` says whether its directory is there).
+pub const MANPATH: &str = "MANPATH";
 
 /// The value when set, valid Unicode and not empty.
 pub fn get(name: &str) -> Option<String> {

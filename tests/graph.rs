@@ -574,3 +574,56 @@ fn impact_follows_confident_edges_and_says_where_a_depth_limit_cut() {
     let paths: BTreeSet<String> = v["results"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
     assert_eq!(paths, set(&["storage/remote/queue_test.go"]), "{v}");
 }
+
+#[test]
+fn typescript_and_java_imports_resolve_as_their_tools_do() {
+    let r = TestRepo::new();
+    r.write(
+        "tsconfig.json",
+        "{\n  // the workspace's packages by name\n  \"compilerOptions\": {\n    \"paths\": {\n      \"@app/*\": [\"./packages/*/src\"],\n    },\n  },\n}\n",
+    );
+    r.write("packages/util/package.json", "{\"name\": \"@app/util\", \"main\": \"index.js\"}\n");
+    r.write("packages/util/index.js", "module.exports = require('./dist/util.cjs.js')\n");
+    r.write("packages/util/src/index.ts", "export { helper } from './helper'\n");
+    r.write("packages/util/src/helper.ts", "export function helper(x: number): number {\n  return x\n}\n");
+    r.write("packages/web/src/parser.ts", "export function parse(s: string) {\n  return s\n}\n");
+    r.write(
+        "packages/web/src/main.ts",
+        "import { helper } from '@app/util'\nimport { parse } from '@babel/parser'\nimport { ref } from 'vue'\n\nexport function main() {\n  return helper(parse('1').length)\n}\n",
+    );
+    r.write("src/main/java/com/ex/logging/Logger.java", "package com.ex.logging;\npublic class Logger { public void log(String s) {} }\n");
+    r.write("src/main/java/com/ex/App.java", "package com.ex;\nimport java.util.logging.Logger;\nimport com.ex.logging.Logger;\npublic class App { }\n");
+    r.commit_all("init");
+    let imports = |path: &str| -> (BTreeSet<String>, BTreeSet<String>) {
+        let v = r.json(&["--no-dense", "graph", "query", "imports", path]);
+        let mut local = BTreeSet::new();
+        let mut external = BTreeSet::new();
+        for l in v["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports") {
+            match l["node"]["path"].as_str() {
+                Some(p) => local.insert(p.to_string()),
+                None => external.insert(l["node"]["name"].as_str().unwrap().to_string()),
+            };
+        }
+        (local, external)
+    };
+    // tsconfig paths map the package to its sources (not the CommonJS stub beside them);
+    // installed packages stay external, whatever local file shares their last name.
+    let (local, external) = imports("packages/web/src/main.ts");
+    assert_eq!(local, set(&["packages/util/src/index.ts"]));
+    assert_eq!(external, set(&["@babel/parser", "vue"]));
+    // The JDK's packages are never a local package that ends the same way.
+    let (local, external) = imports("src/main/java/com/ex/App.java");
+    assert_eq!(local, set(&["src/main/java/com/ex/logging/Logger.java"]));
+    assert_eq!(external, set(&["java.util.logging"]), "the JDK import is external");
+}
+
+#[test]
+fn a_kotlin_base_named_through_its_outer_type_is_the_nested_type() {
+    let r = TestRepo::new();
+    r.write("a/Codec.kt", "package a\n\ninterface ExchangeCodec {\n  interface Carrier {\n    fun cancel()\n  }\n}\n");
+    r.write("a/Plan.kt", "package a\n\nclass Plan : ExchangeCodec.Carrier, Runnable {\n  override fun cancel() {}\n  override fun run() {}\n}\n");
+    r.commit_all("init");
+    let sup = query(&r, "superclasses", "Plan");
+    let local: BTreeSet<String> = sup["results"].as_array().unwrap().iter().filter(|l| l["node"]["path"].is_string()).map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(local, set(&["ExchangeCodec.Carrier"]), "{sup}");
+}

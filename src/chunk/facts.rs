@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 9;
+pub const EXTRACTOR_VERSION: u32 = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -264,6 +264,14 @@ impl Extractor<'_> {
     }
 
     fn base(&mut self, def: usize, n: Node, relation: Relation) {
+        // Kotlin's `Outer.Inner` base is a user_type of several parts: named whole, so that it
+        // is the nested type and not the outer one.
+        if self.lang == Lang::Kotlin {
+            if let Some(name) = kotlin_dotted_type(n, self.src) {
+                self.facts.bases.push(BaseFact { def: def as i32, name, relation });
+                return;
+            }
+        }
         if let Some(name) = leaf_name(n, self.src) {
             self.facts.bases.push(BaseFact { def: def as i32, name, relation });
         }
@@ -480,7 +488,8 @@ impl Visitor for Extractor<'_> {
                             let inner = spec.named_child(0).unwrap_or(spec);
                             // `Base()` calls a superclass constructor; a bare type is an interface.
                             let rel = if inner.kind() == "constructor_invocation" { Relation::Extends } else { Relation::Implements };
-                            self.base(index, inner.named_child(0).unwrap_or(inner), rel);
+                            let ty = if inner.kind() == "user_type" { inner } else { inner.named_child(0).unwrap_or(inner) };
+                            self.base(index, ty, rel);
                         }
                     }
                 }
@@ -764,6 +773,13 @@ impl Extractor<'_> {
             (matches!(self.lang, Lang::Java | Lang::CSharp) && core.kind() == "method_declaration").then(|| field(core, &["type"])).flatten()
         });
         let Some(mut t) = t else { return };
+        // Go's `(*T, error)`: the first result is the value.
+        if self.lang == Lang::Go && t.kind() == "parameter_list" {
+            match t.named_child(0).and_then(|p| field(p, &["type"])) {
+                Some(first) => t = first,
+                None => return,
+            }
+        }
         for _ in 0..3 {
             if matches!(t.kind(), "type_annotation" | "type" | "pointer_type" | "reference_type" | "nullable_type" | "return_type") {
                 match t.named_child(0) {
@@ -789,7 +805,8 @@ impl Extractor<'_> {
         }
         let callee = field(value, &["function", "name"]).or_else(|| value.named_child(0))?;
         let (name, _) = callee_parts(callee, self.src)?;
-        name.chars().next().is_some_and(|c| c.is_lowercase() || c == '_').then_some(name)
+        // Go has no constructors: `NewPoint(2)` is a function whose result type counts.
+        (self.lang == Lang::Go || name.chars().next().is_some_and(|c| c.is_lowercase() || c == '_')).then_some(name)
     }
 
     /// A bare lower-case name in Ruby is a local variable once assigned or bound as a
@@ -966,6 +983,28 @@ impl Extractor<'_> {
             }
         }
     }
+}
+
+/// `A.B` of a Kotlin user_type `A.B<T>` (under `n`, a few levels deep) with more than one part.
+fn kotlin_dotted_type(n: Node, src: &[u8]) -> Option<String> {
+    let mut cur = n;
+    for _ in 0..4 {
+        if cur.kind() == "user_type" {
+            let mut c = cur.walk();
+            // Grammar versions name the parts `identifier`s or `simple_user_type`s.
+            let parts: Vec<String> = cur
+                .named_children(&mut c)
+                .filter_map(|p| match p.kind() {
+                    "identifier" | "type_identifier" | "simple_identifier" => Some(text(p, src).trim().to_string()),
+                    "simple_user_type" => p.named_child(0).map(|id| text(id, src).trim().to_string()),
+                    _ => None,
+                })
+                .collect();
+            return (parts.len() > 1).then(|| parts.join("."));
+        }
+        cur = cur.named_child(0)?;
+    }
+    None
 }
 
 /// `x` of a field written `self.x`, `this.x`, `$this->x` or `@x`.

@@ -38,13 +38,113 @@ thread_local! {
     static PARSERS: std::cell::RefCell<std::collections::HashMap<Lang, tree_sitter::Parser>> = Default::default();
 }
 
-/// The source as the parser should see it: in C and C++, an export or annotation macro between
-/// `class`/`struct` and the name (`class LEVELDB_EXPORT Iterator {`) is blanked out, since the
-/// grammar would read the macro as the class and the class as a function. Byte offsets and lines
-/// are unchanged, so chunks are still cut from the original text.
+/// The source as the parser should see it: in C and C++, conditional groups whose branches do
+/// not balance their braces are read with their first branch taken, and an export or annotation
+/// macro between `class`/`struct` and the name (`class LEVELDB_EXPORT Iterator {`) is blanked
+/// out, since the grammar would read the macro as the class and the class as a function. Byte
+/// offsets and lines are unchanged, so chunks are still cut from the original text.
 pub fn masked(lang: Lang, src: &str) -> std::borrow::Cow<'_, str> {
+    if !matches!(lang, Lang::C | Lang::Cpp | Lang::ObjC) {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    match flatten_conditionals(src) {
+        Some(flat) => std::borrow::Cow::Owned(mask_export_macros(&flat).into_owned()),
+        None => mask_export_macros(src),
+    }
+}
+
+/// Conditional compilation whose branches do not balance their braces (`#ifdef X` around
+/// `} else {`, or two versions of a function's head) breaks the grammar's reading of the
+/// functions around it. Such a group is read as the preprocessor would with its first branch
+/// taken: its directive lines and its other branches are blanked (lines and offsets kept).
+/// Groups whose branches balance are left to the grammar. None when nothing was blanked.
+fn flatten_conditionals(src: &str) -> Option<String> {
+    if !src.contains("#if") {
+        return None;
+    }
+    struct Group {
+        directives: Vec<(usize, usize)>,
+        branches: Vec<(usize, usize)>,
+        start: usize,
+        balances: Vec<i64>,
+    }
+    let mut open: Vec<Group> = Vec::new();
+    let mut blank: Vec<(usize, usize)> = Vec::new();
+    let mut pos = 0;
+    for line in src.split_inclusive('\n') {
+        let (a, b) = (pos, pos + line.len());
+        pos = b;
+        let t = line.trim_start();
+        if let Some(d) = t.strip_prefix('#').map(str::trim_start) {
+            if d.starts_with("if") {
+                open.push(Group { directives: vec![(a, b)], branches: Vec::new(), start: b, balances: vec![0] });
+            } else if d.starts_with("elif") || d.starts_with("else") {
+                if let Some(g) = open.last_mut() {
+                    g.branches.push((g.start, a));
+                    g.directives.push((a, b));
+                    g.start = b;
+                    g.balances.push(0);
+                }
+            } else if d.starts_with("endif") {
+                if let Some(mut g) = open.pop() {
+                    g.branches.push((g.start, a));
+                    g.directives.push((a, b));
+                    if g.balances.iter().any(|&x| x != 0) {
+                        blank.extend(g.directives.iter().copied());
+                        blank.extend(g.branches.iter().skip(1).copied());
+                    }
+                }
+            }
+            continue;
+        }
+        let delta = brace_delta(line);
+        if delta != 0 {
+            for g in open.iter_mut() {
+                *g.balances.last_mut().expect("a group has a branch") += delta;
+            }
+        }
+    }
+    if blank.is_empty() {
+        return None;
+    }
+    let mut bytes = src.as_bytes().to_vec();
+    for (a, b) in blank {
+        for x in &mut bytes[a..b] {
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    }
+    // Whole lines were blanked: no character is cut in two.
+    String::from_utf8(bytes).ok()
+}
+
+/// `{` minus `}` on a line of C, outside strings, character literals and comments.
+fn brace_delta(line: &str) -> i64 {
+    let b = line.as_bytes();
+    let (mut i, mut d) = (0, 0i64);
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => break,
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' => d += 1,
+            b'}' => d -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    d
+}
+
+fn mask_export_macros(src: &str) -> std::borrow::Cow<'_, str> {
     use std::sync::OnceLock;
-    if !matches!(lang, Lang::C | Lang::Cpp | Lang::ObjC) || !(src.contains("class ") || src.contains("struct ")) {
+    if !(src.contains("class ") || src.contains("struct ")) {
         return std::borrow::Cow::Borrowed(src);
     }
     static MACRO: OnceLock<regex::Regex> = OnceLock::new();
@@ -154,8 +254,22 @@ fn dump(cursor: &mut tree_sitter::TreeCursor, src: &[u8], depth: usize, out: &mu
 
 #[cfg(test)]
 mod masking_tests {
-    use super::masked;
+    use super::{brace_delta, flatten_conditionals, masked};
     use crate::lang::Lang;
+
+    #[test]
+    fn unbalanced_conditional_branches_are_read_with_the_first_taken() {
+        let src = "int f(int x) {\n  switch (x) {\n  case 1:\n#ifdef DEC\n    if (y) {\n      a();\n    } else {\n#endif\n      b();\n#ifdef DEC\n    }\n#endif\n    break;\n  }\n}\n\nint g(void) { return 1; }\n";
+        let flat = flatten_conditionals(src).expect("unbalanced groups are flattened");
+        assert_eq!(flat.len(), src.len());
+        assert!(!flat.contains("#ifdef") && flat.contains("} else {") && flat.contains("b();"));
+        // Balanced groups (include guards, alternatives that each balance) stay.
+        assert!(flatten_conditionals("#ifndef H\n#define H\nint a;\n#endif\n").is_none());
+        let alt = "#ifdef W\nint f(long a) {\n#else\nint f(int a) {\n#endif\n  return 0;\n}\n";
+        let flat = flatten_conditionals(alt).unwrap();
+        assert!(flat.contains("long a") && !flat.contains("int a)"), "{flat}");
+        assert_eq!(brace_delta("x = '{'; s = \"}}\"; // {"), 0);
+    }
 
     #[test]
     fn export_macros_between_class_and_name_are_blanked() {

@@ -15,7 +15,7 @@ use crate::lang::Lang;
 use outline::{Def, NoVisitor};
 
 /// Bump whenever chunk boundaries, symbols or kinds for a given input change.
-pub const CHUNKER_VERSION: u32 = 4;
+pub const CHUNKER_VERSION: u32 = 5;
 /// Chunks longer than this are split into `#partN` pieces.
 pub const MAX_CHUNK_CHARS: usize = 8_000;
 /// Line windows for text without a grammar.

@@ -81,6 +81,9 @@ struct PathIndex {
     paths: Vec<String>,
     /// The view's Go modules (path, go.mod's directory), longest path first.
     go_modules: Vec<(String, String)>,
+    ts_paths: Vec<(String, Vec<String>)>,
+    base_urls: Vec<String>,
+    packages: Vec<(String, String)>,
 }
 
 fn add_suffixes(map: &mut HashMap<String, Vec<u32>>, path: &str, files: &[u32]) {
@@ -122,7 +125,7 @@ impl PathIndex {
             v.dedup();
         }
         let go_tests = files.iter().enumerate().filter(|(_, f)| f.lang == Lang::Go && f.path.ends_with("_test.go")).map(|(i, _)| i as u32).collect();
-        PathIndex { stems, dirs, stem_suffixes, dir_suffixes, families: files.iter().map(|f| family(f.lang)).collect(), go_tests, paths: files.iter().map(|f| f.path.clone()).collect(), go_modules: Vec::new() }
+        PathIndex { stems, dirs, stem_suffixes, dir_suffixes, families: files.iter().map(|f| family(f.lang)).collect(), go_tests, paths: files.iter().map(|f| f.path.clone()).collect(), go_modules: Vec::new(), ts_paths: Vec::new(), base_urls: Vec::new(), packages: Vec::new() }
     }
 
     /// Files an import of `module` from `from` can mean: files of its own language family
@@ -131,6 +134,12 @@ impl PathIndex {
         let fam = family(from.lang);
         let mut found = self.resolve_any(from, module);
         found.retain(|&f| self.families[f as usize] == fam);
+        // A JVM package path starts at a source root (`src/main/java/`, `kotlin/`): `okio.Buffer`
+        // is not the `okhttp3.okio` package that happens to end the same way.
+        if fam == family(Lang::Java) {
+            let segs: Vec<&str> = module.trim().split('.').filter(|s| !s.is_empty() && *s != "*").collect();
+            found.retain(|&f| jvm_rooted(&self.paths[f as usize], &segs));
+        }
         // `#include "jv.h"` names a file, extension included: not jv.c beside it.
         if fam == family(Lang::C) {
             let name = module.trim().trim_matches(['"', '<', '>']).rsplit('/').next().unwrap_or("");
@@ -217,6 +226,9 @@ impl PathIndex {
             };
             return self.lookup_exact(&rel);
         }
+        if family(from.lang) == family(Lang::JavaScript) && !m.starts_with('/') {
+            return self.resolve_bare_js(m);
+        }
         let slashed = match from.lang {
             Lang::C | Lang::Cpp | Lang::ObjC | Lang::Bash | Lang::Ruby => m.to_string(),
             _ => m.replace("::", "/").replace(['.', '\\'], "/"),
@@ -249,6 +261,62 @@ impl PathIndex {
         Vec::new()
     }
 
+    /// A bare JavaScript/TypeScript specifier, the way the TypeScript resolver takes it:
+    /// tsconfig `paths`, then a package of this repository by its package.json name, then
+    /// `baseUrl`; anything else is an installed package (external), never a local file that
+    /// happens to share its name (`@babel/parser` is not `src/parser.ts`).
+    fn resolve_bare_js(&self, spec: &str) -> Vec<u32> {
+        // The most specific pattern first: an exact one, then the longest prefix before `*`.
+        let mut patterns: Vec<&(String, Vec<String>)> = self.ts_paths.iter().collect();
+        patterns.sort_by_key(|(p, _)| std::cmp::Reverse(if p.contains('*') { p.find('*').unwrap_or(0) } else { usize::MAX }));
+        for (pattern, targets) in patterns {
+            let star = match pattern.split_once('*') {
+                None if pattern == spec => Some(""),
+                None => None,
+                Some((pre, post)) => spec.strip_prefix(pre).and_then(|r| r.strip_suffix(post)),
+            };
+            let Some(star) = star else { continue };
+            for t in targets {
+                let found = self.lookup_module_path(&t.replace('*', star));
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        for (name, dir) in &self.packages {
+            let rest = if spec == name { Some("") } else { spec.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix('/')) };
+            let Some(rest) = rest else { continue };
+            let at = [dir.as_str(), rest].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("/");
+            let candidates = if rest.is_empty() { vec![format!("{at}/src/index"), format!("{at}/index"), format!("{at}/src")] } else { vec![at.clone(), format!("{}/src/{rest}", dir)] };
+            for c in candidates {
+                let found = self.lookup_module_path(c.trim_start_matches('/'));
+                if !found.is_empty() {
+                    return found;
+                }
+            }
+        }
+        for base in &self.base_urls {
+            let found = self.lookup_module_path(&join_dir(base, spec));
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    /// A module path without extension, a file with one, or a directory with an index file.
+    fn lookup_module_path(&self, path: &str) -> Vec<u32> {
+        let path = path.trim_start_matches("./").trim_end_matches('/');
+        let mut found = self.lookup_exact(path);
+        // `packages/x/src` (a directory) means its index file, not every file in it.
+        if found.len() > 1 {
+            if let Some(v) = self.stems.get(&format!("{path}/index")) {
+                found = v.clone();
+            }
+        }
+        found
+    }
+
     fn lookup_exact(&self, stem: &str) -> Vec<u32> {
         let s = strip_ext(stem);
         if let Some(v) = self.stems.get(s) {
@@ -271,6 +339,23 @@ impl PathIndex {
 /// The hint variable that holds a function's declared return type (scope: the function).
 pub const RETURNS: &str = crate::chunk::facts::RETURNS;
 
+/// Whether the part of `path` that `segs` (an import's package path, or its longest matching
+/// tail) names starts at a source root or at the repository's root.
+fn jvm_rooted(path: &str, segs: &[&str]) -> bool {
+    let parts: Vec<&str> = strip_ext(path).split('/').collect();
+    let root = |s: &str| matches!(s, "java" | "kotlin" | "scala" | "groovy" | "src" | "main" | "test") || s.ends_with("Main") || s.ends_with("Test");
+    for start in 0..segs.len() {
+        let tail = &segs[start..];
+        if tail.len() > parts.len() {
+            continue;
+        }
+        if let Some(k) = (0..=parts.len() - tail.len()).find(|&k| parts[k..k + tail.len()] == *tail) {
+            return k == 0 || root(parts[k - 1]);
+        }
+    }
+    true
+}
+
 /// First elements of the JVM platform's package names.
 const JVM_PLATFORM: &[&str] = &["java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "android", "androidx", "dalvik"];
 
@@ -283,9 +368,58 @@ pub struct GoModule {
     pub dir: String,
 }
 
+/// What a view's manifests say about its imports.
+#[derive(Debug, Clone, Default)]
+pub struct Manifests {
+    /// go.mod files (none: module paths are inferred from the imports).
+    pub go_modules: Vec<GoModule>,
+    /// tsconfig/jsconfig `paths`: pattern (`@app/*`) → targets (root-relative, `*` kept).
+    pub ts_paths: Vec<(String, Vec<String>)>,
+    /// tsconfig/jsconfig `baseUrl`s, root-relative.
+    pub base_urls: Vec<String>,
+    /// JavaScript packages in the repository: (package.json `name`, its directory).
+    pub packages: Vec<(String, String)>,
+    /// C# projects: (the .csproj's directory, the directories of the projects it references).
+    pub cs_projects: Vec<(String, Vec<String>)>,
+}
+
+impl Manifests {
+    /// The C# project of `path`: the deepest project directory containing it.
+    fn cs_project_of(&self, path: &str) -> Option<usize> {
+        self.cs_projects
+            .iter()
+            .enumerate()
+            .filter(|(_, (d, _))| d.is_empty() || path.starts_with(&format!("{d}/")))
+            .max_by_key(|(_, (d, _))| d.len())
+            .map(|(i, _)| i)
+    }
+
+    /// Projects whose types code in project `p` can see: itself and what it references,
+    /// transitively.
+    fn cs_visible(&self, p: usize) -> HashSet<usize> {
+        let mut seen = HashSet::from([p]);
+        let mut stack = vec![p];
+        while let Some(i) = stack.pop() {
+            for r in &self.cs_projects[i].1 {
+                if let Some(j) = self.cs_projects.iter().position(|(d, _)| d == r) {
+                    if seen.insert(j) {
+                        stack.push(j);
+                    }
+                }
+            }
+        }
+        seen
+    }
+}
+
+/// `rel` (`./x`, `../y`, `z`) joined to the root-relative directory `dir`, normalised.
+pub fn join_dir(dir: &str, rel: &str) -> String {
+    join_rel(dir, rel.trim_end_matches('/'))
+}
+
 /// Builds the resolved graph of a view. Files must be in a stable (path) order.
-/// `go_modules`: the view's go.mod files (none: module paths are inferred from the imports).
-pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
+pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
+    let go_modules = &manifests.go_modules;
     let mut cg = CodeGraph::default();
     let mut first_def: Vec<u32> = Vec::with_capacity(files_in.len());
     for (fi, f) in files_in.iter().enumerate() {
@@ -378,6 +512,9 @@ pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
 
     // Imports: file → files (or external modules), and the names each file imports.
     let mut paths = PathIndex::new(&cg.files);
+    paths.ts_paths = manifests.ts_paths.clone();
+    paths.base_urls = manifests.base_urls.clone();
+    paths.packages = manifests.packages.clone();
     let go_imports: Vec<&str> = files_in.iter().filter(|f| f.lang == Lang::Go).flat_map(|f| f.facts.imports.iter().map(|i| i.module.as_str())).collect();
     if !go_modules.is_empty() {
         let mut mods = go_modules.to_vec();
@@ -385,6 +522,23 @@ pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
         paths.go_modules = mods.into_iter().map(|m| (m.path, m.dir)).collect();
     } else if !go_imports.is_empty() {
         paths.infer_go_modules(&go_imports);
+    }
+    // C#: each file's project and the projects each one sees.
+    let cs_project: Vec<Option<usize>> =
+        cg.files.iter().map(|f| if f.lang == Lang::CSharp { manifests.cs_project_of(&f.path) } else { None }).collect();
+    let cs_visible: Vec<HashSet<usize>> = (0..manifests.cs_projects.len()).map(|p| manifests.cs_visible(p)).collect();
+    // C#: namespace → files declaring a top-level type in it.
+    let mut cs_namespaces: HashMap<String, Vec<u32>> = HashMap::new();
+    for d in &cg.defs {
+        if cg.files[d.file as usize].lang != Lang::CSharp || !type_kind(&d.kind) || d.parent.is_some_and(|p| cg.defs[p as usize].kind != "namespace") {
+            continue;
+        }
+        if let Some((ns, _)) = d.qualified.rsplit_once('.') {
+            let files = cs_namespaces.entry(ns.to_string()).or_default();
+            if !files.contains(&d.file) {
+                files.push(d.file);
+            }
+        }
     }
     let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
     let mut imported_names: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
@@ -394,7 +548,23 @@ pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
             // An import the index answered gets its edge from there; what the file imports
             // still narrows the heuristic calls of sites the index left open.
             let answered = precise[fi].as_ref().is_some_and(|c| c.import_lines.contains(&imp.line));
-            let targets: Vec<u32> = paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect();
+            let targets: Vec<u32> = if f.lang == Lang::CSharp {
+                // A using directive names a namespace: the files that declare types in it,
+                // in this project or one it references (when the view has its .csproj files).
+                let visible = cs_project[fi].map(|p| &cs_visible[p]);
+                cs_namespaces
+                    .get(imp.module.trim())
+                    .map(|v| {
+                        v.iter()
+                            .copied()
+                            .filter(|&t| t as usize != fi)
+                            .filter(|&t| visible.is_none_or(|vis| cs_project[t as usize].is_none_or(|p| vis.contains(&p))))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect()
+            };
             // Go: the package's name (its path's last element, a `/vN` suffix skipped) is what
             // the code calls it by — `time.Duration(x)`, `atomic.Int64` — local or not.
             if f.lang == Lang::Go {
@@ -418,7 +588,17 @@ pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
                     .get(name)
                     .map(|v| v.iter().map(|&d| cg.defs[d as usize].file).filter(|&t| t as usize != fi).collect())
                     .unwrap_or_default();
-                let within: Vec<u32> = if targets.is_empty() { by_type.clone() } else { by_type.iter().copied().filter(|t| targets.contains(t)).collect() };
+                // Where the module resolved nowhere, only a language that imports a type by
+                // package and name (Java, Kotlin, Scala, PHP) may look the name up; a name
+                // imported from an installed package (`parse` from '@babel/parser') is not
+                // every local definition called that.
+                let platform = family(f.lang) == family(Lang::Java) && imp.module.split('.').next().is_some_and(|s| JVM_PLATFORM.contains(&s));
+                let by_type_name = (family(f.lang) == family(Lang::Java) && !platform) || f.lang == Lang::Php;
+                let within: Vec<u32> = if targets.is_empty() {
+                    if by_type_name { by_type.clone() } else { Vec::new() }
+                } else {
+                    by_type.iter().copied().filter(|t| targets.contains(t)).collect()
+                };
                 let chosen = if within.is_empty() && (targets.is_empty() || f.lang == Lang::Python) {
                     // `import a.b.Name` resolves to a file named Name in a matching package;
                     // Python's `from pkg import mod` to the submodule.
@@ -447,8 +627,8 @@ pub fn build(files_in: &[FileFacts], go_modules: &[GoModule]) -> CodeGraph {
                     if answered {
                         continue;
                     }
-                    // A Go import is its package: every file of the directory, each one surely.
-                    let conf = if all.len() == 1 || f.lang == Lang::Go { Confidence::Resolved } else { Confidence::Ambiguous };
+                            // A Go package or a C# namespace is every one of its files, each surely.
+                    let conf = if all.len() == 1 || matches!(f.lang, Lang::Go | Lang::CSharp) { Confidence::Resolved } else { Confidence::Ambiguous };
                     cg.g.add_edge(cg.file_nodes[fi], cg.file_nodes[*t as usize], Edge { rel: Rel::Imports, confidence: conf, line: imp.line });
                 }
             }
@@ -651,7 +831,13 @@ impl Resolver<'_> {
             let def = &self.cg.defs[d as usize];
             def.kind == "type" && def.parent.is_some_and(|p| matches!(self.cg.defs[p as usize].kind.as_str(), "impl" | "trait" | "interface"))
         };
-        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d) && self.reachable(file, d)).collect();
+        // A dotted base (`ExchangeCodec.Carrier`) is the nested type of that qualified name.
+        let (name, outer) = match name.rsplit_once('.') {
+            Some((o, leaf)) => (leaf, Some(o)),
+            None => (name, None),
+        };
+        let nested_in = |d: u32| outer.is_none_or(|o| self.cg.defs[d as usize].qualified.ends_with(&format!("{o}.{name}")));
+        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d) && nested_in(d) && self.reachable(file, d)).collect();
         let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
         if local.len() == 1 {
             return Ok(vec![(local[0], Confidence::Extracted)]);
@@ -706,11 +892,17 @@ impl Resolver<'_> {
         let mut ty: Option<&str> = None;
         // Go: `recv.field` on a value of a known struct type has the field's declared type.
         let field_ty;
+        // A chain (`s.qm.metrics.highest`) is followed field by field.
         if self.cg.files[file as usize].lang == Lang::Go {
-            if let Some((a, b)) = r.split_once('.').filter(|(a, b)| is_word(a) && is_word(b)) {
-                let owner = self.hint_in_scope(scope, a, hints, base).map(|t| t.trim_start_matches('*').rsplit('.').next().unwrap_or(t).to_string());
-                if let Some(t) = owner.and_then(|o| self.go_fields.get(&(o, b.to_string()))) {
-                    field_ty = t.clone();
+            let parts: Vec<&str> = r.split('.').collect();
+            if parts.len() >= 2 && parts.iter().all(|p| is_word(p)) {
+                let leaf = |t: &str| t.trim_start_matches('*').rsplit('.').next().unwrap_or(t).to_string();
+                let mut cur: Option<String> = self.hint_in_scope(scope, parts[0], hints, base).map(str::to_string);
+                for seg in &parts[1..] {
+                    cur = cur.and_then(|t| self.go_fields.get(&(leaf(&t), seg.to_string())).cloned());
+                }
+                if let Some(t) = cur {
+                    field_ty = t;
                     ty = Some(field_ty.as_str());
                 }
             }
