@@ -39,6 +39,10 @@ REPOS=(
   "okhttp      square/okhttp           1682d9bac8c03dffde2969b0b74d47649d0dbb52"
   "click       pallets/click           2c8cd3ac958a7eb316d67f2d316c27086c4c0369"
   "axios       axios/axios             23a25af0688d1db2c396deb09229d2271cc24f6c"
+  "cobra       spf13/cobra             adbc8813901bba65827259daa8e22ff94ec1f30e"
+  "bats-core   bats-core/bats-core     d22e41faad59f5fd942a88c992b4913a27a460c4"
+  "kingfisher  onevcat/Kingfisher      410984bf301f4fa224fe56277b3f8672cc465c79"
+  "scopt       scopt/scopt             75cd14c9e1f517e9d1beb8de9e3427e40630f1cb"
 )
 
 dest=${1:-./bench-repos}

@@ -519,6 +519,12 @@ fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
     assert_eq!(external, set(&["context", "sync", "time"]), "{imports}");
     let text = r.text(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
     assert!(!text.contains("external external"), "{text}");
+    // A tools module's dependencies are not the project's frameworks.
+    r.write("internal/tools/go.mod", "module example.com/mon/internal/tools\n\nrequire github.com/spf13/cobra v1.8.0\n");
+    r.commit_all("tools");
+    let o = r.json(&["--no-dense", "repo-overview"]);
+    assert!(!o["frameworks"].as_array().unwrap().iter().any(|f| f == "Cobra"), "{o}");
+    assert!(o["manifests"].as_array().unwrap().iter().any(|m| m == "internal/tools/go.mod"), "{o}");
     // A package import is the package's files (its tests left out), each resolved; another
     // module's package is external.
     let imports = r.json(&["--no-dense", "graph", "query", "imports", "web2/api.go"]);

@@ -207,6 +207,10 @@ impl PathIndex {
         if from.lang == Lang::Go {
             return self.resolve_go(module);
         }
+        // A Swift import names a module (a build target), never a file.
+        if from.lang == Lang::Swift {
+            return Vec::new();
+        }
         let dir = dir_of(&from.path);
         let m = module.trim();
         if m.is_empty() {

@@ -82,7 +82,16 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
             v.push(cmd);
         }
     };
-    for m in &manifests {
+    // A manifest of a helper tree (a tools module, examples, docs, test data) says what that
+    // tree uses, not the project: it counts only when nothing else does.
+    let auxiliary = |p: &str| {
+        p.split('/').rev().skip(1).any(|d| {
+            matches!(d, "tools" | "tool" | "scripts" | "examples" | "example" | "docs" | "doc" | "documentation" | "testdata" | "hack" | "third_party" | "vendor" | "fixtures" | "bench" | "benchmarks")
+        })
+    };
+    let own: Vec<&String> = manifests.iter().filter(|m| !auxiliary(m)).collect();
+    let read_from: Vec<&String> = if own.is_empty() { manifests.iter().collect() } else { own };
+    for m in read_from {
         let Some(text) = read(m) else { continue };
         let name = m.rsplit('/').next().unwrap_or(m);
         for (dep, fw) in FRAMEWORKS {
