@@ -488,7 +488,7 @@ fn go_service(r: &TestRepo) {
     r.write("docs/config.md", "# config\n");
     r.write("web/context.go", "package web\n\ntype context struct{}\n");
     r.write("tsdb/fileutil/sync.go", "package fileutil\n\ntype DirLocker struct{}\n\nfunc (l *DirLocker) Lock() {}\n");
-    r.write("model/timer.go", "package model\n\nimport \"time\"\n\ntype Timer struct{}\n\nfunc (t Timer) Duration() time.Duration { return 0 }\n");
+    r.write("model/timer.go", "package model\n\nimport \"time\"\n\ntype Timer struct{}\n\nfunc (t Timer) Duration() time.Duration { return 0 }\n\ntype Seconds int\n\nfunc Wait(n int) Seconds {\n\treturn Seconds(n)\n}\n");
     // Another module's `…/config` package is not this module's config/ directory.
     r.write("web2/api.go", "package web2\n\nimport (\n\tcommoncfg \"github.com/other/common/config\"\n\t\"example.com/mon/storage/remote\"\n)\n\nfunc Serve(c commoncfg.HTTPClientConfig) { _ = remote.Client{} }\n");
     r.commit_all("init");
@@ -500,7 +500,8 @@ fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
     go_service(&r);
     // `s.minValidTime.Store()` is atomic.Int64's, `c.mtx.Lock()` sync.Mutex's,
     // `time.Duration(5)` a conversion in package time: no edge to the local namesakes.
-    for sym in ["Client.Store", "DirLocker.Lock", "Timer.Duration"] {
+    // `Seconds(n)` converts to a local type: not a call either.
+    for sym in ["Client.Store", "DirLocker.Lock", "Timer.Duration", "Seconds"] {
         let callers = query(&r, "callers", sym);
         assert!(callers["results"].as_array().unwrap().is_empty(), "{sym}: {callers}");
     }

@@ -1005,7 +1005,8 @@ impl Resolver<'_> {
         base: u32,
     ) -> Result<Vec<(u32, Confidence)>, String> {
         let name = c.name.as_str();
-        let ctor_like = name.chars().next().is_some_and(|ch| ch.is_uppercase());
+        // Go has no constructors: `T(x)` with a type `T` is a conversion, not a call.
+        let ctor_like = name.chars().next().is_some_and(|ch| ch.is_uppercase()) && self.cg.files[file as usize].lang != Lang::Go;
         let want = |k: &str| callable_kind(k) || (ctor_like && type_kind(k));
         let mut cands: Vec<u32> = self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
         // A constructor call reaches the type; drop the constructors of the same name there.
