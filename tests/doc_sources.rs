@@ -334,6 +334,29 @@ fn pdf(pages: &[Option<&str>]) -> Vec<u8> {
     out
 }
 
+/// One page drawn as ghostscript draws text: the first line with `Tj`, every next one with `'`
+/// (move to the next line and show), one with `"` (the same, with word and character spacing).
+fn quote_drawn_pdf(lines: &[&str]) -> Vec<u8> {
+    let mut doc = Document::load_mem(&pdf(&[Some("placeholder")])).unwrap();
+    let page = *doc.get_pages().values().next().unwrap();
+    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), 12.into()]), Operation::new("TL", vec![16.into()]), Operation::new("Td", vec![72.into(), 720.into()])];
+    for (i, line) in lines.iter().enumerate() {
+        ops.push(match i {
+            0 => Operation::new("Tj", vec![Object::string_literal(*line)]),
+            1 => Operation::new("\"", vec![0.into(), 0.into(), Object::string_literal(*line)]),
+            _ => Operation::new("'", vec![Object::string_literal(*line)]),
+        });
+    }
+    ops.push(Operation::new("ET", vec![]));
+    let id = doc.get_page_contents(page)[0];
+    if let Ok(Object::Stream(s)) = doc.get_object_mut(id) {
+        s.set_plain_content(Content { operations: ops }.encode().unwrap());
+    }
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
 /// A PDF whose trailer names a standard security handler with a user password.
 fn encrypted_pdf() -> Vec<u8> {
     let mut doc = Document::load_mem(&pdf(&[Some("classified turbine notes")])).unwrap();
@@ -376,9 +399,15 @@ fn pdfs_are_cited_by_page_and_bad_ones_are_skipped_with_the_reason() {
     std::fs::write(manuals.join("scan.pdf"), pdf(&[None, None])).unwrap();
     std::fs::write(manuals.join("broken.pdf"), b"%PDF-1.4\nthis is not a PDF body at all\n").unwrap();
     std::fs::write(manuals.join("bomb.pdf"), bomb_pdf()).unwrap();
+    std::fs::write(manuals.join("ghost.pdf"), quote_drawn_pdf(&["Operating notes", "Flush the condenser weekly", "Check the albatross valve", "Replace the gaskets yearly"])).unwrap();
     let added = r.json(&["--no-dense", "source", "add", "manuals", "manuals", "--type", "pdf"]);
     let snap = &added["fetched"]["reports"][0]["snapshot"];
-    assert_eq!(snap["pages"], 3, "{snap}");
+    assert_eq!(snap["pages"], 4, "{snap}");
+    // Lines drawn with `'` and `"` are text like the first one.
+    let ghost = r.json(&["--no-dense", "search", "albatross valve gaskets condenser", "--source", "manuals"]);
+    assert_eq!(ghost["results"][0]["citation"], "ghost.pdf p.1", "{ghost}");
+    let body = ghost["results"][0]["content"].as_str().or(ghost["results"][0]["text"].as_str()).unwrap_or_default().to_string();
+    assert!(ghost.to_string().contains("albatross") && ghost.to_string().contains("gaskets") && ghost.to_string().contains("condenser"), "{body} {ghost}");
     let skipped = reasons(&snap["skipped"]);
     assert!(skipped["locked.pdf"].contains("encrypted"), "{skipped:?}");
     assert!(skipped["scan.pdf"].contains("no text layer"), "{skipped:?}");

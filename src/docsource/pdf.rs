@@ -168,6 +168,7 @@ pub fn extract(bytes: &[u8], max_pages: usize) -> std::result::Result<Vec<String
         return Err(format!("{} pages, more than max_pages_per_file ({max_pages})", pages.len()));
     }
     check_streams(&doc)?;
+    expand_line_operators(&mut doc);
     let mut out = Vec::with_capacity(pages.len());
     for &n in pages.keys() {
         let mut s = String::new();
@@ -180,6 +181,49 @@ pub fn extract(bytes: &[u8], max_pages: usize) -> std::result::Result<Vec<String
         return Err("no text layer (scanned or image-only); Lynx does no OCR".into());
     }
     Ok(out)
+}
+
+/// `'` and `"` (move to the next line, then show text) rewritten as the `T*` and `Tj` they
+/// stand for: the extractor reads only those, and ghostscript draws every line but a page's
+/// first with `'`.
+fn expand_line_operators(doc: &mut pdf_extract::Document) {
+    use pdf_extract::content::{Content, Operation};
+    let pages: Vec<pdf_extract::ObjectId> = doc.get_pages().values().copied().collect();
+    for page in pages {
+        let Ok(bytes) = doc.get_page_content(page) else { continue };
+        if !bytes.iter().any(|&b| b == b'\'' || b == b'"') {
+            continue;
+        }
+        let Ok(content) = Content::decode(&bytes) else { continue };
+        if !content.operations.iter().any(|o| o.operator == "'" || o.operator == "\"") {
+            continue;
+        }
+        let mut ops = Vec::with_capacity(content.operations.len() + 16);
+        for o in content.operations {
+            match o.operator.as_str() {
+                "'" => {
+                    ops.push(Operation::new("T*", vec![]));
+                    ops.push(Operation::new("Tj", o.operands));
+                }
+                "\"" if o.operands.len() == 3 => {
+                    let mut it = o.operands.into_iter();
+                    let (Some(aw), Some(ac), Some(text)) = (it.next(), it.next(), it.next()) else { continue };
+                    ops.push(Operation::new("Tw", vec![aw]));
+                    ops.push(Operation::new("Tc", vec![ac]));
+                    ops.push(Operation::new("T*", vec![]));
+                    ops.push(Operation::new("Tj", vec![text]));
+                }
+                _ => ops.push(o),
+            }
+        }
+        let Ok(encoded) = (Content { operations: ops }).encode() else { continue };
+        // The page's text, now in its first content stream; the others emptied.
+        for (i, id) in doc.get_page_contents(page).into_iter().enumerate() {
+            if let Ok(pdf_extract::Object::Stream(s)) = doc.get_object_mut(id) {
+                s.set_plain_content(if i == 0 { encoded.clone() } else { Vec::new() });
+            }
+        }
+    }
 }
 
 const ENCRYPTED: &str = "encrypted (password-protected); Lynx does not decrypt PDFs";
