@@ -340,3 +340,22 @@ fn search_diff_stays_small_whatever_the_size_of_the_diff() {
     }
     assert_eq!(seen, 5001);
 }
+
+#[test]
+fn index_and_status_count_files_the_same_way() {
+    let r = TestRepo::new();
+    seed_project(&r, 3);
+    // A path-level skip (excluded by config) and a content-level one (over the size cap).
+    r.write("lynx.toml", "[index]\nexclude = [\"gen/**\"]\nmax_file_size = 1000\n");
+    r.write("gen/out.py", "x = 1\n");
+    r.write("big.txt", &"y".repeat(5_000));
+    r.commit_all("first");
+    let index = r.json(&["--no-dense", "index"]);
+    let status = r.json(&["--no-dense", "status"]);
+    assert_eq!(index["files_seen"], status["files_seen"], "index {index}\nstatus {status}");
+    assert_eq!(index["files_indexed"], status["files_indexed"], "index {index}\nstatus {status}");
+    assert!(index["files_seen"].as_u64().unwrap() > index["files_indexed"].as_u64().unwrap(), "{index}");
+    let text = r.text(&["--no-dense", "status"]);
+    let line = format!("files {} ({} indexed)", status["files_seen"], status["files_indexed"]);
+    assert!(text.contains(&line), "{line} in {text}");
+}

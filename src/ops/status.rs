@@ -50,7 +50,13 @@ pub struct Health {
     pub state: &'static str,
     pub reasons: Vec<String>,
     pub view: ViewId,
+    /// Files of the view that are indexed or waiting (path-level skips left out).
     pub files: usize,
+    /// Every file the view lists, path-level skips included: `index`'s "N files".
+    pub files_seen: usize,
+    /// Files whose content is indexed or waiting (content-level skips left out): `index`'s
+    /// "(M indexed)".
+    pub files_indexed: usize,
     pub blobs: usize,
     pub layers: BTreeMap<&'static str, LayerState>,
     pub head_indexed: Option<bool>,
@@ -116,9 +122,11 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
     // Chunks, lexical data, and graph facts when the graph layer is on.
     let layers_wanted = if ws.config.index.graph { 3 } else { 2 };
     let all_indexed = indexed_per_layer.iter().take(layers_wanted).all(|&n| n >= storable);
+    let mut content_skipped = view.files.iter().filter(|f| never.contains_key(&f.key)).count();
     for f in &view.files {
         if let Some(r) = summaries.get(&f.key).and_then(|s| s.skip_reason(ws.config.index.max_file_size)) {
             *skipped.entry(r.name().to_string()).or_default() += 1;
+            content_skipped += 1;
         }
     }
     let mut reasons = Vec::new();
@@ -171,6 +179,8 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         reasons,
         view: view.id.clone(),
         files: view.files.len(),
+        files_seen: view.files.len() + view.skipped.len(),
+        files_indexed: view.files.len().saturating_sub(content_skipped),
         blobs: keys.len(),
         layers,
         head_indexed,
@@ -235,7 +245,8 @@ pub fn render_health(h: &Health) -> String {
     for r in &h.reasons {
         out.push_str(&format!("  - {r}\n"));
     }
-    out.push_str(&format!("files {}, distinct blobs {}\n", h.files, h.blobs));
+    // The same two counts as `index` prints, then the blobs the layers are counted in.
+    out.push_str(&format!("files {} ({} indexed), distinct blobs {}\n", h.files_seen, h.files_indexed, h.blobs));
     for (name, l) in &h.layers {
         out.push_str(&format!("  {name} [{}]: {}/{} blobs\n", l.fingerprint, l.blobs_indexed, h.blobs));
     }
