@@ -184,3 +184,20 @@ fn the_model_an_index_was_built_with_is_remembered() {
     // A flag still wins, and --no-dense still turns it off.
     assert_eq!(r.json(&["--no-dense", "search", "distance"])["mode"], "sparse");
 }
+
+#[test]
+fn the_model_named_once_is_the_stores_and_status_says_where_it_came_from() {
+    let r = TestRepo::new();
+    r.write("a.py", "def parse_json_config(file):\n    return file\n");
+    r.commit_all("first");
+    let m = static_model();
+    assert_eq!(r.json(&["--model", &m, "index"])["dense"], "ready");
+    // A later shell without --model uses the recorded model, says so, and searches hybrid.
+    let s = r.json(&["status"]);
+    assert_eq!(s["dense"]["model"], m.as_str(), "{s}");
+    assert!(s["dense"]["model_from"].as_str().unwrap_or_default().contains("recorded"), "{s}");
+    assert_eq!(r.json(&["search", "parse json config"])["mode"], "hybrid");
+    // A flag wins, and is named as the origin.
+    let s = r.json(&["--model", &m, "status"]);
+    assert_eq!(s["dense"]["model_from"], "--model", "{s}");
+}

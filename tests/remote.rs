@@ -71,6 +71,9 @@ fn share_through(r: &TestRepo, root: &Path, url: &str) {
     let fetched = lynx_json(&clone, &["--model", &m, "fetch", url]);
     assert_eq!(fetched["new_segments"].as_u64(), Some(total), "{fetched}");
     assert_eq!(heads_and_tags(&clone), clone_refs, "fetch leaves branches and tags alone");
+    // The model named for the fetch is the clone's from now on: a shell without --model says so.
+    let status = lynx_json(&clone, &["status"]);
+    assert!(status["dense"]["model_from"].as_str().unwrap_or_default().contains("recorded"), "{status}");
     // The clone needs no processing: its first index finds every blob's objects and vectors.
     let idx = lynx_json(&clone, &["--model", &m, "index"]);
     assert_eq!((idx["blobs_new"].as_u64(), idx["chunks_embedded"].as_u64(), idx["dense"].as_str()), (Some(0), Some(0), Some("ready")), "{idx}");
