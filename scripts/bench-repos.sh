@@ -45,58 +45,6 @@ REPOS=(
   "scopt       scopt/scopt             75cd14c9e1f517e9d1beb8de9e3427e40630f1cb"
 )
 
-dest=${1:-./bench-repos}
-[[ $# -gt 0 ]] && shift
-wanted=("$@")
-mirrors=${LYNX_BENCH_MIRRORS:-}
 
-if [[ ${#wanted[@]} -gt 0 ]]; then
-  for w in "${wanted[@]}"; do
-    found=0
-    for entry in "${REPOS[@]}"; do
-      read -r name _ _ <<<"$entry"
-      [[ $name == "$w" ]] && found=1
-    done
-    [[ $found == 1 ]] || { echo "bench-repos: unknown repo '$w' (known: ${REPOS[*]%% *})" >&2; exit 2; }
-  done
-fi
-
-mkdir -p "$dest"
-for entry in "${REPOS[@]}"; do
-  read -r name slug commit <<<"$entry"
-  if [[ ${#wanted[@]} -gt 0 ]]; then
-    keep=0
-    for w in "${wanted[@]}"; do [[ $w == "$name" ]] && keep=1; done
-    [[ $keep == 1 ]] || continue
-  fi
-  url="https://github.com/$slug"
-  dir="$dest/$name"
-  src=$url
-  if [[ -n $mirrors ]]; then
-    mirror="$mirrors/${slug/\//+}/repo"
-    if [[ -d $mirror ]]; then
-      src=$mirror
-    else
-      echo "bench-repos: $name: no mirror at $mirror, cloning from GitHub" >&2
-    fi
-  fi
-
-  if [[ -d $dir/.git ]]; then
-    echo "bench-repos: $name: reusing $dir"
-  else
-    echo "bench-repos: $name: cloning $src"
-    git clone -q --no-checkout "$src" "$dir"
-    git -C "$dir" remote set-url origin "$url"
-  fi
-  if ! git -C "$dir" cat-file -e "$commit^{commit}" 2>/dev/null; then
-    echo "bench-repos: $name: fetching $commit"
-    git -C "$dir" fetch -q "$src" "$commit" || git -C "$dir" fetch -q origin
-  fi
-  git -C "$dir" -c advice.detachedHead=false checkout -q "$commit"
-  head=$(git -C "$dir" rev-parse HEAD)
-  if [[ $head != "$commit" ]]; then
-    echo "bench-repos: $name: HEAD is $head, expected $commit" >&2
-    exit 1
-  fi
-  echo "bench-repos: $name: $url @ $commit"
-done
+source "$(dirname "$0")/lib/pinned-clones.sh"
+pinned_clones bench-repos "${1:-./bench-repos}" "${@:2}"

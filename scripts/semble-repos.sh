@@ -79,58 +79,6 @@ REPOS=(
   "zig-clap             Hejsil/zig-clap                  fc1e5cc3f6d9d3001112385ee6256d694e959d2f"
 )
 
-dest=${1:-./bench-repos/semble}
-[[ $# -gt 0 ]] && shift
-wanted=("$@")
-mirrors=${LYNX_BENCH_MIRRORS:-}
 
-if [[ ${#wanted[@]} -gt 0 ]]; then
-  for w in "${wanted[@]}"; do
-    found=0
-    for entry in "${REPOS[@]}"; do
-      read -r name _ _ <<<"$entry"
-      [[ $name == "$w" ]] && found=1
-    done
-    [[ $found == 1 ]] || { echo "semble-repos: unknown repo '$w' (known: ${REPOS[*]%% *})" >&2; exit 2; }
-  done
-fi
-
-mkdir -p "$dest"
-for entry in "${REPOS[@]}"; do
-  read -r name slug commit _ <<<"$entry"
-  if [[ ${#wanted[@]} -gt 0 ]]; then
-    keep=0
-    for w in "${wanted[@]}"; do [[ $w == "$name" ]] && keep=1; done
-    [[ $keep == 1 ]] || continue
-  fi
-  url="https://github.com/$slug"
-  dir="$dest/$name"
-  src=$url
-  if [[ -n $mirrors ]]; then
-    mirror="$mirrors/${slug/\//+}/repo"
-    if [[ -d $mirror ]]; then
-      src=$mirror
-    else
-      echo "semble-repos: $name: no mirror at $mirror, cloning from GitHub" >&2
-    fi
-  fi
-
-  if [[ -d $dir/.git ]]; then
-    echo "semble-repos: $name: reusing $dir"
-  else
-    echo "semble-repos: $name: cloning $src"
-    git clone -q --no-checkout "$src" "$dir"
-    git -C "$dir" remote set-url origin "$url"
-  fi
-  if ! git -C "$dir" cat-file -e "$commit^{commit}" 2>/dev/null; then
-    echo "semble-repos: $name: fetching $commit"
-    git -C "$dir" fetch -q "$src" "$commit" || git -C "$dir" fetch -q origin
-  fi
-  git -C "$dir" -c advice.detachedHead=false checkout -q "$commit"
-  head=$(git -C "$dir" rev-parse HEAD)
-  if [[ $head != "$commit" ]]; then
-    echo "semble-repos: $name: HEAD is $head, expected $commit" >&2
-    exit 1
-  fi
-  echo "semble-repos: $name: $url @ $commit"
-done
+source "$(dirname "$0")/lib/pinned-clones.sh"
+pinned_clones semble-repos "${1:-./bench-repos/semble}" "${@:2}"

@@ -27,6 +27,20 @@ fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
 }
 
+/// What `path` imports: (files of the view, names of external modules).
+fn imports_of(r: &TestRepo, path: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let v = r.json(&["--no-dense", "graph", "query", "imports", path]);
+    let mut local = BTreeSet::new();
+    let mut external = BTreeSet::new();
+    for l in v["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports") {
+        match l["node"]["path"].as_str() {
+            Some(p) => local.insert(p.to_string()),
+            None => external.insert(l["node"]["name"].as_str().unwrap().to_string()),
+        };
+    }
+    (local, external)
+}
+
 fn confidence_of(v: &serde_json::Value, name: &str) -> String {
     v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["confidence"].as_str().unwrap().to_string()).unwrap_or_default()
 }
@@ -507,17 +521,9 @@ fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
     }
     // Standard-library imports are external; the module's own package is its directory's Go
     // file, never a YAML, Markdown or same-named file elsewhere.
-    let imports = r.json(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
-    let mut local = BTreeSet::new();
-    let mut external = BTreeSet::new();
-    for l in imports["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports") {
-        match l["node"]["path"].as_str() {
-            Some(p) => local.insert(p.to_string()),
-            None => external.insert(l["node"]["name"].as_str().unwrap().to_string()),
-        };
-    }
-    assert_eq!(local, set(&["config/config.go"]), "{imports}");
-    assert_eq!(external, set(&["context", "sync", "time"]), "{imports}");
+    let (local, external) = imports_of(&r, "storage/remote/client.go");
+    assert_eq!(local, set(&["config/config.go"]));
+    assert_eq!(external, set(&["context", "sync", "time"]));
     let text = r.text(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
     assert!(!text.contains("external external"), "{text}");
     // A tools module's dependencies are not the project's frameworks.
@@ -601,25 +607,13 @@ fn typescript_and_java_imports_resolve_as_their_tools_do() {
     r.write("src/main/java/com/ex/logging/Logger.java", "package com.ex.logging;\npublic class Logger { public void log(String s) {} }\n");
     r.write("src/main/java/com/ex/App.java", "package com.ex;\nimport java.util.logging.Logger;\nimport com.ex.logging.Logger;\npublic class App { }\n");
     r.commit_all("init");
-    let imports = |path: &str| -> (BTreeSet<String>, BTreeSet<String>) {
-        let v = r.json(&["--no-dense", "graph", "query", "imports", path]);
-        let mut local = BTreeSet::new();
-        let mut external = BTreeSet::new();
-        for l in v["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports") {
-            match l["node"]["path"].as_str() {
-                Some(p) => local.insert(p.to_string()),
-                None => external.insert(l["node"]["name"].as_str().unwrap().to_string()),
-            };
-        }
-        (local, external)
-    };
     // tsconfig paths map the package to its sources (not the CommonJS stub beside them);
     // installed packages stay external, whatever local file shares their last name.
-    let (local, external) = imports("packages/web/src/main.ts");
+    let (local, external) = imports_of(&r, "packages/web/src/main.ts");
     assert_eq!(local, set(&["packages/util/src/index.ts"]));
     assert_eq!(external, set(&["@babel/parser", "vue"]));
     // The JDK's packages are never a local package that ends the same way.
-    let (local, external) = imports("src/main/java/com/ex/App.java");
+    let (local, external) = imports_of(&r, "src/main/java/com/ex/App.java");
     assert_eq!(local, set(&["src/main/java/com/ex/logging/Logger.java"]));
     assert_eq!(external, set(&["java.util.logging"]), "the JDK import is external");
 }

@@ -709,34 +709,30 @@ pub fn render_summary(r: &RangeImpact) -> String {
 pub fn render_range(r: &RangeImpact, md: bool) -> String {
     let mut out = String::new();
     let t = &r.totals;
+    // The same totals in both forms: what changed (bold in Markdown), then what it reaches.
+    let changed = format!(
+        "{} changed, {} added, {} deleted {}",
+        t.changed,
+        t.added,
+        t.deleted,
+        if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" }
+    );
+    let reach = [
+        callers_phrase(t, "transitive caller", "transitive callers"),
+        format!("{} to re-run", crate::present::count(t.tests, "test", "tests")),
+        crate::present::count(t.public_api_changes, "public API change", "public API changes"),
+    ];
+    let note = cut_note(t, r);
     if md {
         out.push_str(&format!("### Lynx impact report: {}\n\n", r.range));
-        out.push_str(&format!(
-            "**{} changed, {} added, {} deleted {}** · {} · {} to re-run · {}\n\n",
-            t.changed,
-            t.added,
-            t.deleted,
-            if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
-            callers_phrase(t, "transitive caller", "transitive callers"),
-            crate::present::count(t.tests, "test", "tests"),
-            crate::present::count(t.public_api_changes, "public API change", "public API changes")
-        ));
-        if let Some(note) = cut_note(t, r) {
+        out.push_str(&format!("**{changed}** · {}\n\n", reach.join(" · ")));
+        if let Some(note) = note {
             out.push_str(&format!("_{note}_\n\n"));
         }
     } else {
         out.push_str(&format!("impact of {} (before {}, after {})\n", r.range, r.before.label, r.after.label));
-        out.push_str(&format!(
-            "{} changed, {} added, {} deleted {}; {}; {} to re-run; {}\n",
-            t.changed,
-            t.added,
-            t.deleted,
-            if t.changed + t.added + t.deleted == 1 { "definition" } else { "definitions" },
-            callers_phrase(t, "transitive caller", "transitive callers"),
-            crate::present::count(t.tests, "test", "tests"),
-            crate::present::count(t.public_api_changes, "public API change", "public API changes")
-        ));
-        if let Some(note) = cut_note(t, r) {
+        out.push_str(&format!("{changed}; {}\n", reach.join("; ")));
+        if let Some(note) = note {
             out.push_str(&format!("{note}\n"));
         }
     }
