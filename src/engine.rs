@@ -307,14 +307,20 @@ impl Engine {
             let mut views = self.views.lock().unwrap();
             if let Some(i) = views.iter().position(|(k, _)| *k == mem_key) {
                 let hit = views.remove(i);
-                let data = hit.1.clone();
-                views.push(hit);
-                return Ok(Opened { data, indexed: None });
+                // A view over a shard found damaged is assembled again (over the rebuilt one).
+                if !hit.1.table.is_damaged() {
+                    let data = hit.1.clone();
+                    views.push(hit);
+                    return Ok(Opened { data, indexed: None });
+                }
             }
         }
         // Assembling says whether anything is missing; only then is there indexing to do.
         let t = std::time::Instant::now();
-        let mut data = ViewData::assemble(&self.ws, view)?;
+        // The commits a history field draws on are read on the other core meanwhile: they
+        // depend on the revision only, not on the assembled table.
+        let (data, _) = rayon::join(|| ViewData::assemble(&self.ws, view), || self.prefetch_history(view));
+        let mut data = data?;
         tracing::debug!(
             "assembled {} files, {} chunks in {:.1} ms",
             data.table.file_count(),
@@ -410,6 +416,18 @@ impl Engine {
                 }
             })
             .clone()
+    }
+
+    /// Reads the commits the history field of `view` will draw on, when it has one and the
+    /// field is on (errors are said when the field is built).
+    fn prefetch_history(&self, view: &View) {
+        let s = &self.ws.config.search;
+        if let Some(commit) = view.id.commit.as_deref()
+            && (s.history > 0.0 || s.recency > 0.0)
+            && s.history_commits > 0
+        {
+            let _ = self.recent_commits(commit, s.history_commits);
+        }
     }
 
     /// The facts of the commits a history field at `commit` draws on, kept for a few tips.

@@ -156,6 +156,8 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     // Shards of removed segments (and any left by a crash or an older layout) go too.
     report.shards_removed = crate::shard::remove_orphans(&ws.store);
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("views"));
+    // Kept history walks are small and made again on use; gc bounds their number.
+    let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("walks"));
     Ok(report)
 }
 

@@ -173,9 +173,12 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         }
     }
     assert!(differ.is_empty(), "{} of {} revisions answer differently from a store built for them alone: {differ:?}", differ.len(), commits.len());
-    // Nothing is written per view: the cache holds shards only.
+    // Nothing is written per view: the cache holds shards (per segment) and history walks (per
+    // commit, one per indexed revision).
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    assert!(cache.iter().all(|n| n == "shards" || n == "tokenizers" || n.ends_with(".json") || n.starts_with("tok")), "{cache:?}");
+    assert!(cache.iter().all(|n| n == "shards" || n == "walks" || n == "tokenizers" || n.ends_with(".json") || n.starts_with("tok")), "{cache:?}");
+    let walks = walkdir::WalkDir::new(r.file(".lynx/cache/walks")).into_iter().flatten().filter(|e| e.file_type().is_file()).count();
+    assert!(walks <= commits.len(), "{walks} walks kept for {} revisions", commits.len());
 }
 
 #[test]

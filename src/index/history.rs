@@ -21,7 +21,7 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
         return Ok((Vec::new(), 0));
     }
     let t = std::time::Instant::now();
-    let commits = ws.repo.walk_ids(tip, max)?;
+    let commits = walk(ws, tip, max)?;
     tracing::debug!("history: walked {} commits in {:.1} ms", commits.len(), t.elapsed().as_secs_f64() * 1000.0);
     let fp = history::fingerprint();
     let cat = ws.store.catalogs(HISTORY, &fp)?;
@@ -66,4 +66,90 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
     }
     tracing::debug!("history: {} commits read, {n_computed} computed, in {:.1} ms", commits.len(), t.elapsed().as_secs_f64() * 1000.0);
     Ok((commits.iter().filter_map(|(id, _)| by_key.remove(&commit_key(id))).collect(), n_computed))
+}
+
+/// The `max` most recent commits reachable from `tip` with their parents, as `walk_ids` lists
+/// them. A commit's ancestry never changes, so the list is kept per (tip, max) under
+/// `.lynx/cache/walks` and read back instead of walking again (a walk decompresses every commit
+/// it passes; the list is one small file). Shallow repositories are walked every time: deepening
+/// one changes what a commit reaches.
+pub fn walk(ws: &Workspace, tip: &str, max: usize) -> Result<Vec<(gix::ObjectId, Vec<gix::ObjectId>)>> {
+    let id = ws.repo.resolve(tip)?.commit;
+    let hex = crate::repo::hex(&id);
+    let path = ws.store.root.join("cache").join("walks").join(&hex[..2]).join(format!("{}-{max}", &hex[2..]));
+    if let Some(list) = std::fs::read(&path).ok().and_then(|b| decode_walk(&b, id)) {
+        return Ok(list);
+    }
+    let list = ws.repo.walk_ids(&hex, max)?;
+    if !ws.repo.local().is_shallow().unwrap_or(true) {
+        if let Err(e) = crate::fsutil::write_atomic(&path, &encode_walk(&list)) {
+            tracing::debug!("history walk of {hex} not kept: {e:#}");
+        }
+    }
+    Ok(list)
+}
+
+const WALK_MAGIC: &[u8; 8] = b"LYNXWLK1";
+
+/// `LYNXWLK1`, id length u8, then per commit: parent count u8, id, parents; an xxh3-64 of all
+/// that last.
+fn encode_walk(list: &[(gix::ObjectId, Vec<gix::ObjectId>)]) -> Vec<u8> {
+    let id_len = list.first().map_or(20, |(id, _)| id.as_bytes().len());
+    let mut out = Vec::with_capacity(9 + list.len() * (2 + 2 * id_len) + 8);
+    out.extend_from_slice(WALK_MAGIC);
+    out.push(id_len as u8);
+    for (id, parents) in list {
+        out.push(parents.len().min(255) as u8);
+        out.extend_from_slice(id.as_bytes());
+        for p in parents.iter().take(255) {
+            out.extend_from_slice(p.as_bytes());
+        }
+    }
+    let sum = twox_hash::XxHash3_64::oneshot(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// A kept walk, if it is whole, checks out and starts at `tip`; anything else is walked again.
+fn decode_walk(b: &[u8], tip: gix::ObjectId) -> Option<Vec<(gix::ObjectId, Vec<gix::ObjectId>)>> {
+    let (body, sum) = b.split_at_checked(b.len().checked_sub(8)?)?;
+    if body.get(..8)? != WALK_MAGIC || twox_hash::XxHash3_64::oneshot(body) != u64::from_le_bytes(sum.try_into().ok()?) {
+        return None;
+    }
+    let id_len = *body.get(8)? as usize;
+    if id_len != tip.as_bytes().len() {
+        return None;
+    }
+    let id_at = |at: usize| -> Option<gix::ObjectId> { gix::ObjectId::try_from(body.get(at..at + id_len)?).ok() };
+    let mut out = Vec::new();
+    let mut at = 9;
+    while at < body.len() {
+        let n = body[at] as usize;
+        let id = id_at(at + 1)?;
+        let parents = (0..n).map(|i| id_at(at + 1 + (i + 1) * id_len)).collect::<Option<Vec<_>>>()?;
+        out.push((id, parents));
+        at += 1 + (n + 1) * id_len;
+    }
+    (out.first()?.0 == tip).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_walk_reads_back_and_damage_is_refused() {
+        let id = |b: u8| gix::ObjectId::from_bytes_or_panic(&[b; 20]);
+        let list = vec![(id(1), vec![id(2)]), (id(2), vec![id(3), id(4)]), (id(3), vec![]), (id(4), vec![])];
+        let bytes = encode_walk(&list);
+        assert_eq!(decode_walk(&bytes, id(1)), Some(list.clone()));
+        // Another tip, any flipped byte, any truncation: walked again.
+        assert_eq!(decode_walk(&bytes, id(2)), None);
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert_eq!(decode_walk(&b, id(1)), None, "flip at {i}");
+            assert_eq!(decode_walk(&bytes[..i], id(1)), None, "truncated to {i}");
+        }
+    }
 }

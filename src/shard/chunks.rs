@@ -1,7 +1,10 @@
 //! Chunk shards: a chunks segment's rows as fixed-size records plus string heaps, so a view
 //! reads the lines, symbol and text of any row without decoding Parquet. The text heap is the
-//! bulk of the file and is checked text by text, against each chunk's content hash, when a
-//! text is read; a mismatch marks the shard damaged (it is removed and rebuilt) and is
+//! bulk of the file: it is stored as zstd blocks of about 32 KiB of consecutive texts (a
+//! search reads ten texts, so it decompresses ten small blocks; whole, the heap would be three
+//! to four times the size), each block decompressed once when a text in it is first read, and
+//! every text is checked against its chunk's content hash when read; a mismatch (or a block
+//! that does not decompress) marks the shard damaged (it is removed and rebuilt) and is
 //! reported as an error, never shown.
 
 use super::{File, Invalid, Kind, Writer};
@@ -15,17 +18,29 @@ use std::path::Path;
 /// len u32) in the symbol heap, text (off u32, len u32) in the text heap, hash [u8; 16].
 const REC: usize = 56;
 
-/// Sections: records, kinds, symbol heap, text heap (lazy).
+/// Sections: records, kinds, symbol heap, compressed text blocks (lazy), block table. A
+/// record's text (offset, length) is into the uncompressed heap; the block table holds each
+/// block's uncompressed start then its compressed start, as u32 pairs, and a last pair with
+/// both totals.
 const RECORDS: usize = 0;
 const KINDS: usize = 1;
 const SYMBOLS: usize = 2;
 const TEXTS: usize = 3;
+const BLOCKS: usize = 4;
+/// Uncompressed bytes per text block (a longer text is a block of its own).
+const BLOCK: usize = 32 * 1024;
+/// zstd level of the text blocks: the fastest, as the shard is written on the indexing path.
+const LEVEL: i32 = 1;
 
 pub struct ChunkShard {
     file: File,
     rows: usize,
     kinds: Vec<String>,
     damaged: std::sync::atomic::AtomicBool,
+    /// (uncompressed start, compressed start) of each text block, and the totals last.
+    blocks: Vec<(u32, u32)>,
+    /// Each text block, decompressed when a text in it is first read.
+    loaded: Vec<std::sync::OnceLock<Option<Box<[u8]>>>>,
 }
 
 impl std::fmt::Debug for ChunkShard {
@@ -84,8 +99,19 @@ impl ChunkShard {
         let recs = file.bytes(RECORDS)?;
         let kinds_raw = file.bytes(KINDS)?;
         let symbols_len = file.bytes(SYMBOLS)?.len() as u64;
-        let texts_len = file.bytes(TEXTS)?.len() as u64;
         let bad = |why: &str| -> anyhow::Error { Invalid(format!("chunk shard {}: {why}", path.display())).into() };
+        let table = file.u32s(BLOCKS)?;
+        let blocks: Vec<(u32, u32)> = table.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        // Starts never decrease, begin at 0 and end at the heaps' ends: every block range below
+        // is in bounds.
+        let ordered = table.len() % 2 == 0
+            && blocks.first() == Some(&(0, 0))
+            && blocks.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+            && blocks.last().is_some_and(|l| l.1 as usize == file.bytes(TEXTS).map_or(0, <[u8]>::len));
+        if !ordered {
+            return Err(bad("text block table out of order or out of bounds"));
+        }
+        let texts_len = blocks.last().map_or(0, |l| l.0 as u64);
         if recs.len() % REC != 0 {
             return Err(bad("record table has a partial record"));
         }
@@ -111,8 +137,15 @@ impl ChunkShard {
                     return Err(bad("string out of bounds"));
                 }
             }
+            // A text lies within one block.
+            let (off, len) = (u32_at(rec, 32), u32_at(rec, 36));
+            let b = blocks.partition_point(|&(u, _)| u <= off).saturating_sub(1);
+            if len > 0 && blocks.get(b + 1).is_none_or(|next| off + len > next.0) {
+                return Err(bad("text spans text blocks"));
+            }
         }
-        Ok(ChunkShard { file, rows, kinds, damaged: Default::default() })
+        let loaded = (0..blocks.len().saturating_sub(1)).map(|_| std::sync::OnceLock::new()).collect();
+        Ok(ChunkShard { file, rows, kinds, damaged: Default::default(), blocks, loaded })
     }
 
     pub fn rows(&self) -> usize {
@@ -130,18 +163,37 @@ impl ChunkShard {
     /// Checks every text against its content hash (the whole-file check `doctor` runs; a search
     /// checks only the texts it reads).
     pub fn verify_texts(&self) -> bool {
-        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
-        let texts = self.file.bytes(TEXTS).unwrap_or(&[]);
-        (0..self.rows).all(|i| {
-            let rec = &recs[i * REC..(i + 1) * REC];
-            let ord = i32::from_le_bytes(rec[4..8].try_into().unwrap());
-            let (off, len) = (u32_at(rec, 32) as usize, u32_at(rec, 36) as usize);
-            let hash: [u8; 16] = rec[40..56].try_into().unwrap();
-            match std::str::from_utf8(&texts[off..off + len]) {
-                Ok(t) => ord < 0 || crate::layer::chunk_hash(t) == hash,
-                Err(_) => false,
-            }
+        (0..self.rows).all(|i| self.checked_text(i).is_some())
+    }
+
+    /// Row `i`'s text if it matches its content hash (`ord < 0`: the one row of a blob
+    /// without chunks, which has no text to check).
+    fn checked_text(&self, i: usize) -> Option<&str> {
+        let recs = self.file.bytes(RECORDS).ok()?;
+        let rec = &recs[i * REC..(i + 1) * REC];
+        let ord = i32::from_le_bytes(rec[4..8].try_into().unwrap());
+        let (off, len) = (u32_at(rec, 32) as usize, u32_at(rec, 36) as usize);
+        let hash: [u8; 16] = rec[40..56].try_into().unwrap();
+        if len == 0 {
+            return (ord < 0 || crate::layer::chunk_hash("") == hash).then_some("");
+        }
+        let b = self.blocks.partition_point(|&(u, _)| u as usize <= off).saturating_sub(1);
+        let block = self.block(b)?;
+        let start = off - self.blocks[b].0 as usize;
+        let text = std::str::from_utf8(block.get(start..start + len)?).ok()?;
+        (ord < 0 || crate::layer::chunk_hash(text) == hash).then_some(text)
+    }
+
+    /// Text block `b`, decompressed (once); None when it does not decompress to its size.
+    fn block(&self, b: usize) -> Option<&[u8]> {
+        let (cell, (u0, c0), (u1, c1)) = (self.loaded.get(b)?, self.blocks[b], *self.blocks.get(b + 1)?);
+        cell.get_or_init(|| {
+            let packed = self.file.lazy(TEXTS, c0 as usize..c1 as usize)?;
+            let size = (u1 - u0) as usize;
+            let plain = zstd::bulk::decompress(&packed, size).ok()?;
+            (plain.len() == size).then(|| plain.into_boxed_slice())
         })
+        .as_deref()
     }
 
     /// Whether a text of this shard failed its check (the shard must be rebuilt).
@@ -191,14 +243,9 @@ impl ChunkShard {
     /// Row `i`'s text (in range), checked against its content hash. A damaged text reads as
     /// empty and marks the shard damaged (see `take_damage`): never shown, always reported.
     pub fn text(&self, i: usize) -> &str {
-        let recs = self.file.bytes(RECORDS).unwrap_or(&[]);
-        let texts = self.file.bytes(TEXTS).unwrap_or(&[]);
-        let rec = &recs[i * REC..(i + 1) * REC];
-        let hash: [u8; 16] = rec[40..56].try_into().unwrap();
-        let ord = i32::from_le_bytes(rec[4..8].try_into().unwrap());
-        match heap_str(texts, rec, 32) {
-            Some(t) if ord < 0 || crate::layer::chunk_hash(t) == hash => t,
-            _ => {
+        match self.checked_text(i) {
+            Some(t) => t,
+            None => {
                 self.mark_damaged();
                 ""
             }
@@ -224,6 +271,8 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
     let mut symbols: Vec<u8> = Vec::new();
     let mut texts: Vec<u8> = Vec::new();
     let mut kinds: Vec<String> = Vec::new();
+    // Where each text block starts in the uncompressed heap: texts never straddle two.
+    let mut block_starts: Vec<usize> = vec![0];
     let put = |heap: &mut Vec<u8>, s: &str| -> Result<(u32, u32)> {
         let off = u32::try_from(heap.len()).map_err(|_| anyhow::anyhow!("segment {name} is too large for a chunk shard"))?;
         heap.extend_from_slice(s.as_bytes());
@@ -246,7 +295,11 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
         recs.extend_from_slice(&c.end_line.value(r).to_le_bytes());
         recs.extend_from_slice(&c.size.value(r).to_le_bytes());
         let (so, sl) = put(&mut symbols, c.symbol.value(r))?;
-        let (to, tl) = put(&mut texts, c.text.value(r))?;
+        let text = c.text.value(r);
+        if texts.len() - block_starts.last().unwrap() + text.len() > BLOCK && texts.len() > *block_starts.last().unwrap() {
+            block_starts.push(texts.len());
+        }
+        let (to, tl) = put(&mut texts, text)?;
         for v in [so, sl, to, tl] {
             recs.extend_from_slice(&v.to_le_bytes());
         }
@@ -261,9 +314,29 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
     w.section(recs);
     w.section(kinds_raw);
     w.section(symbols);
-    w.section_lazy(texts);
+    let (packed, table) = pack_texts(&texts, &block_starts)?;
+    w.section_lazy(packed);
+    w.section_u32(&table);
     w.write(lynx_root)?;
     Ok(())
+}
+
+/// The text heap as zstd blocks starting at `starts`, and the block table (see `BLOCKS`).
+fn pack_texts(texts: &[u8], starts: &[usize]) -> Result<(Vec<u8>, Vec<u32>)> {
+    use rayon::prelude::*;
+    let mut bounds: Vec<usize> = starts.to_vec();
+    bounds.push(texts.len());
+    bounds.dedup();
+    let blocks: Vec<Vec<u8>> = bounds.par_windows(2).map(|w| zstd::bulk::compress(&texts[w[0]..w[1]], LEVEL)).collect::<std::io::Result<_>>()?;
+    let mut packed = Vec::with_capacity(blocks.iter().map(Vec::len).sum());
+    let mut table = Vec::with_capacity(bounds.len() * 2);
+    for (b, block) in blocks.iter().enumerate() {
+        table.extend([bounds[b] as u32, packed.len() as u32]);
+        packed.extend_from_slice(block);
+    }
+    let total = u32::try_from(packed.len()).map_err(|_| anyhow::anyhow!("text heap too large for a chunk shard"))?;
+    table.extend([texts.len() as u32, total]);
+    Ok((packed, table))
 }
 
 /// Stored facts about a processed blob.
@@ -313,4 +386,57 @@ pub fn summaries(
         out.insert(*k, BlobSummary { status: r.status, size: r.size, lang: r.lang });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::Chunk;
+    use crate::layer::chunks::{BlobChunks, to_batch};
+
+    fn blob(n: u8, texts: &[String]) -> BlobChunks {
+        let chunks: Vec<Chunk> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Chunk { symbol: format!("s{n}_{i}"), kind: "function".into(), start_line: i as u32 + 1, end_line: i as u32 + 1, text: t.clone() })
+            .collect();
+        let hashes = texts.iter().map(|t| crate::layer::chunk_hash(t)).collect();
+        BlobChunks { key: crate::store::Key::blob(&[n; 20], 0), status: Status::Text, lang: Lang::Python, size: 10, chunks, hashes, encoding: String::new() }
+    }
+
+    #[test]
+    fn texts_read_back_from_blocks_and_damage_is_reported() {
+        // Texts below, at and far above a block, and a blob without chunks.
+        let texts: Vec<String> = (0..300).map(|i| format!("def f_{i}(x):\n    return x * {i}\n").repeat(1 + (i * 37) % 90)).collect();
+        let big = vec!["y = 1\n".repeat(30_000)];
+        let blobs = vec![blob(1, &texts), blob(2, &big), blob(3, &[])];
+        let (batch, _) = to_batch(&blobs).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "ab/cd", &batch).unwrap();
+        let path = super::super::shard_path(dir.path(), Kind::Chunks, "ab/cd");
+        let raw: usize = texts.iter().chain(&big).map(String::len).sum();
+        let on_disk = std::fs::metadata(&path).unwrap().len() as usize;
+        assert!(on_disk * 3 < raw, "{on_disk} bytes on disk for {raw} bytes of text");
+        let shard = ChunkShard::open(&path, "ab/cd").unwrap();
+        assert!(shard.blocks.len() > 4, "{} blocks", shard.blocks.len());
+        let want: Vec<&str> = texts.iter().chain(&big).map(String::as_str).chain([""]).collect();
+        assert_eq!(shard.rows(), want.len());
+        for (i, w) in want.iter().enumerate().rev() {
+            assert_eq!(shard.text(i), *w, "row {i}");
+        }
+        assert!(shard.verify_texts() && !shard.is_damaged());
+        // A flipped byte in the compressed heap: the texts of that block are refused, the
+        // shard is damaged, the others still read.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.windows(4).position(|w| w == [0x28, 0xb5, 0x2f, 0xfd]).unwrap() + 40;
+        bytes[at] ^= 0x55;
+        std::fs::write(&path, &bytes).unwrap();
+        let shard = ChunkShard::open(&path, "ab/cd").unwrap();
+        let read: Vec<&str> = (0..want.len()).map(|i| shard.text(i)).collect();
+        let refused = (0..want.len()).filter(|&i| read[i] != want[i]).count();
+        assert!(refused > 0 && shard.is_damaged(), "{refused} texts refused");
+        assert!((0..want.len()).all(|i| read[i] == want[i] || read[i].is_empty()), "a damaged text was shown");
+        assert_eq!(read[want.len() - 2], big[0]);
+        let _ = take_damage();
+    }
 }

@@ -51,7 +51,7 @@ impl Kind {
     /// Format version of each kind: a shard of another version is rebuilt.
     fn version(self) -> u32 {
         match self {
-            Kind::Chunks => 2,
+            Kind::Chunks => 3,
             Kind::Postings => 2,
             Kind::Vectors => 2,
         }
@@ -154,10 +154,14 @@ fn pad8(v: &mut Vec<u8>) {
 /// A shard's bytes: mapped (short-lived commands: opening costs nothing), or read into memory
 /// (long-lived servers: the file can be truncated or overwritten under them — damage, another
 /// tool — and a mapping would then fault or change answers; a copy checked once cannot).
+/// In memory, the lazy sections are not read at open: their items are read from the file when
+/// used (`File::lazy`) and checked by their reader, so opening a shard costs its indexes, not
+/// its text heap.
 enum Bytes {
     Mapped(Mmap),
-    /// 8-aligned words holding `len` bytes.
-    Owned(Vec<u64>, usize),
+    /// 8-aligned words holding `len` bytes; the lazy sections' ranges are left zero, read from
+    /// `file` item by item.
+    Owned { words: Vec<u64>, len: usize, file: std::fs::File },
 }
 
 impl std::ops::Deref for Bytes {
@@ -165,7 +169,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Mapped(m) => m,
-            Bytes::Owned(words, len) => &bytemuck::cast_slice(words)[..*len],
+            Bytes::Owned { words, len, .. } => &bytemuck::cast_slice(words)[..*len],
         }
     }
 }
@@ -177,20 +181,56 @@ pub fn read_into_memory() {
     READ_INTO_MEMORY.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-fn load_bytes(f: &std::fs::File, path: &Path) -> Result<Bytes> {
+/// The byte ranges of the lazy sections a shard's header announces, if the header lies within
+/// `prefix` and the ranges within `len` (anything else is read whole and judged by the checks).
+fn lazy_ranges(prefix: &[u8], len: usize) -> Vec<(usize, usize)> {
+    let u32_at = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(prefix.get(at..at + 4)?.try_into().ok()?)) };
+    let u64_at = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(prefix.get(at..at + 8)?.try_into().ok()?)) };
+    let parse = || -> Option<Vec<(usize, usize)>> {
+        let name_len = u16::from_le_bytes(prefix.get(16..18)?.try_into().ok()?) as usize;
+        let table_at = (18 + name_len).div_ceil(8) * 8 + 8;
+        let count = (u32_at(table_at - 8)? as usize).min(64);
+        let mut out = Vec::new();
+        for i in 0..count {
+            let at = table_at + i * 32;
+            let (off, n, flags) = (u64_at(at)? as usize, u64_at(at + 8)? as usize, u64_at(at + 24)?);
+            if flags & LAZY != 0 && off.checked_add(n)? <= len {
+                out.push((off, off + n));
+            }
+        }
+        out.sort_unstable();
+        // Overlapping ranges are damage: read everything and let the checks say so.
+        out.windows(2).all(|w| w[0].1 <= w[1].0).then_some(out)
+    };
+    parse().unwrap_or_default()
+}
+
+fn load_bytes(f: std::fs::File, path: &Path) -> Result<Bytes> {
     if READ_INTO_MEMORY.load(std::sync::atomic::Ordering::Relaxed) {
-        use std::io::Read;
-        let len = f.metadata().with_context(|| format!("reading shard {}", path.display()))?.len() as usize;
+        use std::os::unix::fs::FileExt;
+        let ctx = || format!("reading shard {}", path.display());
+        let len = f.metadata().with_context(ctx)?.len() as usize;
+        // Zeroed words cost nothing until written: the lazy ranges are never touched.
         let mut words = vec![0u64; len.div_ceil(8)];
-        let buf: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
-        let mut file = f;
-        file.read_exact(&mut buf[..len]).with_context(|| format!("reading shard {}", path.display()))?;
-        return Ok(Bytes::Owned(words, len));
+        let buf: &mut [u8] = &mut bytemuck::cast_slice_mut(&mut words)[..len];
+        let head = len.min(64 * 1024);
+        f.read_exact_at(&mut buf[..head], 0).with_context(ctx)?;
+        let mut at = head;
+        for (from, to) in lazy_ranges(&buf[..head], len) {
+            if from > at {
+                f.read_exact_at(&mut buf[at..from], at as u64).with_context(ctx)?;
+            }
+            at = at.max(to);
+        }
+        if at < len {
+            f.read_exact_at(&mut buf[at..], at as u64).with_context(ctx)?;
+        }
+        return Ok(Bytes::Owned { words, len, file: f });
     }
     // SAFETY: shards are written once (temp file + rename) and never modified in place; a
     // file replaced under us stays mapped as it was. Servers, which live long enough to meet
     // a file damaged in place, read instead (`read_into_memory`).
-    let map = unsafe { Mmap::map(f) }.with_context(|| format!("mapping shard {}", path.display()))?;
+    let map = unsafe { Mmap::map(&f) }.with_context(|| format!("mapping shard {}", path.display()))?;
     Ok(Bytes::Mapped(map))
 }
 
@@ -227,7 +267,7 @@ impl File {
 
     fn open_checked(path: &Path, kind: Kind, segment: &str) -> Result<File> {
         let f = std::fs::File::open(path).with_context(|| format!("opening shard {}", path.display()))?;
-        let map = load_bytes(&f, path)?;
+        let map = load_bytes(f, path)?;
         let bad = |why: &str| -> anyhow::Error { Invalid(format!("shard {} is invalid: {why}", path.display())).into() };
         let n = map.len();
         if n < 40 || &map[..8] != MAGIC || &map[n - 8..] != END {
@@ -296,6 +336,24 @@ impl File {
     pub fn bytes(&self, i: usize) -> Result<&[u8]> {
         let &(off, len) = self.sections.get(i).ok_or_else(|| Invalid(format!("shard of {} lacks section {i}", self.segment)))?;
         Ok(&self.map[off..off + len])
+    }
+
+    /// `range` of lazy section `i`, unchecked (its reader checks each item): borrowed from the
+    /// mapping, or read from the file. None when the file no longer holds it (truncated).
+    pub fn lazy(&self, i: usize, range: std::ops::Range<usize>) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let &(off, len) = self.sections.get(i)?;
+        if range.end > len || range.start > range.end {
+            return None;
+        }
+        match &self.map {
+            Bytes::Mapped(m) => Some(std::borrow::Cow::Borrowed(&m[off + range.start..off + range.end])),
+            Bytes::Owned { file, .. } => {
+                use std::os::unix::fs::FileExt;
+                let mut buf = vec![0u8; range.len()];
+                file.read_exact_at(&mut buf, (off + range.start) as u64).ok()?;
+                Some(std::borrow::Cow::Owned(buf))
+            }
+        }
     }
 
     pub fn u32s(&self, i: usize) -> Result<&[u32]> {

@@ -254,6 +254,12 @@ impl ChunkTable {
         0..self.locs.len() as u32
     }
 
+    /// Whether a chunk shard this table reads turned out damaged (the table must be assembled
+    /// again: the shard is rebuilt from its segment).
+    pub fn is_damaged(&self) -> bool {
+        self.chunk_shards.iter().any(|s| s.is_damaged())
+    }
+
     pub fn file_count(&self) -> usize {
         self.files.len()
     }
