@@ -97,6 +97,30 @@ unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
     }
 }
 
+/// `out += scale * row`, the fastest this CPU has (AVX2, else what the compiler makes of the
+/// portable loop).
+pub fn axpy_fn() -> fn(&mut [f32], &[f32], f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            return |o, r, s| unsafe { axpy_avx2(o, r, s) };
+        }
+    }
+    axpy_portable
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn axpy_avx2(out: &mut [f32], row: &[f32], scale: f32) {
+    axpy_portable(out, row, scale)
+}
+
+#[inline(always)]
+fn axpy_portable(out: &mut [f32], row: &[f32], scale: f32) {
+    out.iter_mut().zip(row).for_each(|(o, r)| *o += r * scale);
+}
+
 /// The fastest dot product for this CPU, chosen once; call it in hot loops.
 pub fn dot_fn() -> fn(&[f32], &[f32]) -> f32 {
     #[cfg(target_arch = "x86_64")]
@@ -136,6 +160,15 @@ fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
 
 /// The unknown-token id named by tokenizer.json's model (`unk_token`), if the vocabulary has it.
 pub(crate) fn read_unk_id(dir: &Path, tok: &tokenizers::Tokenizer) -> Option<u32> {
+    use tokenizers::models::ModelWrapper;
+    // The loaded model names it; parsing tokenizer.json a second time cost a third of a warm
+    // CLI search. Only Unigram keeps its `unk_id` private.
+    match tok.get_model() {
+        ModelWrapper::WordPiece(m) => return tok.token_to_id(&m.unk_token),
+        ModelWrapper::WordLevel(m) => return tok.token_to_id(&m.unk_token),
+        ModelWrapper::BPE(m) => return tok.token_to_id(m.unk_token.as_deref().unwrap_or("[UNK]")),
+        ModelWrapper::Unigram(_) => {}
+    }
     let text = std::fs::read_to_string(dir.join("tokenizer.json")).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let model = &v["model"];

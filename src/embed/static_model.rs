@@ -20,7 +20,12 @@ const MAX_CHARS: usize = 4 * MAX_TOKENS;
 
 thread_local! {
     /// Per-thread word → token ids cache, tagged with the model it belongs to.
-    static WORDS: std::cell::RefCell<(String, std::collections::HashMap<Box<str>, Box<[u32]>>)> = Default::default();
+    static WORDS: std::cell::RefCell<(String, rustc_hash::FxHashMap<Box<str>, Box<[u32]>>)> = Default::default();
+}
+
+/// Empties this thread's word cache (between the tokenizations tried at load).
+fn clear_word_cache() {
+    WORDS.with(|cell| cell.borrow_mut().1.clear());
 }
 
 pub struct StaticModel {
@@ -28,6 +33,9 @@ pub struct StaticModel {
     /// Tokenize ASCII text word by word through a per-thread cache (verified at load to give
     /// the tokenizer's own ids; code repeats its identifiers endlessly).
     word_cache: bool,
+    /// WordPiece over ASCII words without the tokenizer's pipeline (a word the cache lacks cost
+    /// a third of embedding through it), verified at load like the cache.
+    pieces: Option<Pieces>,
     table: Table,
     /// Token id → row of `table` (vocabulary quantization); identity when absent.
     mapping: Option<Vec<u32>>,
@@ -129,7 +137,18 @@ impl StaticModel {
         }
         drop(st);
         let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
-        let mut m = StaticModel { tokenizer, word_cache: false, table, mapping, weights, dim, rows, unk, normalize, fingerprint, name: name.to_string(), exact: false };
+        let mut m = StaticModel { tokenizer, word_cache: false, pieces: None, table, mapping, weights, dim, rows, unk, normalize, fingerprint, name: name.to_string(), exact: false };
+        // The fast WordPiece is kept only when it gives the tokenizer's own ids on the probes,
+        // lowercasing or not (uncased and cased vocabularies); else the tokenizer tokenizes.
+        let agrees = |m: &mut StaticModel, lowercase: bool| {
+            clear_word_cache();
+            m.pieces = Pieces::of(&m.tokenizer, lowercase);
+            m.pieces.is_some() && m.word_cache_agrees()
+        };
+        if !(agrees(&mut m, true) || agrees(&mut m, false)) {
+            m.pieces = None;
+        }
+        clear_word_cache();
         m.word_cache = m.word_cache_agrees();
         Ok(m)
     }
@@ -142,6 +161,7 @@ impl StaticModel {
             "def __init__(self, value=None):\n    self._value = value  # TODO: x+y*2 != z\n",
             "  if (a[i] >= 0x1F && b->c) { return \"str\\n\"; } // <Tag attr='v'> @dec $var ~`^|%",
             "class HTTPServer2Go extends Base implements IDamageable { private static final int MAX = 42; }",
+            "unsubscribeListenersAsynchronously xqzzvbnmwk free_9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         ];
         PROBES.iter().all(|p| {
             let full = self.tokenizer.encode_fast(*p, false).map(|e| e.get_ids().to_vec());
@@ -182,8 +202,10 @@ impl StaticModel {
                 match cache.1.get(word) {
                     Some(ids) => out.extend_from_slice(ids),
                     None => {
-                        let enc = self.tokenizer.encode_fast(word, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
-                        let ids: Box<[u32]> = enc.get_ids().into();
+                        let ids: Box<[u32]> = match &self.pieces {
+                            Some(p) => p.word(word).into(),
+                            None => self.tokenizer.encode_fast(word, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?.get_ids().into(),
+                        };
                         out.extend_from_slice(&ids);
                         cache.1.insert(word.into(), ids);
                     }
@@ -201,28 +223,30 @@ impl StaticModel {
         let text = if self.exact {
             text
         } else {
-            prepared = code_words(text);
+            // Only the first MAX_CHARS of the prepared text are looked at, and preparing only
+            // inserts: a little more than MAX_CHARS of the input gives the same prefix.
+            prepared = code_words(head(text, MAX_CHARS + 16));
             prepared.as_str()
         };
-        let mut end = text.len().min(MAX_CHARS);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let text = &text[..end];
-        let ids: Vec<u32> = if self.word_cache && text.is_ascii() {
+        let text = head(text, MAX_CHARS);
+        let mut ids: Vec<u32> = if self.word_cache && text.is_ascii() {
             let mut v = Vec::with_capacity(text.len() / 3);
             self.word_ids(text, &mut v)?;
             v
         } else {
             self.tokenizer.encode_fast(text, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?.get_ids().to_vec()
         };
+        ids.truncate(MAX_TOKENS);
+        ids.retain(|&id| Some(id) != self.unk);
+        // Code repeats its tokens: each distinct token's row is added once, scaled by how
+        // often it occurs (the same mean, a third of the additions).
+        ids.sort_unstable();
         out.iter_mut().for_each(|v| *v = 0.0);
         let mut n = 0usize;
         let mut scratch = vec![0f32; if self.table.full.get().is_some() { 0 } else { self.dim }];
-        for &id in ids.iter().take(MAX_TOKENS) {
-            if Some(id) == self.unk {
-                continue;
-            }
+        let axpy = super::axpy_fn();
+        for run in ids.chunk_by(|a, b| a == b) {
+            let id = run[0];
             let row = match &self.mapping {
                 Some(m) => match m.get(id as usize) {
                     Some(&r) => r as usize,
@@ -233,12 +257,9 @@ impl StaticModel {
             if row >= self.rows {
                 continue;
             }
-            let row = self.table.row(row, &mut scratch);
-            match self.weights.as_ref().and_then(|w| w.get(id as usize)) {
-                Some(&w) => out.iter_mut().zip(row).for_each(|(o, r)| *o += r * w),
-                None => out.iter_mut().zip(row).for_each(|(o, r)| *o += r),
-            }
-            n += 1;
+            let weight = self.weights.as_ref().and_then(|w| w.get(id as usize)).copied().unwrap_or(1.0);
+            axpy(out, self.table.row(row, &mut scratch), weight * run.len() as f32);
+            n += run.len();
         }
         if n > 0 {
             let inv = 1.0 / n as f32;
@@ -250,6 +271,68 @@ impl StaticModel {
         }
         Ok(())
     }
+}
+
+/// A WordPiece vocabulary for ASCII words (an alphanumeric run or one punctuation character,
+/// as BERT's pre-tokenizer splits them): greedy longest match, continuation pieces after the
+/// first, the unknown token for a word that does not split or is too long.
+struct Pieces {
+    first: rustc_hash::FxHashMap<Box<str>, u32>,
+    /// Continuation pieces, without their prefix.
+    rest: rustc_hash::FxHashMap<Box<str>, u32>,
+    unk: u32,
+    max_chars: usize,
+    lowercase: bool,
+}
+
+impl Pieces {
+    fn of(tokenizer: &Tokenizer, lowercase: bool) -> Option<Pieces> {
+        use tokenizers::Model;
+        let tokenizers::models::ModelWrapper::WordPiece(wp) = tokenizer.get_model() else { return None };
+        let prefix = wp.continuing_subword_prefix.as_str();
+        let (mut first, mut rest) = (rustc_hash::FxHashMap::default(), rustc_hash::FxHashMap::default());
+        for (token, id) in wp.get_vocab() {
+            match token.strip_prefix(prefix).filter(|_| !prefix.is_empty()) {
+                Some(piece) => rest.insert(piece.into(), id),
+                None => first.insert(token.into_boxed_str(), id),
+            };
+        }
+        let unk = *first.get(wp.unk_token.as_str())?;
+        Some(Pieces { first, rest, unk, max_chars: wp.max_input_chars_per_word, lowercase })
+    }
+
+    fn word(&self, word: &str) -> Vec<u32> {
+        let lower;
+        let word = if self.lowercase && word.bytes().any(|b| b.is_ascii_uppercase()) {
+            lower = word.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            word
+        };
+        if word.len() > self.max_chars {
+            return vec![self.unk];
+        }
+        let mut ids = Vec::with_capacity(2);
+        let mut start = 0;
+        while start < word.len() {
+            let vocab = if start == 0 { &self.first } else { &self.rest };
+            let Some((end, id)) = (start + 1..=word.len()).rev().find_map(|end| vocab.get(&word[start..end]).map(|&id| (end, id))) else {
+                return vec![self.unk];
+            };
+            ids.push(id);
+            start = end;
+        }
+        ids
+    }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn head(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 /// The embeddings table, memory-mapped as stored. A query converts the few rows it uses; a
@@ -393,6 +476,28 @@ pub fn code_words(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::code_words;
+
+    #[test]
+    fn fast_word_pieces_match_the_tokenizer() {
+        let vocab: serde_json::Map<String, serde_json::Value> =
+            ["[UNK]", "un", "sub", "##sub", "##scribe", "scribe", "x", "##y", "##yz", "q", "##1", "2", "_", "("].iter().enumerate().map(|(i, t)| (t.to_string(), i.into())).collect();
+        // A tokenizer.json as BERT's are written.
+        let json = serde_json::json!({
+            "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+            "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+            "pre_tokenizer": {"type": "BertPreTokenizer"}, "post_processor": null, "decoder": null,
+            "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 12, "vocab": vocab}
+        });
+        let tok: tokenizers::Tokenizer = json.to_string().parse().unwrap();
+        let pieces = super::Pieces::of(&tok, true).unwrap();
+        for word in ["unsubscribe", "UNSUB", "Unsubsub", "x", "xy", "xyz", "xyzy", "xq", "q1", "2", "_", "(", "zzz", "unsubscribesub"] {
+            let want = tok.encode_fast(word, false).unwrap().get_ids().to_vec();
+            assert_eq!(pieces.word(word), want, "{word}");
+        }
+        // Cased, the same vocabulary lacks the capitalised pieces: unknown, as the tokenizer says.
+        let cased = super::Pieces::of(&tok, false).unwrap();
+        assert_eq!(cased.word("UNSUB"), vec![0]);
+    }
 
     #[test]
     fn identifiers_become_words() {

@@ -471,14 +471,28 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         return Err(crate::error::usage("-k must be at least 1"));
     }
     let (k, clamped) = search::clamp_k(k);
-    let view = engine.view(&engine.spec(args.rev.as_deref()))?;
-    let opened = engine.open_listed(&view)?;
-    let data = &opened.data;
-    let allowed = args.filters.allowed(&data.table)?;
     let requested = match args.mode {
         Some(m) => m,
         None => engine.ws.config.search.mode,
     };
+    // The model loads on the other core while the view is listed and assembled (its
+    // tokenizer alone costs as much as assembling a 2,000-file view); errors are said where
+    // dense retrieval is used.
+    let (opened, _) = rayon::join(
+        || -> Result<_> {
+            let view = engine.view(&engine.spec(args.rev.as_deref()))?;
+            let opened = engine.open_listed(&view)?;
+            Ok((view, opened))
+        },
+        || {
+            if requested != Mode::Sparse {
+                let _ = engine.embedder();
+            }
+        },
+    );
+    let (view, opened) = opened?;
+    let data = &opened.data;
+    let allowed = args.filters.allowed(&data.table)?;
     // Pages walk one candidate list, retrieved to the same depth for every page of a question
     // (the depth follows the page size), so each item comes once.
     let question = (&args.query, requested.name(), &args.filters, &args.rerank, args.files, k);
