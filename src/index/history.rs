@@ -26,19 +26,24 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
     let fp = history::fingerprint();
     let cat = ws.store.catalogs(HISTORY, &fp)?;
     let mut by_key: HashMap<crate::store::Key, CommitFacts> = HashMap::with_capacity(commits.len());
-    // Stored facts, each segment decoded once; a segment that cannot be read (deleted,
+    // Stored facts, from each segment's shard; a segment that cannot be read (deleted,
     // damaged) leaves its commits to be computed again.
-    let keys = commits.iter().map(|(id, _)| ((), commit_key(id)));
+    let keys = commits.iter().map(|(id, _)| (commit_key(id), commit_key(id)));
     for g in cat.by_segment(keys, |_| true) {
-        let batch = match ws.store.read_segment(g.dir, &g.name) {
-            Ok(b) => b,
+        // The segment is the truth: its shard is not read once it is gone.
+        if !ws.store.segment_path(g.dir, &g.name).exists() {
+            tracing::debug!("history segment {} is gone; its commits are computed again", g.name);
+            continue;
+        }
+        let shard = match ws.shards.history(&ws.store, g.dir, &g.name) {
+            Ok(s) => s,
             Err(e) => {
                 tracing::debug!("history segment {} unreadable ({e:#}); its commits are computed again", g.name);
                 continue;
             }
         };
-        for (_, row, _) in g.rows() {
-            if let Ok(facts) = history::read(&batch, row) {
+        for (key, row, _) in g.rows() {
+            if let Some(facts) = shard.facts(row, key) {
                 by_key.insert(facts.key, facts);
             }
         }
@@ -61,6 +66,7 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
         computed.sort_by(|a, b| a.key.cmp(&b.key));
         let (batch, keys) = history::to_batch(&computed)?;
         let name = ws.store.write_segment(HISTORY, &fp, &batch)?;
+        crate::shard::history::write_facts(&ws.store.root, &name, &computed)?;
         ws.store.commit(HISTORY, &fp, &[(name, keys)])?;
         by_key.extend(computed.into_iter().map(|f| (f.key, f)));
     }

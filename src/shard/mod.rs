@@ -17,6 +17,7 @@
 //! their content hash): a search reads ten texts, not the whole heap.
 
 pub mod chunks;
+pub mod history;
 pub mod postings;
 pub mod vectors;
 
@@ -37,6 +38,7 @@ pub enum Kind {
     Chunks = 1,
     Postings = 2,
     Vectors = 3,
+    History = 4,
 }
 
 impl Kind {
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Chunks => "chunks",
             Kind::Postings => "postings",
             Kind::Vectors => "vectors",
+            Kind::History => "history",
         }
     }
 
@@ -54,6 +57,7 @@ impl Kind {
             Kind::Chunks => 3,
             Kind::Postings => 2,
             Kind::Vectors => 2,
+            Kind::History => 1,
         }
     }
 
@@ -62,6 +66,7 @@ impl Kind {
             crate::layer::CHUNKS => Some(Kind::Chunks),
             crate::layer::LEXICAL => Some(Kind::Postings),
             crate::layer::VECTORS => Some(Kind::Vectors),
+            crate::layer::history::HISTORY => Some(Kind::History),
             _ => None,
         }
     }
@@ -383,6 +388,7 @@ pub struct Registry {
     chunks: Mutex<HashMap<String, Weak<chunks::ChunkShard>>>,
     postings: Mutex<HashMap<String, Weak<postings::PostingsShard>>>,
     vectors: Mutex<HashMap<String, Weak<vectors::VectorShard>>>,
+    history: Mutex<HashMap<String, Weak<history::HistoryShard>>>,
 }
 
 impl Registry {
@@ -398,11 +404,16 @@ impl Registry {
         cached(&self.vectors, name, || load(store, dir, name, Kind::Vectors, vectors::VectorShard::open, vectors::build))
     }
 
+    pub fn history(&self, store: &crate::store::Store, dir: usize, name: &str) -> Result<Arc<history::HistoryShard>> {
+        cached(&self.history, name, || load(store, dir, name, Kind::History, history::HistoryShard::open, history::build))
+    }
+
     /// Forgets every opened shard (after gc or repair removed files).
     pub fn clear(&self) {
         self.chunks.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.postings.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.vectors.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.history.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 
@@ -420,6 +431,7 @@ impl Checked for chunks::ChunkShard {
 }
 impl Checked for postings::PostingsShard {}
 impl Checked for vectors::VectorShard {}
+impl Checked for history::HistoryShard {}
 
 fn cached<T: Checked>(map: &Mutex<HashMap<String, Weak<T>>>, name: &str, open: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
     if let Some(s) = map.lock().unwrap_or_else(|e| e.into_inner()).get(name).and_then(Weak::upgrade) {
@@ -483,6 +495,7 @@ pub fn check_all(store: &crate::store::Store, repair: bool) -> (usize, Vec<Strin
                 "chunks" => Kind::Chunks,
                 "postings" => Kind::Postings,
                 "vectors" => Kind::Vectors,
+                "history" => Kind::History,
                 _ => continue,
             };
             checked += 1;
@@ -491,6 +504,7 @@ pub fn check_all(store: &crate::store::Store, repair: bool) -> (usize, Vec<Strin
                 Kind::Chunks => chunks::ChunkShard::open(&f.path(), &name).is_ok_and(|s| s.verify_texts()),
                 Kind::Postings => postings::PostingsShard::open(&f.path(), &name).is_ok(),
                 Kind::Vectors => vectors::VectorShard::open(&f.path(), &name).is_ok(),
+                Kind::History => history::HistoryShard::open(&f.path(), &name).is_ok(),
             };
             let orphan = store.find_segment(&name).is_none();
             if !valid || (repair && orphan) {
