@@ -196,6 +196,20 @@ pub fn content_words(query: &str) -> String {
     if kept.is_empty() { query.to_string() } else { kept.join(" ") }
 }
 
+/// The words of a query worth marking in a result: its content words (function words and, in
+/// a question, question words left out, as the query loses them before ranking), split at
+/// anything but letters, digits and `_`, lowercased, longer than two characters, each once.
+pub fn highlight_terms(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in content_words(query).split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let w = w.to_lowercase();
+        if w.chars().count() > 2 && !STOP_WORDS.contains(&w.as_str()) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Whether a query is phrased as a question (a question word first, or a question mark).
 pub fn is_question(query: &str) -> bool {
     let first = query.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
@@ -261,6 +275,14 @@ pub fn variants(t: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn highlighted_words_leave_function_and_question_words_out() {
+        assert_eq!(highlight_terms("How does the retry backoff work?"), vec!["retry", "backoff"]);
+        assert_eq!(highlight_terms("retry backoff work"), vec!["retry", "backoff", "work"], "not a question: `work` may be a name");
+        assert_eq!(highlight_terms("parse_http_request in the `Router`"), vec!["parse_http_request", "router"]);
+        assert_eq!(highlight_terms("a an of"), Vec::<String>::new());
+    }
 
     #[test]
     fn splits_identifiers() {

@@ -221,4 +221,8 @@ fn a_read_only_interface_says_when_a_question_indexed_a_revision() {
     assert!(v["indexed_now"].as_u64().unwrap_or(0) > 0, "{v}");
     let (_, again) = get(&ui, &format!("/api/search?q=pangolin&rev={newer}"), &cookie);
     assert!(!again.contains("indexed_now"), "{again}");
+    // The page marks the words the ranking keeps, not the question's function words.
+    let (_, body) = get(&ui, &format!("/api/search?q=how%20does%20the%20pangolin%20get%20added%3F&rev={newer}"), &cookie);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["highlight"], serde_json::json!(["pangolin", "get", "added"]), "{v}");
 }

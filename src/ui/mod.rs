@@ -227,6 +227,14 @@ async fn revisions(State(ui): State<Arc<Ui>>) -> Response {
 async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     answer(ui.clone(), move || {
         let query = opt(&p, "q").ok_or_else(|| crate::error::usage("a search needs a query"))?;
+        // What the page marks in the hits: the query's words as the ranking keeps them.
+        let highlight = serde_json::json!(crate::analyze::highlight_terms(&query));
+        let marked = |a: Result<ops::Answer>| {
+            a.map(|mut a| {
+                a.data.insert("highlight".into(), highlight.clone());
+                a
+            })
+        };
         let k = opt(&p, "k").map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number"))).transpose()?.map(|k| k.clamp(1, 200));
         let filters = crate::search::filter::Filters {
             globs: opt(&p, "glob").into_iter().collect(),
@@ -244,7 +252,7 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
                 filters,
                 cursor: opt(&p, "cursor"),
             };
-            return ops::changes::search_diff(source(&ui, &p)?, &args);
+            return marked(ops::changes::search_diff(source(&ui, &p)?, &args));
         }
         let config = &ui.sources.main().engine.ws.config;
         let args = ops::search::SearchArgs {
@@ -260,7 +268,7 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
             cursor: opt(&p, "cursor"),
             explain: false,
         };
-        ops::search::run_sources(&ui.sources, opt(&p, "source").as_deref(), &args)
+        marked(ops::search::run_sources(&ui.sources, opt(&p, "source").as_deref(), &args))
     })
     .await
 }
