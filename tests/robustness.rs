@@ -203,3 +203,21 @@ fn a_deleted_history_segment_is_computed_again_by_index() {
     let out = r.lynx(&["--no-dense", "search", "quokka answer"]);
     assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("unavailable"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_commit_names_the_files_it_changed_renames_by_both_paths() {
+    let r = TestRepo::new();
+    r.write("src/old_name.py", "def kept():\n    return 1\n");
+    r.write("src/edited.py", "x = 1\n");
+    r.write("docs/gone.md", "# gone\n");
+    let first = r.commit_all("first");
+    r.git(&["mv", "src/old_name.py", "src/new_name.py"]);
+    r.write("src/edited.py", "x = 2\n");
+    r.write("src/deep/added.py", "y = 1\n");
+    std::fs::remove_file(r.file("docs/gone.md")).unwrap();
+    let second = r.commit_all("second");
+    let repo = lynx::repo::Repo::discover(r.path()).unwrap();
+    let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).unwrap();
+    let paths = repo.paths_changed(id(&first), id(&second)).unwrap();
+    assert_eq!(paths, ["docs/gone.md", "src/deep/added.py", "src/edited.py", "src/new_name.py", "src/old_name.py"], "{paths:?}");
+}

@@ -55,7 +55,7 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
             let (subject, time) = ws.repo.subject_and_time(*id).unwrap_or_default();
             // Merges and root commits name no change of their own.
             let paths = match parents.as_slice() {
-                [parent] => ws.repo.changed_paths(*parent, *id).map(|v| v.into_iter().map(|(p, _)| p).collect()).unwrap_or_default(),
+                [parent] => ws.repo.paths_changed(*parent, *id).unwrap_or_default(),
                 _ => Vec::new(),
             };
             CommitFacts { key: commit_key(id), subject, time, paths }

@@ -11,8 +11,8 @@ use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
 pub const HISTORY: &str = "history";
-/// Bump when what a commit's row holds changes.
-const VERSION: u32 = 1;
+/// Bump when what a commit's row holds changes (2: a rename names both of its paths).
+const VERSION: u32 = 2;
 
 pub fn fingerprint() -> String {
     crate::fsutil::short_hash(&[HISTORY.as_bytes(), &VERSION.to_le_bytes()])

@@ -202,6 +202,36 @@ impl Repo {
     }
 
     /// Paths changed between two commits' trees (blobs only): (path, status A/M/D).
+    /// The file paths that differ between two commits' trees (a rename names both paths), by
+    /// a plain tree diff: no rename detection, so no diff resource cache, whose set-up loads or
+    /// builds a git index every call (most of what computing a commit's history facts cost).
+    pub fn paths_changed(&self, old: ObjectId, new: ObjectId) -> Result<Vec<String>> {
+        let repo = self.local();
+        let old_tree = repo.find_commit(old)?.tree()?;
+        let new_tree = repo.find_commit(new)?.tree()?;
+        let mut rec = gix::diff::tree::Recorder::default();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&old_tree.data, old_tree.id.kind()),
+            gix::objs::TreeRefIter::from_bytes(&new_tree.data, new_tree.id.kind()),
+            gix::diff::tree::State::default(),
+            &repo.objects,
+            &mut rec,
+        )?;
+        use gix::diff::tree::recorder::Change as C;
+        let mut out: Vec<String> = rec
+            .records
+            .into_iter()
+            .filter_map(|c| match c {
+                C::Addition { entry_mode, path, .. } | C::Deletion { entry_mode, path, .. } | C::Modification { entry_mode, path, .. } => {
+                    (!entry_mode.is_tree()).then(|| path.to_string())
+                }
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     pub fn changed_paths(&self, old: ObjectId, new: ObjectId) -> Result<Vec<(String, char)>> {
         let repo = self.local();
         let old_tree = repo.find_commit(old)?.tree()?;
