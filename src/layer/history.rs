@@ -80,20 +80,29 @@ pub fn read(batch: &RecordBatch, row: usize) -> Result<CommitFacts> {
     })
 }
 
+/// Commits for tests of what stores history: one with paths, a root without, one with an empty
+/// subject, a negative time and a non-ASCII path.
+#[cfg(test)]
+pub(crate) fn sample() -> Vec<CommitFacts> {
+    vec![
+        CommitFacts { key: Key::blob(&[1; 20], 0), subject: "Fix retry backoff".into(), time: 7, paths: vec!["a.rs".into(), "b/c.rs".into()] },
+        CommitFacts { key: Key::blob(&[2; 20], 0), subject: "Root".into(), time: 1, paths: vec![] },
+        CommitFacts { key: Key::blob(&[3; 20], 0), subject: String::new(), time: -9, paths: vec!["ü.md".into()] },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn roundtrip() {
-        let facts = vec![
-            CommitFacts { key: Key::blob(&[1; 20], 0), subject: "Fix retry backoff".into(), time: 7, paths: vec!["a.rs".into(), "b/c.rs".into()] },
-            CommitFacts { key: Key::blob(&[2; 20], 0), subject: "Root".into(), time: 1, paths: vec![] },
-        ];
+        let facts = sample();
         let (batch, keys) = to_batch(&facts).unwrap();
         assert_eq!(keys[1], (facts[1].key, 1, 1));
         assert_eq!(read(&batch, 0).unwrap(), facts[0]);
         assert_eq!(read(&batch, 1).unwrap(), facts[1]);
-        assert!(read(&batch, 2).is_err());
+        assert_eq!(read(&batch, 2).unwrap(), facts[2]);
+        assert!(read(&batch, 3).is_err());
     }
 }

@@ -117,11 +117,7 @@ mod tests {
 
     #[test]
     fn facts_read_back_and_a_wrong_key_or_damage_is_refused() {
-        let facts = vec![
-            CommitFacts { key: Key::blob(&[1; 20], 0), subject: "Fix retry backoff".into(), time: 7, paths: vec!["a.rs".into(), "b/c.rs".into()] },
-            CommitFacts { key: Key::blob(&[2; 20], 0), subject: "Root".into(), time: -1, paths: vec![] },
-            CommitFacts { key: Key::blob(&[3; 20], 0), subject: String::new(), time: 9, paths: vec!["ü.md".into()] },
-        ];
+        let facts = crate::layer::history::sample();
         let dir = tempfile::tempdir().unwrap();
         let (batch, _) = crate::layer::history::to_batch(&facts).unwrap();
         write(dir.path(), "ab/cd", &batch).unwrap();
