@@ -49,7 +49,8 @@ pub fn clone_at(source: &Path, rev: &str) -> (tempfile::TempDir, PathBuf) {
         .unwrap();
     assert!(out.status.success(), "clone: {}", String::from_utf8_lossy(&out.stderr));
     // Large files missing from snapshots must not stop the checkout.
-    let _ = Command::new("git").args(["-c", "advice.detachedHead=false", "checkout", "-q", rev]).current_dir(&dir).output();
+    let _ =
+        Command::new("git").args(["-c", "advice.detachedHead=false", "checkout", "-q", rev]).current_dir(&dir).output();
     (tmp, dir)
 }
 
@@ -93,7 +94,11 @@ pub fn du(path: &Path) -> u64 {
 
 /// The benchmark repository: `LYNX_BENCH_REPO` or the first argument after `--`.
 pub fn repo_arg() -> Option<PathBuf> {
-    std::env::args().skip(1).find(|a| !a.starts_with('-')).map(PathBuf::from).or_else(|| std::env::var("LYNX_BENCH_REPO").ok().map(PathBuf::from))
+    std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .or_else(|| std::env::var("LYNX_BENCH_REPO").ok().map(PathBuf::from))
 }
 
 /// A `git lynx serve` child driven over stdio like an agent.
@@ -112,7 +117,11 @@ impl Server {
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            // LYNX_BENCH_SERVER_LOG=<file> keeps the server's log (with LYNX_LOG=debug, its step timings).
+            .stderr(match std::env::var_os("LYNX_BENCH_SERVER_LOG") {
+                Some(path) => std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap().into(),
+                None => Stdio::null(),
+            })
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
@@ -122,7 +131,8 @@ impl Server {
 
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.id += 1;
-        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})).unwrap();
+        writeln!(self.stdin, "{}", json!({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}))
+            .unwrap();
         loop {
             let mut line = String::new();
             self.out.read_line(&mut line).unwrap();
@@ -146,12 +156,17 @@ impl Server {
     }
 }
 
-
 /// Resident memory of a process (current, peak) in MB, from /proc.
 pub fn rss_mb(pid: u32) -> (f64, f64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
-        status.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0) / 1024.0
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
     };
     (field("VmRSS:"), field("VmHWM:"))
 }

@@ -22,7 +22,11 @@ fn arg(name: &str, default: usize) -> usize {
 
 /// Page `i` of the site: prose, a code block, a table, links to its children `2i+1`, `2i+2`.
 fn page(i: usize, n: usize) -> String {
-    let links: String = [2 * i + 1, 2 * i + 2].iter().filter(|&&c| c < n).map(|c| format!("<li><a href=\"p{c}.html\">Page {c}</a></li>")).collect();
+    let links: String = [2 * i + 1, 2 * i + 2]
+        .iter()
+        .filter(|&&c| c < n)
+        .map(|c| format!("<li><a href=\"p{c}.html\">Page {c}</a></li>"))
+        .collect();
     let prose: String = (0..6)
         .map(|k| format!("<p>Section {k} of page {i} explains how request {k} is retried, cached and logged by worker {}, with the limits that apply.</p>", (i * 7 + k) % 13))
         .collect();
@@ -53,13 +57,20 @@ fn serve(n: usize) -> String {
                     tagged |= l.to_ascii_lowercase().starts_with("if-none-match");
                 }
                 let target = first.split_whitespace().nth(1).unwrap_or("/");
-                let i = target.strip_prefix("/docs/p").and_then(|r| r.strip_suffix(".html")).and_then(|x| x.parse::<usize>().ok()).filter(|&i| i < n);
+                let i = target
+                    .strip_prefix("/docs/p")
+                    .and_then(|r| r.strip_suffix(".html"))
+                    .and_then(|x| x.parse::<usize>().ok())
+                    .filter(|&i| i < n);
                 let (status, body) = match i {
                     Some(_) if tagged => (304, String::new()),
                     Some(i) => (200, page(i, n)),
                     None => (404, String::new()),
                 };
-                let head = format!("HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Type: text/html\r\nETag: \"v1\"\r\nContent-Length: {}\r\n\r\n", body.len());
+                let head = format!(
+                    "HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Type: text/html\r\nETag: \"v1\"\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                );
                 let _ = stream.write_all(head.as_bytes());
                 let _ = stream.write_all(body.as_bytes());
             });
@@ -77,10 +88,20 @@ fn pdf(file: usize, pages: usize) -> Vec<u8> {
     let resources = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font}});
     let mut kids: Vec<Object> = Vec::new();
     for p in 0..pages {
-        let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), 10.into()]), Operation::new("Td", vec![50.into(), 780.into()])];
+        let mut ops = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 10.into()]),
+            Operation::new("Td", vec![50.into(), 780.into()]),
+        ];
         for line in 0..40 {
             ops.push(Operation::new("Td", vec![0.into(), (-14).into()]));
-            ops.push(Operation::new("Tj", vec![Object::string_literal(format!("Manual {file} page {p} line {line}: inspect valve {} and record the pressure.", line * 3 + p))]));
+            ops.push(Operation::new(
+                "Tj",
+                vec![Object::string_literal(format!(
+                    "Manual {file} page {p} line {line}: inspect valve {} and record the pressure.",
+                    line * 3 + p
+                ))],
+            ));
         }
         ops.push(Operation::new("ET", vec![]));
         let content = doc.add_object(Stream::new(dictionary! {}, Content { operations: ops }.encode().unwrap()));
@@ -108,16 +129,46 @@ fn main() {
     let base = serve(n);
     let start = format!("{base}/docs/p0.html");
     let max = n.to_string();
-    let added = lynx(&dir, &["--no-dense", "source", "add", "site", &start, "--type", "webdoc", "--delay", "0", "--max-pages", &max, "--max-depth", "64"], &[]);
+    let added = lynx(
+        &dir,
+        &[
+            "--no-dense",
+            "source",
+            "add",
+            "site",
+            &start,
+            "--type",
+            "webdoc",
+            "--delay",
+            "0",
+            "--max-pages",
+            &max,
+            "--max-depth",
+            "64",
+        ],
+        &[],
+    );
     let snap = &added.json["fetched"]["reports"][0]["snapshot"];
     let pages = snap["pages"].as_u64().unwrap_or(0) as f64;
     let crawl_ms = snap["millis"].as_f64().unwrap_or(f64::NAN);
-    println!("crawl: {pages} pages in {crawl_ms:.0} ms = {:.0} pages/s (fetch, extract, store)", pages / (crawl_ms / 1000.0));
-    println!("source add end to end (crawl + chunk + index): {:.0} ms = {:.0} pages/s", added.ms, pages / (added.ms / 1000.0));
+    println!(
+        "crawl: {pages} pages in {crawl_ms:.0} ms = {:.0} pages/s (fetch, extract, store)",
+        pages / (crawl_ms / 1000.0)
+    );
+    println!(
+        "source add end to end (crawl + chunk + index): {:.0} ms = {:.0} pages/s",
+        added.ms,
+        pages / (added.ms / 1000.0)
+    );
     let again = lynx(&dir, &["--no-dense", "update-source-index", "site"], &[]);
     let snap = &again.json["reports"][0]["snapshot"];
     let ms = snap["millis"].as_f64().unwrap_or(f64::NAN);
-    println!("re-crawl, nothing changed (304s): {} pages in {ms:.0} ms = {:.0} pages/s; new texts {}", snap["pages"], pages / (ms / 1000.0), snap["new_texts"]);
+    println!(
+        "re-crawl, nothing changed (304s): {} pages in {ms:.0} ms = {:.0} pages/s; new texts {}",
+        snap["pages"],
+        pages / (ms / 1000.0),
+        snap["new_texts"]
+    );
 
     let pdfs = dir.join("pdfs");
     std::fs::create_dir_all(&pdfs).unwrap();
@@ -129,5 +180,9 @@ fn main() {
     let snap = &added.json["fetched"]["reports"][0]["snapshot"];
     let pages = snap["pages"].as_u64().unwrap_or(0) as f64;
     let ms = snap["millis"].as_f64().unwrap_or(f64::NAN);
-    println!("pdf: {pages} pages from {n_pdfs} files in {ms:.0} ms = {:.0} pages/s (extraction); end to end {:.0} ms", pages / (ms / 1000.0), added.ms);
+    println!(
+        "pdf: {pages} pages from {n_pdfs} files in {ms:.0} ms = {:.0} pages/s (extraction); end to end {:.0} ms",
+        pages / (ms / 1000.0),
+        added.ms
+    );
 }

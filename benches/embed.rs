@@ -77,7 +77,12 @@ fn main() {
             let python = std::env::var("LYNX_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
             let out = std::process::Command::new(&python)
                 .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/ort_python_bench.py"))
-                .args([tdir.to_str().unwrap(), onnx.to_str().unwrap(), texts_path.to_str().unwrap(), &threads.to_string()])
+                .args([
+                    tdir.to_str().unwrap(),
+                    onnx.to_str().unwrap(),
+                    texts_path.to_str().unwrap(),
+                    &threads.to_string(),
+                ])
                 .output()
                 .unwrap();
             let py: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| serde_json::json!({"error": String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("").to_string()}));
@@ -86,13 +91,16 @@ fn main() {
                 let f: Vec<f32> = f.iter().map(|x| x.as_f64().unwrap() as f32).collect();
                 embed::dot(&ours[..f.len()], &f)
             });
-            report.insert(format!("transformer_{name}"), serde_json::json!({
-                "texts": refs.len(), "threads": threads,
-                "lynx_seconds": ours_s, "lynx_per_s": refs.len() as f64 / ours_s,
-                "python_seconds": py["seconds"], "python_per_s": py["per_s"],
-                "ratio_lynx_over_python": py["seconds"].as_f64().map(|p| ours_s / p),
-                "cosine_first_vector": cos, "python_error": py.get("error"),
-            }));
+            report.insert(
+                format!("transformer_{name}"),
+                serde_json::json!({
+                    "texts": refs.len(), "threads": threads,
+                    "lynx_seconds": ours_s, "lynx_per_s": refs.len() as f64 / ours_s,
+                    "python_seconds": py["seconds"], "python_per_s": py["per_s"],
+                    "ratio_lynx_over_python": py["seconds"].as_f64().map(|p| ours_s / p),
+                    "cosine_first_vector": cos, "python_error": py.get("error"),
+                }),
+            );
         }
     }
 
@@ -128,7 +136,10 @@ fn main() {
             assert_eq!(top[0].0 as usize, i * 997 % n);
         }
         times.sort_by(|a, b| a.total_cmp(b));
-        report.insert(format!("dense_query_{dim}d_100k"), serde_json::json!({"p50_ms": percentile(&times, 0.5), "p95_ms": percentile(&times, 0.95)}));
+        report.insert(
+            format!("dense_query_{dim}d_100k"),
+            serde_json::json!({"p50_ms": percentile(&times, 0.5), "p95_ms": percentile(&times, 0.95)}),
+        );
     }
     println!("{}", serde_json::to_string_pretty(&serde_json::Value::Object(report)).unwrap());
 }

@@ -29,7 +29,14 @@ fn main() {
     let mut reconciles = Vec::new();
     let mut saves = Vec::new();
     for round in 0..3 {
-        let mut child = Command::new(bin()).args(&model).args(["--json", "watch"]).current_dir(&dir).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = Command::new(bin())
+            .args(&model)
+            .args(["--json", "watch"])
+            .current_dir(&dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
         out.read_line(&mut line).unwrap();
@@ -37,7 +44,12 @@ fn main() {
         reconciles.push((u["catch_up_millis"].as_f64().unwrap(), u["millis"].as_f64().unwrap()));
         // Saves: a new unique identifier in an existing file, then poll search until found.
         let files = git(&dir, &["ls-files"]);
-        let target = files.lines().filter(|f| f.ends_with(".go") || f.ends_with(".rs") || f.ends_with(".py")).nth(round * 7).unwrap().to_string();
+        let target = files
+            .lines()
+            .filter(|f| f.ends_with(".go") || f.ends_with(".rs") || f.ends_with(".py"))
+            .nth(round * 7)
+            .unwrap()
+            .to_string();
         for i in 0..3 {
             let token = format!("zzfreshtoken{round}x{i}");
             let path = dir.join(&target);

@@ -58,14 +58,17 @@ fn main() {
     for _ in 0..3 {
         engine.forget_views();
         let t = Instant::now();
-        g = Some(engine.graph(&data).unwrap());
+        g = Some(engine.graph(&view, &data).unwrap());
         builds.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let g = g.unwrap();
     builds.sort_by(|a, b| a.total_cmp(b));
     // Definitions with callers, spread over the graph.
     let targets: Vec<u32> = (0..g.defs.len() as u32)
-        .filter(|&d| g.g.edges_directed(g.def_nodes[d as usize], petgraph::Direction::Incoming).any(|e| e.weight().rel == Rel::Calls))
+        .filter(|&d| {
+            g.g.edges_directed(g.def_nodes[d as usize], petgraph::Direction::Incoming)
+                .any(|e| e.weight().rel == Rel::Calls)
+        })
         .step_by(7)
         .take(200)
         .collect();
@@ -88,14 +91,32 @@ fn main() {
         std::hint::black_box(query::adjacent(&g, &starts, &[Rel::Calls], petgraph::Direction::Incoming));
     });
     let (impact50, impact95) = time(&|d| {
-        std::hint::black_box(query::bfs(&g, &[Node::Def(d)], &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Some(petgraph::Direction::Incoming), 3, query::MAX_NODES));
+        std::hint::black_box(query::bfs(
+            &g,
+            &[Node::Def(d)],
+            &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
+            Some(petgraph::Direction::Incoming),
+            3,
+            query::MAX_NODES,
+        ));
     });
     let t = Instant::now();
-    let args = lynx::ops::graph::GraphArgs { op: "overview".into(), symbol: None, target: None, relation: None, depth: 1, rev: None, limit: 20 };
+    let args = lynx::ops::graph::GraphArgs {
+        op: lynx::ops::graph::GraphOp::Overview,
+        symbol: None,
+        target: None,
+        relation: None,
+        depth: 1,
+        rev: None,
+        limit: 20,
+        min_community: lynx::ops::graph::MIN_COMMUNITY,
+        max_hops: None,
+        cursor: None,
+    };
     lynx::ops::graph::run(&engine, &args).unwrap();
     let overview_ms = t.elapsed().as_secs_f64() * 1000.0;
     let t = Instant::now();
-    let args = lynx::ops::graph::GraphArgs { op: "surprising_connections".into(), ..args };
+    let args = lynx::ops::graph::GraphArgs { op: lynx::ops::graph::GraphOp::SurprisingConnections, ..args };
     lynx::ops::graph::run(&engine, &args).unwrap();
     let surprising_ms = t.elapsed().as_secs_f64() * 1000.0;
     // Through the CLI (process start, graph build, answer).

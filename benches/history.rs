@@ -14,7 +14,8 @@ fn main() {
     let rev = std::env::args().skip(1).filter(|a| !a.starts_with('-')).nth(1).unwrap_or_else(|| "HEAD".into());
     let head = git(&source, &["rev-parse", &rev]);
     let (_tmp, dir) = clone_at(&source, &head);
-    let revs: Vec<String> = git(&dir, &["rev-list", "--first-parent", "-n", "51", &head]).lines().map(String::from).collect();
+    let revs: Vec<String> =
+        git(&dir, &["rev-list", "--first-parent", "-n", "51", &head]).lines().map(String::from).collect();
     let oldest = revs.last().unwrap().clone();
     let cold = lynx(&dir, &["--no-dense", "index", "--rev", &oldest], &[]);
     let after_first = du(&dir.join(".lynx/objects"));
@@ -32,10 +33,19 @@ fn main() {
     each.sort_by(|a, b| a.total_cmp(b));
 
     // Pre-commit: a one-line change to a source file, staged, on a warm store.
-    let _ = std::process::Command::new("git").args(["-c", "advice.detachedHead=false", "checkout", "-q", &head]).current_dir(&dir).output();
+    let _ = std::process::Command::new("git")
+        .args(["-c", "advice.detachedHead=false", "checkout", "-q", &head])
+        .current_dir(&dir)
+        .output();
     lynx(&dir, &["--no-dense", "index"], &[]);
     let files = git(&dir, &["ls-files"]);
-    let target = files.lines().find(|f| f.ends_with(".go") || f.ends_with(".rs") || f.ends_with(".py") || f.ends_with(".ts") || f.ends_with(".java")).unwrap().to_string();
+    let target = files
+        .lines()
+        .find(|f| {
+            f.ends_with(".go") || f.ends_with(".rs") || f.ends_with(".py") || f.ends_with(".ts") || f.ends_with(".java")
+        })
+        .unwrap()
+        .to_string();
     let path = dir.join(&target);
     let mut text = std::fs::read_to_string(&path).unwrap();
     text.push_str("\n// touched by the benchmark\n");

@@ -58,7 +58,9 @@ fn main() {
                 lynx(&dir, &args, &[])
             })
             .collect();
-        runs.sort_by(|a, b| a.json["seconds"]["total"].as_f64().unwrap().total_cmp(&b.json["seconds"]["total"].as_f64().unwrap()));
+        runs.sort_by(|a, b| {
+            a.json["seconds"]["total"].as_f64().unwrap().total_cmp(&b.json["seconds"]["total"].as_f64().unwrap())
+        });
         runs
     };
     let no_graph_runs = cold_runs(false);
@@ -80,7 +82,11 @@ fn main() {
         let mut second = None;
         for n in 1..200 {
             let cand = format!("{base_id}~{n}");
-            let Ok(changed) = std::panic::catch_unwind(|| git(&dir, &["diff", "--name-only", &base_id, &cand]).lines().count()) else { break };
+            let Ok(changed) =
+                std::panic::catch_unwind(|| git(&dir, &["diff", "--name-only", &base_id, &cand]).lines().count())
+            else {
+                break;
+            };
             if changed >= target {
                 second = Some((cand, changed));
                 break;
@@ -228,7 +234,11 @@ fn commit_edits(dir: &std::path::Path, base: &str, n: usize, seed: u64) -> Strin
             continue;
         }
         // Blobs absent from a partial snapshot are drawn again.
-        let read = Command::new("git").args(["cat-file", "blob", &format!("{base}:{path}")]).current_dir(dir).output().unwrap();
+        let read = Command::new("git")
+            .args(["cat-file", "blob", &format!("{base}:{path}")])
+            .current_dir(dir)
+            .output()
+            .unwrap();
         if !read.status.success() {
             continue;
         }
@@ -240,7 +250,18 @@ fn commit_edits(dir: &std::path::Path, base: &str, n: usize, seed: u64) -> Strin
     }
     let tree = run(&["write-tree", "--missing-ok"], None);
     let commit = run(
-        &["-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit-tree", &tree, "-p", base, "-m", "bench edit"],
+        &[
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@example.com",
+            "commit-tree",
+            &tree,
+            "-p",
+            base,
+            "-m",
+            "bench edit",
+        ],
         None,
     );
     let _ = std::fs::remove_file(&index);

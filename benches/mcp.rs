@@ -11,7 +11,18 @@ use common::*;
 use serde_json::{Value, json};
 use std::time::Instant;
 
-const QUERIES: &[&str] = &["parse configuration", "http handler", "retry backoff", "compaction", "query evaluation", "remote write", "label matcher", "head append", "target discovery", "rule evaluation"];
+const QUERIES: &[&str] = &[
+    "parse configuration",
+    "http handler",
+    "retry backoff",
+    "compaction",
+    "query evaluation",
+    "remote write",
+    "label matcher",
+    "head append",
+    "target discovery",
+    "rule evaluation",
+];
 
 fn main() {
     let Some(source) = repo_arg() else {

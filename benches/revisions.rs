@@ -15,7 +15,10 @@ use std::path::Path;
 use std::time::Instant;
 
 const FILES: usize = 2000;
-const WORDS: &[&str] = &["retry", "backoff", "parser", "config", "handler", "cache", "queue", "client", "storage", "metrics", "index", "token", "session", "buffer", "schema"];
+const WORDS: &[&str] = &[
+    "retry", "backoff", "parser", "config", "handler", "cache", "queue", "client", "storage", "metrics", "index",
+    "token", "session", "buffer", "schema",
+];
 
 struct Rng(u64);
 impl Rng {
@@ -33,13 +36,20 @@ impl Rng {
 fn file_text(i: usize, version: usize) -> String {
     let a = WORDS[i % WORDS.len()];
     let b = WORDS[(i / WORDS.len()) % WORDS.len()];
-    format!("def {a}_{b}_{i}(value):\n    \"\"\"The {a} step of the {b} module, revision {version}.\"\"\"\n    return value * {version} + {i}\n\n\ndef helper_{i}_{version}(x):\n    return {a}_{b}_{i}(x) - 1\n")
+    format!(
+        "def {a}_{b}_{i}(value):\n    \"\"\"The {a} step of the {b} module, revision {version}.\"\"\"\n    return value * {version} + {i}\n\n\ndef helper_{i}_{version}(x):\n    return {a}_{b}_{i}(x) - 1\n"
+    )
 }
 
 /// A linear history of `commits` commits in a new repository.
 fn synthetic(dir: &Path, commits: usize) {
     git(dir, &["init", "-q", "-b", "main"]);
-    let mut child = std::process::Command::new("git").args(["fast-import", "--quiet"]).current_dir(dir).stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = std::process::Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut w = std::io::BufWriter::new(child.stdin.take().unwrap());
     let mut rng = Rng(0x5eed_1000 + commits as u64);
     let mut version = vec![0usize; FILES];
@@ -47,10 +57,22 @@ fn synthetic(dir: &Path, commits: usize) {
         let msg = if c == 0 {
             "initial import".to_string()
         } else {
-            format!("{} the {} of module {}", ["fix", "speed up", "refactor", "document", "test"][rng.below(5)], WORDS[rng.below(WORDS.len())], rng.below(FILES))
+            format!(
+                "{} the {} of module {}",
+                ["fix", "speed up", "refactor", "document", "test"][rng.below(5)],
+                WORDS[rng.below(WORDS.len())],
+                rng.below(FILES)
+            )
         };
-        writeln!(w, "commit refs/heads/main\ncommitter Bench <bench@example.com> {} +0000\ndata {}\n{msg}", 1_600_000_000 + c * 60, msg.len()).unwrap();
-        let changed: Vec<usize> = if c == 0 { (0..FILES).collect() } else { (0..1 + rng.below(3)).map(|_| rng.below(FILES)).collect() };
+        writeln!(
+            w,
+            "commit refs/heads/main\ncommitter Bench <bench@example.com> {} +0000\ndata {}\n{msg}",
+            1_600_000_000 + c * 60,
+            msg.len()
+        )
+        .unwrap();
+        let changed: Vec<usize> =
+            if c == 0 { (0..FILES).collect() } else { (0..1 + rng.below(3)).map(|_| rng.below(FILES)).collect() };
         for f in changed {
             version[f] += 1;
             let text = file_text(f, version[f]);

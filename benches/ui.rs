@@ -17,7 +17,11 @@ fn get(port: u16, path: &str) -> (u16, usize) {
     write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n").unwrap();
     let mut out = Vec::new();
     s.read_to_end(&mut out).unwrap();
-    let status = String::from_utf8_lossy(&out[..out.len().min(20)]).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let status = String::from_utf8_lossy(&out[..out.len().min(20)])
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (status, out.len())
 }
 
@@ -31,7 +35,13 @@ fn main() {
     let (_tmp, dir) = clone_at(&source, &head);
     let files = lynx(&dir, &["--no-dense", "index"], &[]).json["files_indexed"].as_u64().unwrap_or(0);
     lynx(&dir, &["--no-dense", "index", "--rev", &old], &[]);
-    let mut child = std::process::Command::new(bin()).args(["--no-dense", "ui"]).current_dir(&dir).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["--no-dense", "ui"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().to_string();
@@ -58,13 +68,29 @@ fn main() {
     let t = format!("token={token}");
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("dashboard (page + overview)", vec![format!("/?{t}"), format!("/api/overview?{t}")]),
-        ("search at the working tree (page + revisions + search)", vec![format!("/?{t}"), format!("/api/revisions?{t}"), format!("/api/search?q=parse+configuration&{t}")]),
-        ("search at HEAD~50", vec![format!("/?{t}"), format!("/api/revisions?{t}"), format!("/api/search?q=parse+configuration&rev={old}&{t}")]),
+        (
+            "search at the working tree (page + revisions + search)",
+            vec![format!("/?{t}"), format!("/api/revisions?{t}"), format!("/api/search?q=parse+configuration&{t}")],
+        ),
+        (
+            "search at HEAD~50",
+            vec![
+                format!("/?{t}"),
+                format!("/api/revisions?{t}"),
+                format!("/api/search?q=parse+configuration&rev={old}&{t}"),
+            ],
+        ),
         ("symbol page", vec![format!("/?{t}"), format!("/api/symbol?name=main&{t}")]),
     ];
     for (name, paths) in cases {
         let ms = time(&paths);
-        println!("{name}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms", percentile(&ms, 0.5), percentile(&ms, 0.95), ms[ms.len() - 1]);
+        println!(
+            "{name}: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+            percentile(&ms, 0.5),
+            percentile(&ms, 0.95),
+            ms[ms.len() - 1]
+        );
     }
     let _ = child.kill();
+    let _ = child.wait();
 }

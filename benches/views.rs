@@ -20,7 +20,8 @@ use common::*;
 use serde_json::json;
 use std::time::Instant;
 
-const QUERIES: &[&str] = &["parse configuration", "http handler", "retry backoff", "error handling", "read file", "close connection"];
+const QUERIES: &[&str] =
+    &["parse configuration", "http handler", "retry backoff", "error handling", "read file", "close connection"];
 
 fn main() {
     let Some(source) = repo_arg() else {
@@ -28,9 +29,16 @@ fn main() {
         return;
     };
     let args: Vec<String> = std::env::args().collect();
-    let n_revs: usize = args.iter().position(|a| a == "--revisions").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(80);
+    let n_revs: usize = args
+        .iter()
+        .position(|a| a == "--revisions")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80);
     let default_model = format!("{}/../shared/models/minilm-static-256", env!("CARGO_MANIFEST_DIR"));
-    let model_path = std::env::var("LYNX_BENCH_MODEL").ok().or_else(|| std::path::Path::new(&default_model).exists().then_some(default_model));
+    let model_path = std::env::var("LYNX_BENCH_MODEL")
+        .ok()
+        .or_else(|| std::path::Path::new(&default_model).exists().then_some(default_model));
     let model: Vec<&str> = match &model_path {
         Some(m) => vec!["--model", m.as_str()],
         None => vec!["--no-dense"],
@@ -68,10 +76,15 @@ fn main() {
     let mut s = Server::start(&dir, &model);
     s.init();
     s.call("search", json!({"query": "warm up"}));
-    let mut mcp_first: Vec<f64> = recent.iter().enumerate().map(|(i, r)| s.call("search", json!({"query": QUERIES[i % QUERIES.len()], "rev": r}))).collect();
+    let mut mcp_first: Vec<f64> = recent
+        .iter()
+        .enumerate()
+        .map(|(i, r)| s.call("search", json!({"query": QUERIES[i % QUERIES.len()], "rev": r})))
+        .collect();
     mcp_first.sort_by(|a, b| a.total_cmp(b));
     // Warm latency at HEAD.
-    let mut mcp_warm: Vec<f64> = (0..40).map(|i| s.call("search", json!({"query": QUERIES[i % QUERIES.len()]}))).collect();
+    let mut mcp_warm: Vec<f64> =
+        (0..40).map(|i| s.call("search", json!({"query": QUERIES[i % QUERIES.len()]}))).collect();
     mcp_warm.sort_by(|a, b| a.total_cmp(b));
     drop(s.stdin);
     let _ = s.child.wait();

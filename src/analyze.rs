@@ -161,7 +161,8 @@ pub fn is_stop_word(w: &str) -> bool {
 
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "does", "do", "for", "from", "how", "i", "in", "into", "is", "it",
-    "its", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where", "which", "who", "why", "with",
+    "its", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where", "which", "who", "why",
+    "with",
 ];
 
 /// Query terms: analysed like indexed text, de-duplicated (order kept), stop words dropped
@@ -177,8 +178,28 @@ pub fn query_terms(query: &str) -> Vec<String> {
 /// Words a question is phrased with that say nothing about the code it asks for (kept when a
 /// query is not phrased as a question, where they may be identifiers).
 const QUESTION_WORDS: &[&str] = &[
-    "happens", "happen", "implemented", "implementation", "defined", "responsible", "logic", "code", "place", "located",
-    "decided", "determined", "work", "works", "there", "any", "some", "can", "should", "would", "will", "way",
+    "happens",
+    "happen",
+    "implemented",
+    "implementation",
+    "defined",
+    "responsible",
+    "logic",
+    "code",
+    "place",
+    "located",
+    "decided",
+    "determined",
+    "work",
+    "works",
+    "there",
+    "any",
+    "some",
+    "can",
+    "should",
+    "would",
+    "will",
+    "way",
 ];
 
 /// The query without English function words and question phrasing, words kept as written
@@ -190,7 +211,7 @@ pub fn content_words(query: &str) -> String {
         .filter(|w| !w.is_empty())
         .filter(|w| {
             let l = w.to_ascii_lowercase();
-            !STOP_WORDS.contains(&l.as_str()) && !(question && QUESTION_WORDS.contains(&l.as_str()))
+            !(STOP_WORDS.contains(&l.as_str()) || question && QUESTION_WORDS.contains(&l.as_str()))
         })
         .collect();
     if kept.is_empty() { query.to_string() } else { kept.join(" ") }
@@ -213,7 +234,11 @@ pub fn highlight_terms(query: &str) -> Vec<String> {
 /// Whether a query is phrased as a question (a question word first, or a question mark).
 pub fn is_question(query: &str) -> bool {
     let first = query.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-    query.trim_end().ends_with('?') || matches!(first.as_str(), "how" | "where" | "what" | "which" | "when" | "why" | "who" | "does" | "is" | "are" | "can")
+    query.trim_end().ends_with('?')
+        || matches!(
+            first.as_str(),
+            "how" | "where" | "what" | "which" | "when" | "why" | "who" | "does" | "is" | "are" | "can"
+        )
 }
 
 /// Query terms with weights: the analysed terms (1.0; question phrasing dropped when
@@ -255,7 +280,9 @@ pub fn variants(t: &str) -> Vec<String> {
     };
     if let Some(s) = t.strip_suffix("ies") {
         push(format!("{s}y"));
-    } else if let Some(s) = t.strip_suffix("es").filter(|s| s.ends_with('s') || s.ends_with('x') || s.ends_with("ch") || s.ends_with("sh")) {
+    } else if let Some(s) =
+        t.strip_suffix("es").filter(|s| s.ends_with('s') || s.ends_with('x') || s.ends_with("ch") || s.ends_with("sh"))
+    {
         push(s.to_string());
     } else if let Some(s) = t.strip_suffix('s').filter(|s| !s.ends_with('s')) {
         push(s.to_string());
@@ -267,7 +294,11 @@ pub fn variants(t: &str) -> Vec<String> {
         push(format!("{s}e"));
     } else {
         // A base form: its plural.
-        push(if t.ends_with('y') && !t.ends_with("ey") { format!("{}ies", &t[..t.len() - 1]) } else { format!("{t}s") });
+        push(if t.ends_with('y') && !t.ends_with("ey") {
+            format!("{}ies", &t[..t.len() - 1])
+        } else {
+            format!("{t}s")
+        });
     }
     out
 }
@@ -279,7 +310,11 @@ mod tests {
     #[test]
     fn highlighted_words_leave_function_and_question_words_out() {
         assert_eq!(highlight_terms("How does the retry backoff work?"), vec!["retry", "backoff"]);
-        assert_eq!(highlight_terms("retry backoff work"), vec!["retry", "backoff", "work"], "not a question: `work` may be a name");
+        assert_eq!(
+            highlight_terms("retry backoff work"),
+            vec!["retry", "backoff", "work"],
+            "not a question: `work` may be a name"
+        );
         assert_eq!(highlight_terms("parse_http_request in the `Router`"), vec!["parse_http_request", "router"]);
         assert_eq!(highlight_terms("a an of"), Vec::<String>::new());
     }
@@ -293,7 +328,10 @@ mod tests {
         assert_eq!(tokens("fn a(b: u32) -> 42"), ["fn", "a", "b", "u32", "u", "32", "42"]);
         assert_eq!(tokens("__init__"), ["__init__", "init"]);
         assert_eq!(tokens("a+__+b"), ["a", "b"]);
-        assert_eq!(tokens("ÄrgerFällt größe_Straße"), ["ärgerfällt", "ärger", "fällt", "größe_straße", "größe", "straße"]);
+        assert_eq!(
+            tokens("ÄrgerFällt größe_Straße"),
+            ["ärgerfällt", "ärger", "fällt", "größe_straße", "größe", "straße"]
+        );
         assert_eq!(tokens("x—y €5 日本語テキスト"), ["x", "y", "5", "日本語テキスト"]);
     }
 

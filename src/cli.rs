@@ -334,8 +334,18 @@ pub struct FilterArgs {
 impl FilterArgs {
     pub fn filters(&self) -> Result<Filters> {
         let prefix = if self.pathspecs.is_empty() { String::new() } else { cwd_prefix()? };
-        let pathspecs = self.pathspecs.iter().map(|p| crate::search::filter::Pathspec::resolve(p, &prefix)).collect::<Result<Vec<_>>>()?;
-        Ok(Filters { globs: self.globs.clone(), extensions: self.extensions.clone(), path_contains: self.path_contains.clone(), pathspecs, languages: self.languages.clone() })
+        let pathspecs = self
+            .pathspecs
+            .iter()
+            .map(|p| crate::search::filter::Pathspec::resolve(p, &prefix))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Filters {
+            globs: self.globs.clone(),
+            extensions: self.extensions.clone(),
+            path_contains: self.path_contains.clone(),
+            pathspecs,
+            languages: self.languages.clone(),
+        })
     }
 }
 
@@ -874,7 +884,13 @@ pub enum GraphCmd {
     Query {
         /// callers, callees, subclasses, superclasses, imports, neighbors, shortest_path,
         /// overview, surprising_connections (or --op).
-        #[arg(value_name = "OP", required_unless_present = "op_flag", conflicts_with = "op_flag", value_enum, hide_possible_values = true)]
+        #[arg(
+            value_name = "OP",
+            required_unless_present = "op_flag",
+            conflicts_with = "op_flag",
+            value_enum,
+            hide_possible_values = true
+        )]
         op: Option<ops::graph::GraphOp>,
         /// The symbol (or --symbol).
         #[arg(value_name = "SYMBOL", conflicts_with = "symbol_flag")]
@@ -991,9 +1007,17 @@ pub enum ModelCmd {
 #[derive(Subcommand, Debug)]
 pub enum DebugCmd {
     /// Print the tree-sitter syntax tree of a file.
-    Parse { file: PathBuf, #[arg(long)] lang: Option<String> },
+    Parse {
+        file: PathBuf,
+        #[arg(long)]
+        lang: Option<String>,
+    },
     /// Print the chunks of a file.
-    Chunks { file: PathBuf, #[arg(long)] lang: Option<String> },
+    Chunks {
+        file: PathBuf,
+        #[arg(long)]
+        lang: Option<String>,
+    },
 }
 
 impl Command {
@@ -1065,9 +1089,21 @@ pub fn main() -> i32 {
                 let msg = e.render().to_string();
                 // The whole first paragraph: clap lists missing arguments on the lines after
                 // "the following required arguments were not provided:".
-                let first: Vec<&str> = msg.lines().skip_while(|l| l.trim().is_empty()).take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:")).map(str::trim).collect();
-                let first = if first.is_empty() { "usage error".to_string() } else { first.join(" ").trim_start_matches("error: ").to_string() };
-                println!("{}", serde_json::json!({"ok": false, "operation": "usage", "error": first, "usage": msg.trim_end()}));
+                let first: Vec<&str> = msg
+                    .lines()
+                    .skip_while(|l| l.trim().is_empty())
+                    .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+                    .map(str::trim)
+                    .collect();
+                let first = if first.is_empty() {
+                    "usage error".to_string()
+                } else {
+                    first.join(" ").trim_start_matches("error: ").to_string()
+                };
+                println!(
+                    "{}",
+                    serde_json::json!({"ok": false, "operation": "usage", "error": first, "usage": msg.trim_end()})
+                );
                 return code;
             }
             let _ = e.print();
@@ -1076,27 +1112,27 @@ pub fn main() -> i32 {
     };
     // As `git -C`: everything after it, relative paths and git's own variables included, is
     // taken from that directory.
-    if let Some(dir) = cli.dir.take() {
-        if let Err(e) = std::env::set_current_dir(&dir) {
-            // `-C 3` after a grep habit: git's -C is a directory; context is --context.
-            let numeric = dir.to_str().is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-            let msg = if numeric {
-                format!(
-                    "cannot change to {}: {e} (-C is git's \"run in <path>\"; for {} lines of context around each match use --context {})",
-                    dir.display(),
-                    dir.display(),
-                    dir.display()
-                )
-            } else {
-                format!("cannot change to {}: {e}", dir.display())
-            };
-            if cli.json {
-                println!("{}", serde_json::json!({"ok": false, "operation": cli.command.name(), "error": msg}));
-            } else {
-                eprintln!("error: {msg}");
-            }
-            return error::EXIT_USAGE;
+    if let Some(dir) = cli.dir.take()
+        && let Err(e) = std::env::set_current_dir(&dir)
+    {
+        // `-C 3` after a grep habit: git's -C is a directory; context is --context.
+        let numeric = dir.to_str().is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+        let msg = if numeric {
+            format!(
+                "cannot change to {}: {e} (-C is git's \"run in <path>\"; for {} lines of context around each match use --context {})",
+                dir.display(),
+                dir.display(),
+                dir.display()
+            )
+        } else {
+            format!("cannot change to {}: {e}", dir.display())
+        };
+        if cli.json {
+            println!("{}", serde_json::json!({"ok": false, "operation": cli.command.name(), "error": msg}));
+        } else {
+            eprintln!("error: {msg}");
         }
+        return error::EXIT_USAGE;
     }
     init_logging(cli.verbose, cli.quiet, cli.color.stderr());
     // MCP answers keep repository-relative, uncoloured text whatever the terminal.
@@ -1119,9 +1155,21 @@ pub fn main() -> i32 {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
             let action = matches!(
                 op,
-                "index" | "gc" | "update_source_index" | "init" | "remove" | "rules" | "source" | "objects" | "model" | "hooks" | "man" | "push" | "fetch"
+                "index"
+                    | "gc"
+                    | "update_source_index"
+                    | "init"
+                    | "remove"
+                    | "rules"
+                    | "source"
+                    | "objects"
+                    | "model"
+                    | "hooks"
+                    | "man"
+                    | "push"
+                    | "fetch"
             );
-            if !(cli.quiet && action && !cli.json && !cli.jsonl) {
+            if !cli.quiet || !action || cli.json || cli.jsonl {
                 print_answer(&cli, &answer);
             }
             answer.exit
@@ -1188,7 +1236,9 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
         Command::Search(a) if a.exact || a.regex || a.fixed => {
             if a.source.is_some() {
-                return Err(error::usage("--exact and --regex search the repository's files; --source applies to ranked search"));
+                return Err(error::usage(
+                    "--exact and --regex search the repository's files; --source applies to ranked search",
+                ));
             }
             let args = ops::grep::GrepArgs {
                 pattern: a.query.clone(),
@@ -1208,8 +1258,17 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(if a.exit_code && none { answer.with_exit(error::EXIT_FAILURE) } else { answer })
         }
         Command::Search(a) => {
-            if a.ignore_case || a.after.is_some() || a.before.is_some() || a.context.is_some() || a.word || a.count || a.exit_code {
-                return Err(error::usage("-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches"));
+            if a.ignore_case
+                || a.after.is_some()
+                || a.before.is_some()
+                || a.context.is_some()
+                || a.word
+                || a.count
+                || a.exit_code
+            {
+                return Err(error::usage(
+                    "-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches",
+                ));
             }
             let mode = a.mode;
             let args = ops::search::SearchArgs {
@@ -1226,7 +1285,11 @@ fn run(cli: &Cli) -> Result<Answer> {
                 explain: a.explain,
             };
             let sources = sources(cli)?;
-            let rerank = ops::search::reranker(&sources.list[0].engine.ws.config, a.reranker.as_deref(), a.rerank.then_some(true));
+            let rerank = ops::search::reranker(
+                &sources.list[0].engine.ws.config,
+                a.reranker.as_deref(),
+                a.rerank.then_some(true),
+            );
             ops::search::run_sources(&sources, a.source.as_deref(), &ops::search::SearchArgs { rerank, ..args })
         }
         Command::DeepSearch(a) => {
@@ -1247,15 +1310,38 @@ fn run(cli: &Cli) -> Result<Answer> {
                 Some(_) => on_sources(cli, a.source.as_deref(), |e| ops::deep_search::run(e, &args)),
             }
         }
-        Command::FindDefinition(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, &a.symbol, a.view.rev.as_deref())),
-        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k, a.page.cursor.as_deref())),
-        Command::FindTestsFor(a) => {
-            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, &a.symbol, a.view.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref()))
+        Command::FindDefinition(a) => {
+            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, &a.symbol, a.view.rev.as_deref()))
         }
-        Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref())),
-        Command::DataAccess(a) => ops::data_access::run(&engine(cli)?, a.name.as_deref(), a.view.rev.as_deref(), a.limit, a.page.cursor.as_deref()),
+        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| {
+            ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k, a.page.cursor.as_deref())
+        }),
+        Command::FindTestsFor(a) => on_sources(cli, a.source.as_deref(), |e| {
+            ops::nav::find_tests_for(
+                e,
+                &a.symbol,
+                a.view.rev.as_deref(),
+                a.test_path_pattern.as_deref(),
+                a.page.cursor.as_deref(),
+            )
+        }),
+        Command::DescribeSymbol(a) => {
+            on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref()))
+        }
+        Command::DataAccess(a) => ops::data_access::run(
+            &engine(cli)?,
+            a.name.as_deref(),
+            a.view.rev.as_deref(),
+            a.limit,
+            a.page.cursor.as_deref(),
+        ),
         Command::Context(a) => {
-            let args = ops::context::ContextArgs { symbol: a.symbol.clone(), rev: a.view.rev.clone(), budget: a.budget, around: a.around };
+            let args = ops::context::ContextArgs {
+                symbol: a.symbol.clone(),
+                rev: a.view.rev.clone(),
+                budget: a.budget,
+                around: a.around,
+            };
             ops::context::run(&engine(cli)?, &args)
         }
         Command::Impact(a) => impact(cli, a),
@@ -1272,11 +1358,28 @@ fn run(cli: &Cli) -> Result<Answer> {
             ops::changes::search_diff(&engine(cli)?, &args)
         }
         Command::GraphQuery(g) => {
-            let args = ops::graph::GraphArgs { op: g.op, symbol: g.symbol.clone(), target: g.target.clone(), relation: g.relation.clone(), depth: g.depth, rev: g.view.rev.clone(), limit: g.limit, min_community: g.min_community, max_hops: g.max_hops, cursor: g.page.cursor.clone() };
+            let args = ops::graph::GraphArgs {
+                op: g.op,
+                symbol: g.symbol.clone(),
+                target: g.target.clone(),
+                relation: g.relation.clone(),
+                depth: g.depth,
+                rev: g.view.rev.clone(),
+                limit: g.limit,
+                min_community: g.min_community,
+                max_hops: g.max_hops,
+                cursor: g.page.cursor.clone(),
+            };
             on_sources(cli, g.source.as_deref(), |e| ops::graph::run(e, &args))
         }
         Command::ExportGraph(e) => {
-            let args = ops::export::ExportArgs { symbol: e.symbol.clone(), module: e.module.clone(), out: e.out.clone(), depth: e.depth, rev: e.view.rev.clone() };
+            let args = ops::export::ExportArgs {
+                symbol: e.symbol.clone(),
+                module: e.module.clone(),
+                out: e.out.clone(),
+                depth: e.depth,
+                rev: e.view.rev.clone(),
+            };
             ops::export::run(&engine(cli)?, &args)
         }
         Command::Serve(a) => {
@@ -1316,7 +1419,9 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Source { what } => source_cmd(cli, what),
         Command::ListSources => ops::status::list_sources(&sources(cli)?),
         Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
-        Command::UpdateSourceIndex { name, source, force } => ops::status::update_source(&sources(cli)?, name.as_deref().or(source.source.as_deref()), *force),
+        Command::UpdateSourceIndex { name, source, force } => {
+            ops::status::update_source(&sources(cli)?, name.as_deref().or(source.source.as_deref()), *force)
+        }
         Command::Feedback(f) => {
             let path = ops::feedback::path(&workspace(cli)?);
             match &f.outcome {
@@ -1325,9 +1430,16 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
         }
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
-        Command::Init { client, yes: _, no_index } => crate::integrate::init_answer(cli.dir.as_deref(), client.as_deref(), || if *no_index { Ok(None) } else { engine(cli).map(Some) }),
+        Command::Init { client, yes: _, no_index } => {
+            crate::integrate::init_answer(cli.dir.as_deref(), client.as_deref(), || {
+                if *no_index { Ok(None) } else { engine(cli).map(Some) }
+            })
+        }
         Command::MigrateConfig { file, write } => {
-            let file = file.clone().or_else(|| crate::env::path(crate::env::RAG_CONFIG_PATH)).unwrap_or_else(|| PathBuf::from("config.json"));
+            let file = file
+                .clone()
+                .or_else(|| crate::env::path(crate::env::RAG_CONFIG_PATH))
+                .unwrap_or_else(|| PathBuf::from("config.json"));
             ops::setup::migrate_config(&file, if *write { Some(workspace(cli)?) } else { None }.as_ref())
         }
         Command::Remove { store } => {
@@ -1352,7 +1464,9 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
         Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::module_summary(e, &a.file, a.view.rev.as_deref(), a.limit.max(1))),
+        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| {
+            ops::nav::module_summary(e, &a.file, a.view.rev.as_deref(), a.limit.max(1))
+        }),
         Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
         Command::FindSimilar(a) => {
             let args = ops::similar::SimilarArgs {
@@ -1367,7 +1481,20 @@ fn run(cli: &Cli) -> Result<Answer> {
             on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
         }
         Command::Graph { what } => match what {
-            GraphCmd::Query { op, symbol, op_flag, symbol_flag, target, relation, depth, limit, min_community, max_hops, page, view } => {
+            GraphCmd::Query {
+                op,
+                symbol,
+                op_flag,
+                symbol_flag,
+                target,
+                relation,
+                depth,
+                limit,
+                min_community,
+                max_hops,
+                page,
+                view,
+            } => {
                 let args = ops::graph::GraphArgs {
                     op: op.or(*op_flag).expect("clap requires OP or --op"),
                     symbol: symbol.clone().or_else(|| symbol_flag.clone()),
@@ -1383,13 +1510,30 @@ fn run(cli: &Cli) -> Result<Answer> {
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::Status(v) => {
-                let args = ops::graph::GraphArgs { op: ops::graph::GraphOp::Status, symbol: None, target: None, relation: None, depth: 1, rev: v.view.rev.clone(), limit: 0, min_community: ops::graph::MIN_COMMUNITY, max_hops: None, cursor: None };
+                let args = ops::graph::GraphArgs {
+                    op: ops::graph::GraphOp::Status,
+                    symbol: None,
+                    target: None,
+                    relation: None,
+                    depth: 1,
+                    rev: v.view.rev.clone(),
+                    limit: 0,
+                    min_community: ops::graph::MIN_COMMUNITY,
+                    max_hops: None,
+                    cursor: None,
+                };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
             GraphCmd::ClearScip => ops::graph::clear_scip(&engine(cli)?),
             GraphCmd::Export { symbol, module, out, depth, view } => {
-                let args = ops::export::ExportArgs { symbol: symbol.clone(), module: module.clone(), out: out.clone(), depth: *depth, rev: view.rev.clone() };
+                let args = ops::export::ExportArgs {
+                    symbol: symbol.clone(),
+                    module: module.clone(),
+                    out: out.clone(),
+                    depth: *depth,
+                    rev: view.rev.clone(),
+                };
                 ops::export::run(&engine(cli)?, &args)
             }
         },
@@ -1416,9 +1560,12 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("completions", None, serde_json::json!({"shell": shell.to_string()}), script))
         }
         Command::Model { what } => {
-            let configured = || -> String { ops::model::configured_name(cli.model.as_deref(), workspace(cli).ok().as_ref()) };
+            let configured =
+                || -> String { ops::model::configured_name(cli.model.as_deref(), workspace(cli).ok().as_ref()) };
             match what {
-                ModelCmd::Pull { name } => ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json),
+                ModelCmd::Pull { name } => {
+                    ops::model::pull(&name.clone().unwrap_or_else(configured), !cli.quiet && !cli.json)
+                }
                 ModelCmd::List => ops::model::list(&configured()),
                 ModelCmd::Import { path, name } => ops::model::import(path, name.as_deref()),
                 ModelCmd::Distill { from, out, dims, repo_words, words } => {
@@ -1434,7 +1581,9 @@ fn run(cli: &Cli) -> Result<Answer> {
                     };
                     ops::model::distill(&args, engine.as_ref().map(|e| &e.ws), !cli.quiet && !cli.json)
                 }
-                ModelCmd::Export { name, file, to } => ops::model::export(name, file.as_ref().or(to.as_ref()).expect("clap requires FILE or --to")),
+                ModelCmd::Export { name, file, to } => {
+                    ops::model::export(name, file.as_ref().or(to.as_ref()).expect("clap requires FILE or --to"))
+                }
             }
         }
     }
@@ -1446,9 +1595,23 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
             let opts = crate::eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files };
             ops::evaluate::mine(&workspace(cli)?, &opts, out.as_deref())
         }
-        EvalCmd::DataAccess { truth, rev, details } => ops::evaluate::data_access(&engine(cli)?, truth, rev.as_deref(), *details),
+        EvalCmd::DataAccess { truth, rev, details } => {
+            ops::evaluate::data_access(&engine(cli)?, truth, rev.as_deref(), *details)
+        }
         EvalCmd::Graph { truth, rev, details } => ops::evaluate::graph(&engine(cli)?, truth, rev.as_deref(), *details),
-        EvalCmd::Run { questions, mode, k, save, baseline, min_recall, max_recall_drop, max_p95_ms, per_question, reranker, split } => {
+        EvalCmd::Run {
+            questions,
+            mode,
+            k,
+            save,
+            baseline,
+            min_recall,
+            max_recall_drop,
+            max_p95_ms,
+            per_question,
+            reranker,
+            split,
+        } => {
             let args = ops::evaluate::RunArgs {
                 questions,
                 mode,
@@ -1497,7 +1660,9 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
     let range = match (&a.target, a.staged, &a.since) {
         (Some(t), false, None) if !t.contains("..") => {
             if !a.fail_on.is_empty() || a.format != ops::changes::ImpactFormat::Text {
-                return Err(error::usage("--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol"));
+                return Err(error::usage(
+                    "--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol",
+                ));
             }
             return ops::nav::impact(&e, t, a.view.rev.as_deref(), a.max_depth);
         }
@@ -1505,7 +1670,11 @@ fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
         (None, true, None) => ops::changes::Range::Staged,
         (None, false, Some(r)) => ops::changes::Range::Since(r.clone()),
         (None, false, None) => ops::changes::Range::Uncommitted,
-        _ => return Err(error::usage("give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)")),
+        _ => {
+            return Err(error::usage(
+                "give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)",
+            ));
+        }
     };
     ops::changes::impact_range(&e, &ops::changes::ImpactRangeArgs { range }, a.max_depth, a.format, &a.fail_on)
 }
@@ -1580,7 +1749,12 @@ fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
     };
     if !install {
         let page = render(root)?;
-        return Ok(Answer::new("man", None, serde_json::json!({"page": "git-lynx.1"}), String::from_utf8_lossy(&page).into_owned()));
+        return Ok(Answer::new(
+            "man",
+            None,
+            serde_json::json!({"page": "git-lynx.1"}),
+            String::from_utf8_lossy(&page).into_owned(),
+        ));
     }
     let dir = match dir {
         Some(d) => d.to_path_buf(),
@@ -1605,10 +1779,15 @@ fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
     written.insert(0, path.display().to_string());
     // `man` finds pages under MANPATH or the system's standard trees only.
     let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
-    let on_manpath = crate::env::get_os(crate::env::MANPATH).is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
+    let on_manpath = crate::env::get_os(crate::env::MANPATH)
+        .is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
         || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
     let text = if on_manpath {
-        format!("installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n", written.len(), dir.display())
+        format!(
+            "installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n",
+            written.len(),
+            dir.display()
+        )
     } else {
         format!(
             "installed {} manual pages in {}\n{} is not on MANPATH: `export MANPATH=\"{}:$MANPATH\"` for `man git-lynx` and `git help lynx` to find them\n",

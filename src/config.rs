@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[derive(Default)]
 pub struct Config {
     pub index: IndexConfig,
     pub model: ModelConfig,
@@ -150,7 +151,8 @@ pub enum ToolProfile {
 
 impl ToolProfile {
     pub fn parse(s: &str) -> Result<ToolProfile> {
-        <ToolProfile as clap::ValueEnum>::from_str(s.trim(), true).map_err(|_| crate::error::usage(format!("unknown tool profile `{s}`: use core, standard or full")))
+        <ToolProfile as clap::ValueEnum>::from_str(s.trim(), true)
+            .map_err(|_| crate::error::usage(format!("unknown tool profile `{s}`: use core, standard or full")))
     }
 
     pub fn name(self) -> &'static str {
@@ -386,7 +388,13 @@ impl Default for IndexConfig {
 
 impl Default for ModelConfig {
     fn default() -> Self {
-        ModelConfig { name: DEFAULT_MODEL.into(), dense: true, ort_dylib: None, reranker: DEFAULT_RERANKER.into(), threads: 0 }
+        ModelConfig {
+            name: DEFAULT_MODEL.into(),
+            dense: true,
+            ort_dylib: None,
+            reranker: DEFAULT_RERANKER.into(),
+            threads: 0,
+        }
     }
 }
 
@@ -433,22 +441,6 @@ impl Default for ToolsConfig {
 impl Default for WatchConfig {
     fn default() -> Self {
         WatchConfig { debounce_ms: 500 }
-    }
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            index: IndexConfig::default(),
-            model: ModelConfig::default(),
-            search: SearchConfig::default(),
-            tools: ToolsConfig::default(),
-            watch: WatchConfig::default(),
-            store: StoreConfig::default(),
-            sources: Vec::new(),
-            warnings: Vec::new(),
-            origin: Origin::default(),
-        }
     }
 }
 
@@ -501,13 +493,14 @@ impl Config {
             reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
             trusted_tools: trusted_tools(&user, &local)?,
         };
-        let sources_from_team = team.as_ref().is_some_and(|t| t.contains_key("sources")) && !local.as_ref().is_some_and(|t| t.contains_key("sources"));
+        let sources_from_team = team.as_ref().is_some_and(|t| t.contains_key("sources"))
+            && !local.as_ref().is_some_and(|t| t.contains_key("sources"));
         for t in [user, team, local].into_iter().flatten() {
             merge_tables(&mut merged, t);
         }
-        let mut cfg: Config = toml::Value::Table(merged)
-            .try_into()
-            .map_err(|e| crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)")))?;
+        let mut cfg: Config = toml::Value::Table(merged).try_into().map_err(|e| {
+            crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))
+        })?;
         cfg.origin = origin;
         for s in &mut cfg.sources {
             s.committed = sources_from_team;
@@ -518,7 +511,9 @@ impl Config {
         cfg.warnings = warnings;
         let w = cfg.search.dense_weight;
         if !(w.is_finite() && w >= 0.0) {
-            return Err(crate::error::usage(format!("search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off")));
+            return Err(crate::error::usage(format!(
+                "search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off"
+            )));
         }
         if !(1..=MAX_BATCH_MB).contains(&cfg.index.batch_mb) {
             return Err(crate::error::usage(format!(
@@ -539,7 +534,10 @@ impl Config {
             )));
         }
         if !matches!(cfg.search.fusion.as_str(), "convex" | "rrf") {
-            return Err(crate::error::usage(format!("search.fusion must be `convex` or `rrf` (got `{}`)", cfg.search.fusion)));
+            return Err(crate::error::usage(format!(
+                "search.fusion must be `convex` or `rrf` (got `{}`)",
+                cfg.search.fusion
+            )));
         }
         if cfg.search.fusion == "convex" && w > 1.0 {
             return Err(crate::error::usage(format!(
@@ -563,20 +561,31 @@ impl Config {
         }
         let h = cfg.search.history;
         if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
-            return Err(crate::error::usage(format!("search.history must be a number from 0 to 10 (got {h}); 0 turns the history field off")));
+            return Err(crate::error::usage(format!(
+                "search.history must be a number from 0 to 10 (got {h}); 0 turns the history field off"
+            )));
         }
         let r = cfg.search.recency;
-        if !(r.is_finite() && (0.0..=10.0).contains(&r)) || !(cfg.search.recency_half_life.is_finite() && cfg.search.recency_half_life >= 1.0) {
-            return Err(crate::error::usage(format!("search.recency must be from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit")));
+        let half_life = cfg.search.recency_half_life;
+        let recency_ok = r.is_finite() && (0.0..=10.0).contains(&r);
+        if !(recency_ok && half_life.is_finite() && half_life >= 1.0) {
+            return Err(crate::error::usage(format!(
+                "search.recency must be from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit"
+            )));
         }
         if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
-            return Err(crate::error::usage("search.history_commits is at most 100000 and search.history_per_file at most 1000"));
+            return Err(crate::error::usage(
+                "search.history_commits is at most 100000 and search.history_per_file at most 1000",
+            ));
         }
         if cfg.search.k == 0 || cfg.search.k > MAX_K {
             return Err(crate::error::usage(format!("search.k must be from 1 to {MAX_K} (got {})", cfg.search.k)));
         }
         if cfg.search.pool == 0 || cfg.search.pool > MAX_POOL {
-            return Err(crate::error::usage(format!("search.pool must be from 1 to {MAX_POOL} (got {})", cfg.search.pool)));
+            return Err(crate::error::usage(format!(
+                "search.pool must be from 1 to {MAX_POOL} (got {})",
+                cfg.search.pool
+            )));
         }
         for s in &cfg.sources {
             check_source_name(&s.name)?;
@@ -587,7 +596,9 @@ impl Config {
 
 /// Source names appear in every hit they produce: plain words only.
 pub fn check_source_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
     if !ok {
         return Err(crate::error::usage(format!(
             "invalid source name `{}`: use 1-64 letters, digits, `-`, `_` or `.`",
@@ -607,12 +618,17 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
     };
     if let Some(toml::Value::Table(model)) = team.get_mut("model") {
         if model.remove("ort_dylib").is_some() {
-            refuse("model.ort_dylib", "a committed file may not load native code; set it in .lynx/config.toml or ORT_DYLIB_PATH");
+            refuse(
+                "model.ort_dylib",
+                "a committed file may not load native code; set it in .lynx/config.toml or ORT_DYLIB_PATH",
+            );
         }
         for key in ["name", "reranker"] {
             let bad = match model.get(key) {
                 // `none` turns the dense layer off, which any file may ask for.
-                Some(toml::Value::String(v)) => !(is_model_id(v) || (key == "name" && v.trim().eq_ignore_ascii_case("none"))),
+                Some(toml::Value::String(v)) => {
+                    !(is_model_id(v) || (key == "name" && v.trim().eq_ignore_ascii_case("none")))
+                }
                 Some(_) => true,
                 None => false,
             };
@@ -656,11 +672,11 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
             }
         });
     }
-    if let Some(toml::Value::Table(store)) = team.get_mut("store") {
-        if !store.is_empty() {
-            store.clear();
-            refuse("store", "which object directories are trusted is the user's choice; set it in .lynx/config.toml");
-        }
+    if let Some(toml::Value::Table(store)) = team.get_mut("store")
+        && !store.is_empty()
+    {
+        store.clear();
+        refuse("store", "which object directories are trusted is the user's choice; set it in .lynx/config.toml");
     }
     warnings
 }
@@ -670,7 +686,9 @@ pub fn is_model_id(v: &str) -> bool {
     let parts: Vec<&str> = v.split('/').collect();
     parts.len() == 2
         && parts.iter().all(|p| {
-            !p.is_empty() && !p.starts_with('.') && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+            !p.is_empty()
+                && !p.starts_with('.')
+                && p.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
         })
 }
 
@@ -732,7 +750,9 @@ fn trusted_tools(user: &Option<toml::Table>, local: &Option<toml::Table>) -> Res
         }
     }
     match merged.remove("tools") {
-        Some(v) => v.try_into().map_err(|e| crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))),
+        Some(v) => v.try_into().map_err(|e| {
+            crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))
+        }),
         None => Ok(ToolsConfig::default()),
     }
 }
@@ -757,7 +777,11 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let lynx = root.path().join(".lynx");
         std::fs::create_dir_all(&lynx).unwrap();
-        std::fs::write(root.path().join(TEAM_FILE), "[index]\nmax_file_size = 10\nexclude = ['a/**']\n[search]\nk = 3\n").unwrap();
+        std::fs::write(
+            root.path().join(TEAM_FILE),
+            "[index]\nmax_file_size = 10\nexclude = ['a/**']\n[search]\nk = 3\n",
+        )
+        .unwrap();
         std::fs::write(lynx.join(LOCAL_FILE), "[index]\nmax_file_size = 20\n").unwrap();
         let c = Config::load(Some(root.path()), &lynx).unwrap();
         assert_eq!(c.index.max_file_size, 20);

@@ -35,8 +35,21 @@ pub struct ModelChoice {
 impl ModelChoice {
     /// The model to use: `--model`, else `LYNX_MODEL`, else a configuration file's, else the one
     /// `recorded` for the store by an earlier `index --model`, else the default.
-    pub fn from(flag: Option<&str>, no_dense: bool, config: &crate::config::Config, allow_download: bool, recorded: Option<String>) -> ModelChoice {
-        let off = |why: &str, origin: &'static str| ModelChoice { name: None, off_reason: Some(why.to_string()), allow_download, from_team: false, from_flag: false, origin };
+    pub fn from(
+        flag: Option<&str>,
+        no_dense: bool,
+        config: &crate::config::Config,
+        allow_download: bool,
+        recorded: Option<String>,
+    ) -> ModelChoice {
+        let off = |why: &str, origin: &'static str| ModelChoice {
+            name: None,
+            off_reason: Some(why.to_string()),
+            allow_download,
+            from_team: false,
+            from_flag: false,
+            origin,
+        };
         if no_dense {
             return off("turned off with --no-dense", "--no-dense");
         }
@@ -46,11 +59,25 @@ impl ModelChoice {
         };
         match name {
             Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)", origin),
-            Some(n) => ModelChoice { name: Some(n), off_reason: None, allow_download, from_team: false, from_flag: true, origin },
-            None if !config.model.dense => off("turned off in the configuration (model.dense = false)", "configuration"),
-            None if !config.origin.model_configured && recorded.is_some() => {
-                ModelChoice { name: recorded, off_reason: None, allow_download, from_team: false, from_flag: false, origin: "recorded for this store by an earlier --model" }
+            Some(n) => ModelChoice {
+                name: Some(n),
+                off_reason: None,
+                allow_download,
+                from_team: false,
+                from_flag: true,
+                origin,
+            },
+            None if !config.model.dense => {
+                off("turned off in the configuration (model.dense = false)", "configuration")
             }
+            None if !config.origin.model_configured && recorded.is_some() => ModelChoice {
+                name: recorded,
+                off_reason: None,
+                allow_download,
+                from_team: false,
+                from_flag: false,
+                origin: "recorded for this store by an earlier --model",
+            },
             None => {
                 let from_team = config.origin.model_from_team;
                 let origin = if from_team {
@@ -60,7 +87,14 @@ impl ModelChoice {
                 } else {
                     "default"
                 };
-                ModelChoice { name: Some(config.model.name.clone()), off_reason: None, allow_download: allow_download && !from_team, from_team, from_flag: false, origin }
+                ModelChoice {
+                    name: Some(config.model.name.clone()),
+                    off_reason: None,
+                    allow_download: allow_download && !from_team,
+                    from_team,
+                    from_flag: false,
+                    origin,
+                }
             }
         }
     }
@@ -135,7 +169,11 @@ impl Engine {
     /// How queries become terms here: the search settings and the repository's synonyms.
     pub fn query_analysis(&self) -> crate::search::QueryAnalysis {
         let s = &self.ws.config.search;
-        crate::search::QueryAnalysis { question_words: s.question_words, variants: s.variants, synonyms: self.synonyms() }
+        crate::search::QueryAnalysis {
+            question_words: s.question_words,
+            variants: s.variants,
+            synonyms: self.synonyms(),
+        }
     }
 
     /// The synonyms file (`search.synonyms`, default `.lynx/synonyms.txt`), read once. A path
@@ -145,7 +183,8 @@ impl Engine {
             .get_or_init(|| {
                 let root = self.ws.repo.workdir.clone()?;
                 let setting = self.ws.config.search.synonyms.trim();
-                let path = if setting.is_empty() { root.join(".lynx").join("synonyms.txt") } else { root.join(setting) };
+                let path =
+                    if setting.is_empty() { root.join(".lynx").join("synonyms.txt") } else { root.join(setting) };
                 let real = path.canonicalize().ok()?;
                 let root = root.canonicalize().ok()?;
                 if !real.starts_with(&root) {
@@ -187,7 +226,9 @@ impl Engine {
         match (&self.folder, rev) {
             // A documentation source's revisions are its snapshots; any other revision names
             // code, and the source answers at its current snapshot (`rev_note` says so).
-            (Some(ViewSpec::Snapshot { source, .. }), Some(id)) if self.is_snapshot(source, id) => ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) },
+            (Some(ViewSpec::Snapshot { source, .. }), Some(id)) if self.is_snapshot(source, id) => {
+                ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) }
+            }
             (Some(f), _) => f.clone(),
             (None, _) => ViewSpec::from_option(rev),
         }
@@ -196,8 +237,16 @@ impl Engine {
     /// A snapshot of `source`, or a name shaped like one (`1796083200-1a2b3c4d`): asking for a
     /// snapshot `gc` removed is an error, not the current snapshot.
     fn is_snapshot(&self, source: &str, id: &str) -> bool {
-        let shaped = id.split_once('-').is_some_and(|(t, h)| t.len() == 10 && t.bytes().all(|b| b.is_ascii_digit()) && h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()));
-        shaped || (!id.is_empty() && id != "worktree" && crate::docsource::snapshot_ids(&self.ws, source).iter().any(|s| s == id))
+        let shaped = id.split_once('-').is_some_and(|(t, h)| {
+            t.len() == 10
+                && t.bytes().all(|b| b.is_ascii_digit())
+                && h.len() == 8
+                && h.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        shaped
+            || (!id.is_empty()
+                && id != "worktree"
+                && crate::docsource::snapshot_ids(&self.ws, source).iter().any(|s| s == id))
     }
 
     /// What an answer should say when `rev` does not apply to this source: a documentation
@@ -205,10 +254,12 @@ impl Engine {
     pub fn rev_note(&self, rev: Option<&str>) -> Option<String> {
         let rev = rev.filter(|r| !r.is_empty() && *r != "worktree")?;
         match &self.folder {
-            Some(ViewSpec::Snapshot { source, .. }) if !self.is_snapshot(source, rev) => {
-                Some(format!("documentation source `{source}` has no revision `{rev}`: it answered at its current snapshot"))
+            Some(ViewSpec::Snapshot { source, .. }) if !self.is_snapshot(source, rev) => Some(format!(
+                "documentation source `{source}` has no revision `{rev}`: it answered at its current snapshot"
+            )),
+            Some(ViewSpec::Folder { .. }) => {
+                Some(format!("folder sources have no revisions: answered from the folder as it is (not at `{rev}`)"))
             }
-            Some(ViewSpec::Folder { .. }) => Some(format!("folder sources have no revisions: answered from the folder as it is (not at `{rev}`)")),
             _ => None,
         }
     }
@@ -236,7 +287,13 @@ impl Engine {
                 anyhow::bail!("{name} is not a cross-encoder (its config.json has no sequence-classification head)");
             }
             let onnx = files.onnx.as_ref().ok_or_else(|| anyhow::anyhow!("{name} has no ONNX file"))?;
-            let ce = embed::rerank::CrossEncoder::load(name, &files.dir, onnx, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref())?;
+            let ce = embed::rerank::CrossEncoder::load(
+                name,
+                &files.dir,
+                onnx,
+                self.ws.config.model.threads,
+                self.ws.config.model.ort_dylib.as_deref(),
+            )?;
             Ok(Arc::new(ce))
         };
         let r = load().map_err(|e| format!("reranker `{name}` unavailable: {e:#}"));
@@ -282,14 +339,17 @@ impl Engine {
     /// no change (the MCP server's warm path); everything else is listed fresh.
     pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {
         use std::sync::atomic::Ordering;
-        if *spec != ViewSpec::Worktree || !self.watching.load(Ordering::Acquire) || !self.fence.get().is_some_and(|pass| pass()) {
+        if *spec != ViewSpec::Worktree
+            || !self.watching.load(Ordering::Acquire)
+            || !self.fence.get().is_some_and(|pass| pass())
+        {
             return Ok(Arc::new(View::open(&self.ws, spec)?));
         }
         let generation = self.worktree_gen.load(Ordering::Acquire);
-        if let Some((g, v)) = &*self.worktree.lock().unwrap() {
-            if *g == generation {
-                return Ok(v.clone());
-            }
+        if let Some((g, v)) = &*self.worktree.lock().unwrap()
+            && *g == generation
+        {
+            return Ok(v.clone());
         }
         let v = Arc::new(View::open(&self.ws, spec)?);
         *self.worktree.lock().unwrap() = Some((generation, v.clone()));
@@ -366,14 +426,15 @@ impl Engine {
         let model = self.embedder()?;
         let fp = model.fingerprint().to_string();
         let cache_key = (data.key.clone(), fp.clone());
-        if let Some(m) = self.dense.lock().unwrap().get(&cache_key) {
-            if m.covered == m.live {
-                return Ok(m.clone());
-            }
+        if let Some(m) = self.dense.lock().unwrap().get(&cache_key)
+            && m.covered == m.live
+        {
+            return Ok(m.clone());
         }
         let build = || -> Result<Arc<DenseView>> {
             let mut d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
-            let budget = if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
+            let budget =
+                if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
             let missing = d.live - d.covered;
             if missing > 0 && missing <= budget {
                 index::embed::embed_view(&self.ws.store, view, model.as_ref(), &self.progress)?;
@@ -400,7 +461,8 @@ impl Engine {
                 match self.recent_commits(commit, s.history_commits) {
                     Ok(commits) => {
                         let read = t.elapsed();
-                        let field = crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file);
+                        let field =
+                            crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file);
                         tracing::debug!(
                             "history field: {} commits read in {:.1} ms, built in {:.1} ms",
                             commits.len(),
@@ -468,7 +530,11 @@ impl Engine {
             }
         }
         let g = Arc::new(crate::graph::load::build_for_table(&self.ws.store, &data.table)?);
-        tracing::info!("graph of {} files built in {:.0} ms", data.table.file_count(), t.elapsed().as_secs_f64() * 1000.0);
+        tracing::info!(
+            "graph of {} files built in {:.0} ms",
+            data.table.file_count(),
+            t.elapsed().as_secs_f64() * 1000.0
+        );
         let mut graphs = self.graphs.lock().unwrap();
         if graphs.len() > 4 {
             graphs.clear();

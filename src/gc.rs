@@ -49,7 +49,12 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     }
     for dir in ws.repo.worktree_dirs()? {
         let Ok(repo) = Repo::discover(&dir) else { continue };
-        let other = Workspace { repo, store: crate::store::Store::open(&ws.store.root, &ws.config.store.trusted)?, config: ws.config.clone(), shards: Default::default() };
+        let other = Workspace {
+            repo,
+            store: crate::store::Store::open(&ws.store.root, &ws.config.store.trusted)?,
+            config: ws.config.clone(),
+            shards: Default::default(),
+        };
         if let Ok(view) = View::open(&other, &ViewSpec::Worktree) {
             needed.extend(view.files.iter().map(|f| f.key));
             report.worktrees += 1;

@@ -23,7 +23,8 @@ fn root(dir: Option<&Path>) -> Result<PathBuf> {
 fn command() -> Result<String> {
     let exe = std::env::current_exe().context("cannot find the git-lynx executable")?;
     let on_path = crate::env::get_os(crate::env::PATH).is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join("git-lynx").canonicalize().ok().is_some_and(|c| exe.canonicalize().ok() == Some(c)))
+        std::env::split_paths(&p)
+            .any(|d| d.join("git-lynx").canonicalize().ok().is_some_and(|c| exe.canonicalize().ok() == Some(c)))
     });
     if on_path {
         return Ok("git-lynx".into());
@@ -53,7 +54,13 @@ fn antigravity_file() -> Option<PathBuf> {
 
 /// The name of a repository's entry in a per-user configuration.
 fn user_entry_name(root: &Path) -> String {
-    let name: String = root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default().chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    let name: String = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .collect();
     // Two checkouts with the same folder name get different entries.
     let id = blake3::hash(root.display().to_string().as_bytes()).to_hex();
     format!("lynx-{name}-{}", &id[..6])
@@ -72,19 +79,34 @@ pub fn mcp_config(dir: Option<&Path>, client: &str) -> Result<Answer> {
     let root = root(dir)?;
     let (cmd, args) = entry(client, &root)?;
     let text = match client {
-        "claude" | "cursor" => serde_json::to_string_pretty(&json!({"mcpServers": {"lynx": {"command": cmd, "args": args}}}))? + "\n",
-        "antigravity" => serde_json::to_string_pretty(&json!({"mcpServers": {user_entry_name(&root): {"command": cmd, "args": args, "type": "stdio"}}}))? + "\n",
-        "codex" => format!("[mcp_servers.lynx]\ncommand = {}\nargs = {}\n", toml_str(&cmd), serde_json::to_string(&args)?),
+        "claude" | "cursor" => {
+            serde_json::to_string_pretty(&json!({"mcpServers": {"lynx": {"command": cmd, "args": args}}}))? + "\n"
+        }
+        "antigravity" => {
+            serde_json::to_string_pretty(
+                &json!({"mcpServers": {user_entry_name(&root): {"command": cmd, "args": args, "type": "stdio"}}}),
+            )? + "\n"
+        }
+        "codex" => {
+            format!("[mcp_servers.lynx]\ncommand = {}\nargs = {}\n", toml_str(&cmd), serde_json::to_string(&args)?)
+        }
         _ => serde_json::to_string_pretty(&json!({"command": cmd, "args": args, "transport": "stdio"}))? + "\n",
     };
     if let Some(f) = project_file(client) {
         eprintln!("(this is {f}; `git lynx init --client {client}` writes it for you)");
     } else if client == "antigravity" {
-        eprintln!("(merge this into ~/.gemini/antigravity/mcp_config.json; `git lynx init --client antigravity` does it)");
+        eprintln!(
+            "(merge this into ~/.gemini/antigravity/mcp_config.json; `git lynx init --client antigravity` does it)"
+        );
     } else if client == "codex" {
         eprintln!("(add this to ~/.codex/config.toml; Codex starts it in the project you run codex in)");
     }
-    Ok(Answer::new("mcp_config", None, json!({"client": client, "command": cmd, "args": args, "file": project_file(client)}), text))
+    Ok(Answer::new(
+        "mcp_config",
+        None,
+        json!({"client": client, "command": cmd, "args": args, "file": project_file(client)}),
+        text,
+    ))
 }
 
 fn toml_str(s: &str) -> String {
@@ -118,7 +140,9 @@ fn rules_file(target: &str) -> Result<(&'static str, bool)> {
         "agents" | "codex" => ("AGENTS.md", false),
         "lynx" => ("lynx.md", false),
         "cursor" => (".cursor/rules/lynx.mdc", true),
-        other => return Err(crate::error::usage(format!("unknown rules target `{other}`: claude, agents, cursor or lynx"))),
+        other => {
+            return Err(crate::error::usage(format!("unknown rules target `{other}`: claude, agents, cursor or lynx")));
+        }
     })
 }
 
@@ -156,7 +180,12 @@ pub fn rules(dir: Option<&Path>, target: &str, print: bool) -> Result<Answer> {
     }
     let path = in_repository(&root(dir)?, file)?;
     write_rules(&path, whole)?;
-    Ok(Answer::new("rules", None, json!({"file": path.display().to_string(), "written": true}), format!("wrote the Lynx rules section to {}\n", path.display())))
+    Ok(Answer::new(
+        "rules",
+        None,
+        json!({"file": path.display().to_string(), "written": true}),
+        format!("wrote the Lynx rules section to {}\n", path.display()),
+    ))
 }
 
 fn write_rules(path: &Path, whole: bool) -> Result<()> {
@@ -167,7 +196,9 @@ fn write_rules(path: &Path, whole: bool) -> Result<()> {
         let current = std::fs::read_to_string(path).unwrap_or_default();
         // Replace an earlier Lynx section in place; otherwise append.
         match (current.find(BEGIN), current.find(END)) {
-            (Some(b), Some(e)) if e > b => format!("{}{}{}", &current[..b], section.trim_end(), &current[e + END.len()..]),
+            (Some(b), Some(e)) if e > b => {
+                format!("{}{}{}", &current[..b], section.trim_end(), &current[e + END.len()..])
+            }
             _ if current.is_empty() => section,
             _ => format!("{}\n\n{}", current.trim_end(), section),
         }
@@ -212,12 +243,14 @@ fn add_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
 
 fn add_named_server(path: &Path, name: &str, server: Value) -> Result<()> {
     let mut v: Value = match std::fs::read_to_string(path) {
-        Ok(t) => serde_json::from_str(&t).with_context(|| format!("{} is not valid JSON; fix it or move it away, then run again", path.display()))?,
+        Ok(t) => serde_json::from_str(&t)
+            .with_context(|| format!("{} is not valid JSON; fix it or move it away, then run again", path.display()))?,
         Err(_) => json!({}),
     };
     let obj = v.as_object_mut().with_context(|| format!("{} is not a JSON object", path.display()))?;
     let servers = obj.entry("mcpServers").or_insert_with(|| json!({}));
-    let servers = servers.as_object_mut().with_context(|| format!("`mcpServers` in {} is not an object", path.display()))?;
+    let servers =
+        servers.as_object_mut().with_context(|| format!("`mcpServers` in {} is not an object", path.display()))?;
     servers.insert(name.into(), server);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -269,7 +302,9 @@ fn rules_for(client: &str) -> &'static str {
 pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String>)> {
     let root = root(dir)?;
     if client == "generic" {
-        return Err(crate::error::usage("init needs a client it can configure: claude, cursor, codex or antigravity (`mcp-config generic` prints a generic entry)"));
+        return Err(crate::error::usage(
+            "init needs a client it can configure: claude, cursor, codex or antigravity (`mcp-config generic` prints a generic entry)",
+        ));
     }
     let (cmd, args) = entry(client, &root)?;
     let mut written = Vec::new();
@@ -289,7 +324,9 @@ pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String
             toml_str(&cmd),
             serde_json::to_string(&args)?
         )),
-        None => hints.push(format!("configure your client to run `{cmd} {}` in this repository (stdio)", args.join(" "))),
+        None => {
+            hints.push(format!("configure your client to run `{cmd} {}` in this repository (stdio)", args.join(" ")))
+        }
     }
     let (file, whole) = rules_file(rules_for(client))?;
     write_rules(&in_repository(&root, file)?, whole)?;
@@ -302,16 +339,16 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     let root = root(dir)?;
     let mut removed = Vec::new();
     for client in CLIENTS {
-        if let Some(f) = project_file(client) {
-            if remove_server(&root, &in_repository(&root, f)?)? {
-                removed.push(f.to_string());
-            }
+        if let Some(f) = project_file(client)
+            && remove_server(&root, &in_repository(&root, f)?)?
+        {
+            removed.push(f.to_string());
         }
     }
-    if let Some(file) = antigravity_file() {
-        if remove_named_server(Path::new("/"), &file, &user_entry_name(&root))? {
-            removed.push(file.display().to_string());
-        }
+    if let Some(file) = antigravity_file()
+        && remove_named_server(Path::new("/"), &file, &user_entry_name(&root))?
+    {
+        removed.push(file.display().to_string());
     }
     for target in ["claude", "agents", "cursor", "lynx"] {
         let (file, whole) = rules_file(target)?;
@@ -325,7 +362,10 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     if let Some(s) = store {
         let inside = s.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(s, r)| s.starts_with(r));
         if s.is_dir() && !inside {
-            return Err(crate::error::usage(format!("the index at {} is outside this repository (shared?); remove it yourself if you mean to", s.display())));
+            return Err(crate::error::usage(format!(
+                "the index at {} is outside this repository (shared?); remove it yourself if you mean to",
+                s.display()
+            )));
         }
         if s.is_dir() {
             std::fs::remove_dir_all(s).with_context(|| format!("removing {}", s.display()))?;
@@ -350,7 +390,11 @@ pub fn detect_client(dir: Option<&Path>) -> Result<&'static str> {
 }
 
 /// Writes the client's entries (detected when not named), then indexes unless `engine` gives none.
-pub fn init_answer(dir: Option<&Path>, client: Option<&str>, engine: impl FnOnce() -> anyhow::Result<Option<crate::engine::Engine>>) -> anyhow::Result<crate::ops::Answer> {
+pub fn init_answer(
+    dir: Option<&Path>,
+    client: Option<&str>,
+    engine: impl FnOnce() -> anyhow::Result<Option<crate::engine::Engine>>,
+) -> anyhow::Result<crate::ops::Answer> {
     let client = match client {
         Some(c) => c.to_string(),
         None => detect_client(dir)?.to_string(),
@@ -372,6 +416,10 @@ pub fn init_answer(dir: Option<&Path>, client: Option<&str>, engine: impl FnOnce
         None => None,
     };
     text.push_str(&format!("ready: start {client} in this repository; `git lynx remove` undoes this\n"));
-    Ok(crate::ops::Answer::new("init", None, serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}), text))
+    Ok(crate::ops::Answer::new(
+        "init",
+        None,
+        serde_json::json!({"client": client, "written": written, "hints": hints, "index": index}),
+        text,
+    ))
 }
-

@@ -146,7 +146,9 @@ impl Lang {
 pub fn is_document_page(path: &str) -> bool {
     path.starts_with("https://")
         || path.starts_with("http://")
-        || path.rsplit_once("#page=").is_some_and(|(f, n)| f.to_ascii_lowercase().ends_with(".pdf") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        || path.rsplit_once("#page=").is_some_and(|(f, n)| {
+            f.to_ascii_lowercase().ends_with(".pdf") && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 pub fn by_path(path: &str) -> Option<Lang> {
@@ -267,7 +269,10 @@ mod tests {
     fn header_dialects() {
         assert_eq!(detect("a/x.h", b"int add(int a, int b);\n"), Lang::C);
         assert_eq!(detect("a/x.h", b"#pragma once\nnamespace foo {\nclass Bar {};\n}\n"), Lang::Cpp);
-        assert_eq!(detect("a/x.h", b"#import <Foundation/Foundation.h>\n@interface Foo : NSObject\n@end\n"), Lang::ObjC);
+        assert_eq!(
+            detect("a/x.h", b"#import <Foundation/Foundation.h>\n@interface Foo : NSObject\n@end\n"),
+            Lang::ObjC
+        );
         assert_eq!(detect("x.h", b"#include <vector>\nint f();\n"), Lang::Cpp);
     }
 

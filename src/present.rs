@@ -91,7 +91,8 @@ pub fn path(p: &str) -> String {
 /// newline forges a `path:line:` line, ESC starts a terminal sequence), DEL, C1 controls and
 /// the bidirectional overrides that reorder what is shown.
 fn unsafe_char(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}')
 }
 
 /// A path as git quotes it (`core.quotePath`): unchanged when it holds no unsafe character,

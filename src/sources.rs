@@ -73,7 +73,16 @@ impl Sources {
     pub fn open(main: Arc<Engine>, lynxmcp: Option<&Path>, progress: &Progress) -> Result<Sources> {
         let root = main.ws.repo.workdir.clone().unwrap_or_else(|| main.ws.repo.common_dir.clone());
         let repo_name = repo_source_name(&main.ws);
-        let mut list = vec![Source { name: repo_name, description: "this repository".into(), committed: false, kind: "repository", path: root.clone(), graph: true, engine: main.clone(), config: None }];
+        let mut list = vec![Source {
+            name: repo_name,
+            description: "this repository".into(),
+            committed: false,
+            kind: "repository",
+            path: root.clone(),
+            graph: true,
+            engine: main.clone(),
+            config: None,
+        }];
         let mut configs = main.ws.config.sources.clone();
         let mut ignored_fields = Vec::new();
         if let Some(p) = lynxmcp {
@@ -90,7 +99,8 @@ impl Sources {
             if list.iter().any(|s| s.name == sc.name) {
                 bail!("two sources are named `{}`; source names must be unique", sc.name);
             }
-            let source = open_source(&main, &sc, &path, progress).with_context(|| format!("opening source `{}` ({})", sc.name, path.display()))?;
+            let source = open_source(&main, &sc, &path, progress)
+                .with_context(|| format!("opening source `{}` ({})", sc.name, path.display()))?;
             list.push(source);
         }
         Ok(Sources { list, ignored_fields })
@@ -124,7 +134,14 @@ impl Sources {
     pub fn infos(&self) -> Vec<SourceInfo> {
         self.list
             .iter()
-            .map(|s| SourceInfo { name: s.name.clone(), kind: s.kind, path: s.path.display().to_string(), graph: s.graph, description: s.description.clone(), description_from: s.committed.then_some(crate::config::TEAM_FILE) })
+            .map(|s| SourceInfo {
+                name: s.name.clone(),
+                kind: s.kind,
+                path: s.path.display().to_string(),
+                graph: s.graph,
+                description: s.description.clone(),
+                description_from: s.committed.then_some(crate::config::TEAM_FILE),
+            })
             .collect()
     }
 }
@@ -165,10 +182,23 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         // A plain folder shares the repository's store (objects are content-addressed).
         let ws = Workspace::open(main.ws.repo.workdir.as_deref().unwrap_or(&main.ws.repo.common_dir))?;
         let mut e = Engine::new(ws, progress.clone(), model);
-        e.folder = Some(ViewSpec::Folder { root: path.to_path_buf(), extensions: sc.extensions.clone(), ignore: sc.ignore.clone() });
+        e.folder = Some(ViewSpec::Folder {
+            root: path.to_path_buf(),
+            extensions: sc.extensions.clone(),
+            ignore: sc.ignore.clone(),
+        });
         (e, "folder")
     };
-    Ok(Source { name: sc.name.clone(), description: one_line(&sc.description, 200), committed: sc.committed, kind, path: path.to_path_buf(), graph: sc.graph, engine: Arc::new(engine), config: Some(sc.clone()) })
+    Ok(Source {
+        name: sc.name.clone(),
+        description: one_line(&sc.description, 200),
+        committed: sc.committed,
+        kind,
+        path: path.to_path_buf(),
+        graph: sc.graph,
+        engine: Arc::new(engine),
+        config: Some(sc.clone()),
+    })
 }
 
 /// A description as shown in answers: one line, no control characters, at most `max` chars.
@@ -182,8 +212,10 @@ fn one_line(s: &str, max: usize) -> String {
 /// ignored, so nothing is dropped without a word.
 pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading LynxMCP config {}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))?;
-    let version = v["config_version"].as_u64().unwrap_or(if v["sources"].is_object() || v["sources"].is_array() { 2 } else { 0 });
+    let v: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not valid JSON", path.display()))?;
+    let version =
+        v["config_version"].as_u64().unwrap_or(if v["sources"].is_object() || v["sources"].is_array() { 2 } else { 0 });
     if version != 2 {
         bail!(
             "{} has config_version {version}; Lynx reads LynxMCP config_version 2 (a `sources` object); migrate it with LynxMCP first",
@@ -207,9 +239,13 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     };
     for (i, (key, s)) in entries.iter().enumerate() {
         let typ = s["type"].as_str().unwrap_or("codebase");
-        let name = key.clone().or_else(|| s["name"].as_str().map(String::from)).unwrap_or_else(|| format!("source{}", i + 1));
+        let name =
+            key.clone().or_else(|| s["name"].as_str().map(String::from)).unwrap_or_else(|| format!("source{}", i + 1));
         if crate::config::check_source_name(&name).is_err() {
-            ignored.push(format!("sources[{}] (not a valid source name: letters, digits, `-`, `_`, `.`)", name.chars().take(40).collect::<String>()));
+            ignored.push(format!(
+                "sources[{}] (not a valid source name: letters, digits, `-`, `_`, `.`)",
+                name.chars().take(40).collect::<String>()
+            ));
             continue;
         }
         if typ == "webdoc" || typ == "pdf" {
@@ -220,7 +256,8 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
             continue;
         }
         if !matches!(typ, "codebase" | "code" | "docs" | "documentation" | "folder" | "local") {
-            ignored.push(format!("sources[{name}] (type `{typ}`: Lynx reads codebase, folder, webdoc and pdf sources)"));
+            ignored
+                .push(format!("sources[{name}] (type `{typ}`: Lynx reads codebase, folder, webdoc and pdf sources)"));
             continue;
         }
         let Some(p) = s["path"].as_str().or_else(|| s["root"].as_str()) else {
@@ -228,13 +265,31 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
             continue;
         };
         let p = if Path::new(p).is_absolute() { PathBuf::from(p) } else { base.join(p) };
-        let list = |key: &str| -> Vec<String> { s[key].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default() };
+        let list = |key: &str| -> Vec<String> {
+            s[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+                .unwrap_or_default()
+        };
         if let Some(obj) = s.as_object() {
             for k in obj.keys() {
                 let known = matches!(
                     k.as_str(),
-                    "name" | "type" | "path" | "root" | "extensions" | "file_extensions" | "supported_extensions" | "ignore" | "ignore_patterns"
-                        | "ignored_path_fragments" | "exclude" | "graph" | "enable_graph" | "description" | "git_integration"
+                    "name"
+                        | "type"
+                        | "path"
+                        | "root"
+                        | "extensions"
+                        | "file_extensions"
+                        | "supported_extensions"
+                        | "ignore"
+                        | "ignore_patterns"
+                        | "ignored_path_fragments"
+                        | "exclude"
+                        | "graph"
+                        | "enable_graph"
+                        | "description"
+                        | "git_integration"
                 );
                 if !known {
                     ignored.push(format!("sources[{name}].{k}"));
@@ -261,17 +316,38 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
             serde_json::Value::Object(g) => g.get("enabled").and_then(|e| e.as_bool()).unwrap_or(false),
             _ => s["enable_graph"].as_bool().unwrap_or(typ.starts_with("code")),
         };
-        out.push(SourceConfig { name, path: p.display().to_string(), extensions, ignore, graph, description: s["description"].as_str().unwrap_or("").to_string(), ..Default::default() });
+        out.push(SourceConfig {
+            name,
+            path: p.display().to_string(),
+            extensions,
+            ignore,
+            graph,
+            description: s["description"].as_str().unwrap_or("").to_string(),
+            ..Default::default()
+        });
     }
     Ok((out, ignored))
 }
 
 /// A LynxMCP `webdoc` or `pdf` source in Lynx's terms (same field names, flattened extractor
 /// settings); fields with no equivalent are named in `ignored`.
-fn doc_source(name: &str, typ: &str, s: &serde_json::Value, base: &Path, ignored: &mut Vec<String>) -> Option<SourceConfig> {
-    let list = |key: &str| -> Vec<String> { s[key].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default() };
+fn doc_source(
+    name: &str,
+    typ: &str,
+    s: &serde_json::Value,
+    base: &Path,
+    ignored: &mut Vec<String>,
+) -> Option<SourceConfig> {
+    let list = |key: &str| -> Vec<String> {
+        s[key].as_array().map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect()).unwrap_or_default()
+    };
     let count = |v: &serde_json::Value| v.as_u64().map(|n| n as usize);
-    let mut sc = SourceConfig { name: name.to_string(), graph: false, description: s["description"].as_str().unwrap_or("").to_string(), ..Default::default() };
+    let mut sc = SourceConfig {
+        name: name.to_string(),
+        graph: false,
+        description: s["description"].as_str().unwrap_or("").to_string(),
+        ..Default::default()
+    };
     let known: &[&str] = if typ == "webdoc" {
         sc.kind = SourceType::Webdoc;
         sc.url = match &s["url"] {
@@ -290,7 +366,21 @@ fn doc_source(name: &str, typ: &str, s: &serde_json::Value, base: &Path, ignored
         sc.request_timeout_seconds = s["request_timeout_seconds"].as_f64();
         sc.user_agent = s["user_agent"].as_str().map(String::from);
         sc.render_js = s["render_js"].as_bool().unwrap_or(false);
-        &["name", "type", "url", "max_depth", "max_pages", "same_origin_only", "include_url_patterns", "exclude_url_patterns", "request_delay_seconds", "request_timeout_seconds", "user_agent", "render_js", "description"]
+        &[
+            "name",
+            "type",
+            "url",
+            "max_depth",
+            "max_pages",
+            "same_origin_only",
+            "include_url_patterns",
+            "exclude_url_patterns",
+            "request_delay_seconds",
+            "request_timeout_seconds",
+            "user_agent",
+            "render_js",
+            "description",
+        ]
     } else {
         sc.kind = SourceType::Pdf;
         let Some(p) = s["path"].as_str() else {
@@ -344,7 +434,8 @@ pub fn migrate_lynxmcp(path: &Path) -> Result<(toml::Table, Vec<String>)> {
     let int_of = |x: &serde_json::Value| x.as_u64().map(|n| toml::Value::Integer(n as i64));
     let reranker = &s["reranker"];
     // LynxMCP reranks the first `top_n_before_rerank` candidates; Lynx reranks the pool.
-    let pool = [s["candidate_pool_size"].as_u64(), reranker["top_n_before_rerank"].as_u64()].into_iter().flatten().max();
+    let pool =
+        [s["candidate_pool_size"].as_u64(), reranker["top_n_before_rerank"].as_u64()].into_iter().flatten().max();
     section(
         "search",
         vec![
@@ -361,8 +452,15 @@ pub fn migrate_lynxmcp(path: &Path) -> Result<(toml::Table, Vec<String>)> {
         vec![("name", str_of(&v["embedding"]["model_name"])), ("reranker", str_of(&reranker["model_name"]))],
     );
     let t = &v["tools"];
-    let list = |x: &serde_json::Value| x.as_array().map(|a| toml::Value::Array(a.iter().filter_map(|s| s.as_str().map(|s| toml::Value::String(s.into()))).collect()));
-    section("tools", vec![("profile", str_of(&t["profile"])), ("include", list(&t["include"])), ("exclude", list(&t["exclude"]))]);
+    let list = |x: &serde_json::Value| {
+        x.as_array().map(|a| {
+            toml::Value::Array(a.iter().filter_map(|s| s.as_str().map(|s| toml::Value::String(s.into()))).collect())
+        })
+    };
+    section(
+        "tools",
+        vec![("profile", str_of(&t["profile"])), ("include", list(&t["include"])), ("exclude", list(&t["exclude"]))],
+    );
     // One watcher for the repository: the first source's debounce.
     let debounce = match &v["sources"] {
         serde_json::Value::Object(m) => m.values().find_map(|s| s["watcher"]["debounce_seconds"].as_f64()),
@@ -379,7 +477,8 @@ pub fn migrate_lynxmcp(path: &Path) -> Result<(toml::Table, Vec<String>)> {
     }
     for k in ["storage_path", "loading_timeout_seconds"] {
         if !v[k].is_null() {
-            skipped.push(format!("{k} (Lynx keeps its index in the repository's .lynx and never blocks the handshake)"));
+            skipped
+                .push(format!("{k} (Lynx keeps its index in the repository's .lynx and never blocks the handshake)"));
         }
     }
     skipped.retain(|s| !s.starts_with("storage_path (LynxMCP") && !s.starts_with("loading_timeout_seconds (LynxMCP"));

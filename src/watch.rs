@@ -36,15 +36,22 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
     let report = crate::index::index_view(&engine.ws, &view, &engine.progress)?;
     let catch_up_millis = t.elapsed().as_secs_f64() * 1000.0;
     let mut embedded = 0;
-    if let Ok(model) = engine.embedder() {
-        if let Ok(d) = crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress) {
-            embedded = d.embedded;
-        }
+    if let Ok(model) = engine.embedder()
+        && let Ok(d) = crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress)
+    {
+        embedded = d.embedded;
     }
     let opened = engine.open_listed(&view)?;
     let _ = engine.graph(&view, &opened.data);
     let _ = engine.dense_for(&view, &opened.data);
-    Ok(Update { reason: reason.to_string(), blobs_new: report.blobs_new, chunks_embedded: embedded, files: view.files.len(), catch_up_millis, millis: t.elapsed().as_secs_f64() * 1000.0 })
+    Ok(Update {
+        reason: reason.to_string(),
+        blobs_new: report.blobs_new,
+        chunks_embedded: embedded,
+        files: view.files.len(),
+        catch_up_millis,
+        millis: t.elapsed().as_secs_f64() * 1000.0,
+    })
 }
 
 /// Whether an event path can change the working-tree view.
@@ -62,7 +69,13 @@ fn relevant(root: &Path, git_dir: &Path, p: &Path) -> bool {
 /// quiet period, not notify-debouncer-full's fixed delay per event: that one releases the first
 /// saves of a longer burst while later ones still arrive, so one burst became several updates.
 /// Returns None when the channel closed or `stop` says so.
-fn next_batch(rx: &Receiver<notify::Result<notify::Event>>, root: &Path, git_dir: &Path, quiet: Duration, stop: &dyn Fn() -> bool) -> Option<usize> {
+fn next_batch(
+    rx: &Receiver<notify::Result<notify::Event>>,
+    root: &Path,
+    git_dir: &Path,
+    quiet: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Option<usize> {
     let is_relevant = |ev: &notify::Event| {
         !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(root, git_dir, p))
     };
@@ -98,7 +111,12 @@ fn next_batch(rx: &Receiver<notify::Result<notify::Event>>, root: &Path, git_dir
 
 /// Watches `engine`'s working tree until `stop` returns true, calling `on_update` after each
 /// update. Holds the store's watch lock while doing so.
-pub fn watch_loop(engine: &Engine, debounce: Duration, stop: &dyn Fn() -> bool, on_update: &mut dyn FnMut(&Update)) -> Result<()> {
+pub fn watch_loop(
+    engine: &Engine,
+    debounce: Duration,
+    stop: &dyn Fn() -> bool,
+    on_update: &mut dyn FnMut(&Update),
+) -> Result<()> {
     let root = engine.ws.repo.workdir()?.to_path_buf();
     let git_dir = engine.ws.repo.local().git_dir().canonicalize().unwrap_or_else(|_| root.join(".git"));
     let (tx, rx) = channel();
@@ -136,7 +154,10 @@ pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
         if json {
             println!("{}", serde_json::to_string(u).unwrap_or_default());
         } else {
-            eprintln!("{}: {} new blobs, {} chunks embedded, {} files, {:.0} ms", u.reason, u.blobs_new, u.chunks_embedded, u.files, u.millis);
+            eprintln!(
+                "{}: {} new blobs, {} chunks embedded, {} files, {:.0} ms",
+                u.reason, u.blobs_new, u.chunks_embedded, u.files, u.millis
+            );
         }
     };
     loop {
@@ -151,7 +172,9 @@ pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
             None => {
                 let holder = StoreLock::holder(&root, WATCH_LOCK).unwrap_or_else(|| "another process".into());
                 if !json {
-                    eprintln!("{holder} is already watching this repository; following it and taking over when it exits");
+                    eprintln!(
+                        "{holder} is already watching this repository; following it and taking over when it exits"
+                    );
                 }
                 while StoreLock::holder(&root, WATCH_LOCK).is_some() {
                     std::thread::sleep(Duration::from_secs(1));
@@ -177,7 +200,8 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
         loop {
             match StoreLock::try_acquire(&root, WATCH_LOCK, "serve (watching)") {
                 Ok(Some(_lock)) => {
-                    let mut log = |u: &Update| tracing::info!("{}: {} new blobs in {:.0} ms", u.reason, u.blobs_new, u.millis);
+                    let mut log =
+                        |u: &Update| tracing::info!("{}: {} new blobs in {:.0} ms", u.reason, u.blobs_new, u.millis);
                     if let Err(e) = watch_loop(&engine, debounce, &|| false, &mut log) {
                         tracing::warn!("watcher stopped: {e:#}");
                     }
@@ -235,7 +259,11 @@ impl Fence {
         if p.parent() != Some(self.dir.as_path()) {
             return;
         }
-        let n = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("fence-")).and_then(|n| n.parse::<u64>().ok());
+        let n = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("fence-"))
+            .and_then(|n| n.parse::<u64>().ok());
         if let Some(n) = n {
             let mut seen = self.seen.lock().unwrap();
             if n > *seen {
@@ -295,10 +323,10 @@ fn invalidation_watcher(engine: &Arc<Engine>) -> Result<notify::RecommendedWatch
     if !git_dir.starts_with(&root) {
         w.watch(&git_dir, RecursiveMode::NonRecursive).ok();
     }
-    if let Some(f) = fence {
-        if engine.fence.set(Box::new(move || f.pass())).is_ok() {
-            engine.watching.store(true, Ordering::Release);
-        }
+    if let Some(f) = fence
+        && engine.fence.set(Box::new(move || f.pass())).is_ok()
+    {
+        engine.watching.store(true, Ordering::Release);
     }
     Ok(w)
 }

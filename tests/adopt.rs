@@ -124,11 +124,20 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     // A tampered alternate: nothing of it is used; the blobs are processed here.
     let (_t, dir) = clone_of(&r);
     let mut c = std::process::Command::new(BIN);
-    isolate(&mut c).current_dir(&dir).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args(["--json", "--model", &m, "index"]);
+    isolate(&mut c)
+        .current_dir(&dir)
+        .env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered)
+        .args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
     assert_eq!(v["blobs_new"], 3, "{v}");
     let mut c = std::process::Command::new(BIN);
-    isolate(&mut c).current_dir(&dir).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args(["--json", "--model", &m, "search", "session token signature"]);
+    isolate(&mut c).current_dir(&dir).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args([
+        "--json",
+        "--model",
+        &m,
+        "search",
+        "session token signature",
+    ]);
     let s: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
     assert!(!s.to_string().contains("IGNORE PREVIOUS"), "{s}");
     assert_eq!(s["results"], want["results"]);
@@ -136,17 +145,26 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     // An honest, untrusted alternate: checked and copied in, nothing processed again.
     let (_t2, dir2) = clone_of(&r);
     let mut c = std::process::Command::new(BIN);
-    isolate(&mut c).current_dir(&dir2).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest).args(["--json", "--model", &m, "index"]);
+    isolate(&mut c)
+        .current_dir(&dir2)
+        .env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest)
+        .args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
     assert_eq!((v["blobs_new"].as_u64(), v["blobs_adopted"].as_u64()), (Some(0), Some(3)), "{v}");
-    assert!(v["chunks_embedded"].as_u64().unwrap() > 0, "an untrusted source's vectors are computed again to be checked: {v}");
+    assert!(
+        v["chunks_embedded"].as_u64().unwrap() > 0,
+        "an untrusted source's vectors are computed again to be checked: {v}"
+    );
 
     // Trusted by the user: read in place, not copied.
     let (_t3, dir3) = clone_of(&r);
     std::fs::create_dir_all(dir3.join(".lynx")).unwrap();
     std::fs::write(dir3.join(".lynx/config.toml"), format!("[store]\ntrusted = [\"{}\"]\n", honest.display())).unwrap();
     let mut c = std::process::Command::new(BIN);
-    isolate(&mut c).current_dir(&dir3).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest).args(["--json", "--model", &m, "index"]);
+    isolate(&mut c)
+        .current_dir(&dir3)
+        .env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &honest)
+        .args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
     assert_eq!((v["blobs_new"].as_u64(), v["blobs_reused"].as_u64()), (Some(0), Some(3)), "{v}");
     assert!(lynx::store::list_segments(&dir3.join(".lynx/objects")).unwrap().iter().all(|s| !s.is_empty()));
@@ -154,7 +172,13 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
     let (_t4, dir4) = clone_of(&r);
     std::fs::write(dir4.join("lynx.toml"), format!("[store]\ntrusted = [\"{}\"]\n", tampered.display())).unwrap();
     let mut c = std::process::Command::new(BIN);
-    isolate(&mut c).current_dir(&dir4).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args(["--json", "--model", &m, "search", "session token signature"]);
+    isolate(&mut c).current_dir(&dir4).env("LYNX_ALTERNATE_OBJECT_DIRECTORIES", &tampered).args([
+        "--json",
+        "--model",
+        &m,
+        "search",
+        "session token signature",
+    ]);
     let o = c.output().unwrap();
     let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(!s.to_string().contains("IGNORE PREVIOUS"), "{s}");
@@ -220,7 +244,10 @@ fn unsampled_blob(dir: &Path) -> Vec<u8> {
 fn wide_repo() -> TestRepo {
     let r = source_repo();
     for i in 0..14 {
-        r.write(&format!("src/part{i}.py"), &format!("def first_{i}(x):\n    return x + {i}\n\n\ndef second_{i}(y):\n    return first_{i}(y) * 2\n"));
+        r.write(
+            &format!("src/part{i}.py"),
+            &format!("def first_{i}(x):\n    return x + {i}\n\n\ndef second_{i}(y):\n    return first_{i}(y) * 2\n"),
+        );
     }
     r.commit_all("more");
     r
@@ -265,7 +292,8 @@ fn a_forged_vector_in_an_import_never_enters_the_store() {
         if n < 10 {
             return None;
         }
-        let pick: arrow::array::UInt32Array = (0..n as u32).map(|i| Some(if i as usize == n - 1 { 0 } else { i })).collect();
+        let pick: arrow::array::UInt32Array =
+            (0..n as u32).map(|i| Some(if i as usize == n - 1 { 0 } else { i })).collect();
         let idx = b.schema().index_of("vector").unwrap();
         let mut cols: Vec<ArrayRef> = b.columns().to_vec();
         cols[idx] = arrow::compute::take(b.column(idx).as_ref(), &pick, None).unwrap();
@@ -295,7 +323,12 @@ fn a_repair_removes_every_segment_of_a_damaged_blob_and_converges() {
     lynx_in(r.path(), &["--model", &m, "index"]);
     assert_eq!(verify_status(r.path(), &m), "ok", "one repair and one index are enough");
     let all = lynx_in(r.path(), &["--model", &m, "search", "second", "-k", "100", "--mode", "sparse"]);
-    let n = all["results"].as_array().unwrap().iter().filter(|h| h["symbol"].as_str().is_some_and(|s| s.starts_with("second_"))).count();
+    let n = all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["symbol"].as_str().is_some_and(|s| s.starts_with("second_")))
+        .count();
     assert_eq!(n, 14, "{all}");
 }
 

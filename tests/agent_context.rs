@@ -80,7 +80,10 @@ fn cursors_page_through_every_item_once() {
 fn explain_says_why_a_hit_ranked() {
     let r = TestRepo::new();
     r.write("src/retry.py", "def retry_with_backoff(call, attempts):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n");
-    r.write("tests/test_retry.py", "def test_retry_with_backoff():\n    assert retry_with_backoff(lambda: 1, 3) == 1\n");
+    r.write(
+        "tests/test_retry.py",
+        "def test_retry_with_backoff():\n    assert retry_with_backoff(lambda: 1, 3) == 1\n",
+    );
     r.write("docs/retry.md", "# Retry\n\nCalls are retried with backoff.\n");
     r.commit_all("retry");
     let v = r.json(&["--no-dense", "search", "retry backoff", "--explain"]);
@@ -89,14 +92,24 @@ fn explain_says_why_a_hit_ranked() {
     let e = &src["explain"];
     assert_eq!(e["fusion"], "sparse", "{e}");
     let terms = e["sparse"]["terms"].as_array().unwrap();
-    let fields: BTreeSet<(&str, &str)> = terms.iter().map(|t| (t["term"].as_str().unwrap(), t["field"].as_str().unwrap())).collect();
-    assert!(fields.contains(&("retry", "text")) && fields.contains(&("backoff", "symbol")) && fields.contains(&("retry", "path")), "{fields:?}");
+    let fields: BTreeSet<(&str, &str)> =
+        terms.iter().map(|t| (t["term"].as_str().unwrap(), t["field"].as_str().unwrap())).collect();
+    assert!(
+        fields.contains(&("retry", "text"))
+            && fields.contains(&("backoff", "symbol"))
+            && fields.contains(&("retry", "path")),
+        "{fields:?}"
+    );
     // The parts add up: BM25 is the sum of its term scores, the score is retrieval × priors + file evidence.
     let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
     assert!((sum - e["sparse"]["bm25"].as_f64().unwrap()).abs() < 1e-3, "{e}");
     let test = hits.iter().find(|h| h["path"] == "tests/test_retry.py").expect("test hit");
     let priors = test["explain"]["priors"].as_array().unwrap();
-    assert!(priors.iter().any(|p| p["prior"] == "test file" && p["factor"].as_f64().unwrap() < 1.0), "{}", test["explain"]);
+    assert!(
+        priors.iter().any(|p| p["prior"] == "test file" && p["factor"].as_f64().unwrap() < 1.0),
+        "{}",
+        test["explain"]
+    );
     for h in hits {
         let e = &h["explain"];
         let product: f64 = e["priors"].as_array().unwrap().iter().map(|p| p["factor"].as_f64().unwrap()).product();
@@ -115,7 +128,9 @@ fn language_filter_keeps_one_language() {
     r.write("c/parse.ts", "export function parseInvoice(text: string) { return text; }\n");
     r.write("d/parse.tsx", "export function ParseInvoiceView() { return null; }\n");
     r.commit_all("langs");
-    let paths = |lang: &str| -> BTreeSet<String> { r.search_paths(&["--no-dense", "parse invoice", "--language", lang]).into_iter().collect() };
+    let paths = |lang: &str| -> BTreeSet<String> {
+        r.search_paths(&["--no-dense", "parse invoice", "--language", lang]).into_iter().collect()
+    };
     assert_eq!(paths("python"), BTreeSet::from(["a/parse.py".to_string()]));
     assert_eq!(paths("c#"), BTreeSet::from(["b/Parse.cs".to_string()]));
     assert_eq!(paths("ts"), BTreeSet::from(["c/parse.ts".to_string(), "d/parse.tsx".to_string()]));
@@ -137,15 +152,23 @@ fn context_slices_fit_the_budget_exactly() {
         "shop/cart.py",
         "from shop.money import round_cents\n\n\nclass Cart:\n    \"\"\"A shopping cart.\"\"\"\n\n    def __init__(self):\n        self.items = []\n\n    def total(self):\n        \"\"\"Sum of the items, rounded to cents.\"\"\"\n        s = 0\n        for price, qty in self.items:\n            s += price * qty\n        return round_cents(s)\n",
     );
-    r.write("shop/money.py", "def round_cents(x):\n    \"\"\"Round to two decimals, half up.\"\"\"\n    return int(x * 100 + 0.5) / 100\n");
+    r.write(
+        "shop/money.py",
+        "def round_cents(x):\n    \"\"\"Round to two decimals, half up.\"\"\"\n    return int(x * 100 + 0.5) / 100\n",
+    );
     r.write("shop/checkout.py", "from shop.cart import Cart\n\n\ndef checkout(cart: Cart):\n    amount = cart.total()\n    return {'amount': amount}\n\n\ndef receipt(cart: Cart):\n    return 'total: %s' % cart.total()\n");
     r.commit_all("shop");
 
     let v = r.json(&["--no-dense", "context", "Cart.total", "--budget", "2000"]);
     let slices = v["slices"].as_array().unwrap();
     assert_eq!(slices[0]["role"], "definition");
-    assert_eq!((slices[0]["start_line"].as_u64(), slices[0]["end_line"].as_u64()), (Some(7), Some(15)), "3 lines around 10-15: {v}");
-    let roles: BTreeSet<(&str, &str)> = slices.iter().map(|s| (s["role"].as_str().unwrap(), s["name"].as_str().unwrap())).collect();
+    assert_eq!(
+        (slices[0]["start_line"].as_u64(), slices[0]["end_line"].as_u64()),
+        (Some(7), Some(15)),
+        "3 lines around 10-15: {v}"
+    );
+    let roles: BTreeSet<(&str, &str)> =
+        slices.iter().map(|s| (s["role"].as_str().unwrap(), s["name"].as_str().unwrap())).collect();
     for want in [("type", "Cart"), ("callee", "round_cents"), ("caller", "checkout"), ("caller", "receipt")] {
         assert!(roles.contains(&want), "{want:?} in {roles:?}");
     }
@@ -197,7 +220,12 @@ fn synonyms_file_and_suggestions_when_nothing_matches() {
     std::fs::write(r.path().join(".lynx/synonyms.txt"), "# team vocabulary\nlogin, authenticate, sign in\n").unwrap();
     let v = r.json(&["--no-dense", "search", "login", "--explain"]);
     assert_eq!(v["results"][0]["path"], "auth/session.py", "{v}");
-    let terms: Vec<&str> = v["results"][0]["explain"]["sparse"]["terms"].as_array().unwrap().iter().map(|t| t["term"].as_str().unwrap()).collect();
+    let terms: Vec<&str> = v["results"][0]["explain"]["sparse"]["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["term"].as_str().unwrap())
+        .collect();
     assert!(terms.contains(&"authenticate"), "{terms:?}");
     // Nothing matches a misspelt identifier: the nearest ones are suggested.
     let v = r.json(&["--no-dense", "search", "reconcle_ledgr"]);

@@ -67,7 +67,9 @@ fn modules_only_use_their_level_or_below() {
                     continue;
                 }
                 match level(&used) {
-                    Some(l) if l > mine => problems.push(format!("{rel}:{}: {module} (level {mine}) uses {used} (level {l})", n + 1)),
+                    Some(l) if l > mine => {
+                        problems.push(format!("{rel}:{}: {module} (level {mine}) uses {used} (level {l})", n + 1))
+                    }
                     None => {
                         unknown.insert(used.clone(), rel.clone());
                     }

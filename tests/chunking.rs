@@ -244,25 +244,13 @@ fn sample_scala() {
 fn sample_sh() {
     check(
         "sample.sh",
-        &[
-            ("", "header", 1, 3),
-            ("build", "function", 5, 8),
-            ("deploy", "function", 10, 13),
-            ("", "header", 15, 15),
-        ],
+        &[("", "header", 1, 3), ("build", "function", 5, 8), ("deploy", "function", 10, 13), ("", "header", 15, 15)],
     );
 }
 
 #[test]
 fn sample_sql() {
-    check(
-        "sample.sql",
-        &[
-            ("users", "statement", 1, 5),
-            ("users_name", "statement", 7, 7),
-            ("", "statement", 9, 9),
-        ],
-    );
+    check("sample.sql", &[("users", "statement", 1, 5), ("users_name", "statement", 7, 7), ("", "statement", 9, 9)]);
 }
 
 #[test]
@@ -301,11 +289,5 @@ fn sample_ts() {
 
 #[test]
 fn sample_tsx() {
-    check(
-        "sample.tsx",
-        &[
-            ("", "header", 1, 1),
-            ("Button", "function", 3, 5),
-        ],
-    );
+    check("sample.tsx", &[("", "header", 1, 1), ("Button", "function", 3, 5)]);
 }

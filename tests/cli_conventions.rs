@@ -59,7 +59,8 @@ fn pathspecs_after_double_dash_and_negated_globs() {
     let r = TestRepo::new();
     calc_project(&r);
     let files = |v: &Value| -> Vec<String> {
-        let mut f: Vec<String> = v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+        let mut f: Vec<String> =
+            v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
         f.sort();
         f.dedup();
         f
@@ -69,7 +70,10 @@ fn pathspecs_after_double_dash_and_negated_globs() {
     assert_eq!(files(&r.json(&["search", "add", "--mode", "sparse", "--", "src/calc.py"])), ["src/calc.py"]);
     let no_tests = files(&r.json(&["search", "add", "--mode", "sparse", "--", ":(exclude)tests"]));
     assert!(!no_tests.iter().any(|p| p.starts_with("tests/")) && !no_tests.is_empty(), "{no_tests:?}");
-    assert_eq!(files(&r.json(&["search", "add", "--mode", "sparse", "--", ":!tests", ":!README.md", ":!src/shapes.py"])), ["src/calc.py"]);
+    assert_eq!(
+        files(&r.json(&["search", "add", "--mode", "sparse", "--", ":!tests", ":!README.md", ":!src/shapes.py"])),
+        ["src/calc.py"]
+    );
     let globbed = files(&r.json(&["search", "add", "--mode", "sparse", "--glob", "!tests/**"]));
     assert!(!globbed.is_empty() && !globbed.iter().any(|p| p.starts_with("tests/")), "{globbed:?}");
     // From a subdirectory, pathspecs are relative to it (as in git).
@@ -94,7 +98,11 @@ fn exact_and_regex_search_at_any_revision_with_context_and_files_with_matches() 
     assert_eq!(now["matches"].as_array().unwrap().len(), 0, "{now}");
     let then = r.json(&["search", "--exact", "platypusSecretToken", "--rev", &first]);
     let m = &then["matches"][0];
-    assert_eq!((m["path"].as_str(), m["line"].as_u64(), m["column"].as_u64()), (Some("src/secret.py"), Some(1), Some(10)), "{then}");
+    assert_eq!(
+        (m["path"].as_str(), m["line"].as_u64(), m["column"].as_u64()),
+        (Some("src/secret.py"), Some(1), Some(10)),
+        "{then}"
+    );
     assert_eq!(then["mode"], "exact");
     // Text: the summary first (as in a ranked search), then `path:line:text`.
     let text = r.text(&["search", "--exact", "platypusSecretToken", "--rev", &first]);
@@ -103,7 +111,13 @@ fn exact_and_regex_search_at_any_revision_with_context_and_files_with_matches() 
     let text = r.text(&["search", "--regex", "^def (add|total)", "-A", "1"]);
     assert_eq!(
         text.lines().skip(1).take(5).collect::<Vec<_>>(),
-        ["src/calc.py:1:def add(a, b):", "src/calc.py-2-    \"\"\"Add two numbers.\"\"\"", "--", "src/calc.py:6:def total(xs):", "src/calc.py-7-    s = 0"],
+        [
+            "src/calc.py:1:def add(a, b):",
+            "src/calc.py-2-    \"\"\"Add two numbers.\"\"\"",
+            "--",
+            "src/calc.py:6:def total(xs):",
+            "src/calc.py-7-    s = 0"
+        ],
         "{text}"
     );
     let v = r.json(&["search", "--exact", "DEF ADD", "-i"]);
@@ -149,7 +163,8 @@ fn git_environment_chooses_the_repository() {
         .env("GIT_WORK_TREE", r.path())
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(v["results"][0]["path"], "src/calc.py", "{v}");
     // `git --git-dir=… --work-tree=… lynx` runs git-lynx with those variables set.
     let bin_dir = tempfile::tempdir().unwrap();
@@ -163,12 +178,22 @@ fn git_environment_chooses_the_repository() {
         .env("PATH", &path)
         .output()
         .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(v["results"][0]["path"], "src/calc.py", "{v}");
     // GIT_DIR pointing nowhere is a clear usage error, not a search of the current directory.
-    let out = isolate(&mut Command::new(BIN)).args(["status"]).current_dir(r.path()).env("GIT_DIR", elsewhere.path()).output().unwrap();
+    let out = isolate(&mut Command::new(BIN))
+        .args(["status"])
+        .current_dir(r.path())
+        .env("GIT_DIR", elsewhere.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("GIT_DIR is set"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("GIT_DIR is set"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -178,9 +203,13 @@ fn usage_errors_are_one_json_object_with_json() {
     for args in [&["--json", "search", "--bogus"][..], &["--json", "nonsense"], &["search", "--jsonl"]] {
         let out = r.lynx(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let v: Value = serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&out)));
+        let v: Value =
+            serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&out)));
         assert_eq!(v["ok"], false);
-        assert!(v["error"].as_str().unwrap().contains("argument") || v["error"].as_str().unwrap().contains("subcommand"), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("argument") || v["error"].as_str().unwrap().contains("subcommand"),
+            "{v}"
+        );
     }
     // A missing argument is named in `error`, not cut at the colon before it.
     let out = r.lynx(&["--json", "find-definition"]);
@@ -201,29 +230,49 @@ fn version_help_manual_and_completions() {
     let help = Command::new(BIN).args(["help", "search"]).output().unwrap();
     assert!(help.status.success() && stdout(&help).contains("--exact"), "{}", stdout(&help));
     let man = Command::new(BIN).arg("man").output().unwrap();
-    assert!(stdout(&man).starts_with(".ie") || stdout(&man).contains(".TH git-lynx 1"), "{}", &stdout(&man)[..200.min(man.stdout.len())]);
+    assert!(
+        stdout(&man).starts_with(".ie") || stdout(&man).contains(".TH git-lynx 1"),
+        "{}",
+        &stdout(&man)[..200.min(man.stdout.len())]
+    );
     // The synopsis is clap's usage line, with no option left without its value.
     let page = stdout(&man);
-    let synopsis = page.split(".SH SYNOPSIS").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default().to_string();
+    let synopsis =
+        page.split(".SH SYNOPSIS").nth(1).and_then(|s| s.split(".SH").next()).unwrap_or_default().to_string();
     assert!(synopsis.contains("git lynx") && !synopsis.contains("\\-C \\fR]"), "{synopsis}");
     let dir = tempfile::tempdir().unwrap();
     // Installing where `man` does not look says how to make it look there.
-    let text = stdout(&Command::new(BIN).args(["man", "--install", "--dir"]).arg(dir.path().join("man1")).env_remove("MANPATH").output().unwrap());
+    let text = stdout(
+        &Command::new(BIN)
+            .args(["man", "--install", "--dir"])
+            .arg(dir.path().join("man1"))
+            .env_remove("MANPATH")
+            .output()
+            .unwrap(),
+    );
     assert!(text.contains("is not on MANPATH") && text.contains("export MANPATH="), "{text}");
-    let out = Command::new(BIN).args(["--json", "man", "--install", "--dir"]).arg(dir.path().join("man1")).output().unwrap();
+    let out =
+        Command::new(BIN).args(["--json", "man", "--install", "--dir"]).arg(dir.path().join("man1")).output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["pages"].as_array().unwrap().len() > 20, "{v}");
     assert!(dir.path().join("man1/git-lynx.1").is_file() && dir.path().join("man1/git-lynx-search.1").is_file());
     if Command::new("man").arg("--version").output().is_ok_and(|o| o.status.success()) {
         let page = Command::new("man").args(["-P", "cat", "git-lynx"]).env("MANPATH", dir.path()).output().unwrap();
-        assert!(stdout(&page).contains("git-lynx"), "man finds the installed page: {}", String::from_utf8_lossy(&page.stderr));
+        assert!(
+            stdout(&page).contains("git-lynx"),
+            "man finds the installed page: {}",
+            String::from_utf8_lossy(&page.stderr)
+        );
     }
     let bash = stdout(&Command::new(BIN).args(["completions", "bash"]).output().unwrap());
     assert!(bash.contains("complete -F _git__lynx") && bash.contains("_git_lynx()"), "bash completion and git's hook");
     // The script completes `git lynx sea<TAB>` when bash is here to run it.
     let script = dir.path().join("c.bash");
     std::fs::write(&script, &bash).unwrap();
-    let probe = format!("source {}; COMP_WORDS=(git lynx search --exa); COMP_CWORD=3; _git_lynx; echo \"${{COMPREPLY[@]}}\"", script.display());
+    let probe = format!(
+        "source {}; COMP_WORDS=(git lynx search --exa); COMP_CWORD=3; _git_lynx; echo \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
     let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
     assert_eq!(stdout(&out).trim(), "--exact");
     for shell in ["zsh", "fish"] {
@@ -250,7 +299,11 @@ fn quieter_defaults_doctor_warnings_and_typos() {
     assert!(r.text(&["graph", "query", "callers", "totl"]).contains("did you mean: total?"));
     // `index --quiet` says nothing; the source name can be given as a word.
     let out = r.lynx(&["index", "--quiet"]);
-    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = r.lynx(&["--json", "update-source-index", "nosuch"]);
     assert_ne!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("nosuch"), "{}", stdout(&out));

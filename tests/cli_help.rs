@@ -48,8 +48,12 @@ fn snapshot(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no snapshot {}; run with LYNX_UPDATE_SNAPSHOTS=1 and review it", path.display()));
-    assert!(expected == actual, "{name} changed (LYNX_UPDATE_SNAPSHOTS=1 to accept):\n--- expected\n{expected}\n--- actual\n{actual}");
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("no snapshot {}; run with LYNX_UPDATE_SNAPSHOTS=1 and review it", path.display()));
+    assert!(
+        expected == actual,
+        "{name} changed (LYNX_UPDATE_SNAPSHOTS=1 to accept):\n--- expected\n{expected}\n--- actual\n{actual}"
+    );
 }
 
 /// Commit ids vary with the clock: name them.
@@ -60,7 +64,9 @@ fn normalise(text: &str) -> String {
 
 #[test]
 fn help_snapshots() {
-    for (name, args) in [("help", &["--help"][..]), ("help-search", &["search", "--help"]), ("help-impact", &["impact", "--help"])] {
+    for (name, args) in
+        [("help", &["--help"][..]), ("help-search", &["search", "--help"]), ("help-impact", &["impact", "--help"])]
+    {
         let out = std::process::Command::new(BIN).args(args).output().unwrap();
         assert!(out.status.success());
         snapshot(name, &String::from_utf8_lossy(&out.stdout));

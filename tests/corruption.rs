@@ -17,7 +17,10 @@ const QUERIES: &[&str] = &["session token signature", "cache eviction policy", "
 fn project(r: &TestRepo) {
     r.write("src/auth.py", "def verify_token(token):\n    \"\"\"Check the session token signature.\"\"\"\n    return token.signature == expected(token)\n\n\ndef expected(token):\n    return sign(token.body)\n");
     r.write("src/cache.py", "class LruCache:\n    \"\"\"A cache with an eviction policy.\"\"\"\n    def get(self, key):\n        return self.items.get(key)\n\n    def evict(self):\n        self.items.popitem()\n");
-    r.write("src/http.go", "package http\n\n// Retry the request with backoff.\nfunc Retry(req *Request) error {\n\treturn send(req)\n}\n");
+    r.write(
+        "src/http.go",
+        "package http\n\n// Retry the request with backoff.\nfunc Retry(req *Request) error {\n\treturn send(req)\n}\n",
+    );
     r.write("README.md", "# Demo\n\nA demo of tokens, caches and retries.\n");
     r.commit_all("init");
 }
@@ -143,7 +146,8 @@ fn every_file_under_the_store_damaged_in_every_way() {
     let want = answers(r.path());
     assert!(want.iter().all(|a| !a.as_array().unwrap().is_empty()), "{want:?}");
     run(r.path(), &["doctor"]);
-    let pristine = r.path().parent().unwrap().join(format!("{}-pristine", r.path().file_name().unwrap().to_string_lossy()));
+    let pristine =
+        r.path().parent().unwrap().join(format!("{}-pristine", r.path().file_name().unwrap().to_string_lossy()));
     copy_dir(&r.file(".lynx"), &pristine);
     let (mut tried, mut detected, mut repaired, mut harmless, mut clear_errors, mut panics) = (0, 0, 0, 0, 0, 0);
     let mut by_kind: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -154,7 +158,15 @@ fn every_file_under_the_store_damaged_in_every_way() {
     for file in &files {
         let rel = file.strip_prefix(&pristine).unwrap().to_string_lossy().into_owned();
         let kind = kind_of(&rel);
-        for damage in [Damage::Delete, Damage::Empty, Damage::Truncate, Damage::Flip(0.02), Damage::Flip(0.5), Damage::Flip(0.98), Damage::Garbage] {
+        for damage in [
+            Damage::Delete,
+            Damage::Empty,
+            Damage::Truncate,
+            Damage::Flip(0.02),
+            Damage::Flip(0.5),
+            Damage::Flip(0.98),
+            Damage::Garbage,
+        ] {
             copy_dir(&pristine, &r.file(".lynx"));
             apply(&r.file(".lynx").join(&rel), damage);
             tried += 1;
@@ -168,7 +180,11 @@ fn every_file_under_the_store_damaged_in_every_way() {
                 let s = run(r.path(), &["search", QUERIES[0]]);
                 panics += s.panicked as usize;
                 if !s.ok {
-                    assert!(s.json["error"].as_str().unwrap_or("").contains("config.toml"), "{rel} {damage:?}: {}", s.json);
+                    assert!(
+                        s.json["error"].as_str().unwrap_or("").contains("config.toml"),
+                        "{rel} {damage:?}: {}",
+                        s.json
+                    );
                     clear_errors += 1;
                 } else {
                     harmless += 1;
@@ -193,7 +209,10 @@ fn every_file_under_the_store_damaged_in_every_way() {
             }
             // Whatever doctor did not flag must not have changed an answer either.
             if status == "ok" {
-                assert!(matches!(kind, "lock" | "other cache" | "vector layer info" | "shard" | "catalog list"), "{rel} {damage:?}: undetected damage of a {kind}");
+                assert!(
+                    matches!(kind, "lock" | "other cache" | "vector layer info" | "shard" | "catalog list"),
+                    "{rel} {damage:?}: undetected damage of a {kind}"
+                );
             }
         }
     }
@@ -278,7 +297,12 @@ fn a_model_host_that_never_answers_does_not_hang_index() {
     assert!(t.elapsed() < std::time::Duration::from_secs(60), "index waited {:?}", t.elapsed());
     assert_eq!(v["dense"], "off", "{v}");
     let reason = v["dense_reason"].as_str().unwrap();
-    assert!(reason.contains("did not answer within 2 s") && reason.contains("HF_ENDPOINT") && reason.contains("model import"), "{v}");
+    assert!(
+        reason.contains("did not answer within 2 s")
+            && reason.contains("HF_ENDPOINT")
+            && reason.contains("model import"),
+        "{v}"
+    );
     assert_eq!(v["files_indexed"], 4, "the lexical index is there: {v}");
     // The next index does not wait for the host again: the failure is remembered, and said.
     let t = std::time::Instant::now();
@@ -323,7 +347,9 @@ fn a_vanished_repository_and_a_read_only_store_give_clear_errors() {
     let writable = std::fs::write(&probe, b"x").is_ok();
     let _ = std::fs::remove_file(&probe);
     if writable {
-        eprintln!("the store stays writable for this user (root): the read-only case is checked by doctor's probe only");
+        eprintln!(
+            "the store stays writable for this user (root): the read-only case is checked by doctor's probe only"
+        );
     } else {
         let d = run(r.path(), &["doctor"]).json;
         let check = d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "store writable").unwrap().clone();

@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 /// Time per decoder (CI keeps this bounded; a longer run: LYNX_FUZZ_SECS=60).
 fn budget() -> Duration {
-    Duration::from_millis(std::env::var("LYNX_FUZZ_SECS").ok().and_then(|s| s.parse::<f64>().ok()).map_or(2500, |s| (s * 1000.0) as u64))
+    Duration::from_millis(
+        std::env::var("LYNX_FUZZ_SECS").ok().and_then(|s| s.parse::<f64>().ok()).map_or(2500, |s| (s * 1000.0) as u64),
+    )
 }
 
 struct Rng(u64);
@@ -91,7 +93,16 @@ fn real_store() -> (tempfile::TempDir, std::path::PathBuf) {
     std::fs::write(repo.join("src/a.py"), "class Cache:\n    def get(self, key):\n        return self.items.get(key)\n\n\ndef evict(cache):\n    cache.items.clear()\n").unwrap();
     std::fs::write(repo.join("README.md"), "# Title\n\nSome words about caches.\n").unwrap();
     let git = |args: &[&str]| {
-        let o = std::process::Command::new("git").args(args).current_dir(&repo).env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_AUTHOR_NAME", "t").env("GIT_AUTHOR_EMAIL", "t@e").env("GIT_COMMITTER_NAME", "t").env("GIT_COMMITTER_EMAIL", "t@e").output().unwrap();
+        let o = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@e")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@e")
+            .output()
+            .unwrap();
         assert!(o.status.success());
     };
     git(&["init", "-q"]);
@@ -124,7 +135,11 @@ fn first_file(dir: &Path, ext: &str) -> std::path::PathBuf {
 }
 
 fn segment_name(path: &Path) -> String {
-    format!("{}/{}", path.parent().unwrap().file_name().unwrap().to_string_lossy(), path.file_stem().unwrap().to_string_lossy())
+    format!(
+        "{}/{}",
+        path.parent().unwrap().file_name().unwrap().to_string_lossy(),
+        path.file_stem().unwrap().to_string_lossy()
+    )
 }
 
 #[test]

@@ -90,7 +90,11 @@ fn model_problems_turn_dense_off_but_never_fail() {
 
     // ONNX Runtime missing for a transformer model.
     let tiny_bert = format!("{}/tests/fixtures/models/tiny-bert", env!("CARGO_MANIFEST_DIR"));
-    let out = r.cmd(&["--json", "--model", &tiny_bert, "index"]).env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so").output().unwrap();
+    let out = r
+        .cmd(&["--json", "--model", &tiny_bert, "index"])
+        .env("ORT_DYLIB_PATH", "/nonexistent/libonnxruntime.so")
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true, "{v}");
     assert_eq!(v["dense"], "off");
@@ -115,7 +119,12 @@ fn views_answer_the_same_with_shards_rebuilt() {
     let m = static_model();
     let ask = |rev: &str| -> Vec<(String, String)> {
         let v = r.json(&["--model", &m, "search", "parse json config", "--rev", rev, "--mode", "dense", "-k", "5"]);
-        v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), format!("{:.5}", h["score"].as_f64().unwrap()))).collect()
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["path"].as_str().unwrap().to_string(), format!("{:.5}", h["score"].as_f64().unwrap())))
+            .collect()
     };
     ask("HEAD~1");
     let derived = ask("HEAD");
@@ -132,7 +141,10 @@ fn rerank_reorders_candidates_by_cross_encoder_and_keeps_retrieval_scores() {
         return;
     }
     let r = TestRepo::new();
-    r.write("geometry.py", "def distance(a, b):\n    \"\"\"compute distance between points\"\"\"\n    return abs(a - b)\n");
+    r.write(
+        "geometry.py",
+        "def distance(a, b):\n    \"\"\"compute distance between points\"\"\"\n    return abs(a - b)\n",
+    );
     r.write("config.py", "import json\n\ndef parse_json_config(file):\n    \"\"\"parse the json config file\"\"\"\n    return json.load(file)\n");
     r.write("notes.py", "def config_notes():\n    return 'json config points'\n");
     r.commit_all("init");
@@ -180,7 +192,10 @@ fn the_model_an_index_was_built_with_is_remembered() {
     let v = r.json(&["search", "compute distance", "-k", "1"]);
     assert_eq!(v["mode"], "hybrid", "{v}");
     assert!(v.get("note").is_none(), "{v}");
-    assert_eq!(r.json(&["search", "compute distance", "--mode", "dense", "-k", "1"])["results"][0]["symbol"], "compute_distance");
+    assert_eq!(
+        r.json(&["search", "compute distance", "--mode", "dense", "-k", "1"])["results"][0]["symbol"],
+        "compute_distance"
+    );
     // A flag still wins, and --no-dense still turns it off.
     assert_eq!(r.json(&["--no-dense", "search", "distance"])["mode"], "sparse");
 }

@@ -22,7 +22,13 @@ struct Resp {
 }
 
 fn page(body: &str) -> Resp {
-    Resp { status: 200, content_type: "text/html; charset=utf-8", body: body.as_bytes().to_vec(), location: None, delay: Duration::ZERO }
+    Resp {
+        status: 200,
+        content_type: "text/html; charset=utf-8",
+        body: body.as_bytes().to_vec(),
+        location: None,
+        delay: Duration::ZERO,
+    }
 }
 
 fn redirect(status: u16, to: &str) -> Resp {
@@ -60,10 +66,10 @@ impl Site {
                         if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
                             break;
                         }
-                        if let Some((k, v)) = line.split_once(':') {
-                            if k.eq_ignore_ascii_case("if-none-match") {
-                                if_none_match = Some(v.trim().to_string());
-                            }
+                        if let Some((k, v)) = line.split_once(':')
+                            && k.eq_ignore_ascii_case("if-none-match")
+                        {
+                            if_none_match = Some(v.trim().to_string());
                         }
                     }
                     let resp = r.lock().unwrap().get(&target).cloned().unwrap_or(Resp {
@@ -78,7 +84,8 @@ impl Site {
                     let not_modified = resp.status == 200 && if_none_match.as_deref() == Some(etag.as_str());
                     let status = if not_modified { 304 } else { resp.status };
                     l.lock().unwrap().push((target, status));
-                    let mut head = format!("HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Type: {}\r\n", resp.content_type);
+                    let mut head =
+                        format!("HTTP/1.1 {status} X\r\nConnection: close\r\nContent-Type: {}\r\n", resp.content_type);
                     if let Some(loc) = &resp.location {
                         head.push_str(&format!("Location: {loc}\r\n"));
                     }
@@ -125,7 +132,13 @@ fn guide(extra: &str) -> String {
 
 fn build_site(s: &Site) {
     let b = &s.base;
-    s.set("/robots.txt", Resp { content_type: "text/plain", ..page(&format!("User-agent: *\nDisallow: /docs/private/\nSitemap: {b}/sitemap.xml\n")) });
+    s.set(
+        "/robots.txt",
+        Resp {
+            content_type: "text/plain",
+            ..page(&format!("User-agent: *\nDisallow: /docs/private/\nSitemap: {b}/sitemap.xml\n"))
+        },
+    );
     s.set(
         "/sitemap.xml",
         Resp {
@@ -158,14 +171,28 @@ fn build_site(s: &Site) {
     s.set("/docs/loop-a.html", redirect(302, "/docs/loop-b.html"));
     s.set("/docs/loop-b.html", redirect(302, "/docs/loop-a.html"));
     s.set("/docs/manual.pdf", Resp { content_type: "application/pdf", ..page("%PDF-1.4 not really") });
-    s.set("/docs/private/secret.html", page("<html><body><p>secret platypus text that must not be fetched at all</p></body></html>"));
-    let cal = |n: u32| format!("<html><body><main><h1>Calendar</h1><p>Events of month {n} in the echidna calendar.</p><a href=\"calendar.html?month={}\">next</a></main></body></html>", n + 1);
+    s.set(
+        "/docs/private/secret.html",
+        page("<html><body><p>secret platypus text that must not be fetched at all</p></body></html>"),
+    );
+    let cal = |n: u32| {
+        format!(
+            "<html><body><main><h1>Calendar</h1><p>Events of month {n} in the echidna calendar.</p><a href=\"calendar.html?month={}\">next</a></main></body></html>",
+            n + 1
+        )
+    };
     for n in 1..50 {
         s.set(&format!("/docs/calendar.html?month={n}"), page(&cal(n)));
     }
     s.set("/docs/calendar.html", page(&cal(0)));
-    s.set("/docs/slow.html", Resp { delay: Duration::from_millis(2500), ..page("<html><body><p>too slow to wait for</p></body></html>") });
-    s.set("/docs/orphan.html", page("<html><body><main><h1>Orphan</h1><p>Only the sitemap knows the bilby page.</p></main></body></html>"));
+    s.set(
+        "/docs/slow.html",
+        Resp { delay: Duration::from_millis(2500), ..page("<html><body><p>too slow to wait for</p></body></html>") },
+    );
+    s.set(
+        "/docs/orphan.html",
+        page("<html><body><main><h1>Orphan</h1><p>Only the sitemap knows the bilby page.</p></main></body></html>"),
+    );
     s.set("/blog/post.html", page("<html><body><p>out of scope</p></body></html>"));
 }
 
@@ -173,13 +200,18 @@ fn build_site(s: &Site) {
 fn manifest_pages(r: &TestRepo, source: &str, id: &str) -> Vec<String> {
     let path = r.path().join(".lynx/docs/sources").join(source).join(format!("{id}.json"));
     let v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    let mut p: Vec<String> = v["pages"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap().to_string()).collect();
+    let mut p: Vec<String> =
+        v["pages"].as_array().unwrap().iter().map(|p| p["path"].as_str().unwrap().to_string()).collect();
     p.sort();
     p
 }
 
 fn reasons(list: &Value) -> HashMap<String, String> {
-    list.as_array().unwrap().iter().map(|p| (p["target"].as_str().unwrap().to_string(), p["reason"].as_str().unwrap().to_string())).collect()
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["target"].as_str().unwrap().to_string(), p["reason"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 fn source_info(r: &TestRepo, name: &str) -> Value {
@@ -195,7 +227,8 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     r.write("app.py", "def main():\n    pass\n");
     r.commit_all("first");
     let start = format!("{}/docs/index.html", site.base);
-    let added = r.json(&["--no-dense", "source", "add", "site", &start, "--type", "webdoc", "--delay", "0", "--timeout", "1"]);
+    let added =
+        r.json(&["--no-dense", "source", "add", "site", &start, "--type", "webdoc", "--delay", "0", "--timeout", "1"]);
     let snap = &added["fetched"]["reports"][0]["snapshot"];
     let b = &site.base;
     let info = source_info(&r, "site");
@@ -203,7 +236,10 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     assert_eq!(info["snapshot"]["id"], snap["id"], "{info}");
     let pages = manifest_pages(&r, "site", snap["id"].as_str().unwrap());
     let expected: Vec<String> =
-        ["api-reference.html", "calendar.html", "guide-v2.html", "guide.html", "index.html", "orphan.html"].iter().map(|p| format!("{b}/docs/{p}")).collect();
+        ["api-reference.html", "calendar.html", "guide-v2.html", "guide.html", "index.html", "orphan.html"]
+            .iter()
+            .map(|p| format!("{b}/docs/{p}"))
+            .collect();
     assert_eq!(pages, expected, "{snap}");
     assert_eq!(snap["pages"], 6, "{snap}");
     let failures = reasons(&snap["failures"]);
@@ -211,11 +247,24 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     assert_eq!(failures.get(&format!("{b}/docs/missing.html")).map(String::as_str), Some("HTTP 404"), "{failures:?}");
     assert!(failures.iter().any(|(t, r)| t.contains("/docs/loop-") && r.contains("redirect loop")), "{failures:?}");
     assert!(failures.get(&format!("{b}/docs/slow.html")).is_some_and(|r| r.contains("in time")), "{failures:?}");
-    assert!(skipped.get(&format!("{b}/docs/manual.pdf")).is_some_and(|r| r.contains("not HTML (application/pdf)")), "{skipped:?}");
-    assert!(skipped.get(&format!("{b}/docs/private/secret.html")).is_some_and(|r| r.contains("robots.txt")), "{skipped:?}");
+    assert!(
+        skipped.get(&format!("{b}/docs/manual.pdf")).is_some_and(|r| r.contains("not HTML (application/pdf)")),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped.get(&format!("{b}/docs/private/secret.html")).is_some_and(|r| r.contains("robots.txt")),
+        "{skipped:?}"
+    );
     let requested: Vec<String> = site.requests().into_iter().map(|(p, _)| p).collect();
-    assert!(!requested.iter().any(|p| p.contains("private") || p.contains("blog") || p.contains('?')), "fetched outside the scope: {requested:?}");
-    assert_eq!(requested.iter().filter(|p| p.starts_with("/docs/calendar")).count(), 1, "the calendar trap: {requested:?}");
+    assert!(
+        !requested.iter().any(|p| p.contains("private") || p.contains("blog") || p.contains('?')),
+        "fetched outside the scope: {requested:?}"
+    );
+    assert_eq!(
+        requested.iter().filter(|p| p.starts_with("/docs/calendar")).count(),
+        1,
+        "the calendar trap: {requested:?}"
+    );
 
     // A hit cites the page and the section's anchor; the section's heading path is its symbol.
     let hits = r.json(&["--no-dense", "search", "wombat multiplier backoff", "--source", "site"]);
@@ -224,7 +273,11 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     assert_eq!(top["symbol"], "Guide > Configuring backoff", "{top}");
     assert!(top["text"].as_str().unwrap().contains("```python\nclient = Client(backoff=2.0)\n```"), "{top}");
     let text = r.text(&["--no-dense", "search", "wombat multiplier backoff", "--source", "site"]);
-    assert!(text.lines().any(|l| l.starts_with(&format!("{b}/docs/guide.html#configuring-backoff Guide > Configuring backoff"))), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("{b}/docs/guide.html#configuring-backoff Guide > Configuring backoff"))),
+        "{text}"
+    );
     assert!(text.starts_with("view: snapshot "), "{text}");
     // Canonical URLs name pages; tables stay tables.
     let api = r.json(&["--no-dense", "search", "fetch_numbat", "--source", "site"]);
@@ -239,7 +292,8 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     assert_eq!(report["blobs_new"], 1, "only the changed page is processed: {report}");
     let log = site.requests();
     // (The slow page is fetched in full each time, and never in time.)
-    let full: Vec<&String> = log.iter().filter(|(p, s)| *s == 200 && p.ends_with(".html") && !p.contains("slow")).map(|(p, _)| p).collect();
+    let full: Vec<&String> =
+        log.iter().filter(|(p, s)| *s == 200 && p.ends_with(".html") && !p.contains("slow")).map(|(p, _)| p).collect();
     assert_eq!(full, ["/docs/guide.html"], "unchanged pages answer 304: {log:?}");
     assert_eq!(log.iter().filter(|(_, s)| *s == 304).count(), 5, "{log:?}");
     let new_hit = r.json(&["--no-dense", "search", "kookaburra jitter", "--source", "site"]);
@@ -248,7 +302,10 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     // The first snapshot still answers as it was.
     let first = snap["id"].as_str().unwrap();
     let old = r.json(&["--no-dense", "search", "kookaburra jitter", "--source", "site", "--rev", first]);
-    assert!(old["results"].as_array().unwrap().iter().all(|h| !h["text"].as_str().unwrap().contains("kookaburra")), "{old}");
+    assert!(
+        old["results"].as_array().unwrap().iter().all(|h| !h["text"].as_str().unwrap().contains("kookaburra")),
+        "{old}"
+    );
     let info = source_info(&r, "site");
     assert_eq!(info["snapshot"]["snapshots"].as_array().unwrap().len(), 2, "{info}");
 
@@ -259,7 +316,10 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     let snap3 = &third["reports"][0]["snapshot"];
     assert_eq!(snap3["pages"], 5, "{snap3}");
     let kept = manifest_pages(&r, "site", snap3["id"].as_str().unwrap());
-    assert!(kept.contains(&format!("{b}/docs/guide-v2.html")) && !kept.contains(&format!("{b}/docs/orphan.html")), "{kept:?}");
+    assert!(
+        kept.contains(&format!("{b}/docs/guide-v2.html")) && !kept.contains(&format!("{b}/docs/orphan.html")),
+        "{kept:?}"
+    );
     let quokka = r.json(&["--no-dense", "search", "quokka connection pools", "--source", "site"]);
     assert_eq!(quokka["results"][0]["path"], format!("{b}/docs/guide-v2.html"), "{quokka}");
 
@@ -269,13 +329,20 @@ fn crawls_a_site_into_snapshots_and_recrawls_only_what_changed() {
     assert_eq!(gc["doc_texts_removed"], 2, "the old guide and the orphan page: {gc}");
     let out = r.lynx(&["--no-dense", "search", "wombat", "--source", "site", "--rev", first]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("has no snapshot"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("has no snapshot"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let current = r.json(&["--no-dense", "search", "wombat multiplier backoff", "--source", "site"]);
     assert_eq!(current["results"][0]["citation"], format!("{b}/docs/guide.html#configuring-backoff"), "{current}");
 
     // doctor --path explains a page that was not indexed.
     let doc = r.json_any(&["doctor", "--path", &format!("{b}/docs/missing.html")]);
-    assert!(doc["checks"].as_array().unwrap().iter().any(|c| c["message"].as_str().unwrap_or("").contains("HTTP 404")), "{doc}");
+    assert!(
+        doc["checks"].as_array().unwrap().iter().any(|c| c["message"].as_str().unwrap_or("").contains("HTTP 404")),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -283,7 +350,10 @@ fn a_committed_config_cannot_make_lynx_crawl() {
     let site = Site::start();
     build_site(&site);
     let r = TestRepo::new();
-    r.write("lynx.toml", &format!("[[sources]]\nname = \"site\"\ntype = \"webdoc\"\nurl = \"{}/docs/index.html\"\n", site.base));
+    r.write(
+        "lynx.toml",
+        &format!("[[sources]]\nname = \"site\"\ntype = \"webdoc\"\nurl = \"{}/docs/index.html\"\n", site.base),
+    );
     r.commit_all("first");
     let v = r.json(&["--no-dense", "update-source-index"]);
     assert_eq!(v["reports"].as_array().unwrap().len(), 1, "only the repository: {v}");
@@ -307,7 +377,11 @@ fn pdf(pages: &[Option<&str>]) -> Vec<u8> {
     for p in pages {
         let ops = match p {
             Some(text) => {
-                let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), 12.into()]), Operation::new("Td", vec![72.into(), 720.into()])];
+                let mut ops = vec![
+                    Operation::new("BT", vec![]),
+                    Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                    Operation::new("Td", vec![72.into(), 720.into()]),
+                ];
                 for (i, line) in text.lines().enumerate() {
                     if i > 0 {
                         ops.push(Operation::new("Td", vec![0.into(), (-16).into()]));
@@ -317,7 +391,10 @@ fn pdf(pages: &[Option<&str>]) -> Vec<u8> {
                 ops.push(Operation::new("ET", vec![]));
                 ops
             }
-            None => vec![Operation::new("re", vec![72.into(), 72.into(), 200.into(), 200.into()]), Operation::new("f", vec![])],
+            None => vec![
+                Operation::new("re", vec![72.into(), 72.into(), 200.into(), 200.into()]),
+                Operation::new("f", vec![]),
+            ],
         };
         let content = doc.add_object(Stream::new(dictionary! {}, Content { operations: ops }.encode().unwrap()));
         kids.push(doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content}).into());
@@ -339,7 +416,12 @@ fn pdf(pages: &[Option<&str>]) -> Vec<u8> {
 fn quote_drawn_pdf(lines: &[&str]) -> Vec<u8> {
     let mut doc = Document::load_mem(&pdf(&[Some("placeholder")])).unwrap();
     let page = *doc.get_pages().values().next().unwrap();
-    let mut ops = vec![Operation::new("BT", vec![]), Operation::new("Tf", vec!["F1".into(), 12.into()]), Operation::new("TL", vec![16.into()]), Operation::new("Td", vec![72.into(), 720.into()])];
+    let mut ops = vec![
+        Operation::new("BT", vec![]),
+        Operation::new("Tf", vec!["F1".into(), 12.into()]),
+        Operation::new("TL", vec![16.into()]),
+        Operation::new("Td", vec![72.into(), 720.into()]),
+    ];
     for (i, line) in lines.iter().enumerate() {
         ops.push(match i {
             0 => Operation::new("Tj", vec![Object::string_literal(*line)]),
@@ -393,21 +475,46 @@ fn pdfs_are_cited_by_page_and_bad_ones_are_skipped_with_the_reason() {
     r.commit_all("first");
     let manuals = r.path().join("manuals");
     std::fs::create_dir_all(manuals.join("ops")).unwrap();
-    std::fs::write(manuals.join("manual.pdf"), pdf(&[Some("Introduction to the pump"), Some("Turbine maintenance schedule\nGrease the bearings every spring")])).unwrap();
+    std::fs::write(
+        manuals.join("manual.pdf"),
+        pdf(&[
+            Some("Introduction to the pump"),
+            Some("Turbine maintenance schedule\nGrease the bearings every spring"),
+        ]),
+    )
+    .unwrap();
     std::fs::write(manuals.join("ops/runbook.pdf"), pdf(&[Some("Restart the pelican service")])).unwrap();
     std::fs::write(manuals.join("locked.pdf"), encrypted_pdf()).unwrap();
     std::fs::write(manuals.join("scan.pdf"), pdf(&[None, None])).unwrap();
     std::fs::write(manuals.join("broken.pdf"), b"%PDF-1.4\nthis is not a PDF body at all\n").unwrap();
     std::fs::write(manuals.join("bomb.pdf"), bomb_pdf()).unwrap();
-    std::fs::write(manuals.join("ghost.pdf"), quote_drawn_pdf(&["Operating notes", "Flush the condenser weekly", "Check the albatross valve", "Replace the gaskets yearly"])).unwrap();
+    std::fs::write(
+        manuals.join("ghost.pdf"),
+        quote_drawn_pdf(&[
+            "Operating notes",
+            "Flush the condenser weekly",
+            "Check the albatross valve",
+            "Replace the gaskets yearly",
+        ]),
+    )
+    .unwrap();
     let added = r.json(&["--no-dense", "source", "add", "manuals", "manuals", "--type", "pdf"]);
     let snap = &added["fetched"]["reports"][0]["snapshot"];
     assert_eq!(snap["pages"], 4, "{snap}");
     // Lines drawn with `'` and `"` are text like the first one.
     let ghost = r.json(&["--no-dense", "search", "albatross valve gaskets condenser", "--source", "manuals"]);
     assert_eq!(ghost["results"][0]["citation"], "ghost.pdf p.1", "{ghost}");
-    let body = ghost["results"][0]["content"].as_str().or(ghost["results"][0]["text"].as_str()).unwrap_or_default().to_string();
-    assert!(ghost.to_string().contains("albatross") && ghost.to_string().contains("gaskets") && ghost.to_string().contains("condenser"), "{body} {ghost}");
+    let body = ghost["results"][0]["content"]
+        .as_str()
+        .or(ghost["results"][0]["text"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        ghost.to_string().contains("albatross")
+            && ghost.to_string().contains("gaskets")
+            && ghost.to_string().contains("condenser"),
+        "{body} {ghost}"
+    );
     let skipped = reasons(&snap["skipped"]);
     assert!(skipped["locked.pdf"].contains("encrypted"), "{skipped:?}");
     assert!(skipped["scan.pdf"].contains("no text layer"), "{skipped:?}");
@@ -421,7 +528,11 @@ fn pdfs_are_cited_by_page_and_bad_ones_are_skipped_with_the_reason() {
     // Searching every source tags each hit with its source.
     let all = r.json(&["--no-dense", "search", "pelican restart service"]);
     let top = &all["results"][0];
-    assert_eq!((top["source"].as_str(), top["citation"].as_str()), (Some("manuals"), Some("ops/runbook.pdf p.1")), "{all}");
+    assert_eq!(
+        (top["source"].as_str(), top["citation"].as_str()),
+        (Some("manuals"), Some("ops/runbook.pdf p.1")),
+        "{all}"
+    );
     let text = r.text(&["--no-dense", "search", "pelican restart service"]);
     assert!(text.contains("[manuals] ops/runbook.pdf p.1"), "{text}");
 
@@ -431,10 +542,17 @@ fn pdfs_are_cited_by_page_and_bad_ones_are_skipped_with_the_reason() {
     let listed = r.text(&["list-sources"]);
     assert!(listed.contains("locked.pdf: encrypted"), "{listed}");
     let doc = r.json_any(&["doctor", "--path", "manuals/scan.pdf"]);
-    assert!(doc["checks"].as_array().unwrap().iter().any(|c| c["message"].as_str().unwrap_or("").contains("no text layer")), "{doc}");
+    assert!(
+        doc["checks"].as_array().unwrap().iter().any(|c| c["message"].as_str().unwrap_or("").contains("no text layer")),
+        "{doc}"
+    );
 
     // A changed file is read again; the others are not.
-    std::fs::write(manuals.join("ops/runbook.pdf"), pdf(&[Some("Restart the pelican service"), Some("Escalate to the heron team")])).unwrap();
+    std::fs::write(
+        manuals.join("ops/runbook.pdf"),
+        pdf(&[Some("Restart the pelican service"), Some("Escalate to the heron team")]),
+    )
+    .unwrap();
     let again = r.json(&["--no-dense", "update-source-index", "manuals"]);
     let report = &again["reports"][0];
     assert_eq!(report["snapshot"]["new_texts"], 1, "{report}");
@@ -467,7 +585,10 @@ fn pdfs_are_cited_by_page_and_bad_ones_are_skipped_with_the_reason() {
     let refused = third.json(&["--no-dense", "objects", "import", out.path().to_str().unwrap(), "--trust"]);
     let list = refused["docs"]["refused"].as_array().unwrap();
     assert!(list.iter().any(|r| r.as_str().unwrap().contains("does not match its id")), "{refused}");
-    assert!(list.iter().any(|r| r.as_str().unwrap().contains("is not a documentation page with its text")), "{refused}");
+    assert!(
+        list.iter().any(|r| r.as_str().unwrap().contains("is not a documentation page with its text")),
+        "{refused}"
+    );
     assert_eq!(refused["docs"]["snapshots"], 0, "{refused}");
 }
 
@@ -490,7 +611,9 @@ fn zstd_bytes(text: &str) -> Vec<u8> {
 
 #[test]
 fn render_js_crawls_what_scripts_build() {
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
     if !common::prerequisite("chromium", chromium, "apt-get install chromium; render_js was not tried") {
         return;
     }
@@ -509,8 +632,12 @@ fn render_js_crawls_what_scripts_build() {
     let start = format!("{}/app/index.html", site.base);
     r.json(&["--no-dense", "source", "add", "plain", &start, "--type", "webdoc", "--delay", "0"]);
     let plain = r.json(&["--no-dense", "search", "dingo configuration", "--source", "plain"]);
-    assert!(plain["results"].as_array().unwrap().is_empty(), "without rendering the script's text is not there: {plain}");
-    let added = r.json(&["--no-dense", "source", "add", "rendered", &start, "--type", "webdoc", "--delay", "0", "--render-js"]);
+    assert!(
+        plain["results"].as_array().unwrap().is_empty(),
+        "without rendering the script's text is not there: {plain}"
+    );
+    let added =
+        r.json(&["--no-dense", "source", "add", "rendered", &start, "--type", "webdoc", "--delay", "0", "--render-js"]);
     assert_eq!(added["fetched"]["reports"][0]["snapshot"]["pages"], 2, "{added}");
     let hits = r.json(&["--no-dense", "search", "dingo configuration", "--source", "rendered"]);
     assert_eq!(hits["results"][0]["citation"], format!("{}/app/index.html#intro", site.base), "{hits}");
@@ -525,13 +652,33 @@ fn a_damaged_snapshot_pointer_is_reported_and_answers_keep_the_newest_snapshot()
     let r = TestRepo::new();
     r.write("app.py", "def main():\n    pass\n");
     r.commit_all("first");
-    r.json(&["--no-dense", "source", "add", "site", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    r.json(&[
+        "--no-dense",
+        "source",
+        "add",
+        "site",
+        &format!("{}/docs/guide.html", site.base),
+        "--type",
+        "webdoc",
+        "--delay",
+        "0",
+        "--timeout",
+        "1",
+        "--max-pages",
+        "1",
+    ]);
     let head = r.path().join(".lynx/docs/sources/site/HEAD");
     let want = r.json(&["--no-dense", "search", "wombat multiplier", "--source", "site"]);
     assert!(want.to_string().contains("wombat"), "{want}");
     let verdict = |r: &TestRepo| -> String {
         let d = r.json_any(&["--no-dense", "doctor"]);
-        d["checks"].as_array().unwrap().iter().find(|c| c["name"] == "webdoc source `site`").map(|c| c["status"].as_str().unwrap().to_string()).unwrap_or_default()
+        d["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "webdoc source `site`")
+            .map(|c| c["status"].as_str().unwrap().to_string())
+            .unwrap_or_default()
     };
     assert_eq!(verdict(&r), "ok");
     let good = std::fs::read(&head).unwrap();
@@ -562,7 +709,21 @@ fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_aske
     r.write("app.py", "def backoff_wait():\n    return 3\n");
     r.commit_all("second");
     r.git(&["tag", "v1", &old]);
-    r.json(&["--no-dense", "source", "add", "guide", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    r.json(&[
+        "--no-dense",
+        "source",
+        "add",
+        "guide",
+        &format!("{}/docs/guide.html", site.base),
+        "--type",
+        "webdoc",
+        "--delay",
+        "0",
+        "--timeout",
+        "1",
+        "--max-pages",
+        "1",
+    ]);
     for args in [
         vec!["--no-dense", "search", "wombat backoff", "--rev", "v1"],
         vec!["--no-dense", "search", "wombat backoff", "--rev", "v1", "--source", "ALL"],
@@ -586,7 +747,12 @@ fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_aske
     assert!(!err && text.contains("wombat"), "{text}");
     c.close();
     // The web interface asks every source by default.
-    let mut ui = r.cmd(&["--no-dense", "ui"]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut ui = r
+        .cmd(&["--no-dense", "ui"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
     let mut line = String::new();
     BufReader::new(ui.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().to_string();
@@ -597,6 +763,7 @@ fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_aske
     let mut body = String::new();
     std::io::Read::read_to_string(&mut s, &mut body).unwrap();
     let _ = ui.kill();
+    let _ = ui.wait();
     assert!(body.starts_with("HTTP/1.1 200") && body.contains("wombat"), "{body}");
 }
 
@@ -612,9 +779,24 @@ fn documentation_hits_interleave_by_calibrated_score_not_rank() {
         );
     }
     r.commit_all("first");
-    r.json(&["--no-dense", "source", "add", "guide", &format!("{}/docs/guide.html", site.base), "--type", "webdoc", "--delay", "0", "--timeout", "1", "--max-pages", "1"]);
+    r.json(&[
+        "--no-dense",
+        "source",
+        "add",
+        "guide",
+        &format!("{}/docs/guide.html", site.base),
+        "--type",
+        "webdoc",
+        "--delay",
+        "0",
+        "--timeout",
+        "1",
+        "--max-pages",
+        "1",
+    ]);
     let v = r.json(&["--no-dense", "search", "wombat multiplier backoff", "-k", "5", "--source", "ALL"]);
-    let sources: Vec<&str> = v["results"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap_or("")).collect();
+    let sources: Vec<&str> =
+        v["results"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap_or("")).collect();
     // Three code hits that match as well as the guide's section: prose counts 0.3 against
     // code, so the section follows them (by rank alone it would come second).
     let first_doc = sources.iter().position(|s| *s == "guide").expect("the guide answers too");

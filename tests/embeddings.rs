@@ -59,7 +59,10 @@ fn static_model_matches_reference_f16_and_f32() {
         }
     }
     // Different file contents give different fingerprints.
-    assert_ne!(load(fixtures().join("tiny-static")).fingerprint(), load(fixtures().join("tiny-static-f32")).fingerprint());
+    assert_ne!(
+        load(fixtures().join("tiny-static")).fingerprint(),
+        load(fixtures().join("tiny-static-f32")).fingerprint()
+    );
 }
 
 /// The default preparation: identifiers embedded as their words, queries without function
@@ -112,7 +115,8 @@ fn int8_model_agrees_with_fp32() {
     let texts: Vec<&str> = r["texts"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
     let v = m.embed_documents(&texts).unwrap();
     for (i, t) in texts.iter().enumerate() {
-        let want: Vec<f32> = r["tiny-bert"]["embeddings"][*t].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+        let want: Vec<f32> =
+            r["tiny-bert"]["embeddings"][*t].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
         let c = cosine(&v[i * 32..(i + 1) * 32], &want);
         assert!(c > 0.95, "int8 vs fp32 cosine {c} for {t}");
     }
@@ -178,7 +182,10 @@ fn safetensors_bytes(tensors: &[(&str, &str, Vec<usize>, Vec<u8>)]) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     let mut data = Vec::new();
     for (name, dtype, shape, bytes) in tensors {
-        header.insert(name.to_string(), serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [data.len(), data.len() + bytes.len()]}));
+        header.insert(
+            name.to_string(),
+            serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [data.len(), data.len() + bytes.len()]}),
+        );
         data.extend_from_slice(bytes);
     }
     let h = serde_json::to_vec(&header).unwrap();
@@ -216,7 +223,8 @@ fn quantized_static_model_uses_mapping_and_weights() {
 
     let text = "parse the json config file";
     let unk = tok.get_vocab(true).get("[UNK]").copied();
-    let ids: Vec<u32> = tok.encode(text, false).unwrap().get_ids().iter().copied().filter(|&i| Some(i) != unk).collect();
+    let ids: Vec<u32> =
+        tok.encode(text, false).unwrap().get_ids().iter().copied().filter(|&i| Some(i) != unk).collect();
     assert!(!ids.is_empty());
     let mut want = vec![0f32; dim];
     for &id in &ids {
@@ -261,12 +269,24 @@ fn distill_makes_a_static_model_with_added_words() {
     let mut cmd = std::process::Command::new(exe);
     common::isolate(&mut cmd);
     let run = cmd
-        .args(["--json", "model", "distill", fixtures().join("tiny-bert").to_str().unwrap(), "--out", out.to_str().unwrap(), "--dims", "8", "--words", words.to_str().unwrap()])
+        .args([
+            "--json",
+            "model",
+            "distill",
+            fixtures().join("tiny-bert").to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--dims",
+            "8",
+            "--words",
+            words.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let report: Value = serde_json::from_slice(&run.stdout).unwrap();
-    let source: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("tiny-bert/tokenizer.json")).unwrap()).unwrap();
+    let source: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("tiny-bert/tokenizer.json")).unwrap()).unwrap();
     let vocab = source["model"]["vocab"].as_object().unwrap().len();
     // [CLS], [SEP] and [MASK] never occur inside a text; [PAD] and [UNK] stay.
     assert_eq!(report["tokens"], vocab - 3 + 1, "{report}");
@@ -286,10 +306,14 @@ fn distill_makes_a_static_model_with_added_words() {
     assert_eq!(t.shape(), &[vocab - 2, 8]);
     let rows: Vec<f32> = t.data().chunks(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect();
     let n = vocab - 2;
-    let unweighted: Vec<f64> = rows.chunks(8).enumerate().flat_map(|(i, r)| {
-        let w = lynx::embed::distill::sif_weight(i, n);
-        r.iter().map(move |x| *x as f64 / w).collect::<Vec<_>>()
-    }).collect();
+    let unweighted: Vec<f64> = rows
+        .chunks(8)
+        .enumerate()
+        .flat_map(|(i, r)| {
+            let w = lynx::embed::distill::sif_weight(i, n);
+            r.iter().map(move |x| *x as f64 / w).collect::<Vec<_>>()
+        })
+        .collect();
     let mean = |j: usize| unweighted.chunks(8).map(|r| r[j]).sum::<f64>() / n as f64;
     let cov = |a: usize, b: usize| {
         let (ma, mb) = (mean(a), mean(b));

@@ -27,7 +27,8 @@ fn hit_on(r: &TestRepo, query: &str, path: &str) -> serde_json::Value {
 fn legacy_encodings_are_searchable_with_their_lines() {
     let r = TestRepo::new();
     // Line 4 holds the searched word in each file.
-    let le = "using System;\n\nclass Lecteur {\n    // réessayer la connexion après une panne\n    void Relire() {}\n}\n";
+    let le =
+        "using System;\n\nclass Lecteur {\n    // réessayer la connexion après une panne\n    void Relire() {}\n}\n";
     r.write_bytes("src/Lecteur.cs", &utf16(le, false));
     let be = "using System;\n\nclass Ecrivain {\n    // sauvegarde périodique du journal\n    void Ecrire() {}\n}\n";
     r.write_bytes("src/Ecrivain.cs", &utf16(be, true));
@@ -54,11 +55,19 @@ fn legacy_encodings_are_searchable_with_their_lines() {
     let m = &v["matches"][0];
     assert_eq!((m["path"].as_str(), m["line"].as_u64()), (Some("src/conn.c"), Some(3)), "{v}");
     let v = r.json(&["search", "--exact", "réessayer"]);
-    assert_eq!((v["matches"][0]["path"].as_str(), v["matches"][0]["line"].as_u64()), (Some("src/Lecteur.cs"), Some(4)), "{v}");
+    assert_eq!(
+        (v["matches"][0]["path"].as_str(), v["matches"][0]["line"].as_u64()),
+        (Some("src/Lecteur.cs"), Some(4)),
+        "{v}"
+    );
 
     // The graph sees the decoded text too: the UTF-16 class is a definition.
     let v = r.json(&["--no-dense", "find-definition", "Lecteur"]);
-    assert_eq!((v["results"][0]["path"].as_str(), v["results"][0]["start_line"].as_u64()), (Some("src/Lecteur.cs"), Some(3)), "{v}");
+    assert_eq!(
+        (v["results"][0]["path"].as_str(), v["results"][0]["start_line"].as_u64()),
+        (Some("src/Lecteur.cs"), Some(3)),
+        "{v}"
+    );
 
     // doctor --path names the encoding it decoded from.
     let t = r.text(&["doctor", "--path", "src/conn.c"]);

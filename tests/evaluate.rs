@@ -10,7 +10,9 @@ fn history(r: &TestRepo) {
     r.commit_all("Initial import");
     // Kept: modifies one source file (asked at its parent).
     r.write("src/parser.py", "def parse_config(path):\n    text = open(path).read()\n    return text.strip()\n");
-    r.commit_all("Trim trailing blanks when parsing the config file\n\nConfig files written on Windows have trailing blanks.");
+    r.commit_all(
+        "Trim trailing blanks when parsing the config file\n\nConfig files written on Windows have trailing blanks.",
+    );
     // Skipped: docs only.
     r.write("README.md", "# demo\n\nUsage.\n");
     r.commit_all("Document usage");
@@ -46,7 +48,13 @@ fn mining_yields_exactly_the_expected_questions() {
     let qs = v["questions"].as_array().unwrap();
     let got: Vec<(String, String, Vec<String>)> = qs
         .iter()
-        .map(|q| (q["query"].as_str().unwrap().to_string(), q["rev"].as_str().unwrap().to_string(), q["expected"]["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect()))
+        .map(|q| {
+            (
+                q["query"].as_str().unwrap().to_string(),
+                q["rev"].as_str().unwrap().to_string(),
+                q["expected"]["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect(),
+            )
+        })
         .collect();
     let parent = |n: usize| r.git(&["rev-parse", &format!("HEAD~{n}")]).trim().to_string();
     assert_eq!(
@@ -82,21 +90,63 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     assert_eq!(v["per_question"].as_array().unwrap().len(), 4);
     assert!(v["identity"]["fingerprints"]["chunks"].is_string());
     let report = r.file("base.json");
-    r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--save", report.to_str().unwrap()]);
+    r.json(&[
+        "--no-dense",
+        "evaluate",
+        "run",
+        qfile.to_str().unwrap(),
+        "--mode",
+        "sparse",
+        "--save",
+        report.to_str().unwrap(),
+    ]);
     // Gates: pass, then fail with exit 4.
-    let ok = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "0.1", "--baseline", report.to_str().unwrap(), "--max-recall-drop", "0.0"]);
+    let ok = r.lynx(&[
+        "--no-dense",
+        "evaluate",
+        "run",
+        qfile.to_str().unwrap(),
+        "--mode",
+        "sparse",
+        "--min-recall",
+        "0.1",
+        "--baseline",
+        report.to_str().unwrap(),
+        "--max-recall-drop",
+        "0.0",
+    ]);
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
-    let bad = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "1.01"]);
+    let bad =
+        r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "1.01"]);
     assert_eq!(bad.status.code(), Some(4));
-    let slow = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--max-p95-ms", "0.000001"]);
+    let slow = r.lynx(&[
+        "--no-dense",
+        "evaluate",
+        "run",
+        qfile.to_str().unwrap(),
+        "--mode",
+        "sparse",
+        "--max-p95-ms",
+        "0.000001",
+    ]);
     assert_eq!(slow.status.code(), Some(4));
     // Reranked by a cross-encoder: recorded in the report's identity.
     if lynx::embed::onnx::find_library(None).is_some() {
         let ce = format!("{}/tests/fixtures/models/tiny-cross-encoder", env!("CARGO_MANIFEST_DIR"));
-        let v = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--reranker", &ce]);
+        let v =
+            r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--reranker", &ce]);
         assert_eq!(v["identity"]["reranker"], ce.as_str(), "{v}");
         assert_eq!(v["questions"], 4);
-        let bad = r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "bm25-files", "--reranker", &ce]);
+        let bad = r.lynx(&[
+            "--no-dense",
+            "evaluate",
+            "run",
+            qfile.to_str().unwrap(),
+            "--mode",
+            "bm25-files",
+            "--reranker",
+            &ce,
+        ]);
         assert_eq!(bad.status.code(), Some(2));
     }
     // The whole-file BM25 baseline runs on the same questions.
@@ -108,14 +158,18 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
 fn invalid_question_files_are_clear_usage_errors() {
     let r = TestRepo::new();
     history(&r);
-    r.write("bad.jsonl", "{\"id\": \"a\", \"query\": \"x\", \"expected\": {\"files\": [\"a.py\"]}}\n{\"id\": \"b\", \"query\": \"y\"}\n");
+    r.write(
+        "bad.jsonl",
+        "{\"id\": \"a\", \"query\": \"x\", \"expected\": {\"files\": [\"a.py\"]}}\n{\"id\": \"b\", \"query\": \"y\"}\n",
+    );
     let out = r.lynx(&["--json", "evaluate", "run", "bad.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let err = v["error"].as_str().unwrap();
     assert!(err.contains("bad.jsonl:2") && err.contains("expected"), "{err}");
     r.write("empty.json", "[]");
-    let v: serde_json::Value = serde_json::from_slice(&r.lynx(&["--json", "evaluate", "run", "empty.json"]).stdout).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&r.lynx(&["--json", "evaluate", "run", "empty.json"]).stdout).unwrap();
     assert!(v["error"].as_str().unwrap().contains("no questions"), "{v}");
     let out = r.lynx(&["--json", "evaluate", "run", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));

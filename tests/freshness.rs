@@ -15,15 +15,16 @@ struct Watcher {
 
 impl Watcher {
     fn start(r: &TestRepo) -> Watcher {
-        let mut child = r.cmd(&["--no-dense", "--json", "watch"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child =
+            r.cmd(&["--no-dense", "--json", "watch"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let out = BufReader::new(child.stdout.take().unwrap());
         let (tx, rx) = channel();
         std::thread::spawn(move || {
             for line in out.lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) {
-                    if tx.send(v).is_err() {
-                        break;
-                    }
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&line)
+                    && tx.send(v).is_err()
+                {
+                    break;
                 }
             }
         });
@@ -183,7 +184,14 @@ fn doctor_explains_files_and_repairs_a_corrupt_segment() {
     let out = r.lynx(&["--no-dense", "--json", "doctor"]);
     assert_eq!(out.status.code(), Some(1), "a failed check fails doctor");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v["checks"].as_array().unwrap().iter().any(|c| c["status"] == "error" && c["message"].as_str().unwrap().contains("damaged")), "{v}");
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["status"] == "error" && c["message"].as_str().unwrap().contains("damaged")),
+        "{v}"
+    );
     let out = r.lynx(&["--no-dense", "--json", "doctor", "--repair"]);
     assert!(out.status.code().unwrap() <= 1, "{}", String::from_utf8_lossy(&out.stdout));
     assert!(!seg.exists() && r.file(".lynx/quarantine").is_dir());
@@ -202,7 +210,13 @@ fn two_servers_and_a_cli_share_one_store() {
     seed_project(&r, 5);
     r.commit_all("first");
     let start = |r: &TestRepo| {
-        let mut c = r.cmd(&["--no-dense", "serve"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut c = r
+            .cmd(&["--no-dense", "serve"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let mut stdin = c.stdin.take().unwrap();
         let mut out = BufReader::new(c.stdout.take().unwrap());
         writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#).unwrap();
@@ -211,7 +225,11 @@ fn two_servers_and_a_cli_share_one_store() {
         writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
         (c, stdin, out)
     };
-    let ask = |stdin: &mut std::process::ChildStdin, out: &mut BufReader<std::process::ChildStdout>, id: u32, q: &str| -> String {
+    let ask = |stdin: &mut std::process::ChildStdin,
+               out: &mut BufReader<std::process::ChildStdout>,
+               id: u32,
+               q: &str|
+     -> String {
         writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{q}"}}}}}}"#).unwrap();
         loop {
             let mut line = String::new();

@@ -27,7 +27,16 @@ impl Rng {
 }
 
 /// Values that break length and count fields.
-const INTERESTING: &[&[u8]] = &[&[0], &[0xff], &[0x7f], &[0x80], &[0xff, 0xff, 0xff, 0x7f], &[0xff, 0xff, 0xff, 0xff, 0x0f], &[0x15, 0x00], &[0x19, 0xfc]];
+const INTERESTING: &[&[u8]] = &[
+    &[0],
+    &[0xff],
+    &[0x7f],
+    &[0x80],
+    &[0xff, 0xff, 0xff, 0x7f],
+    &[0xff, 0xff, 0xff, 0xff, 0x0f],
+    &[0x15, 0x00],
+    &[0x19, 0xfc],
+];
 
 /// One mutation of `input`: flipped bits, interesting bytes, cut or repeated spans.
 fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
@@ -75,7 +84,12 @@ fn limit_memory() {
 
 fn corpus(dir: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz").join(dir);
-    let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&root).unwrap().flatten().filter(|e| e.path().is_file()).map(|e| (e.path(), std::fs::read(e.path()).unwrap())).collect();
+    let mut out: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap()))
+        .collect();
     out.sort();
     assert!(!out.is_empty(), "the corpus {} is empty", root.display());
     out
@@ -118,7 +132,12 @@ fn segment_decoders_survive_mutated_segments() {
 fn pack_reader_survives_mutated_packs() {
     limit_memory();
     let seeds = corpus(".");
-    let pack = seeds.iter().find(|(p, _)| p.extension().is_some_and(|e| e == "lynxpack")).expect("a pack in the corpus").1.clone();
+    let pack = seeds
+        .iter()
+        .find(|(p, _)| p.extension().is_some_and(|e| e == "lynxpack"))
+        .expect("a pack in the corpus")
+        .1
+        .clone();
     let scratch = tempfile::tempdir().unwrap();
     let file = scratch.path().join("input.lynxpack");
     let mut rng = Rng(0x5eed_0002);
@@ -172,25 +191,38 @@ fn fetch_survives_hostile_trees_on_the_remote() {
             let tmp = remote.path().join("blob.tmp");
             std::fs::write(&tmp, &data).unwrap();
             let blob = sh("git hash-object -w blob.tmp");
-            let hex: String = (0..[62, 61, 63, 300, 2][rng.below(5)]).map(|_| b"0123456789abcdef"[rng.below(16)] as char).collect();
+            let hex: String =
+                (0..[62, 61, 63, 300, 2][rng.below(5)]).map(|_| b"0123456789abcdef"[rng.below(16)] as char).collect();
             let name = match rng.below(4) {
                 0 => format!("{hex}.parquet"),
                 1 => format!("{hex}.PARQUET"),
-                2 => format!("{}.parquet", blake3::hash(&data).to_hex().as_str()[2..].to_string()),
+                2 => format!("{}.parquet", &blake3::hash(&data).to_hex().as_str()[2..]),
                 _ => "x y.parquet".to_string(),
             };
             let mode = ["100644", "100755", "120000"][rng.below(3)];
             entries.push(format!("{mode} blob {blob}\t{name}"));
         }
-        let sub = sh(&format!("printf '%s\\n' {} | git mktree", entries.iter().map(|e| format!("'{e}'")).collect::<Vec<_>>().join(" ")));
+        let sub = sh(&format!(
+            "printf '%s\\n' {} | git mktree",
+            entries.iter().map(|e| format!("'{e}'")).collect::<Vec<_>>().join(" ")
+        ));
         let dir = ["ab", "AB", "a", "abc", "zz"][rng.below(5)];
-        let top = sh(&format!("printf '040000 tree {sub}\\t{dir}\\n100644 blob {}\\tREADME\\n' | git mktree", sh("echo hi | git hash-object -w --stdin")));
+        let top = sh(&format!(
+            "printf '040000 tree {sub}\\t{dir}\\n100644 blob {}\\tREADME\\n' | git mktree",
+            sh("echo hi | git hash-object -w --stdin")
+        ));
         let commit = sh(&format!("git commit-tree {top} -m round{round}"));
         sh(&format!("git update-ref refs/lynx/objects {commit}"));
         let out = r.lynx(&["--no-dense", "--json", "fetch", remote.path().to_str().unwrap()]);
         let code = out.status.code();
-        assert!(matches!(code, Some(0..=2)), "round {round}: fetch ended with {:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("round {round}: not one JSON object ({e})"));
+        assert!(
+            matches!(code, Some(0..=2)),
+            "round {round}: fetch ended with {:?}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("round {round}: not one JSON object ({e})"));
         assert!(v["ok"].is_boolean(), "{v}");
     }
     // The store still answers.
@@ -205,12 +237,37 @@ fn value(rng: &mut Rng, depth: usize) -> serde_json::Value {
         1 => json!(rng.below(2) == 0),
         2 => json!([0i64, -1, 1 << 40, i64::MAX, i64::MIN][rng.below(5)]),
         3 => json!([0.5f64, -1e308, 1e308][rng.below(3)]),
-        4 => json!(["", "x", "../../etc/passwd", "\u{1b}]0;t\u{7}", "HEAD~99999", "a\nb", "*", "[", "\u{202e}"][rng.below(9)]),
+        4 => json!(
+            ["", "x", "../../etc/passwd", "\u{1b}]0;t\u{7}", "HEAD~99999", "a\nb", "*", "[", "\u{202e}"][rng.below(9)]
+        ),
         5 => json!("s".repeat(rng.below(3) * 5000)),
         6 => serde_json::Value::Array((0..rng.below(4)).map(|_| value(rng, depth + 1)).collect()),
         _ => {
-            let keys = ["query", "symbol", "n_results", "top_k", "rev", "base", "mode", "glob", "path", "cursor", "out", "relation", "depth", "changes", "budget", "code", "queries", "source", "explain", "zzz"];
-            serde_json::Value::Object((0..rng.below(5)).map(|_| (keys[rng.below(keys.len())].to_string(), value(rng, depth + 1))).collect())
+            let keys = [
+                "query",
+                "symbol",
+                "n_results",
+                "top_k",
+                "rev",
+                "base",
+                "mode",
+                "glob",
+                "path",
+                "cursor",
+                "out",
+                "relation",
+                "depth",
+                "changes",
+                "budget",
+                "code",
+                "queries",
+                "source",
+                "explain",
+                "zzz",
+            ];
+            serde_json::Value::Object(
+                (0..rng.below(5)).map(|_| (keys[rng.below(keys.len())].to_string(), value(rng, depth + 1))).collect(),
+            )
         }
     }
 }
@@ -221,7 +278,12 @@ fn the_mcp_server_answers_every_mutated_request() {
     let r = TestRepo::new();
     calc_project(&r);
     let mut c = common::mcp::Client::start(&r, &["--profile", "full", "--no-watch"]);
-    let tools: Vec<String> = c.request("tools/list", serde_json::json!({}))["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let tools: Vec<String> = c.request("tools/list", serde_json::json!({}))["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
     let mut rng = Rng(0x5eed_0004);
     for i in 0..1000u64 {
         let id = 10_000 + i;
@@ -236,7 +298,8 @@ fn the_mcp_server_answers_every_mutated_request() {
                 continue;
             }
             _ => {
-                let tool = if rng.below(8) == 0 { "no_such_tool".to_string() } else { tools[rng.below(tools.len())].clone() };
+                let tool =
+                    if rng.below(8) == 0 { "no_such_tool".to_string() } else { tools[rng.below(tools.len())].clone() };
                 let args = if rng.below(6) == 0 { value(&mut rng, 3) } else { value(&mut rng, 0) };
                 serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}})
             }
@@ -247,7 +310,8 @@ fn the_mcp_server_answers_every_mutated_request() {
         loop {
             let mut l = String::new();
             assert!(c.stdout.read_line(&mut l).unwrap() > 0, "the server closed stdout after {line}");
-            let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_else(|e| panic!("stdout carried a non-JSON-RPC line ({e}): {l}"));
+            let v: serde_json::Value =
+                serde_json::from_str(&l).unwrap_or_else(|e| panic!("stdout carried a non-JSON-RPC line ({e}): {l}"));
             if v["id"] == id {
                 assert!(v["result"].is_object() || v["error"].is_object(), "{v}");
                 break;

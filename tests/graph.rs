@@ -20,7 +20,12 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 /// (caller, confidence) of `graph query --op callers --symbol SYM`, in the answer's order.
 fn callers_with_confidence(r: &TestRepo, sym: &str) -> Vec<(String, String)> {
     let v = r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym]);
-    v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -42,7 +47,13 @@ fn imports_of(r: &TestRepo, path: &str) -> (BTreeSet<String>, BTreeSet<String>) 
 }
 
 fn confidence_of(v: &serde_json::Value, name: &str) -> String {
-    v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["confidence"].as_str().unwrap().to_string()).unwrap_or_default()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["node"]["name"] == name)
+        .map(|l| l["confidence"].as_str().unwrap().to_string())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -75,7 +86,10 @@ fn python_calls_bases_imports_ambiguity_and_cycles() {
     assert_eq!(names(&query(&r, "subclasses", "Shape")), set(&["Circle"]));
     assert_eq!(names(&query(&r, "superclasses", "Circle")), set(&["Shape"]));
     // The README's form, operation and symbol as words, answers the same as the flags.
-    assert_eq!(r.json(&["--no-dense", "graph", "query", "superclasses", "Circle"]), query(&r, "superclasses", "Circle"));
+    assert_eq!(
+        r.json(&["--no-dense", "graph", "query", "superclasses", "Circle"]),
+        query(&r, "superclasses", "Circle")
+    );
     let imports = query(&r, "imports", "pkg/main.py");
     let got = names(&imports);
     assert!(got.contains("pkg/util.py") && got.contains("pkg/shapes.py"), "{got:?}");
@@ -103,9 +117,15 @@ fn typescript_rust_go_java_csharp_edges() {
     r.write("go/geo/use.go", "package geo\n\nfunc Use() float64 {\n\tp := NewPoint(2)\n\treturn p.Norm()\n}\n");
     // Java: extends + implements, a static call.
     r.write("java/com/ex/Shape.java", "package com.ex;\npublic interface Shape { double area(); }\n");
-    r.write("java/com/ex/Base.java", "package com.ex;\npublic class Base { protected double scale() { return 1.0; } }\n");
+    r.write(
+        "java/com/ex/Base.java",
+        "package com.ex;\npublic class Base { protected double scale() { return 1.0; } }\n",
+    );
     r.write("java/com/ex/Circle.java", "package com.ex;\nimport com.ex.util.MathUtil;\npublic class Circle extends Base implements Shape {\n    public double area() { return MathUtil.square(scale()); }\n}\n");
-    r.write("java/com/ex/util/MathUtil.java", "package com.ex.util;\npublic class MathUtil { public static double square(double x) { return x * x; } }\n");
+    r.write(
+        "java/com/ex/util/MathUtil.java",
+        "package com.ex.util;\npublic class MathUtil { public static double square(double x) { return x * x; } }\n",
+    );
     // C#: base list, a call through a typed local.
     r.write("cs/Enemy.cs", "namespace Game {\n  public interface IDamageable { void TakeDamage(int a); }\n  public class Unit { }\n  public class Enemy : Unit, IDamageable {\n    public void TakeDamage(int a) { }\n  }\n  public class Arena {\n    public void Fight() {\n      Enemy e = new Enemy();\n      e.TakeDamage(3);\n    }\n  }\n}\n");
     r.commit_all("multi");
@@ -113,7 +133,8 @@ fn typescript_rust_go_java_csharp_edges() {
     assert_eq!(names(&query(&r, "callers", "ts/base.ts:helper")), set(&["Circle.area"]));
     let sup = query(&r, "superclasses", "ts/circle.ts:Circle");
     assert_eq!(names(&sup), set(&["Base", "Shape"]));
-    let rels: BTreeSet<String> = sup["results"].as_array().unwrap().iter().map(|l| l["relation"].as_str().unwrap().to_string()).collect();
+    let rels: BTreeSet<String> =
+        sup["results"].as_array().unwrap().iter().map(|l| l["relation"].as_str().unwrap().to_string()).collect();
     assert_eq!(rels, set(&["extends", "implements"]));
     assert!(names(&query(&r, "callees", "make")).contains("Circle.area"));
 
@@ -141,14 +162,17 @@ fn renamed_function_old_view_answers_old_name_and_graph_is_reproducible() {
     r.write("a.py", "def new_name():\n    return 1\n\n\ndef caller():\n    return new_name()\n");
     r.write("b.py", "def extra():\n    return 2\n");
     r.commit_all("rename");
-    let at = |rev: &str, sym: &str| r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym, "--rev", rev]);
+    let at = |rev: &str, sym: &str| {
+        r.json(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", sym, "--rev", rev])
+    };
     assert_eq!(names(&at(&first, "old_name")), set(&["caller"]));
     assert_eq!(at(&first, "new_name")["matched"], false);
     assert_eq!(names(&at("HEAD", "new_name")), set(&["caller"]));
     assert_eq!(at("HEAD", "old_name")["matched"], false);
 
     // The graph of a view is the same built cold or after indexing other revisions first.
-    let status_at = |repo: &TestRepo, rev: &str| repo.json(&["--no-dense", "graph", "status", "--rev", rev])["stats"].clone();
+    let status_at =
+        |repo: &TestRepo, rev: &str| repo.json(&["--no-dense", "graph", "status", "--rev", rev])["stats"].clone();
     let cold = TestRepo::new();
     cold.write("a.py", "def old_name():\n    return 1\n\n\ndef caller():\n    return old_name()\n");
     cold.commit_all("first");
@@ -165,7 +189,10 @@ fn navigation_operations() {
     let r = TestRepo::new();
     r.write("src/calc.py", "def add(a, b):\n    return a + b\n\n\ndef total(xs):\n    s = 0\n    for x in xs:\n        s = add(s, x)\n    return s\n");
     r.write("tests/test_calc.py", "from src.calc import add, total\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n");
-    r.write("src/report.py", "from src.calc import total\n\n\ndef report(xs):\n    # uses add indirectly\n    return 'sum=%d' % total(xs)\n");
+    r.write(
+        "src/report.py",
+        "from src.calc import total\n\n\ndef report(xs):\n    # uses add indirectly\n    return 'sum=%d' % total(xs)\n",
+    );
     r.commit_all("calc");
     let d = r.json(&["--no-dense", "find-definition", "add"]);
     assert_eq!(d["matched"], true);
@@ -175,25 +202,39 @@ fn navigation_operations() {
     assert_eq!(d["matched"], false);
 
     let u = r.json(&["--no-dense", "find-usages", "add"]);
-    let origins: BTreeSet<(String, String)> =
-        u["results"].as_array().unwrap().iter().map(|x| (x["symbol"].as_str().unwrap().to_string(), x["origin"].as_str().unwrap().to_string())).collect();
+    let origins: BTreeSet<(String, String)> = u["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["symbol"].as_str().unwrap().to_string(), x["origin"].as_str().unwrap().to_string()))
+        .collect();
     assert!(origins.contains(&("total".into(), "graph".into())), "{origins:?}");
     assert!(origins.contains(&("test_add".into(), "graph".into())), "{origins:?}");
     // The comment in report() mentions `add`: a lexical reference, tagged as such.
     assert!(origins.contains(&("report".into(), "lexical".into())), "{origins:?}");
 
     let t = r.json(&["--no-dense", "find-tests-for", "total"]);
-    let tests: BTreeSet<String> = t["results"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
+    let tests: BTreeSet<String> =
+        t["results"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
     assert!(tests.contains("test_total"), "{t}");
-    let files: BTreeSet<String> = t["results"].as_array().unwrap().iter().map(|x| x["path"].as_str().unwrap().to_string()).collect();
+    let files: BTreeSet<String> =
+        t["results"].as_array().unwrap().iter().map(|x| x["path"].as_str().unwrap().to_string()).collect();
     assert!(files.contains("tests/test_calc.py"));
 
     // add is reached from report through total: depth 2, and both tests need re-running.
     let i = r.json(&["--no-dense", "impact", "add", "--max-depth", "3"]);
-    let depth_of = |name: &str| i["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == name).map(|l| l["depth"].as_u64().unwrap());
+    let depth_of = |name: &str| {
+        i["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["node"]["name"] == name)
+            .map(|l| l["depth"].as_u64().unwrap())
+    };
     assert_eq!(depth_of("total"), Some(1));
     assert_eq!(depth_of("report"), Some(2));
-    let tests: BTreeSet<String> = i["tests"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
+    let tests: BTreeSet<String> =
+        i["tests"].as_array().unwrap().iter().filter_map(|x| x["symbol"].as_str().map(String::from)).collect();
     assert!(tests.contains("test_add") && tests.contains("test_total"), "{i}");
 
     let s = r.json(&["--no-dense", "describe-symbol", "total"]);
@@ -202,7 +243,8 @@ fn navigation_operations() {
 
     let m = r.json(&["--no-dense", "module-summary", "src/calc.py"]);
     assert_eq!(m["definitions"].as_array().unwrap().len(), 2);
-    let deps: BTreeSet<String> = m["dependents"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect();
+    let deps: BTreeSet<String> =
+        m["dependents"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect();
     assert!(deps.contains("src/report.py") && deps.contains("tests/test_calc.py"), "{deps:?}");
     assert_eq!(m["tests"][0], "tests/test_calc.py");
 
@@ -213,19 +255,33 @@ fn navigation_operations() {
     assert_eq!(ov["hubs"][0]["name"], "total", "{ov}");
     let st = r.json(&["--no-dense", "graph", "query", "--op", "status"]);
     assert_eq!(st["stats"]["by_language"]["python"], 5);
-    let sp = r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "report", "--target", "add"]);
+    let sp =
+        r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "report", "--target", "add"]);
     assert_eq!(sp["found"], true);
     assert_eq!(sp["path"].as_array().unwrap().len(), 3, "{sp}");
     // Edges are followed in their direction; each step names the edge that leads into it.
     let vias: Vec<&Value> = sp["path"].as_array().unwrap().iter().map(|s| &s["via"]).collect();
     assert_eq!(vias, [&Value::Null, &json!("calls"), &json!("calls")], "{sp}");
     assert_eq!(sp["direction"], "symbol_to_target");
-    let back = r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "add", "--target", "report"]);
+    let back =
+        r.json(&["--no-dense", "graph", "query", "--op", "shortest_path", "--symbol", "add", "--target", "report"]);
     assert_eq!((back["found"].as_bool(), back["direction"].as_str()), (Some(true), Some("target_to_symbol")), "{back}");
     assert_eq!(back["path"][0]["node"]["name"], "report", "the path runs from report down to add: {back}");
     let sc = r.json(&["--no-dense", "graph", "query", "--op", "surprising_connections"]);
     assert!(!sc["results"].as_array().unwrap().is_empty());
-    let nb = r.json(&["--no-dense", "graph", "query", "--op", "neighbors", "--symbol", "total", "--relation", "calls", "--depth", "1"]);
+    let nb = r.json(&[
+        "--no-dense",
+        "graph",
+        "query",
+        "--op",
+        "neighbors",
+        "--symbol",
+        "total",
+        "--relation",
+        "calls",
+        "--depth",
+        "1",
+    ]);
     assert_eq!(names(&nb), set(&["add", "report", "test_total"]));
 }
 
@@ -243,14 +299,25 @@ fn export_graph_html_renders_offline_in_chromium() {
     let rest = html.replace("http://www.w3.org/2000/svg", "");
     assert!(!rest.contains("http://") && !rest.contains("https://"), "no external resource in the export");
     assert!(!html.contains("<script src"), "must be self-contained");
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
     if !prerequisite("chromium", chromium.is_some(), "apt-get install chromium; the HTML was checked statically only") {
         return;
     }
     let chromium = chromium.unwrap();
     let profile = tempfile::tempdir().unwrap();
     let dom = std::process::Command::new(chromium)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(["--virtual-time-budget=3000", "--dump-dom"])
         .arg(format!("file://{}", out.display()))
@@ -266,13 +333,24 @@ fn export_graph_html_renders_offline_in_chromium() {
 /// Headless Chromium's DOM of `url` after its scripts ran (None when no browser: skipped unless
 /// LYNX_REQUIRE_CHROMIUM=1).
 fn rendered_dom(url: &str, size: &str) -> Option<String> {
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
     if !prerequisite("chromium", chromium.is_some(), "apt-get install chromium; the page was checked statically only") {
         return None;
     }
     let profile = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(chromium.unwrap())
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--window-size={size}"))
         .args(["--virtual-time-budget=3000", "--dump-dom"])
@@ -305,15 +383,25 @@ fn graph_explorer_fits_a_150_node_module_and_expands_on_click() {
     let url = format!("file://{}", out.display());
     let Some(dom) = rendered_dom(&url, "1280,800") else { return };
     assert_eq!(body_attr(&dom, "data-nodes-shown").as_deref(), Some("150"), "{}", &dom[..dom.len().min(3000)]);
-    assert_eq!(body_attr(&dom, "data-offscreen-at-first-paint").as_deref(), Some("0"), "every node inside the viewport at first paint");
+    assert_eq!(
+        body_attr(&dom, "data-offscreen-at-first-paint").as_deref(),
+        Some("0"),
+        "every node inside the viewport at first paint"
+    );
     // The same page at a small window still fits.
     let small = rendered_dom(&url, "640,480").unwrap();
     assert_eq!(body_attr(&small, "data-offscreen-at-first-paint").as_deref(), Some("0"));
     // Clicking f0 (through the page's own click handler) shows its caller from the other file.
-    assert!(dom.contains("data-name=\"caller_of_f0\"") && dom.contains("class=\"node hidden\" data-name=\"caller_of_f0\""), "the caller starts hidden");
+    assert!(
+        dom.contains("data-name=\"caller_of_f0\"") && dom.contains("class=\"node hidden\" data-name=\"caller_of_f0\""),
+        "the caller starts hidden"
+    );
     let expanded = rendered_dom(&format!("{url}#expand=f0"), "1280,800").unwrap();
     assert_eq!(body_attr(&expanded, "data-nodes-shown").as_deref(), Some("151"), "one more node after the click");
-    assert!(!expanded.contains("class=\"node hidden\" data-name=\"caller_of_f0\""), "caller_of_f0 is shown after the click");
+    assert!(
+        !expanded.contains("class=\"node hidden\" data-name=\"caller_of_f0\""),
+        "caller_of_f0 is shown after the click"
+    );
     // The list beside the graph names what is shown, and its items are the nodes.
     assert!(expanded.contains("data-name=\"caller_of_f0\" title=\"other.py:1\""), "the list names the revealed node");
 }
@@ -345,7 +433,13 @@ fn no_confident_edges_from_calls_on_values_of_unknown_type() {
     assert_eq!(confidence_of(&callees, "HTTPAdapter.close_all"), "inferred", "{callees}");
     // `from . import adapters` imports the submodule, not the package's __init__.py.
     let imports = r.json(&["--no-dense", "graph", "query", "imports", "app/client.py"]);
-    let files: BTreeSet<String> = imports["results"].as_array().unwrap().iter().filter(|l| l["relation"] == "imports").map(|l| l["node"]["path"].as_str().unwrap_or("").to_string()).collect();
+    let files: BTreeSet<String> = imports["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["relation"] == "imports")
+        .map(|l| l["node"]["path"].as_str().unwrap_or("").to_string())
+        .collect();
     assert_eq!(files, set(&["app/adapters.py"]), "{imports}");
     let subs = query(&r, "subclasses", "db.Iterator");
     assert_eq!(names(&subs), set(&["db.MergingIterator"]), "{subs}");
@@ -354,7 +448,8 @@ fn no_confident_edges_from_calls_on_values_of_unknown_type() {
     assert!(!names(&supers).contains("JsonElement"), "{supers}");
     // A leaf name finds every definition of it.
     let defs = r.json(&["--no-dense", "find-definition", "send"]);
-    let found: BTreeSet<String> = defs["results"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect();
+    let found: BTreeSet<String> =
+        defs["results"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(found, set(&["HTTPAdapter.send", "Session.send"]));
     // A class previews its own line, not its largest method.
     let d = r.json(&["--no-dense", "find-definition", "Session"]);
@@ -364,7 +459,10 @@ fn no_confident_edges_from_calls_on_values_of_unknown_type() {
 #[test]
 fn evaluate_graph_scores_edges_against_a_truth_file() {
     let r = TestRepo::new();
-    r.write("m.py", "def helper():\n    return 1\n\n\ndef main():\n    return helper() + other()\n\n\ndef other():\n    return 2\n");
+    r.write(
+        "m.py",
+        "def helper():\n    return 1\n\n\ndef main():\n    return helper() + other()\n\n\ndef other():\n    return 2\n",
+    );
     let commit = r.commit_all("init");
     let truth = serde_json::json!({
         "repo": "test/m", "commit": commit, "language": "python",
@@ -375,7 +473,11 @@ fn evaluate_graph_scores_edges_against_a_truth_file() {
     r.write("truth.json", &truth.to_string());
     let v = r.json(&["--no-dense", "evaluate", "graph", "truth.json"]);
     // Found helper and other; the truth has helper and an edge the graph cannot have.
-    assert_eq!((v["calls"]["truth"].as_u64(), v["calls"]["found"].as_u64(), v["calls"]["correct"].as_u64()), (Some(2), Some(2), Some(1)), "{v}");
+    assert_eq!(
+        (v["calls"]["truth"].as_u64(), v["calls"]["found"].as_u64(), v["calls"]["correct"].as_u64()),
+        (Some(2), Some(2), Some(1)),
+        "{v}"
+    );
     assert_eq!(v["calls"]["precision"], 0.5);
     assert_eq!(v["calls"]["recall"], 0.5);
     assert_eq!(v["calls"]["by_confidence"]["extracted"], json!([1, 2]));
@@ -422,7 +524,10 @@ fn out_of_line_cpp_methods_inside_a_namespace_belong_to_their_class() {
     // The public header lives apart from the implementation, as in many C++ libraries.
     r.write("include/store/memtable.h", "namespace store {\nclass MemTable {\n public:\n  bool Get(int key);\n  void Ref() { refs_++; }\n private:\n  int refs_;\n};\n}  // namespace store\n");
     r.write("db/memtable.cc", "#include \"store/memtable.h\"\n\nnamespace store {\n\nbool MemTable::Get(int key) {\n  return key > 0;\n}\n\n}  // namespace store\n");
-    r.write("db/version.cc", "namespace store {\nclass Version {\n public:\n  bool Get(int key) { return false; }\n};\n}\n");
+    r.write(
+        "db/version.cc",
+        "namespace store {\nclass Version {\n public:\n  bool Get(int key) { return false; }\n};\n}\n",
+    );
     r.write("db/db.cc", "#include \"store/memtable.h\"\n\nnamespace store {\n\nbool Lookup(int key) {\n  MemTable* mem = nullptr;\n  mem->Ref();\n  return mem->Get(key);\n}\n\n}  // namespace store\n");
     r.commit_all("cpp");
     let v = r.json(&["--no-dense", "graph", "query", "--op", "callees", "--symbol", "Lookup"]);
@@ -431,19 +536,30 @@ fn out_of_line_cpp_methods_inside_a_namespace_belong_to_their_class() {
         .unwrap()
         .iter()
         .filter(|l| l["confidence"] != "external")
-        .map(|l| (format!("{}:{}", l["node"]["path"].as_str().unwrap(), l["node"]["name"].as_str().unwrap()), l["confidence"].as_str().unwrap().to_string()))
+        .map(|l| {
+            (
+                format!("{}:{}", l["node"]["path"].as_str().unwrap(), l["node"]["name"].as_str().unwrap()),
+                l["confidence"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
-    let want: BTreeSet<(String, String)> = [("db/memtable.cc:store.MemTable.Get", "resolved"), ("include/store/memtable.h:store.MemTable.Ref", "resolved")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let want: BTreeSet<(String, String)> = [
+        ("db/memtable.cc:store.MemTable.Get", "resolved"),
+        ("include/store/memtable.h:store.MemTable.Ref", "resolved"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(got, want, "{v}");
 }
 
 #[test]
 fn javascript_call_and_apply_call_the_function_itself() {
     let r = TestRepo::new();
-    r.write("lib/transform.js", "export default function transformData(fns, response) {\n  return fns.reduce((d, fn) => fn(d), response);\n}\n");
+    r.write(
+        "lib/transform.js",
+        "export default function transformData(fns, response) {\n  return fns.reduce((d, fn) => fn(d), response);\n}\n",
+    );
     r.write(
         "lib/dispatch.js",
         "import transformData from './transform.js';\n\nexport default function dispatchRequest(config) {\n  config.data = transformData.call(config, config.transformRequest);\n  return transformData.apply(config, [config.transformResponse]);\n}\n",
@@ -527,7 +643,10 @@ fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
     let text = r.text(&["--no-dense", "graph", "query", "imports", "storage/remote/client.go"]);
     assert!(!text.contains("external external"), "{text}");
     // A tools module's dependencies are not the project's frameworks.
-    r.write("internal/tools/go.mod", "module example.com/mon/internal/tools\n\nrequire github.com/spf13/cobra v1.8.0\n");
+    r.write(
+        "internal/tools/go.mod",
+        "module example.com/mon/internal/tools\n\nrequire github.com/spf13/cobra v1.8.0\n",
+    );
     r.commit_all("tools");
     let o = r.json(&["--no-dense", "repo-overview"]);
     assert!(!o["frameworks"].as_array().unwrap().iter().any(|f| f == "Cobra"), "{o}");
@@ -540,7 +659,12 @@ fn go_calls_on_foreign_types_and_standard_imports_stay_external() {
         .unwrap()
         .iter()
         .filter(|l| l["relation"] == "imports")
-        .map(|l| (l["node"]["path"].as_str().unwrap_or(l["node"]["name"].as_str().unwrap()).to_string(), l["confidence"].as_str().unwrap().to_string()))
+        .map(|l| {
+            (
+                l["node"]["path"].as_str().unwrap_or(l["node"]["name"].as_str().unwrap()).to_string(),
+                l["confidence"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let want: BTreeSet<(String, String)> = [
         ("github.com/other/common/config", "external"),
@@ -558,7 +682,13 @@ fn callees_are_shown_where_they_are_defined_and_called_apart() {
     let r = TestRepo::new();
     go_service(&r);
     let v = query(&r, "callees", "shards.sendSamples");
-    let link = v["results"].as_array().unwrap().iter().find(|l| l["node"]["name"] == "retryAfterDuration").cloned().unwrap_or_else(|| panic!("{v}"));
+    let link = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["node"]["name"] == "retryAfterDuration")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v}"));
     assert_eq!(link["node"]["path"], "storage/remote/client.go", "{link}");
     assert_eq!((link["site"].as_str(), link["line"].as_u64()), (Some("storage/remote/queue.go"), Some(15)), "{link}");
     let text = r.text(&["--no-dense", "describe-symbol", "shards.sendSamples"]);
@@ -584,7 +714,8 @@ fn impact_follows_confident_edges_and_says_where_a_depth_limit_cut() {
     assert!(text.contains("stopped at depth 1: 1 definition one hop further"), "{text}");
     // Conventions stay in the package: other/queue_test.go is not a test of storage/remote.
     let v = r.json(&["--no-dense", "find-tests-for", "shards.sendSamples"]);
-    let paths: BTreeSet<String> = v["results"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
+    let paths: BTreeSet<String> =
+        v["results"].as_array().unwrap().iter().map(|t| t["path"].as_str().unwrap().to_string()).collect();
     assert_eq!(paths, set(&["storage/remote/queue_test.go"]), "{v}");
 }
 
@@ -604,8 +735,14 @@ fn typescript_and_java_imports_resolve_as_their_tools_do() {
         "packages/web/src/main.ts",
         "import { helper } from '@app/util'\nimport { parse } from '@babel/parser'\nimport { ref } from 'vue'\n\nexport function main() {\n  return helper(parse('1').length)\n}\n",
     );
-    r.write("src/main/java/com/ex/logging/Logger.java", "package com.ex.logging;\npublic class Logger { public void log(String s) {} }\n");
-    r.write("src/main/java/com/ex/App.java", "package com.ex;\nimport java.util.logging.Logger;\nimport com.ex.logging.Logger;\npublic class App { }\n");
+    r.write(
+        "src/main/java/com/ex/logging/Logger.java",
+        "package com.ex.logging;\npublic class Logger { public void log(String s) {} }\n",
+    );
+    r.write(
+        "src/main/java/com/ex/App.java",
+        "package com.ex;\nimport java.util.logging.Logger;\nimport com.ex.logging.Logger;\npublic class App { }\n",
+    );
     r.commit_all("init");
     // tsconfig paths map the package to its sources (not the CommonJS stub beside them);
     // installed packages stay external, whatever local file shares their last name.
@@ -625,6 +762,12 @@ fn a_kotlin_base_named_through_its_outer_type_is_the_nested_type() {
     r.write("a/Plan.kt", "package a\n\nclass Plan : ExchangeCodec.Carrier, Runnable {\n  override fun cancel() {}\n  override fun run() {}\n}\n");
     r.commit_all("init");
     let sup = query(&r, "superclasses", "Plan");
-    let local: BTreeSet<String> = sup["results"].as_array().unwrap().iter().filter(|l| l["node"]["path"].is_string()).map(|l| l["node"]["name"].as_str().unwrap().to_string()).collect();
+    let local: BTreeSet<String> = sup["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["node"]["path"].is_string())
+        .map(|l| l["node"]["name"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(local, set(&["ExchangeCodec.Carrier"]), "{sup}");
 }

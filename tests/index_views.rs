@@ -258,5 +258,9 @@ fn indexing_in_small_batches_gives_the_same_answers() {
     std::fs::write(r.file(".lynx/config.toml"), "[index]\nbatch_mb = 0\n").unwrap();
     let out = r.lynx(&["--no-dense", "index"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("index.batch_mb"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("index.batch_mb"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

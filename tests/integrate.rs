@@ -52,9 +52,13 @@ fn start_like_a_client(entry: &Value, cwd: &Path, workspace: &Path, query: &str)
         writeln!(stdin, "{v}").unwrap();
         stdin.flush().unwrap();
     };
-    send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+    );
     send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}}));
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": query}}}),
+    );
     let text = loop {
         let mut line = String::new();
         assert!(stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
@@ -63,7 +67,6 @@ fn start_like_a_client(entry: &Value, cwd: &Path, workspace: &Path, query: &str)
             break v["result"]["content"][0]["text"].as_str().unwrap_or("").to_string();
         }
     };
-    drop(send);
     drop(stdin);
     child.wait().unwrap();
     text
@@ -74,7 +77,10 @@ fn init_then_a_client_then_remove_leaves_the_repository_as_it_was() {
     let r = TestRepo::new();
     r.write("src/wombat.py", "def wombat_burrow():\n    return 1\n");
     r.write("CLAUDE.md", "# Team notes\n\nUse tabs.\n");
-    r.write(".mcp.json", "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"other-server\"\n    }\n  }\n}\n");
+    r.write(
+        ".mcp.json",
+        "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"other-server\"\n    }\n  }\n}\n",
+    );
     r.commit_all("first");
     let before = snapshot(r.path());
 
@@ -87,8 +93,14 @@ fn init_then_a_client_then_remove_leaves_the_repository_as_it_was() {
     assert_eq!(entry["args"], json!(["serve"]), "{entry}");
     assert!(!entry.to_string().contains(&r.path().display().to_string()), "{entry}");
     let claude = std::fs::read_to_string(r.file("CLAUDE.md")).unwrap();
-    assert!(claude.starts_with("# Team notes") && claude.contains("lynx:begin") && claude.contains("`search`"), "{claude}");
-    assert!(v["index"]["files"].as_u64().unwrap_or(0) >= 1 || v["index"]["blobs_new"].as_u64().unwrap_or(0) >= 1, "{v}");
+    assert!(
+        claude.starts_with("# Team notes") && claude.contains("lynx:begin") && claude.contains("`search`"),
+        "{claude}"
+    );
+    assert!(
+        v["index"]["files"].as_u64().unwrap_or(0) >= 1 || v["index"]["blobs_new"].as_u64().unwrap_or(0) >= 1,
+        "{v}"
+    );
 
     // The client starts the server from its configuration, in the project.
     let text = start_like_a_client(entry, r.path(), r.path(), "wombat burrow");

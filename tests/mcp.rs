@@ -3,10 +3,10 @@
 
 mod common;
 use common::mcp::Client;
-use std::io::{BufRead, Write};
-use std::process::Stdio;
 use common::*;
 use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+use std::process::Stdio;
 
 /// The calc project, then a `feature` branch that changes `add`.
 fn project(r: &TestRepo) {
@@ -39,32 +39,61 @@ fn every_tool_answers_like_the_cli() {
     project(&r);
     let mut c = Client::start(&r, &["--profile", "full"]);
     let list = c.request("tools/list", json!({}));
-    let tools: Vec<String> = list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let tools: Vec<String> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(tools.len(), 19, "{tools:?}");
     for t in list["result"]["tools"].as_array().unwrap() {
         let ro = t["annotations"]["readOnlyHint"].as_bool().unwrap();
-        assert_eq!(ro, !matches!(t["name"].as_str().unwrap(), "feedback" | "export_graph" | "update_source_index"), "{t}");
+        assert_eq!(
+            ro,
+            !matches!(t["name"].as_str().unwrap(), "feedback" | "export_graph" | "update_source_index"),
+            "{t}"
+        );
     }
     let cases: Vec<(&str, Value, Vec<&str>)> = vec![
         ("search", json!({"query": "add numbers", "n_results": 3}), vec!["search", "add numbers", "-k", "3"]),
-        ("deep_search", json!({"queries": ["zzqq nothing", "add numbers"], "n_results": 2}), vec!["deep-search", "zzqq nothing", "add numbers", "-k", "2"]),
+        (
+            "deep_search",
+            json!({"queries": ["zzqq nothing", "add numbers"], "n_results": 2}),
+            vec!["deep-search", "zzqq nothing", "add numbers", "-k", "2"],
+        ),
         ("find_definition", json!({"symbol": "total"}), vec!["find-definition", "total"]),
         ("find_usages", json!({"symbol": "add"}), vec!["find-usages", "add"]),
         ("find_tests_for", json!({"symbol": "add"}), vec!["find-tests-for", "add"]),
-        ("find_similar", json!({"code": "def add(a, b): return a + b", "n_results": 2}), vec!["find-similar", "def add(a, b): return a + b", "-k", "2"]),
+        (
+            "find_similar",
+            json!({"code": "def add(a, b): return a + b", "n_results": 2}),
+            vec!["find-similar", "def add(a, b): return a + b", "-k", "2"],
+        ),
         ("describe_symbol", json!({"symbol": "Square"}), vec!["describe-symbol", "Square"]),
         ("impact", json!({"symbol": "add"}), vec!["impact", "add"]),
         ("impact", json!({"changes": "main..feature"}), vec!["impact", "main..feature"]),
         ("module_summary", json!({"path": "src/calc.py"}), vec!["module-summary", "src/calc.py"]),
         ("repo_overview", json!({}), vec!["repo-overview"]),
-        ("search_diff", json!({"query": "overflow", "base": "main"}), vec!["search-diff", "overflow", "--base", "main"]),
-        ("graph_query", json!({"operation": "callers", "symbol": "add"}), vec!["graph-query", "--op", "callers", "--symbol", "add"]),
+        (
+            "search_diff",
+            json!({"query": "overflow", "base": "main"}),
+            vec!["search-diff", "overflow", "--base", "main"],
+        ),
+        (
+            "graph_query",
+            json!({"operation": "callers", "symbol": "add"}),
+            vec!["graph-query", "--op", "callers", "--symbol", "add"],
+        ),
         ("graph_query", json!({"operation": "overview"}), vec!["graph", "query", "--op", "overview"]),
         ("graph_query", json!({"operation": "status", "rev": "main"}), vec!["graph", "status", "--rev", "main"]),
         ("list_sources", json!({}), vec!["list-sources"]),
         ("get_rag_status", json!({}), vec!["get-rag-status"]),
-        ("search", json!({"query": "area", "rev": "main", "extensions": [".py"]}), vec!["search", "area", "--rev", "main", "--ext", ".py"]),
-        ("search", json!({"query": "add numbers", "n_results": 1, "explain": true, "language": "py"}), vec!["search", "add numbers", "-k", "1", "--explain", "--language", "py"]),
+        (
+            "search",
+            json!({"query": "area", "rev": "main", "extensions": [".py"]}),
+            vec!["search", "area", "--rev", "main", "--ext", ".py"],
+        ),
+        (
+            "search",
+            json!({"query": "add numbers", "n_results": 1, "explain": true, "language": "py"}),
+            vec!["search", "add numbers", "-k", "1", "--explain", "--language", "py"],
+        ),
         ("find_usages", json!({"symbol": "add", "n_results": 1}), vec!["find-usages", "add", "-k", "1"]),
         ("context", json!({"symbol": "total", "budget": 120}), vec!["context", "total", "--budget", "120"]),
         ("data_access", json!({}), vec!["data-access"]),
@@ -78,7 +107,8 @@ fn every_tool_answers_like_the_cli() {
         assert_eq!(text, timeless(&cli_text(&r, cli)), "{tool} {args} differs from git lynx {cli:?}");
     }
     // The CI gate is the same through MCP: the report format and the checks that tripped.
-    let (text, err) = c.call("impact", json!({"changes": "main..feature", "format": "markdown", "fail_on": ["callers>0"]}));
+    let (text, err) =
+        c.call("impact", json!({"changes": "main..feature", "format": "markdown", "fail_on": ["callers>0"]}));
     assert!(!err && text.contains("### Lynx impact report") && text.contains("**Checks failed:**"), "{text}");
     let out = r.lynx(&["--no-dense", "impact", "main..feature", "--format", "markdown", "--fail-on", "callers>0"]);
     assert_eq!(out.status.code(), Some(3));
@@ -88,7 +118,10 @@ fn every_tool_answers_like_the_cli() {
     assert!(!err && text.contains(".html"), "{text}");
     let (text, err) = c.call("update_source_index", json!({}));
     assert!(!err && text.contains("indexed"), "{text}");
-    let (text, err) = c.call("feedback", json!({"tool": "search", "query": "add", "outcome": "partial", "comment": "missed the test"}));
+    let (text, err) = c.call(
+        "feedback",
+        json!({"tool": "search", "query": "add", "outcome": "partial", "comment": "missed the test"}),
+    );
     assert!(!err, "{text}");
     assert!(cli_text(&r, &["feedback"]).contains("search: partial 1"));
     // Bad calls are tool errors; the server stays up.
@@ -125,11 +158,19 @@ fn tool_lists_are_smaller_than_lynxmcp() {
     }
     let out = r.cmd(&["serve", "--profile", "huge"]).stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("possible values: core, standard, full"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("possible values: core, standard, full"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The environment's profile is parsed by the same enum, with the same advice.
     let out = r.cmd(&["serve"]).env("LYNX_TOOL_PROFILE", "huge").stdin(Stdio::null()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool profile `huge`: use core, standard or full"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown tool profile `huge`: use core, standard or full"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -216,14 +257,24 @@ fn lynxmcp_calls_keep_their_meaning() {
     assert!(g["results"].as_array().unwrap().len() >= 2, "{g}");
     let g = ok(&c.call_full("graph_query", json!({"operation": "callers", "symbol": "add", "limit": 1})));
     assert_eq!(g["results"].as_array().unwrap().len(), 1, "{g}");
-    let g = ok(&c.call_full("graph_query", json!({"operation": "neighbors", "symbol": "Square", "relation_filter": "inherits"})));
+    let g = ok(&c.call_full(
+        "graph_query",
+        json!({"operation": "neighbors", "symbol": "Square", "relation_filter": "inherits"}),
+    ));
     let rels: Vec<&str> = g["results"].as_array().unwrap().iter().map(|l| l["relation"].as_str().unwrap()).collect();
-    assert!(!rels.is_empty() && rels.iter().all(|r| *r == "extends" || *r == "inherits" || *r == "extends_or_implements"), "{g}");
-    let g = ok(&c.call_full("graph_query", json!({"operation": "shortest_path", "source": "total", "target": "add", "max_hops": 3})));
+    assert!(
+        !rels.is_empty() && rels.iter().all(|r| *r == "extends" || *r == "inherits" || *r == "extends_or_implements"),
+        "{g}"
+    );
+    let g = ok(&c.call_full(
+        "graph_query",
+        json!({"operation": "shortest_path", "source": "total", "target": "add", "max_hops": 3}),
+    ));
     assert_eq!(g["found"], true, "{g}");
     let g = ok(&c.call_full("graph_query", json!({"operation": "imports", "file_or_symbol": "tests/test_calc.py"})));
     assert_eq!(g["matched"], true, "{g}");
-    let g = ok(&c.call_full("graph_query", json!({"operation": "overview", "top_n_gods": 1, "min_community_size": 1000})));
+    let g =
+        ok(&c.call_full("graph_query", json!({"operation": "overview", "top_n_gods": 1, "min_community_size": 1000})));
     assert!(g["hubs"].as_array().unwrap().len() <= 1 && g["communities"].as_array().unwrap().is_empty(), "{g}");
     // module_summary {file, limit}; find_tests_for {test_path_pattern}; deep_search {min_score}.
     let m = ok(&c.call_full("module_summary", json!({"file": "src/calc.py", "limit": 1})));
@@ -234,7 +285,8 @@ fn lynxmcp_calls_keep_their_meaning() {
     assert!(t["results"].as_array().unwrap().is_empty(), "{t}");
     let d = ok(&c.call_full("deep_search", json!({"queries": ["add"], "top_k": 2, "min_score": 1e9})));
     assert_eq!(d["variants"][0]["strong"], false, "{d}");
-    let d = ok(&c.call_full("deep_search", json!({"queries": ["add"], "top_k": 2, "min_score": 0.0, "min_results": 1})));
+    let d =
+        ok(&c.call_full("deep_search", json!({"queries": ["add"], "top_k": 2, "min_score": 0.0, "min_results": 1})));
     assert_eq!(d["variants"][0]["strong"], true, "{d}");
     // export_graph {target, mode, out}: written inside the repository, never outside it.
     let e = ok(&c.call_full("export_graph", json!({"target": "add", "mode": "symbol", "out": "reports/add.html"})));
@@ -273,7 +325,12 @@ fn json_rpc_errors_follow_the_spec() {
     let mut c = Client::start(&r, &[]);
     // The default profile says what it hides and how to get it.
     let instructions = c.init["result"]["instructions"].as_str().unwrap().to_string();
-    assert!(instructions.contains("hides") && instructions.contains("find_similar") && instructions.contains("--profile full"), "{instructions}");
+    assert!(
+        instructions.contains("hides")
+            && instructions.contains("find_similar")
+            && instructions.contains("--profile full"),
+        "{instructions}"
+    );
     let v = c.raw(b"this is not json", Value::Null);
     assert_eq!(v["error"]["code"], -32700, "{v}");
     let v = c.raw(b"\xff\xfe{}", Value::Null);
@@ -316,14 +373,31 @@ fn lynxmcp_config_in_the_manuals_format_keeps_its_sources() {
     let out = r.cmd(&["--json", "list-sources"]).env("RAG_CONFIG_PATH", &path).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let docs = v["sources"].as_array().unwrap().iter().find(|s| s["name"] == "mydocs").unwrap_or_else(|| panic!("{v}")).clone();
-    assert_eq!((docs["kind"].as_str(), docs["graph"].as_bool(), docs["files"].as_u64()), (Some("folder"), Some(false), Some(1)), "{docs}");
-    let ignored: Vec<&str> = v["ignored_config_fields"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+    let docs = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "mydocs")
+        .unwrap_or_else(|| panic!("{v}"))
+        .clone();
+    assert_eq!(
+        (docs["kind"].as_str(), docs["graph"].as_bool(), docs["files"].as_u64()),
+        (Some("folder"), Some(false), Some(1)),
+        "{docs}"
+    );
+    let ignored: Vec<&str> =
+        v["ignored_config_fields"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
     for name in ["embedding", "sources[mydocs].watcher"] {
         assert!(ignored.iter().any(|i| i.starts_with(name)), "{name} not named in {ignored:?}");
     }
     // A webdoc source is read as one, and listing sources never crawls it.
-    let web = v["sources"].as_array().unwrap().iter().find(|s| s["name"] == "unityDoc").unwrap_or_else(|| panic!("{v}")).clone();
+    let web = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "unityDoc")
+        .unwrap_or_else(|| panic!("{v}"))
+        .clone();
     assert_eq!((web["kind"].as_str(), web["files"].as_u64()), (Some("webdoc"), Some(0)), "{web}");
     assert!(web["snapshot"].is_null(), "{web}");
     assert!(!ignored.iter().any(|i| i.starts_with("sources[unityDoc]")), "{ignored:?}");
@@ -359,7 +433,10 @@ fn migrate_config_round_trips() {
     let read_directly: Value = serde_json::from_slice(&out.stdout).unwrap();
     let printed = r.json(&["migrate-config", file.to_str().unwrap()]);
     assert_eq!(printed["settings"]["search"]["k"], 8, "{printed}");
-    assert!(printed["not_carried_over"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().starts_with("storage_path")), "{printed}");
+    assert!(
+        printed["not_carried_over"].as_array().unwrap().iter().any(|s| s.as_str().unwrap().starts_with("storage_path")),
+        "{printed}"
+    );
     r.json(&["migrate-config", file.to_str().unwrap(), "--write"]);
     let migrated = r.json(&["list-sources"]);
     assert_eq!(sources_of(&migrated), sources_of(&read_directly));
@@ -367,7 +444,12 @@ fn migrate_config_round_trips() {
     // The shared settings took effect: default_top_k 8, profile core plus graph_query.
     assert_eq!(r.json(&["--no-dense", "search", "numbat"])["results"].as_array().unwrap().len(), 8);
     let mut c = Client::start(&r, &[]);
-    let names: Vec<String> = c.request("tools/list", json!({}))["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> = c.request("tools/list", json!({}))["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
     assert!(names.contains(&"graph_query".to_string()) && !names.contains(&"deep_search".to_string()), "{names:?}");
     c.close();
     // Migrating twice would add the same source again: refused, nothing written.
@@ -381,7 +463,11 @@ fn navigation_fans_out_over_sources() {
     let r = TestRepo::new();
     project(&r);
     let lib = tempfile::tempdir().unwrap();
-    std::fs::write(lib.path().join("helpers.py"), "def numbat_helper(x):\n    return x\n\n\ndef uses_it():\n    return numbat_helper(1)\n").unwrap();
+    std::fs::write(
+        lib.path().join("helpers.py"),
+        "def numbat_helper(x):\n    return x\n\n\ndef uses_it():\n    return numbat_helper(1)\n",
+    )
+    .unwrap();
     r.json(&["source", "add", "lib", lib.path().to_str().unwrap()]);
     let mut c = Client::start(&r, &["--profile", "full"]);
     let v = c.call_full("find_definition", json!({"symbol": "numbat_helper"}));

@@ -18,11 +18,20 @@ fn args(v: Value) -> serde_json::Map<String, Value> {
 async fn lynxmcp_calls_through_an_mcp_client() {
     let r = TestRepo::new();
     calc_project(&r);
-    let mut child = r.cmd(&["--no-dense", "serve", "--profile", "full"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = r
+        .cmd(&["--no-dense", "serve", "--profile", "full"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let to_server = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(child.stdin.take().unwrap())));
     let from_server = tokio::fs::File::from_std(std::fs::File::from(OwnedFd::from(child.stdout.take().unwrap())));
     let client = ().serve((from_server, to_server)).await.expect("MCP handshake");
-    assert_eq!(client.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).as_deref(), Some("git-lynx"));
+    assert_eq!(
+        client.peer_info().and_then(|i| i.server_info.as_ref().map(|s| s.name.clone())).as_deref(),
+        Some("git-lynx")
+    );
 
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 19);
@@ -40,14 +49,23 @@ async fn lynxmcp_calls_through_an_mcp_client() {
     let s = res.structured_content.clone().unwrap();
     assert!(s["results"].as_array().unwrap().iter().all(|h| h["path"].as_str().unwrap().starts_with("tests/")), "{s}");
     // graph_query(operation, symbol, limit) and shortest_path(source, target).
-    let s = call("graph_query", json!({"operation": "callers", "symbol": "add", "limit": 1})).await.structured_content.unwrap();
+    let s = call("graph_query", json!({"operation": "callers", "symbol": "add", "limit": 1}))
+        .await
+        .structured_content
+        .unwrap();
     assert_eq!(s["results"].as_array().unwrap().len(), 1, "{s}");
-    let s = call("graph_query", json!({"operation": "shortest_path", "source": "total", "target": "add"})).await.structured_content.unwrap();
+    let s = call("graph_query", json!({"operation": "shortest_path", "source": "total", "target": "add"}))
+        .await
+        .structured_content
+        .unwrap();
     assert_eq!(s["found"], true, "{s}");
     // module_summary(file), find_tests_for(symbol, test_path_pattern).
     let s = call("module_summary", json!({"file": "src/calc.py", "limit": 1})).await.structured_content.unwrap();
     assert_eq!(s["definitions"].as_array().unwrap().len(), 1, "{s}");
-    let s = call("find_tests_for", json!({"symbol": "add", "test_path_pattern": "^tests/"})).await.structured_content.unwrap();
+    let s = call("find_tests_for", json!({"symbol": "add", "test_path_pattern": "^tests/"}))
+        .await
+        .structured_content
+        .unwrap();
     assert!(!s["results"].as_array().unwrap().is_empty(), "{s}");
     // An unknown argument is an error result naming what the tool takes.
     let res = call("search", json!({"query": "add", "k_top": 3})).await;

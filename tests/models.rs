@@ -27,25 +27,31 @@ fn mirror(files: HashMap<String, Vec<u8>>) -> String {
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
                     break;
                 }
-                if let Some((k, v)) = line.split_once(':') {
-                    if k.eq_ignore_ascii_case("range") {
-                        range = v.trim().strip_prefix("bytes=").map(str::to_string);
-                    }
+                if let Some((k, v)) = line.split_once(':')
+                    && k.eq_ignore_ascii_case("range")
+                {
+                    range = v.trim().strip_prefix("bytes=").map(str::to_string);
                 }
             }
             let path = request.split_whitespace().nth(1).unwrap_or("");
             let key = path.trim_start_matches('/').replacen("/resolve/main/", "/", 1);
             let Some(body) = files.get(&key) else {
-                let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found");
+                let _ = stream
+                    .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found");
                 continue;
             };
             let size = body.len();
             let (start, end) = match range.as_deref().and_then(|r| r.split_once('-')) {
-                Some((a, b)) => (a.parse().unwrap_or(0), b.parse::<usize>().map(|e| e.min(size - 1)).unwrap_or(size - 1)),
+                Some((a, b)) => {
+                    (a.parse().unwrap_or(0), b.parse::<usize>().map(|e| e.min(size - 1)).unwrap_or(size - 1))
+                }
                 None => (0, size - 1),
             };
             let chunk = &body[start..=end];
-            let etag = format!("{:016x}", body.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3)));
+            let etag = format!(
+                "{:016x}",
+                body.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+            );
             let head = format!(
                 "HTTP/1.1 {}\r\nETag: \"{etag}\"\r\nX-Repo-Commit: {}\r\nContent-Range: bytes {start}-{end}/{size}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 if range.is_some() { "206 Partial Content" } else { "200 OK" },
@@ -68,7 +74,10 @@ fn pull_from_a_mirror_then_use_offline() {
     let mut files = HashMap::new();
     let src = fixture("tiny-static");
     // model2vec >= 0.6 writes a config without `model_type` (potion-code-16M's layout).
-    files.insert("acme/tiny-code/config.json".to_string(), br#"{"normalize": true, "embedding_dtype": "float16"}"#.to_vec());
+    files.insert(
+        "acme/tiny-code/config.json".to_string(),
+        br#"{"normalize": true, "embedding_dtype": "float16"}"#.to_vec(),
+    );
     for f in ["tokenizer.json", "model.safetensors"] {
         files.insert(format!("acme/tiny-code/{f}"), std::fs::read(src.join(f)).unwrap());
     }
@@ -78,7 +87,12 @@ fn pull_from_a_mirror_then_use_offline() {
     r.write("a.py", "def parse_json_config(file):\n    return json.load(file)\n");
     r.commit_all("init");
     let online = |args: &[&str]| {
-        r.cmd(args).env_remove("HF_HUB_OFFLINE").env("HF_ENDPOINT", &endpoint).env("HF_HOME", hf_home.path()).output().unwrap()
+        r.cmd(args)
+            .env_remove("HF_HUB_OFFLINE")
+            .env("HF_ENDPOINT", &endpoint)
+            .env("HF_HOME", hf_home.path())
+            .output()
+            .unwrap()
     };
 
     let out = online(&["--json", "model", "pull", "acme/tiny-code"]);
@@ -120,7 +134,13 @@ fn onnx_runtime_is_found_in_a_virtual_environment_first_on_path() {
     std::fs::write(capi.join("libonnxruntime.so.1.99.0"), b"").unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     // Not activated: no VIRTUAL_ENV, only its bin first on PATH.
-    let out = r.cmd(&["--json", "--no-dense", "doctor"]).env("PATH", &path).env_remove("VIRTUAL_ENV").env_remove("ORT_DYLIB_PATH").output().unwrap();
+    let out = r
+        .cmd(&["--json", "--no-dense", "doctor"])
+        .env("PATH", &path)
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("ORT_DYLIB_PATH")
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = v["checks"].as_array().unwrap().iter().find(|c| c["name"] == "ONNX Runtime").unwrap().clone();
     assert_eq!(c["status"], "ok", "{c}");

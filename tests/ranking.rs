@@ -8,7 +8,12 @@ use serde_json::Value;
 
 fn scores(r: &TestRepo, q: &str) -> Vec<(String, f64)> {
     let v: Value = r.json(&["--no-dense", "search", q]);
-    v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap()))
+        .collect()
 }
 
 fn score_of(hits: &[(String, f64)], path: &str) -> f64 {
@@ -26,7 +31,10 @@ fn repo() -> TestRepo {
         "tests/test_retry.py",
         "def test_backoff():\n    # retry request backoff: retry the request, backoff grows\n    assert retry_request(lambda: True, 3)\n    # retry request backoff again, request retry backoff\n",
     );
-    r.write("CHANGELOG.md", "# Changes\n\nRetry request backoff: retry a request with exponential backoff; request retry backoff tuned.\n");
+    r.write(
+        "CHANGELOG.md",
+        "# Changes\n\nRetry request backoff: retry a request with exponential backoff; request retry backoff tuned.\n",
+    );
     r.write("src/policy.py", "class RetryPolicy:\n    \"\"\"How often to retry.\"\"\"\n    limit = 3\n");
     for i in 0..8 {
         r.write(&format!("src/other{i}.py"), &format!("def helper{i}(x):\n    return x + {i}\n"));
@@ -50,7 +58,10 @@ fn tests_and_prose_yield_to_code_unless_asked_for() {
     // Asked about, the demotion is lifted: the score grows by exactly 1 / factor.
     let lift_test = 1.0 / lynx::config::DEFAULT_TEST_FACTOR as f64;
     let lift_prose = 1.0 / lynx::config::DEFAULT_PROSE_FACTOR as f64;
-    assert!((ratio(&about_tests, &plain, "tests/test_retry.py") - lift_test).abs() < 1e-3, "{about_tests:?} vs {plain:?}");
+    assert!(
+        (ratio(&about_tests, &plain, "tests/test_retry.py") - lift_test).abs() < 1e-3,
+        "{about_tests:?} vs {plain:?}"
+    );
     assert!((ratio(&about_docs, &plain, "CHANGELOG.md") - lift_prose).abs() < 1e-3, "{about_docs:?} vs {plain:?}");
     assert!((ratio(&about_tests, &plain, "src/retry.py") - 1.0).abs() < 1e-6);
     // Undemoted, the test outscores the code: the prior is what put the code first.
@@ -74,17 +85,32 @@ fn deep_search_strength_is_judged_per_query_term() {
     let r = repo();
     // Enough other code for the words to be rare, as in a real repository.
     for i in 0..60 {
-        r.write(&format!("src/mod{i}.py"), &format!("def compute{i}(values):\n    return sum(v * {i} for v in values)\n"));
+        r.write(
+            &format!("src/mod{i}.py"),
+            &format!("def compute{i}(values):\n    return sum(v * {i} for v in values)\n"),
+        );
     }
     r.commit_all("more");
     // The same matching words, once alone and once among words that match nothing: the same
     // raw BM25, but only the short question is answered strongly by it.
     let padded = "retry request backoff zzqa zzqb zzqc zzqd zzqe zzqf zzqg zzqh";
-    let v: Value = r.json(&["--no-dense", "deep-search", padded, "retry request backoff", "--min-results", "1", "--return-all-variants"]);
+    let v: Value = r.json(&[
+        "--no-dense",
+        "deep-search",
+        padded,
+        "retry request backoff",
+        "--min-results",
+        "1",
+        "--return-all-variants",
+    ]);
     let variants = v["variants"].as_array().unwrap();
     let (long, short) = (&variants[0], &variants[1]);
     assert!((long["best_sparse"].as_f64().unwrap() - short["best_sparse"].as_f64().unwrap()).abs() < 1e-4, "{v}");
-    assert!((long["sparse_threshold"].as_f64().unwrap() / short["sparse_threshold"].as_f64().unwrap() - 11.0 / 3.0).abs() < 1e-4, "{v}");
+    assert!(
+        (long["sparse_threshold"].as_f64().unwrap() / short["sparse_threshold"].as_f64().unwrap() - 11.0 / 3.0).abs()
+            < 1e-4,
+        "{v}"
+    );
     assert_eq!(long["strong"], false, "{v}");
     assert_eq!(short["strong"], true, "{v}");
     assert_eq!(v["chosen"], 2, "{v}"); // 1-based
@@ -104,9 +130,15 @@ fn a_file_with_two_matching_hits_gains_a_share_of_the_second() {
     let run = |share: &str| {
         std::fs::create_dir_all(r.file(".lynx")).unwrap();
         // Further chunks of a file are not discounted here: the share is what is measured.
-        std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nfile_evidence = {share}\nchunk_decay = 1.0\n")).unwrap();
+        std::fs::write(r.file(".lynx/config.toml"), format!("[search]\nfile_evidence = {share}\nchunk_decay = 1.0\n"))
+            .unwrap();
         let v: Value = r.json(&["--no-dense", "search", "ledger balance", "-k", "30"]);
-        v["results"].as_array().unwrap().iter().map(|h| (format!("{}:{}", h["path"].as_str().unwrap(), h["start_line"]), h["score"].as_f64().unwrap())).collect::<Vec<_>>()
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (format!("{}:{}", h["path"].as_str().unwrap(), h["start_line"]), h["score"].as_f64().unwrap()))
+            .collect::<Vec<_>>()
     };
     let alone = run("0");
     let with = run("0.25");
@@ -123,7 +155,11 @@ fn a_file_with_two_matching_hits_gains_a_share_of_the_second() {
     std::fs::write(r.file(".lynx/config.toml"), "[search]\nfile_evidence = 2\n").unwrap();
     let out = r.lynx(&["--no-dense", "search", "ledger balance"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("search.file_evidence"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("search.file_evidence"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -223,7 +259,10 @@ fn recent_change_prior_follows_the_revision_and_never_sees_later_commits() {
     let v: Value = r.json(&["--no-dense", "search", q, "--rev", &c2, "--explain"]);
     let hit = v["results"].as_array().unwrap().iter().find(|h| h["path"] == "beta.py").unwrap();
     let priors = hit["explain"]["priors"].as_array().unwrap();
-    assert!(priors.iter().any(|p| p["prior"] == "changed recently" && (p["factor"].as_f64().unwrap() - 1.2).abs() < 1e-6), "{priors:?}");
+    assert!(
+        priors.iter().any(|p| p["prior"] == "changed recently" && (p["factor"].as_f64().unwrap() - 1.2).abs() < 1e-6),
+        "{priors:?}"
+    );
     // Off (the default), the two score alike.
     std::fs::remove_file(r.file(".lynx/config.toml")).unwrap();
     let off = at(&c2);
@@ -232,13 +271,22 @@ fn recent_change_prior_follows_the_revision_and_never_sees_later_commits() {
 
 fn scores_at(r: &TestRepo, q: &str, rev: &str) -> Vec<(String, f64)> {
     let v: Value = r.json(&["--no-dense", "search", q, "--rev", rev]);
-    v["results"].as_array().unwrap().iter().map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap())).collect()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap()))
+        .collect()
 }
 
 #[test]
 fn further_chunks_of_a_listed_file_weigh_less_so_the_first_hits_name_more_files() {
     let r = TestRepo::new();
-    let f = |name: &str, n: usize| format!("def {name}_{n}(zebra):\n    \"\"\"zebra quagga zebra quagga stripes\"\"\"\n    return zebra + quagga\n\n\n");
+    let f = |name: &str, n: usize| {
+        format!(
+            "def {name}_{n}(zebra):\n    \"\"\"zebra quagga zebra quagga stripes\"\"\"\n    return zebra + quagga\n\n\n"
+        )
+    };
     r.write("src/stripes.py", &(0..3).map(|n| f("stripe", n)).collect::<String>());
     r.write("src/other.py", "def lone(x):\n    \"\"\"zebra quagga zebra\"\"\"\n    return x\n");
     for i in 0..6 {
@@ -257,12 +305,22 @@ fn further_chunks_of_a_listed_file_weigh_less_so_the_first_hits_name_more_files(
             .as_array()
             .unwrap()
             .iter()
-            .map(|h| (h["path"].as_str().unwrap().to_string(), h["score"].as_f64().unwrap(), h["explain"]["further_chunk"].as_f64().unwrap_or(1.0)))
+            .map(|h| {
+                (
+                    h["path"].as_str().unwrap().to_string(),
+                    h["score"].as_f64().unwrap(),
+                    h["explain"]["further_chunk"].as_f64().unwrap_or(1.0),
+                )
+            })
             .collect()
     };
     r.json(&["--no-dense", "index"]);
     let flat = run(Some(1.0));
-    assert_eq!(flat.iter().take(3).map(|h| h.0.as_str()).collect::<Vec<_>>(), ["src/stripes.py"; 3], "without saturation one file fills the top: {flat:?}");
+    assert_eq!(
+        flat.iter().take(3).map(|h| h.0.as_str()).collect::<Vec<_>>(),
+        ["src/stripes.py"; 3],
+        "without saturation one file fills the top: {flat:?}"
+    );
     let sat = run(None);
     // The default: the second chunk of stripes.py weighs half, the third a quarter.
     assert_eq!(sat[0].0, "src/stripes.py");
@@ -271,7 +329,12 @@ fn further_chunks_of_a_listed_file_weigh_less_so_the_first_hits_name_more_files(
     assert_eq!(stripes.iter().map(|h| h.2).collect::<Vec<_>>(), [1.0, 0.5, 0.25], "{sat:?}");
     let flat_stripes: Vec<f64> = flat.iter().filter(|h| h.0 == "src/stripes.py").map(|h| h.1).collect();
     for (i, h) in stripes.iter().enumerate() {
-        assert!((h.1 - flat_stripes[i] * 0.5f64.powi(i as i32)).abs() < 1e-4, "score {} of chunk {i} is not {} × 0.5^{i}", h.1, flat_stripes[i]);
+        assert!(
+            (h.1 - flat_stripes[i] * 0.5f64.powi(i as i32)).abs() < 1e-4,
+            "score {} of chunk {i} is not {} × 0.5^{i}",
+            h.1,
+            flat_stripes[i]
+        );
     }
 }
 
@@ -282,15 +345,23 @@ fn vendored_code_yields_to_the_repositorys_own_and_a_member_named_in_full_is_lif
     r.write("internal/retry/backoff.go", &format!("package retry\n\n{body}"));
     r.write("vendor/github.com/acme/retry/backoff.go", &format!("package retry\n\n// vendored copy\n{body}"));
     r.write("queue/manager.go", "package queue\n\ntype QueueManager struct{ items []int }\n\nfunc (m *QueueManager) Append(x int) { m.items = append(m.items, x) }\n\nfunc (m *QueueManager) Len() int { return len(m.items) }\n");
-    r.write("queue/list.go", "package queue\n\n// Append adds to a list.\nfunc Append(list []int, x int) []int { return append(list, x) }\n");
+    r.write(
+        "queue/list.go",
+        "package queue\n\n// Append adds to a list.\nfunc Append(list []int, x int) []int { return append(list, x) }\n",
+    );
     r.commit_all("init");
     let hits = scores(&r, "exponential backoff retried requests");
     assert_eq!(hits[0].0, "internal/retry/backoff.go", "{hits:?}");
-    let ratio = score_of(&hits, "vendor/github.com/acme/retry/backoff.go") / score_of(&hits, "internal/retry/backoff.go");
+    let ratio =
+        score_of(&hits, "vendor/github.com/acme/retry/backoff.go") / score_of(&hits, "internal/retry/backoff.go");
     assert!(ratio < 0.55, "the vendored copy is demoted: {hits:?}");
     // Asked about, it is not.
     let about = scores(&r, "exponential backoff retried requests vendored dependency");
-    assert!(score_of(&about, "vendor/github.com/acme/retry/backoff.go") / score_of(&about, "internal/retry/backoff.go") > 0.8, "{about:?}");
+    assert!(
+        score_of(&about, "vendor/github.com/acme/retry/backoff.go") / score_of(&about, "internal/retry/backoff.go")
+            > 0.8,
+        "{about:?}"
+    );
     // `QueueManager.Append`: the member itself first, not the type or another Append.
     let v: Value = r.json(&["--no-dense", "search", "QueueManager.Append"]);
     assert_eq!(v["results"][0]["symbol"], "QueueManager.Append", "{v}");

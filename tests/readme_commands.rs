@@ -9,10 +9,18 @@ use common::*;
 fn docs() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md"), root.join("hooks/README.md"), root.join("ci/README.md")];
-    let mut more: Vec<_> = std::fs::read_dir(root.join("docs")).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+    let mut more: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
     more.sort();
     files.extend(more);
-    files.into_iter().map(|f| (f.strip_prefix(root).unwrap().display().to_string(), std::fs::read_to_string(&f).unwrap())).collect()
+    files
+        .into_iter()
+        .map(|f| (f.strip_prefix(root).unwrap().display().to_string(), std::fs::read_to_string(&f).unwrap()))
+        .collect()
 }
 
 /// `git lynx …` commands of shell code blocks (a line may chain several with `&&`), comments cut.
@@ -43,10 +51,10 @@ fn block_commands(text: &str) -> Vec<String> {
 fn inline_commands(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (i, piece) in text.split('`').enumerate() {
-        if i % 2 == 1 {
-            if let Some(rest) = piece.strip_prefix("git lynx ") {
-                out.push(rest.to_string());
-            }
+        if i % 2 == 1
+            && let Some(rest) = piece.strip_prefix("git lynx ")
+        {
+            out.push(rest.to_string());
         }
     }
     out
@@ -107,7 +115,10 @@ fn inline_commands_name_real_commands_and_options() {
             }
             for w in ws.iter().filter(|w| w.starts_with("--")) {
                 let name = w.trim_start_matches("--").split(['=', ']']).next().unwrap();
-                let known = node.get_arguments().chain(root.get_arguments()).any(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|x| x.contains(&name)));
+                let known = node
+                    .get_arguments()
+                    .chain(root.get_arguments())
+                    .any(|a| a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|x| x.contains(&name)));
                 if !known {
                     problems.push(format!("{file}: `git lynx {cmd}`: `{path}` has no --{name}", path = path.join(" ")));
                 }
@@ -124,23 +135,33 @@ fn every_shell_block_command_runs_against_a_fixture() {
     calc_project(&r);
     // `push origin` / `fetch origin` need a remote.
     let remote = tempfile::tempdir().unwrap();
-    let out = isolate(&mut std::process::Command::new("git")).args(["init", "-q", "--bare"]).arg(remote.path()).output().unwrap();
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["init", "-q", "--bare"])
+        .arg(remote.path())
+        .output()
+        .unwrap();
     assert!(out.status.success());
     r.git(&["remote", "add", "origin", &remote.path().display().to_string()]);
     let mut ran = Vec::new();
     for (file, text) in docs() {
         for line in block_commands(&text) {
             // Placeholders of the examples, made real for the fixture.
-            let line = line.replace("/path/to/repo", &r.path().display().to_string()).replace("docs/eval/gson.questions.json", "questions.json");
+            let line = line
+                .replace("/path/to/repo", &r.path().display().to_string())
+                .replace("docs/eval/gson.questions.json", "questions.json");
             let args = words(&line);
             let mut full = vec!["git-lynx".to_string()];
             full.extend(args.iter().cloned());
-            if let Err(e) = lynx::cli::Cli::try_parse_from(&full) {
-                if !matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
-                    panic!("{file}: `git lynx {line}` does not parse:\n{e}");
-                }
+            if let Err(e) = lynx::cli::Cli::try_parse_from(&full)
+                && !matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion)
+            {
+                panic!("{file}: `git lynx {line}` does not parse:\n{e}");
             }
-            let out = r.cmd(&args.iter().map(String::as_str).collect::<Vec<_>>()).stdin(std::process::Stdio::null()).output().unwrap();
+            let out = r
+                .cmd(&args.iter().map(String::as_str).collect::<Vec<_>>())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
             assert!(
                 out.status.success(),
                 "{file}: `git lynx {line}` failed ({}):\n{}\n{}",
@@ -152,7 +173,14 @@ fn every_shell_block_command_runs_against_a_fixture() {
         }
     }
     // The quick start, the client set-up, the hooks and the evaluation example at least.
-    for expected in ["index", "search \"where are retries handled\"", "init --client claude", "serve", "hooks install", "evaluate mine"] {
+    for expected in [
+        "index",
+        "search \"where are retries handled\"",
+        "init --client claude",
+        "serve",
+        "hooks install",
+        "evaluate mine",
+    ] {
         assert!(ran.iter().any(|l| l.contains(expected)), "`{expected}` not among {ran:?}");
     }
 }
@@ -220,7 +248,8 @@ fn documented_defaults_and_counts_match_the_binary() {
             let Some((k, v)) = part.split_once(" = ") else { continue };
             let (k, v) = (k.split_whitespace().last().unwrap_or(""), v.split_whitespace().next().unwrap_or(""));
             let Ok(n) = v.parse::<f64>() else { continue };
-            let found = ["index", "search", "model", "watch"].iter().find_map(|s| defaults.get(*s).and_then(|t| t.get(k)));
+            let found =
+                ["index", "search", "model", "watch"].iter().find_map(|s| defaults.get(*s).and_then(|t| t.get(k)));
             if let Some(actual) = found {
                 let a = actual.as_float().or(actual.as_integer().map(|i| i as f64)).unwrap();
                 assert!((a - n).abs() < 1e-6, "README.md says {k} = {v}; the binary's default is {actual}");

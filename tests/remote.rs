@@ -20,7 +20,8 @@ fn git_in(dir: &Path, args: &[&str]) -> String {
 
 fn lynx_json(dir: &Path, args: &[&str]) -> Value {
     let out = isolate(&mut Command::new(BIN)).arg("--json").args(args).current_dir(dir).output().unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert!(out.status.success(), "git lynx {args:?}: {v}");
     v
 }
@@ -76,8 +77,14 @@ fn share_through(r: &TestRepo, root: &Path, url: &str) {
     assert!(status["dense"]["model_from"].as_str().unwrap_or_default().contains("recorded"), "{status}");
     // The clone needs no processing: its first index finds every blob's objects and vectors.
     let idx = lynx_json(&clone, &["--model", &m, "index"]);
-    assert_eq!((idx["blobs_new"].as_u64(), idx["chunks_embedded"].as_u64(), idx["dense"].as_str()), (Some(0), Some(0), Some("ready")), "{idx}");
-    for args in [&["--model", &m, "search", "add numbers"][..], &["find-usages", "add"], &["describe-symbol", "Square.area"]] {
+    assert_eq!(
+        (idx["blobs_new"].as_u64(), idx["chunks_embedded"].as_u64(), idx["dense"].as_str()),
+        (Some(0), Some(0), Some("ready")),
+        "{idx}"
+    );
+    for args in
+        [&["--model", &m, "search", "add numbers"][..], &["find-usages", "add"], &["describe-symbol", "Square.area"]]
+    {
         let a = lynx_json(r.path(), args);
         let b = lynx_json(&clone, args);
         assert_eq!(a["results"], b["results"], "{args:?} answers the same in the clone");
@@ -91,7 +98,10 @@ fn share_through(r: &TestRepo, root: &Path, url: &str) {
     let sent = next["new_segments"].as_u64().unwrap();
     let (first_bytes, next_bytes) = (pushed["new_bytes"].as_u64().unwrap(), next["new_bytes"].as_u64().unwrap());
     // One segment per layer for the one new blob (the first push carried 35 files' worth).
-    assert!((1..=5).contains(&sent) && next_bytes < first_bytes, "only the new blob's segments: {sent}, {next_bytes} bytes after {first_bytes} ({next})");
+    assert!(
+        (1..=5).contains(&sent) && next_bytes < first_bytes,
+        "only the new blob's segments: {sent}, {next_bytes} bytes after {first_bytes} ({next})"
+    );
     assert_eq!(next["segments"].as_u64().unwrap(), total + sent);
     git_in(&clone, &["pull", "-q", "origin", "main"]);
     let fetched = lynx_json(&clone, &["--model", &m, "fetch", url]);
@@ -110,7 +120,11 @@ fn push_and_fetch_over_a_file_remote() {
     let pruned = lynx_json(r.path(), &["push", &url, "--prune"]);
     assert_eq!(pruned["pruned"], true);
     let remote = root.path().join("remote.git");
-    assert_eq!(git_in(&remote, &["rev-list", "--count", "refs/lynx/objects"]).trim(), "1", "a pruned ref has no history");
+    assert_eq!(
+        git_in(&remote, &["rev-list", "--count", "refs/lynx/objects"]).trim(),
+        "1",
+        "a pruned ref has no history"
+    );
 }
 
 #[test]
@@ -124,7 +138,14 @@ fn a_tampered_segment_on_the_remote_is_refused() {
     git_in(root.path(), &["init", "-q", "evil"]);
     git_in(&evil, &["fetch", "-q", &remote.display().to_string(), "refs/lynx/objects"]);
     git_in(&evil, &["checkout", "-q", "FETCH_HEAD"]);
-    let seg = std::fs::read_dir(&evil).unwrap().flatten().filter(|e| e.file_name().len() == 2).flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten()).next().unwrap().path();
+    let seg = std::fs::read_dir(&evil)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().len() == 2)
+        .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
+        .next()
+        .unwrap()
+        .path();
     let mut bytes = std::fs::read(&seg).unwrap();
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0x55;
@@ -239,7 +260,11 @@ fn serve_cgi(mut stream: TcpStream, root: &Path) {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    for (h, var) in [("content-type", "CONTENT_TYPE"), ("content-encoding", "HTTP_CONTENT_ENCODING"), ("git-protocol", "GIT_PROTOCOL")] {
+    for (h, var) in [
+        ("content-type", "CONTENT_TYPE"),
+        ("content-encoding", "HTTP_CONTENT_ENCODING"),
+        ("git-protocol", "GIT_PROTOCOL"),
+    ] {
         if let Some(v) = header(h) {
             cgi.env(var, v);
         }
@@ -252,7 +277,12 @@ fn serve_cgi(mut stream: TcpStream, root: &Path) {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     let raw = out.stdout;
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4)).or_else(|| raw.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2))).unwrap_or((raw.len(), 0));
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| raw.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)))
+        .unwrap_or((raw.len(), 0));
     let head = String::from_utf8_lossy(&raw[..split.0]).into_owned();
     let content = &raw[(split.0 + split.1).min(raw.len())..];
     let mut status = "200 OK".to_string();
@@ -264,7 +294,8 @@ fn serve_cgi(mut stream: TcpStream, root: &Path) {
             None => {}
         }
     }
-    let mut reply = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", content.len()).into_bytes();
+    let mut reply =
+        format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", content.len()).into_bytes();
     for h in response {
         reply.extend_from_slice(h.as_bytes());
         reply.extend_from_slice(b"\r\n");

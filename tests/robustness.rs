@@ -6,7 +6,8 @@ use std::time::Duration;
 
 fn big_project(r: &TestRepo, n: usize) {
     for i in 0..n {
-        let body: String = (0..20).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}\n\n")).collect();
+        let body: String =
+            (0..20).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}\n\n")).collect();
         r.write(&format!("pkg{}/mod{i}.py", i % 17), &format!("\"\"\"Module {i}: unicorn{i} helpers.\"\"\"\n\n{body}"));
     }
 }
@@ -17,7 +18,13 @@ fn results(r: &TestRepo, q: &str) -> Vec<(String, u64, u64)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| (h["path"].as_str().unwrap().to_string(), h["start_line"].as_u64().unwrap(), h["end_line"].as_u64().unwrap()))
+        .map(|h| {
+            (
+                h["path"].as_str().unwrap().to_string(),
+                h["start_line"].as_u64().unwrap(),
+                h["end_line"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -84,7 +91,10 @@ fn subdirectories_and_linked_worktrees_share_one_store() {
     let out = r.cmd(&["--json", "index"]).current_dir(&sub).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["blobs_new"], 5, "{v}");
-    let out = std::process::Command::new(BIN).args(["-C", sub.to_str().unwrap(), "--json", "search", "compute_2"]).output().unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["-C", sub.to_str().unwrap(), "--json", "search", "compute_2"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["results"][0]["path"], "src/mod2.py");
     assert!(r.file(".lynx/objects").is_dir() && !sub.join(".lynx").exists());
@@ -111,7 +121,12 @@ fn subdirectories_and_linked_worktrees_share_one_store() {
 fn outside_a_repository_is_a_clear_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = std::process::Command::new(BIN);
-    let out = isolate(&mut c).args(["--json", "status"]).current_dir(dir.path()).env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap()).output().unwrap();
+    let out = isolate(&mut c)
+        .args(["--json", "status"])
+        .current_dir(dir.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path().parent().unwrap())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["error"].as_str().unwrap().contains("not inside a git repository"), "{v}");
@@ -129,7 +144,8 @@ fn an_interrupted_index_keeps_the_batches_it_finished() {
     let r = TestRepo::new();
     // About 8 MB of source in batches of 1 MB.
     for i in 0..400 {
-        let body: String = (0..250).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}  # pad\n\n")).collect();
+        let body: String =
+            (0..250).map(|j| format!("def fn_{i}_{j}(value):\n    return value * {j} + {i}  # pad\n\n")).collect();
         r.write(&format!("pkg{}/mod{i}.py", i % 13), &format!("\"\"\"Module {i}: griffin{i} helpers.\"\"\"\n\n{body}"));
     }
     r.commit_all("first");
@@ -162,7 +178,10 @@ fn a_missing_blob_is_skipped_with_one_warning() {
     r.commit_all("two files");
     let blob = r.git(&["rev-parse", "HEAD:b.py"]).trim().to_string();
     std::fs::remove_file(r.file(&format!(".git/objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
-    for args in [vec!["--no-dense", "search", "--exact", "needle_here", "--rev", "HEAD"], vec!["--no-dense", "search", "--regex", "needle_\\w+", "--rev", "HEAD"]] {
+    for args in [
+        vec!["--no-dense", "search", "--exact", "needle_here", "--rev", "HEAD"],
+        vec!["--no-dense", "search", "--regex", "needle_\\w+", "--rev", "HEAD"],
+    ] {
         let out = r.lynx(&args);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -174,9 +193,17 @@ fn a_missing_blob_is_skipped_with_one_warning() {
     assert_eq!(v["unreadable"], serde_json::json!(["b.py"]), "{v}");
     // `index` says it once per store state, not on every run.
     let first = r.lynx(&["--no-dense", "index", "--rev", "HEAD"]);
-    assert!(String::from_utf8_lossy(&first.stderr).contains("could not be read"), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(
+        String::from_utf8_lossy(&first.stderr).contains("could not be read"),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
     let again = r.lynx(&["--no-dense", "index", "--rev", "HEAD"]);
-    assert!(!String::from_utf8_lossy(&again.stderr).contains("could not be read"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("could not be read"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 }
 
 #[test]
@@ -201,7 +228,11 @@ fn a_deleted_history_segment_is_computed_again_by_index() {
     let v = r.json(&["--no-dense", "index"]);
     assert_eq!(v["commits_new"], 2, "the facts are computed again: {v}");
     let out = r.lynx(&["--no-dense", "search", "quokka answer"]);
-    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("unavailable"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("unavailable"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -219,5 +250,9 @@ fn a_commit_names_the_files_it_changed_renames_by_both_paths() {
     let repo = lynx::repo::Repo::discover(r.path()).unwrap();
     let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).unwrap();
     let paths = repo.paths_changed(id(&first), id(&second)).unwrap();
-    assert_eq!(paths, ["docs/gone.md", "src/deep/added.py", "src/edited.py", "src/new_name.py", "src/old_name.py"], "{paths:?}");
+    assert_eq!(
+        paths,
+        ["docs/gone.md", "src/deep/added.py", "src/edited.py", "src/new_name.py", "src/old_name.py"],
+        "{paths:?}"
+    );
 }

@@ -12,7 +12,8 @@ fn scip_python() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("LYNX_SCIP_PYTHON").map(PathBuf::from) {
         return p.exists().then_some(p);
     }
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("scip-python")).find(|p| p.exists()))
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join("scip-python")).find(|p| p.exists()))
 }
 
 /// Runs scip-python over the repository into `index.scip` (ignored by git). An empty
@@ -21,17 +22,38 @@ fn run_indexer(r: &TestRepo, exe: &PathBuf) -> PathBuf {
     let env = r.path().join(".git").join("scip-env.json");
     std::fs::write(&env, "[]").unwrap();
     let out = std::process::Command::new(exe)
-        .args(["index", ".", "--project-name", "demo", "--project-version", "1", "--output", "index.scip", "--quiet", "--environment"])
+        .args([
+            "index",
+            ".",
+            "--project-name",
+            "demo",
+            "--project-version",
+            "1",
+            "--output",
+            "index.scip",
+            "--quiet",
+            "--environment",
+        ])
         .arg(&env)
         .current_dir(r.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "scip-python failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "scip-python failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     r.path().join("index.scip")
 }
 
 fn links(v: &serde_json::Value) -> Vec<(String, String)> {
-    v["results"].as_array().unwrap().iter().map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string())).collect()
+    v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string()))
+        .collect()
 }
 
 fn query(r: &TestRepo, op: &str, sym: &str, rev: Option<&str>) -> Vec<(String, String)> {
@@ -104,7 +126,12 @@ fn scip_python_edges_are_precise_shared_across_revisions_and_checked_against_con
     r.write("pkg/store.py", &format!("import os\n\n\n\n{}", std::fs::read_to_string(r.file("pkg/store.py")).unwrap()));
     let v = r.json(&["graph", "import-scip", index.to_str().unwrap()]);
     let skipped = v["skipped"].as_array().unwrap();
-    assert!(skipped.iter().any(|s| s["path"] == "pkg/store.py" && s["reason"].as_str().unwrap().contains("re-run the indexer")), "{v}");
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "pkg/store.py" && s["reason"].as_str().unwrap().contains("re-run the indexer")),
+        "{v}"
+    );
 
     // Forgetting the imports makes the first commit's graph heuristic again.
     assert!(r.json(&["graph", "clear-scip"])["blobs"].as_u64().unwrap() >= 2);
@@ -133,8 +160,12 @@ fn an_untrusted_index_cannot_name_paths_outside_the_repository() {
     std::fs::write(&file, index.write_to_bytes().unwrap()).unwrap();
     let v = r.json(&["graph", "import-scip", file.to_str().unwrap()]);
     assert_eq!(v["imported"], 1, "{v}");
-    let reasons: Vec<(String, String)> =
-        v["skipped"].as_array().unwrap().iter().map(|s| (s["path"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string())).collect();
+    let reasons: Vec<(String, String)> = v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["path"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string()))
+        .collect();
     assert_eq!(reasons.len(), 2, "{reasons:?}");
     assert!(reasons.iter().all(|(_, why)| why == "path leaves the repository"), "{reasons:?}");
     assert_eq!(r.json(&["--no-dense", "graph", "status"])["stats"]["precise_files"], 1);

@@ -12,7 +12,8 @@ fn duckdb_present() -> bool {
 
 /// Rows of a query file, run with the repository as the current directory.
 fn query(r: &TestRepo, file: &str) -> Vec<Vec<String>> {
-    let sql = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/queries").join(file)).unwrap();
+    let sql = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/queries").join(file))
+        .unwrap();
     let script = "import duckdb, json, sys\nrows = duckdb.connect().sql(sys.stdin.read()).fetchall()\nprint(json.dumps([[str(c) for c in row] for row in rows]))\n";
     let mut child = Command::new("python3")
         .args(["-c", script])
@@ -37,7 +38,11 @@ fn documented_queries_read_the_segments_in_duckdb() {
     calc_project(&r);
     r.json(&["index"]);
     let by_lang = query(&r, "chunks_by_language.sql");
-    let python_functions: u64 = by_lang.iter().filter(|row| row[0] == "python" && row[1] == "function").map(|row| row[2].parse::<u64>().unwrap()).sum();
+    let python_functions: u64 = by_lang
+        .iter()
+        .filter(|row| row[0] == "python" && row[1] == "function")
+        .map(|row| row[2].parse::<u64>().unwrap())
+        .sum();
     assert_eq!(python_functions, 3, "add, total, test_add: {by_lang:?}");
     assert!(by_lang.iter().any(|row| row[0] == "markdown"), "{by_lang:?}");
     // Definitions carry the blob ids git prints.

@@ -25,7 +25,12 @@ fn planted_library(dir: &Path, marker: &Path) -> PathBuf {
     )
     .unwrap();
     let lib = dir.join("libonnxruntime.so");
-    let out = std::process::Command::new("gcc").args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&src).output().expect("gcc is needed to build the planted library");
+    let out = std::process::Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .output()
+        .expect("gcc is needed to build the planted library");
     assert!(out.status.success(), "gcc failed: {}", String::from_utf8_lossy(&out.stderr));
     lib
 }
@@ -59,7 +64,10 @@ fn a_committed_ort_dylib_is_never_loaded() {
         let out = r.cmd(&args).env_remove("ORT_DYLIB_PATH").output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!marker.exists(), "`git lynx {args:?}` loaded the committed library");
-        assert!(stderr.contains("model.ort_dylib") && stderr.contains("ignored"), "a warning names the refused key: {stderr}");
+        assert!(
+            stderr.contains("model.ort_dylib") && stderr.contains("ignored"),
+            "a warning names the refused key: {stderr}"
+        );
     }
     // doctor lists the refused key.
     let d = r.json_any(&["doctor"]);
@@ -157,7 +165,10 @@ fn a_committed_model_name_never_triggers_a_download() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["dense"], "off", "{v}");
     let reason = v["dense_reason"].as_str().unwrap_or("");
-    assert!(reason.contains("lynx.toml") && reason.contains("model pull"), "the reason says how to accept the model: {reason}");
+    assert!(
+        reason.contains("lynx.toml") && reason.contains("model pull"),
+        "the reason says how to accept the model: {reason}"
+    );
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert!(seen.lock().unwrap().is_empty(), "a request left the machine: {:?}", seen.lock().unwrap());
 
@@ -225,7 +236,8 @@ fn a_committed_model_name_never_selects_a_folder_the_repository_ships() {
     seed_project(&r, 3);
     // The repository ships model folders at the paths its committed names spell.
     let copy = |from: &str, to: &str| {
-        let out = std::process::Command::new("cp").arg("-r").arg(fixtures().join(from)).arg(r.file(to)).output().unwrap();
+        let out =
+            std::process::Command::new("cp").arg("-r").arg(fixtures().join(from)).arg(r.file(to)).output().unwrap();
         assert!(out.status.success());
     };
     std::fs::create_dir_all(r.file("acme")).unwrap();
@@ -270,7 +282,24 @@ fn nested(lang: &str, depth: usize) -> (String, String) {
     (format!("deep/{lang}.{ext}"), format!("// zebrafinchmarker in {lang}\n{text}"))
 }
 
-const DEEP_LANGS: &[&str] = &["python", "javascript", "typescript", "java", "cpp", "c", "csharp", "kotlin", "lua", "php", "ruby", "scala", "swift", "bash", "go", "rust"];
+const DEEP_LANGS: &[&str] = &[
+    "python",
+    "javascript",
+    "typescript",
+    "java",
+    "cpp",
+    "c",
+    "csharp",
+    "kotlin",
+    "lua",
+    "php",
+    "ruby",
+    "scala",
+    "swift",
+    "bash",
+    "go",
+    "rust",
+];
 
 #[test]
 fn deeply_nested_files_are_indexed_as_text_and_nothing_aborts() {
@@ -278,17 +307,44 @@ fn deeply_nested_files_are_indexed_as_text_and_nothing_aborts() {
     seed_project(&r, 2);
     for lang in DEEP_LANGS {
         let (path, text) = nested(lang, 20_000);
-        r.write(&path, &text.replace("//", if *lang == "python" || *lang == "ruby" || *lang == "bash" { "#" } else if *lang == "lua" { "--" } else { "//" }));
+        r.write(
+            &path,
+            &text.replace(
+                "//",
+                if *lang == "python" || *lang == "ruby" || *lang == "bash" {
+                    "#"
+                } else if *lang == "lua" {
+                    "--"
+                } else {
+                    "//"
+                },
+            ),
+        );
     }
     r.commit_all("deep files");
     let (path, text) = nested("python", 30_000);
-    r.write(&path.replace("python", "untracked"), &text.replace("//", "#").replace("in python", "in an untracked file"));
-    for args in [vec!["--no-dense", "index"], vec!["--no-dense", "search", "zebrafinchmarker"], vec!["--no-dense", "find-usages", "x"]] {
+    r.write(
+        &path.replace("python", "untracked"),
+        &text.replace("//", "#").replace("in python", "in an untracked file"),
+    );
+    for args in [
+        vec!["--no-dense", "index"],
+        vec!["--no-dense", "search", "zebrafinchmarker"],
+        vec!["--no-dense", "find-usages", "x"],
+    ] {
         let out = r.lynx(&args);
-        assert!(out.status.success(), "`git lynx {args:?}` failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "`git lynx {args:?}` failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let hits = r.search_paths(&["--no-dense", "zebrafinchmarker", "-k", "50"]);
-    assert!(hits.iter().any(|p| p == "deep/python.py") && hits.iter().any(|p| p == "deep/untracked.py"), "deep files stay searchable as text: {hits:?}");
+    assert!(
+        hits.iter().any(|p| p == "deep/python.py") && hits.iter().any(|p| p == "deep/untracked.py"),
+        "deep files stay searchable as text: {hits:?}"
+    );
     let d = r.json_any(&["--no-dense", "doctor", "--path", "deep/rust.rs"]).to_string();
     assert!(d.contains("nests") && d.contains("levels deep"), "doctor says why: {d}");
     // serve answers too.
@@ -377,7 +433,11 @@ fn a_parquet_decompression_bomb_is_refused_before_it_is_decoded() {
     let mut fields = Vec::new();
     for (i, f) in batch.schema().fields().iter().enumerate() {
         if f.name() == "text" {
-            let dict = DictionaryArray::<arrow::datatypes::Int32Type>::try_new(Int32Array::from(vec![0; rows]), Arc::new(StringArray::from(vec!["x".repeat(512 << 10)]))).unwrap();
+            let dict = DictionaryArray::<arrow::datatypes::Int32Type>::try_new(
+                Int32Array::from(vec![0; rows]),
+                Arc::new(StringArray::from(vec!["x".repeat(512 << 10)])),
+            )
+            .unwrap();
             fields.push(arrow::datatypes::Field::new("text", dict.data_type().clone(), false));
             cols.push(Arc::new(dict));
         } else {
@@ -387,7 +447,10 @@ fn a_parquet_decompression_bomb_is_refused_before_it_is_decoded() {
     }
     let bomb = RecordBatch::try_new(Arc::new(arrow::datatypes::Schema::new(fields)), cols).unwrap();
     let meta = {
-        let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(std::fs::read(&chunks).unwrap())).unwrap();
+        let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(
+            std::fs::read(&chunks).unwrap(),
+        ))
+        .unwrap();
         b.metadata().file_metadata().key_value_metadata().cloned()
     };
     let props = parquet::file::properties::WriterProperties::builder()
@@ -396,7 +459,8 @@ fn a_parquet_decompression_bomb_is_refused_before_it_is_decoded() {
         .build();
     let mut bytes = Vec::new();
     // Without the Arrow schema a reader decodes the column as plain strings: the bomb goes off.
-    let opts = parquet::arrow::arrow_writer::ArrowWriterOptions::new().with_properties(props).with_skip_arrow_metadata(true);
+    let opts =
+        parquet::arrow::arrow_writer::ArrowWriterOptions::new().with_properties(props).with_skip_arrow_metadata(true);
     let mut w = parquet::arrow::ArrowWriter::try_new_with_options(&mut bytes, bomb.schema(), opts).unwrap();
     w.write(&bomb).unwrap();
     w.close().unwrap();
@@ -406,7 +470,12 @@ fn a_parquet_decompression_bomb_is_refused_before_it_is_decoded() {
     std::fs::remove_dir_all(r.file(".lynx")).unwrap();
     let out = limited(&r, 3072, &["--no-dense", "--json", "objects", "import", dir.path().to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.code().is_some(), "the importer died ({}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code().is_some(),
+        "the importer died ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("expand"), "the bomb is named: {stdout}");
     // Nothing of it entered the store; the project still answers.
     assert!(r.search_paths(&["--no-dense", "handle request"]).iter().any(|p| p.starts_with("src/mod")));
@@ -426,7 +495,15 @@ fn a_sparse_pack_entry_is_refused_by_its_size_before_it_is_read() {
     let f = std::fs::File::create(&seg).unwrap();
     f.set_len(3 << 30).unwrap();
     let pack = scratch.path().join("x.lynxpack");
-    let out = std::process::Command::new("tar").arg("--sparse").arg("-cf").arg(&pack).arg("-C").arg(&root).args(["manifest.json", "objects"]).output().unwrap();
+    let out = std::process::Command::new("tar")
+        .arg("--sparse")
+        .arg("-cf")
+        .arg(&pack)
+        .arg("-C")
+        .arg(&root)
+        .args(["manifest.json", "objects"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(std::fs::metadata(&pack).unwrap().len() < 1 << 20);
     let out = limited(&r, 2048, &["--no-dense", "--json", "objects", "import", pack.to_str().unwrap()]);
@@ -465,7 +542,13 @@ fn a_huge_blob_on_the_remote_is_refused_by_its_size_before_it_is_read() {
     git(&["update-ref", "refs/lynx/objects", &commit], None);
     let out = limited(&r, 3072, &["--no-dense", "--json", "fetch", remote.path().to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "refused, not killed ({}): {stdout} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "refused, not killed ({}): {stdout} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("over the limit"), "{stdout}");
 }
 
@@ -490,7 +573,9 @@ fn a_fetched_tree_with_names_that_are_not_segments_still_fetches() {
     let blob = in_remote("echo junk | git hash-object -w --stdin");
     let listing = in_remote("git ls-tree refs/lynx/objects");
     let long = "e".repeat(300);
-    let sub = in_remote(&format!("printf '100644 blob {blob}\\t{long}.parquet\\n100644 blob {blob}\\tREADME\\n' | git mktree"));
+    let sub = in_remote(&format!(
+        "printf '100644 blob {blob}\\t{long}.parquet\\n100644 blob {blob}\\tREADME\\n' | git mktree"
+    ));
     let top = in_remote(&format!("printf '%s\\n040000 tree {sub}\\tee\\n' \"{listing}\" | git mktree"));
     let commit = in_remote(&format!("git commit-tree {top} -p refs/lynx/objects -m more"));
     in_remote(&format!("git update-ref refs/lynx/objects {commit}"));
@@ -508,7 +593,18 @@ fn export_graph_writes_only_html_inside_the_work_tree() {
     std::os::unix::fs::symlink(outside.path(), r.file("outlink")).unwrap();
     r.commit_all("a link out");
     let mut c = common::mcp::Client::start(&r, &["--profile", "full"]);
-    for out in ["outlink/newdir/x.html", "outlink/x.html", ".git/config", ".git/hooks/pre-commit", ".lynx/config.toml", ".lynx/x.html", "./.git/x.html", "Makefile", "/tmp/x.html", "../x.html"] {
+    for out in [
+        "outlink/newdir/x.html",
+        "outlink/x.html",
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".lynx/config.toml",
+        ".lynx/x.html",
+        "./.git/x.html",
+        "Makefile",
+        "/tmp/x.html",
+        "../x.html",
+    ] {
         let (text, err) = c.call("export_graph", serde_json::json!({"symbol": "add", "out": out}));
         assert!(err, "`{out}` was accepted: {text}");
     }
@@ -527,7 +623,10 @@ fn export_graph_writes_only_html_inside_the_work_tree() {
     r.write("lynx.toml", "[tools]\nprofile = \"full\"\n");
     let mut c = common::mcp::Client::start(&r, &[]);
     let list = c.request("tools/list", serde_json::json!({})).to_string();
-    assert!(!list.contains("\"export_graph\"") && list.contains("\"module_summary\""), "read-only tools of the profile stay: {list}");
+    assert!(
+        !list.contains("\"export_graph\"") && list.contains("\"module_summary\""),
+        "read-only tools of the profile stay: {list}"
+    );
     c.close();
     std::fs::write(r.file(".lynx/config.toml"), "[tools]\ninclude = [\"export_graph\"]\n").unwrap();
     let mut c = common::mcp::Client::start(&r, &[]);
@@ -545,7 +644,12 @@ fn init_and_rules_never_follow_a_link_out_of_the_repository() {
     std::os::unix::fs::symlink(outside.path(), r.file(".cursor")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret"), r.file("CLAUDE.md")).unwrap();
     r.commit_all("links");
-    for args in [vec!["init", "--client", "cursor", "--no-index"], vec!["rules", "cursor"], vec!["init", "--client", "claude", "--no-index"], vec!["rules", "claude"]] {
+    for args in [
+        vec!["init", "--client", "cursor", "--no-index"],
+        vec!["rules", "cursor"],
+        vec!["init", "--client", "claude", "--no-index"],
+        vec!["rules", "claude"],
+    ] {
         let v = r.json_any(&args);
         assert_eq!(v["ok"], false, "{args:?}: {v}");
         assert!(v["error"].as_str().unwrap().contains("symbolic link"), "{v}");
@@ -606,7 +710,11 @@ fn site_with_foreign_sitemap(other: &str) -> String {
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
             let (status, ctype, body) = match path.as_str() {
                 "/robots.txt" => ("200 OK", "text/plain", robots.clone()),
-                "/docs/" | "/docs/index.html" => ("200 OK", "text/html", "<html><body><main><h1>Guide</h1><p>the pelican procedure</p></main></body></html>".to_string()),
+                "/docs/" | "/docs/index.html" => (
+                    "200 OK",
+                    "text/html",
+                    "<html><body><main><h1>Guide</h1><p>the pelican procedure</p></main></body></html>".to_string(),
+                ),
                 _ => ("404 Not Found", "text/plain", String::new()),
             };
             let _ = s.write_all(format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).as_bytes());
@@ -622,7 +730,8 @@ fn the_crawler_reads_no_sitemap_of_another_port() {
     let r = TestRepo::new();
     seed_project(&r, 1);
     r.commit_all("first");
-    let out = r.lynx(&["--no-dense", "source", "add", "guide", &format!("{site}/docs/"), "--type", "webdoc", "--delay", "0"]);
+    let out =
+        r.lynx(&["--no-dense", "source", "add", "guide", &format!("{site}/docs/"), "--type", "webdoc", "--delay", "0"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::thread::sleep(std::time::Duration::from_millis(100));
     assert!(seen.lock().unwrap().is_empty(), "a sitemap on another port was fetched: {:?}", seen.lock().unwrap());
@@ -646,7 +755,10 @@ fn file_names_cannot_drive_the_terminal_or_forge_lines() {
         vec!["--no-dense", "--color", "always", "search", "quokkasecret"],
     ] {
         let text = r.text(&args);
-        assert!(!text.contains("\u{1b}]") && !text.contains('\u{7}') && !text.contains('\u{202e}'), "{args:?} printed a raw sequence: {text:?}");
+        assert!(
+            !text.contains("\u{1b}]") && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+            "{args:?} printed a raw sequence: {text:?}"
+        );
         assert!(!text.lines().any(|l| l.starts_with("src/forged.py:")), "{args:?} printed a forged line: {text:?}");
         assert!(text.contains("quokka"), "{args:?}: {text:?}");
     }
@@ -711,7 +823,10 @@ fn a_server_survives_its_shards_being_damaged_in_place() {
 fn committed_size_limits_are_bounded() {
     let r = TestRepo::new();
     seed_project(&r, 1);
-    for (toml, key) in [("[index]\nmax_file_size = 200000000\n", "index.max_file_size"), ("[index]\nbatch_mb = 100000\n", "index.batch_mb")] {
+    for (toml, key) in [
+        ("[index]\nmax_file_size = 200000000\n", "index.max_file_size"),
+        ("[index]\nbatch_mb = 100000\n", "index.batch_mb"),
+    ] {
         r.write("lynx.toml", toml);
         let out = r.lynx(&["--no-dense", "--json", "index"]);
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
@@ -725,7 +840,11 @@ fn bad_input_gets_a_clear_answer() {
     // No commit yet.
     let out = r.lynx(&["--no-dense", "--json", "search", "x", "--rev", "HEAD"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("no commits yet"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no commits yet"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     seed_project(&r, 1);
     r.commit_all("first");
     let out = r.lynx(&["--no-dense", "search", "--exact", "handle", "-A", "18446744073709551615"]);

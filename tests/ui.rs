@@ -48,7 +48,10 @@ fn request(port: u16, raw: &str) -> (u16, String) {
 }
 
 fn get(ui: &Ui, path: &str, headers: &str) -> (u16, String) {
-    request(ui.port, &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n{headers}\r\n", ui.port))
+    request(
+        ui.port,
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n{headers}\r\n", ui.port),
+    )
 }
 
 fn post(ui: &Ui, path: &str, origin: &str, body: &str) -> (u16, String) {
@@ -89,7 +92,13 @@ fn requests_need_the_secret_this_host_and_this_origin() {
     assert_eq!(get(&ui, "/api/config", &format!("Cookie: lynx_ui={}\r\n", ui.token)).0, 200);
     assert_eq!(get(&ui, "/api/config", "Cookie: lynx_ui=0123456789abcdef0123456789abcdef\r\n").0, 403);
     // DNS rebinding: another host name is refused even with the secret.
-    let (status, _) = request(ui.port, &format!("GET /api/overview?token={} HTTP/1.1\r\nHost: attacker.example:{}\r\nConnection: close\r\n\r\n", ui.token, ui.port));
+    let (status, _) = request(
+        ui.port,
+        &format!(
+            "GET /api/overview?token={} HTTP/1.1\r\nHost: attacker.example:{}\r\nConnection: close\r\n\r\n",
+            ui.token, ui.port
+        ),
+    );
     assert_eq!(status, 403);
     // A cross-origin POST is refused; this origin's POST needs --allow-write.
     let body = r#"{"outcome": "helpful", "comment": "x"}"#;
@@ -118,11 +127,22 @@ fn requests_need_the_secret_this_host_and_this_origin() {
 
 /// The page's DOM after its scripts ran, and a screenshot kept as a test artefact.
 fn browse(url: &str, shot: &str) -> Option<String> {
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()))?;
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .find(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()))?;
     let run = |extra: &[String]| {
         let profile = tempfile::tempdir().unwrap();
         std::process::Command::new(chromium)
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--window-size=1280,900"])
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--window-size=1280,900",
+            ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .args(["--virtual-time-budget=10000"])
             .args(extra)
@@ -141,7 +161,9 @@ fn browse(url: &str, shot: &str) -> Option<String> {
 
 #[test]
 fn pages_load_in_a_browser_and_search_any_revision() {
-    let chromium = ["chromium", "chromium-browser", "google-chrome"].iter().any(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
+    let chromium = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|b| std::process::Command::new("which").arg(b).output().is_ok_and(|o| o.status.success()));
     if !prerequisite("chromium", chromium, "apt-get install chromium; the pages were not loaded") {
         return;
     }
@@ -188,7 +210,12 @@ fn working_tree_answers_follow_saves() {
         let (status, body) = get(&ui, &format!("/api/search?q={q}&token={}", ui.token), "");
         assert_eq!(status, 200, "{body}");
         let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-        v["results"].as_array().unwrap_or_else(|| panic!("{v}")).iter().map(|h| h["path"].as_str().unwrap().to_string()).collect()
+        v["results"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{v}"))
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect()
     };
     assert!(search("wombat").is_empty());
     // Saved, then asked at once: the answer sees the save (the listing is reused only until a
@@ -222,7 +249,8 @@ fn a_read_only_interface_says_when_a_question_indexed_a_revision() {
     let (_, again) = get(&ui, &format!("/api/search?q=pangolin&rev={newer}"), &cookie);
     assert!(!again.contains("indexed_now"), "{again}");
     // The page marks the words the ranking keeps, not the question's function words.
-    let (_, body) = get(&ui, &format!("/api/search?q=how%20does%20the%20pangolin%20get%20added%3F&rev={newer}"), &cookie);
+    let (_, body) =
+        get(&ui, &format!("/api/search?q=how%20does%20the%20pangolin%20get%20added%3F&rev={newer}"), &cookie);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["highlight"], serde_json::json!(["pangolin", "get", "added"]), "{v}");
 }

@@ -24,8 +24,9 @@ impl Lcg {
 }
 
 const WORDS: &[&str] = &[
-    "parse", "request", "config", "retry", "backoff", "cache", "token", "session", "render", "template", "queue", "worker",
-    "schedule", "timeout", "socket", "buffer", "stream", "encode", "decode", "json", "header", "cookie", "route", "handler",
+    "parse", "request", "config", "retry", "backoff", "cache", "token", "session", "render", "template", "queue",
+    "worker", "schedule", "timeout", "socket", "buffer", "stream", "encode", "decode", "json", "header", "cookie",
+    "route", "handler",
 ];
 
 fn module(rng: &mut Lcg, n: usize) -> String {
@@ -105,7 +106,9 @@ fn ask_all(dir: &std::path::Path, rev: &str, repairing: bool) -> Answers {
             let mut v = serde_json::Value::Null;
             for attempt in 0..2 {
                 let mut c = std::process::Command::new(BIN);
-                isolate(&mut c).current_dir(dir).args(["--json", "--model", &m, "search", q, "--rev", rev, "--mode", mode, "-k", "8"]);
+                isolate(&mut c)
+                    .current_dir(dir)
+                    .args(["--json", "--model", &m, "search", q, "--rev", rev, "--mode", mode, "-k", "8"]);
                 let o = c.output().unwrap();
                 v = serde_json::from_slice(&o.stdout).expect("one JSON object, also on failure");
                 if v["ok"] == true {
@@ -172,12 +175,32 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
             differ.push(c.clone());
         }
     }
-    assert!(differ.is_empty(), "{} of {} revisions answer differently from a store built for them alone: {differ:?}", differ.len(), commits.len());
+    assert!(
+        differ.is_empty(),
+        "{} of {} revisions answer differently from a store built for them alone: {differ:?}",
+        differ.len(),
+        commits.len()
+    );
     // Nothing is written per view: the cache holds shards (per segment) and history walks (per
     // commit, one per indexed revision).
-    let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    assert!(cache.iter().all(|n| n == "shards" || n == "walks" || n == "tokenizers" || n.ends_with(".json") || n.starts_with("tok")), "{cache:?}");
-    let walks = walkdir::WalkDir::new(r.file(".lynx/cache/walks")).into_iter().flatten().filter(|e| e.file_type().is_file()).count();
+    let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cache.iter().all(|n| n == "shards"
+            || n == "walks"
+            || n == "tokenizers"
+            || n.ends_with(".json")
+            || n.starts_with("tok")),
+        "{cache:?}"
+    );
+    let walks = walkdir::WalkDir::new(r.file(".lynx/cache/walks"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .count();
     assert!(walks <= commits.len(), "{walks} walks kept for {} revisions", commits.len());
 }
 

@@ -41,11 +41,13 @@ fn impact_of_deleting_a_function_lists_its_former_callers() {
     r.write("lib.py", "def keep():\n    return 2\n");
     r.commit_all("delete shared");
     let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
-    let deleted: Vec<&serde_json::Value> = v["definitions"].as_array().unwrap().iter().filter(|d| d["change"] == "deleted").collect();
+    let deleted: Vec<&serde_json::Value> =
+        v["definitions"].as_array().unwrap().iter().filter(|d| d["change"] == "deleted").collect();
     assert_eq!(deleted.len(), 1, "{v}");
     assert_eq!(deleted[0]["name"], "shared");
     assert_eq!(deleted[0]["snapshot"], "before");
-    let callers: BTreeSet<&str> = deleted[0]["callers"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
+    let callers: BTreeSet<&str> =
+        deleted[0]["callers"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
     assert_eq!(callers, BTreeSet::from(["use_a", "use_b"]));
     // CI gate: deleted definitions that are still called trip `deleted` (exit 3).
     let out = r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "deleted", "--format", "markdown"]);
@@ -58,11 +60,20 @@ fn impact_of_deleting_a_function_lists_its_former_callers() {
 #[test]
 fn staged_unstaged_and_committed_ranges() {
     let r = TestRepo::new();
-    r.write("m.py", "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    r.write(
+        "m.py",
+        "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n",
+    );
     r.commit_all("base");
-    r.write("m.py", "def alpha():\n    return 10\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    r.write(
+        "m.py",
+        "def alpha():\n    return 10\n\n\ndef beta():\n    return 2\n\n\ndef gamma():\n    return alpha() + beta()\n",
+    );
     r.git(&["add", "m.py"]);
-    r.write("m.py", "def alpha():\n    return 10\n\n\ndef beta():\n    return 20\n\n\ndef gamma():\n    return alpha() + beta()\n");
+    r.write(
+        "m.py",
+        "def alpha():\n    return 10\n\n\ndef beta():\n    return 20\n\n\ndef gamma():\n    return alpha() + beta()\n",
+    );
     let changed = |v: &serde_json::Value| -> BTreeSet<String> {
         v["definitions"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap().to_string()).collect()
     };
@@ -72,7 +83,10 @@ fn staged_unstaged_and_committed_ranges() {
     assert_eq!(changed(&r.json(&["--no-dense", "impact"])), BTreeSet::from(["alpha".to_string(), "beta".to_string()]));
     r.git(&["commit", "-q", "-am", "both"]);
     assert!(changed(&r.json(&["--no-dense", "impact"])).is_empty());
-    assert_eq!(changed(&r.json(&["--no-dense", "impact", "HEAD~1..HEAD"])), BTreeSet::from(["alpha".to_string(), "beta".to_string()]));
+    assert_eq!(
+        changed(&r.json(&["--no-dense", "impact", "HEAD~1..HEAD"])),
+        BTreeSet::from(["alpha".to_string(), "beta".to_string()])
+    );
     let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
     let alpha = v["definitions"].as_array().unwrap().iter().find(|d| d["name"] == "alpha").unwrap();
     assert_eq!(alpha["callers"][0]["node"]["name"], "gamma");
@@ -86,7 +100,11 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     r.commit_all("base");
     let hooks = r.file(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
-    std::fs::write(hooks.join("pre-commit"), "#!/bin/sh\necho existing-hook-ran >> \"$(git rev-parse --show-toplevel)/hook.log\"\n").unwrap();
+    std::fs::write(
+        hooks.join("pre-commit"),
+        "#!/bin/sh\necho existing-hook-ran >> \"$(git rev-parse --show-toplevel)/hook.log\"\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(hooks.join("pre-commit"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let v = r.json(&["hooks", "install"]);
@@ -98,7 +116,12 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     let path = format!("{}:{}", bin_dir.path().display(), std::env::var("PATH").unwrap());
     r.write("m.py", "def alpha():\n    return 2\n\n\ndef gamma():\n    return alpha()\n");
     r.git(&["add", "m.py"]);
-    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "change"]).current_dir(r.path()).env("PATH", &path).output().unwrap();
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["commit", "-q", "-m", "change"])
+        .current_dir(r.path())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "commit went through: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
     // Quiet by default: one line saying what the change reaches.
@@ -108,7 +131,12 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     // A comment-only edit changes no definition: the hook says nothing.
     r.write("m.py", "# a comment\ndef alpha():\n    return 2\n\n\ndef gamma():\n    return alpha()\n");
     r.git(&["add", "m.py"]);
-    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "comment"]).current_dir(r.path()).env("PATH", &path).output().unwrap();
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["commit", "-q", "-m", "comment"])
+        .current_dir(r.path())
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "", "silent when no definition changed");
     // Verbose: the full report, and a report file on request.
@@ -129,13 +157,26 @@ fn hooks_install_beside_an_existing_hook_and_both_run() {
     // Configured to block: a change with callers trips `callers>0`, and the report says why.
     r.write("m.py", "def alpha():\n    return 3\n\n\ndef gamma():\n    return alpha()\n");
     r.git(&["add", "m.py"]);
-    let out = isolate(&mut std::process::Command::new("git")).args(["commit", "-q", "-m", "blocked"]).current_dir(r.path()).env("PATH", &path).env("LYNX_HOOK_FAIL_ON", "callers>0").output().unwrap();
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["commit", "-q", "-m", "blocked"])
+        .current_dir(r.path())
+        .env("PATH", &path)
+        .env("LYNX_HOOK_FAIL_ON", "callers>0")
+        .output()
+        .unwrap();
     assert!(!out.status.success(), "the configured check blocks the commit");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("check failed: 1 transitive callers through precise, extracted or resolved edges > 0") && stderr.contains("commit blocked"), "{stderr}");
+    assert!(
+        stderr.contains("check failed: 1 transitive callers through precise, extracted or resolved edges > 0")
+            && stderr.contains("commit blocked"),
+        "{stderr}"
+    );
     let v = r.json(&["hooks", "uninstall"]);
     assert!(v["dir"].is_string());
-    assert!(std::fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("existing-hook-ran"), "original restored");
+    assert!(
+        std::fs::read_to_string(hooks.join("pre-commit")).unwrap().contains("existing-hook-ran"),
+        "original restored"
+    );
 }
 
 #[test]
@@ -170,7 +211,10 @@ fn a_second_clone_reuses_exported_objects_and_tampered_packs_are_refused() {
     assert_eq!(v["blobs_adopted"], first["blobs_new"], "{v}");
     assert_eq!(v["chunks_embedded"], first["chunks_embedded"], "{v}");
     assert_eq!(v["dense"], "ready");
-    let s = run(&["--model", &model, "search", "compute_3"], &[("LYNX_ALTERNATE_OBJECT_DIRECTORIES", dir.to_str().unwrap())]);
+    let s = run(
+        &["--model", &model, "search", "compute_3"],
+        &[("LYNX_ALTERNATE_OBJECT_DIRECTORIES", dir.to_str().unwrap())],
+    );
     assert_eq!(s["results"][0]["path"], "src/mod3.py", "{s}");
 
     // Importing the pack into another clone works too.
@@ -179,10 +223,17 @@ fn a_second_clone_reuses_exported_objects_and_tampered_packs_are_refused() {
     a.git(&["clone", "-q", a.path().to_str().unwrap(), c_path.to_str().unwrap()]);
     let mut cmd = std::process::Command::new(BIN);
     // Vectors are checked against the model before they are adopted, so it is named.
-    let out = isolate(&mut cmd).args(["--json", "--model", &model, "objects", "import", pack.to_str().unwrap()]).current_dir(&c_path).output().unwrap();
+    let out = isolate(&mut cmd)
+        .args(["--json", "--model", &model, "objects", "import", pack.to_str().unwrap()])
+        .current_dir(&c_path)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let mut cmd = std::process::Command::new(BIN);
-    let v: serde_json::Value = serde_json::from_slice(&isolate(&mut cmd).args(["--json", "--model", &model, "index"]).current_dir(&c_path).output().unwrap().stdout).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(
+        &isolate(&mut cmd).args(["--json", "--model", &model, "index"]).current_dir(&c_path).output().unwrap().stdout,
+    )
+    .unwrap();
     assert_eq!(v["blobs_new"], 0, "{v}");
     assert_eq!(v["chunks_embedded"], 0, "{v}");
 
@@ -230,14 +281,18 @@ fn sources_are_interleaved_by_calibrated_score() {
     let docs = tempfile::tempdir().unwrap();
     std::fs::write(docs.path().join("retries.md"), "# Retries\n\nHow retry and backoff work.\n").unwrap();
     for i in 0..5 {
-        std::fs::write(docs.path().join(format!("page{i}.md")), format!("# Page {i}\n\nSomething else entirely.\n")).unwrap();
+        std::fs::write(docs.path().join(format!("page{i}.md")), format!("# Page {i}\n\nSomething else entirely.\n"))
+            .unwrap();
     }
     r.json(&["source", "add", "docs", docs.path().to_str().unwrap()]);
     let v = r.json(&["--no-dense", "search", "retry backoff", "-k", "4"]);
     let hits = v["results"].as_array().unwrap();
     let code: Vec<f64> = hits.iter().filter(|h| h["source"] != "docs").map(|h| h["score"].as_f64().unwrap()).collect();
     let doc = hits.iter().position(|h| h["source"] == "docs").unwrap_or_else(|| panic!("{v}"));
-    assert!(code.len() >= 2 && code.iter().all(|&c| c > hits[doc]["score"].as_f64().unwrap()), "the fixture must have the code outscore the docs: {v}");
+    assert!(
+        code.len() >= 2 && code.iter().all(|&c| c > hits[doc]["score"].as_f64().unwrap()),
+        "the fixture must have the code outscore the docs: {v}"
+    );
     // The docs' best hit is its source's best (calibrated 1 before priors, 0.3 after: prose);
     // the code hits are 1.0, 0.84 and 0.46 of theirs: it comes fourth, not second (rank).
     assert_eq!(doc, 3, "{v}");
@@ -286,8 +341,14 @@ fn search_diff_answers_about_any_branch_without_a_checkout() {
     let r = TestRepo::new();
     calc_project(&r);
     r.git(&["checkout", "-q", "-b", "feature"]);
-    r.write("src/retry.py", "def retry_with_backoff(call):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n");
-    r.write("src/calc.py", "def add(a, b):\n    \"\"\"Add two numbers, with backoff on overflow.\"\"\"\n    return a + b\n");
+    r.write(
+        "src/retry.py",
+        "def retry_with_backoff(call):\n    \"\"\"Retry a call with exponential backoff.\"\"\"\n    return call()\n",
+    );
+    r.write(
+        "src/calc.py",
+        "def add(a, b):\n    \"\"\"Add two numbers, with backoff on overflow.\"\"\"\n    return a + b\n",
+    );
     r.commit_all("feature");
     r.git(&["checkout", "-q", "main"]);
     let at_rev = r.json(&["--no-dense", "search-diff", "backoff", "--base", "main", "--rev", "feature"]);
@@ -299,7 +360,10 @@ fn search_diff_answers_about_any_branch_without_a_checkout() {
     assert_eq!(at_rev["results"], checked_out["results"], "the same answer as with the branch checked out");
     r.git(&["checkout", "-q", "main"]);
     let mut c = common::mcp::Client::start(&r, &[]);
-    let v = c.request("tools/call", serde_json::json!({"name": "search_diff", "arguments": {"query": "backoff", "base": "main", "rev": "feature"}}));
+    let v = c.request(
+        "tools/call",
+        serde_json::json!({"name": "search_diff", "arguments": {"query": "backoff", "base": "main", "rev": "feature"}}),
+    );
     assert_eq!(v["result"]["structuredContent"]["results"], at_rev["results"], "{v}");
     c.close();
 }
@@ -329,7 +393,8 @@ fn search_diff_stays_small_whatever_the_size_of_the_diff() {
     let mut seen = v["files"].as_array().unwrap().len();
     let mut pages = 0;
     loop {
-        let p = r.json(&["--no-dense", "search-diff", "platypus", "--base", "main", "--rev", "big", "--cursor", &cursor]);
+        let p =
+            r.json(&["--no-dense", "search-diff", "platypus", "--base", "main", "--rev", "big", "--cursor", &cursor]);
         seen += p["files"].as_array().unwrap().len();
         pages += 1;
         match p["files_cursor"].as_str() {

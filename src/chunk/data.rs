@@ -94,7 +94,9 @@ fn scope_at(defs: &[DefFact], line: u32) -> i32 {
 /// The type an annotation or attribute at byte `offset` belongs to: the next type declared
 /// after it (within a few hundred bytes), found by name among the definitions holding its line.
 fn type_after(text: &str, offset: usize, lines: &Lines, defs: &[DefFact]) -> i32 {
-    static DECL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(?:class|interface|record|enum|struct|object)\s+([A-Za-z_]\w*)").unwrap());
+    static DECL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?-u:\b)(?:class|interface|record|enum|struct|object)\s+([A-Za-z_]\w*)").unwrap()
+    });
     let end = (offset + 600).min(text.len());
     let end = (0..=end).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(offset);
     let Some(c) = DECL.captures(&text[offset..end]) else { return -1 };
@@ -102,7 +104,12 @@ fn type_after(text: &str, offset: usize, lines: &Lines, defs: &[DefFact]) -> i32
     let line = lines.at(offset + m.start());
     let mut best: i32 = -1;
     for (i, d) in defs.iter().enumerate() {
-        if d.name == m.as_str() && type_kind(&d.kind) && d.start_line <= line && line <= d.end_line && (best < 0 || d.start_line >= defs[best as usize].start_line) {
+        if d.name == m.as_str()
+            && type_kind(&d.kind)
+            && d.start_line <= line
+            && line <= d.end_line
+            && (best < 0 || d.start_line >= defs[best as usize].start_line)
+        {
             best = i as i32;
         }
     }
@@ -113,7 +120,11 @@ fn type_after(text: &str, offset: usize, lines: &Lines, defs: &[DefFact]) -> i32
 fn type_at(defs: &[DefFact], line: u32) -> i32 {
     let mut best: i32 = -1;
     for (i, d) in defs.iter().enumerate() {
-        if type_kind(&d.kind) && d.start_line <= line && line <= d.end_line && (best < 0 || d.start_line >= defs[best as usize].start_line) {
+        if type_kind(&d.kind)
+            && d.start_line <= line
+            && line <= d.end_line
+            && (best < 0 || d.start_line >= defs[best as usize].start_line)
+        {
             best = i as i32;
         }
     }
@@ -131,11 +142,20 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
     if lang == Lang::Sql {
         for r in sql_refs(text) {
             let line = lines.at(r.offset);
-            out.push(DataFact { kind: r.kind, name: r.name, target: String::new(), access: r.access.into(), columns: r.columns, line, scope: scope_at(defs, line) });
+            out.push(DataFact {
+                kind: r.kind,
+                name: r.name,
+                target: String::new(),
+                access: r.access.into(),
+                columns: r.columns,
+                line,
+                scope: scope_at(defs, line),
+            });
         }
         return out;
     }
-    let procedures = text.contains("StoredProcedure") || text.contains("storedProcedure") || text.contains("prepareCall");
+    let procedures =
+        text.contains("StoredProcedure") || text.contains("storedProcedure") || text.contains("prepareCall");
     for &(s, e) in strings {
         let lit = &text[s..e];
         // The shortest statement that names a table (`DELETE FROM t`) is longer than most
@@ -143,13 +163,27 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
         if lit.len() >= 12 && looks_like_sql(lit) {
             for r in sql_refs(lit) {
                 let line = lines.at(s + r.offset);
-                out.push(DataFact { kind: r.kind, name: r.name, target: String::new(), access: r.access.into(), columns: r.columns, line, scope: scope_at(defs, line) });
+                out.push(DataFact {
+                    kind: r.kind,
+                    name: r.name,
+                    target: String::new(),
+                    access: r.access.into(),
+                    columns: r.columns,
+                    line,
+                    scope: scope_at(defs, line),
+                });
             }
-        } else if procedures {
-            if let Some(p) = stored_procedure_name(text, s, e) {
-                let line = lines.at(s);
-                out.push(DataFact { kind: DataKind::Call, name: p, target: String::new(), access: "call".into(), columns: vec![], line, scope: scope_at(defs, line) });
-            }
+        } else if procedures && let Some(p) = stored_procedure_name(text, s, e) {
+            let line = lines.at(s);
+            out.push(DataFact {
+                kind: DataKind::Call,
+                name: p,
+                target: String::new(),
+                access: "call".into(),
+                columns: vec![],
+                line,
+                scope: scope_at(defs, line),
+            });
         }
     }
     orm_facts(lang, text, &lines, defs, &mut out);
@@ -158,7 +192,14 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
 
 /// Whether a syntax node kind is a string literal (in any of the grammars).
 pub fn is_string_kind(k: &str) -> bool {
-    (k.contains("string") && !k.contains("content") && !k.contains("start") && !k.contains("end") && !k.contains("fragment")) || k == "text_block" || k == "heredoc_body" || k == "heredoc"
+    (k.contains("string")
+        && !k.contains("content")
+        && !k.contains("start")
+        && !k.contains("end")
+        && !k.contains("fragment"))
+        || k == "text_block"
+        || k == "heredoc_body"
+        || k == "heredoc"
 }
 
 /// Routines and views a SQL file creates, as definitions (so their callers and the tables
@@ -171,14 +212,25 @@ pub fn sql_definitions(text: &str) -> Vec<DefFact> {
     static CREATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?im)^\s*create\s").unwrap());
     let lines = Lines::new(text);
     let total = lines.0.len() as u32;
-    let creates: Vec<u32> = CREATE.find_iter(text).map(|m| lines.at(m.start() + m.as_str().len() - m.as_str().trim_start().len())).collect();
+    let creates: Vec<u32> = CREATE
+        .find_iter(text)
+        .map(|m| lines.at(m.start() + m.as_str().len() - m.as_str().trim_start().len()))
+        .collect();
     let mut out = Vec::new();
     for c in ROUTINE.captures_iter(text) {
         let m = c.get(0).unwrap();
         let start = lines.at(m.start() + m.as_str().len() - m.as_str().trim_start().len());
         let end = creates.iter().copied().find(|&l| l > start).map_or(total, |l| l - 1).max(start);
         let name = unquote(&c[2]);
-        out.push(DefFact { name: name.clone(), qualified: name, kind: "function".into(), start_line: start, end_line: end, parent: -1, test: false });
+        out.push(DefFact {
+            name: name.clone(),
+            qualified: name,
+            kind: "function".into(),
+            start_line: start,
+            end_line: end,
+            parent: -1,
+            test: false,
+        });
     }
     out
 }
@@ -196,18 +248,177 @@ pub struct SqlRef {
 }
 
 const KEYWORDS: &[&str] = &[
-    "select", "from", "where", "and", "or", "not", "in", "is", "null", "as", "on", "join", "inner", "outer", "left", "right", "full", "cross",
-    "natural", "using", "group", "by", "order", "having", "limit", "offset", "asc", "desc", "distinct", "all", "any", "union", "except",
-    "intersect", "insert", "into", "values", "update", "set", "delete", "create", "table", "index", "unique", "primary", "key", "foreign",
-    "references", "alter", "drop", "add", "column", "constraint", "default", "if", "exists", "case", "when", "then", "else", "end", "like",
-    "between", "returning", "with", "recursive", "lateral", "count", "sum", "avg", "min", "max", "coalesce", "cast", "true", "false",
-    "integer", "int", "text", "varchar", "char", "boolean", "bool", "date", "datetime", "timestamp", "real", "float", "double", "decimal",
-    "numeric", "serial", "bigint", "smallint", "blob", "autoincrement", "auto_increment", "identity", "collate", "nocase", "conflict",
-    "replace", "ignore", "abort", "rollback", "fail", "do", "nothing", "excluded", "for", "of", "view", "procedure", "proc", "function",
-    "trigger", "begin", "declare", "return", "returns", "language", "exec", "execute", "call", "merge", "matched", "truncate", "top",
-    "fetch", "next", "rows", "only", "ilike", "escape", "over", "partition", "cascade", "restrict", "no", "action", "check", "temporary",
-    "temp", "now", "current_timestamp", "strftime", "datetime", "ifnull", "nullif", "lower", "upper", "length", "substr", "row", "new",
-    "old", "each", "instead", "after", "before", "dual", "go", "sql", "plpgsql", "unsigned", "zerofill", "engine", "charset", "utf8", "utf8mb4", "innodb",
+    "select",
+    "from",
+    "where",
+    "and",
+    "or",
+    "not",
+    "in",
+    "is",
+    "null",
+    "as",
+    "on",
+    "join",
+    "inner",
+    "outer",
+    "left",
+    "right",
+    "full",
+    "cross",
+    "natural",
+    "using",
+    "group",
+    "by",
+    "order",
+    "having",
+    "limit",
+    "offset",
+    "asc",
+    "desc",
+    "distinct",
+    "all",
+    "any",
+    "union",
+    "except",
+    "intersect",
+    "insert",
+    "into",
+    "values",
+    "update",
+    "set",
+    "delete",
+    "create",
+    "table",
+    "index",
+    "unique",
+    "primary",
+    "key",
+    "foreign",
+    "references",
+    "alter",
+    "drop",
+    "add",
+    "column",
+    "constraint",
+    "default",
+    "if",
+    "exists",
+    "case",
+    "when",
+    "then",
+    "else",
+    "end",
+    "like",
+    "between",
+    "returning",
+    "with",
+    "recursive",
+    "lateral",
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "coalesce",
+    "cast",
+    "true",
+    "false",
+    "integer",
+    "int",
+    "text",
+    "varchar",
+    "char",
+    "boolean",
+    "bool",
+    "date",
+    "datetime",
+    "timestamp",
+    "real",
+    "float",
+    "double",
+    "decimal",
+    "numeric",
+    "serial",
+    "bigint",
+    "smallint",
+    "blob",
+    "autoincrement",
+    "auto_increment",
+    "identity",
+    "collate",
+    "nocase",
+    "conflict",
+    "replace",
+    "ignore",
+    "abort",
+    "rollback",
+    "fail",
+    "do",
+    "nothing",
+    "excluded",
+    "for",
+    "of",
+    "view",
+    "procedure",
+    "proc",
+    "function",
+    "trigger",
+    "begin",
+    "declare",
+    "return",
+    "returns",
+    "language",
+    "exec",
+    "execute",
+    "call",
+    "merge",
+    "matched",
+    "truncate",
+    "top",
+    "fetch",
+    "next",
+    "rows",
+    "only",
+    "ilike",
+    "escape",
+    "over",
+    "partition",
+    "cascade",
+    "restrict",
+    "no",
+    "action",
+    "check",
+    "temporary",
+    "temp",
+    "now",
+    "current_timestamp",
+    "strftime",
+    "datetime",
+    "ifnull",
+    "nullif",
+    "lower",
+    "upper",
+    "length",
+    "substr",
+    "row",
+    "new",
+    "old",
+    "each",
+    "instead",
+    "after",
+    "before",
+    "dual",
+    "go",
+    "sql",
+    "plpgsql",
+    "unsigned",
+    "zerofill",
+    "engine",
+    "charset",
+    "utf8",
+    "utf8mb4",
+    "innodb",
 ];
 
 fn is_keyword(w: &str) -> bool {
@@ -221,14 +432,28 @@ pub fn looks_like_sql(lit: &str) -> bool {
     static START: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?is)^[^A-Za-z]*(select\s.+\sfrom\s|insert\s+(or\s+\w+\s+)?into\s|update\s+\S+\s+set\s|delete\s+from\s|with\s+\w+\s+as\s*\(|create\s+(unique\s+)?(table|index|view|procedure|function|trigger)\s|alter\s+table\s|drop\s+(table|view|index)\s|merge\s+into\s|truncate\s+(table\s+)?\w|replace\s+into\s|(call|exec|execute)\s+[\w.\[\]\x22]+\s*(\(|@|$))").unwrap()
     });
-    static UPPER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?-u:\b)(SELECT|FROM|JOIN|INSERT INTO|DELETE FROM|UPDATE)\s+[\w`\[\x22]").unwrap());
-    static PROSE_MARK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)where(?-u:\b)|(?-u:\b)values(?-u:\b)|(?-u:\b)set(?-u:\b)|[*?]|\$\d|:\w|@\w|%s|(?-u:\b)order\s+by(?-u:\b)|(?-u:\b)group\s+by(?-u:\b)|(?-u:\b)limit(?-u:\b)|(?-u:\b)join(?-u:\b)|(?-u:\b)returning(?-u:\b)|\(|=").unwrap());
+    static UPPER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?-u:\b)(SELECT|FROM|JOIN|INSERT INTO|DELETE FROM|UPDATE)\s+[\w`\[\x22]").unwrap()
+    });
+    static PROSE_MARK: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)(?-u:\b)where(?-u:\b)|(?-u:\b)values(?-u:\b)|(?-u:\b)set(?-u:\b)|[*?]|\$\d|:\w|@\w|%s|(?-u:\b)order\s+by(?-u:\b)|(?-u:\b)group\s+by(?-u:\b)|(?-u:\b)limit(?-u:\b)|(?-u:\b)join(?-u:\b)|(?-u:\b)returning(?-u:\b)|\(|=").unwrap()
+    });
     if START.is_match(lit) {
         // Lower-case "select a file from the list" is prose; SQL has more of its shape.
-        let upper_start = lit.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).split_whitespace().next().is_some_and(|w| w.chars().all(|c| c.is_ascii_uppercase()));
+        let upper_start = lit
+            .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
+            .split_whitespace()
+            .next()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_uppercase()));
         return upper_start || PROSE_MARK.is_match(lit);
     }
-    UPPER.is_match(lit) && (lit.contains("SELECT") || lit.contains("WHERE") || lit.contains("JOIN") || lit.contains("INSERT") || lit.contains("DELETE") || lit.contains("UPDATE"))
+    UPPER.is_match(lit)
+        && (lit.contains("SELECT")
+            || lit.contains("WHERE")
+            || lit.contains("JOIN")
+            || lit.contains("INSERT")
+            || lit.contains("DELETE")
+            || lit.contains("UPDATE"))
 }
 
 const IDENT: &str = r#"((?:[`"\[]?[A-Za-z_][\w$]*[`"\]]?\.){0,2}[`"\[]?[A-Za-z_][\w$]*[`"\]]?)"#;
@@ -244,20 +469,40 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
     static PATTERNS: LazyLock<Vec<(Regex, &'static str, DataKind)>> = LazyLock::new(|| {
         let p = |re: &str| Regex::new(&re.replace("IDENT", IDENT)).unwrap();
         vec![
-            (p(r"(?i)(?-u:\b)(?:insert|replace|merge)\s+(?:or\s+\w+\s+|ignore\s+)?into\s+IDENT"), "write", DataKind::Sql),
-            (p(r"(?i)(?-u:\b)update\s+(?:or\s+\w+\s+)?IDENT(?:\s+(?:as\s+)?\w+)?\s+set(?-u:\b)"), "write", DataKind::Sql),
+            (
+                p(r"(?i)(?-u:\b)(?:insert|replace|merge)\s+(?:or\s+\w+\s+|ignore\s+)?into\s+IDENT"),
+                "write",
+                DataKind::Sql,
+            ),
+            (
+                p(r"(?i)(?-u:\b)update\s+(?:or\s+\w+\s+)?IDENT(?:\s+(?:as\s+)?\w+)?\s+set(?-u:\b)"),
+                "write",
+                DataKind::Sql,
+            ),
             (p(r"(?i)(?-u:\b)delete\s+from\s+IDENT"), "write", DataKind::Sql),
             (p(r"(?i)(?-u:\b)truncate\s+(?:table\s+)?IDENT"), "write", DataKind::Sql),
-            (p(r"(?i)(?-u:\b)(?:create|alter|drop)\s+(?:temp(?:orary)?\s+)?table\s+(?:if\s+(?:not\s+)?exists\s+)?IDENT"), "ddl", DataKind::Sql),
-            (p(r"(?is)(?-u:\b)create\s+(?:unique\s+)?index\s+(?:if\s+not\s+exists\s+)?[\w`\x22\[\].]+\s+on\s+IDENT"), "ddl", DataKind::Sql),
+            (
+                p(
+                    r"(?i)(?-u:\b)(?:create|alter|drop)\s+(?:temp(?:orary)?\s+)?table\s+(?:if\s+(?:not\s+)?exists\s+)?IDENT",
+                ),
+                "ddl",
+                DataKind::Sql,
+            ),
+            (
+                p(r"(?is)(?-u:\b)create\s+(?:unique\s+)?index\s+(?:if\s+not\s+exists\s+)?[\w`\x22\[\].]+\s+on\s+IDENT"),
+                "ddl",
+                DataKind::Sql,
+            ),
             (p(r"(?i)(?-u:\b)join\s+IDENT"), "read", DataKind::Sql),
             (p(r"(?i)(?-u:\b)(?:exec|execute|call)\s+IDENT"), "call", DataKind::Call),
         ]
     });
     static FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)from\s+").unwrap());
     static DELETE_FROM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?-u:\b)delete\s+$").unwrap());
-    static CTE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)(?:(?-u:\b)with\s+(?:recursive\s+)?|,\s*)(\w+)\s+as\s*\(").unwrap());
-    static TABLE_ITEM: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(?i)^\s*{IDENT}(?:\s+(?:as\s+)?([A-Za-z_]\w*))?\s*(,)?")).unwrap());
+    static CTE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?i)(?:(?-u:\b)with\s+(?:recursive\s+)?|,\s*)(\w+)\s+as\s*\(").unwrap());
+    static TABLE_ITEM: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!(r"(?i)^\s*{IDENT}(?:\s+(?:as\s+)?([A-Za-z_]\w*))?\s*(,)?")).unwrap());
     static WORD: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)?").unwrap());
 
     let ctes: Vec<String> = CTE.captures_iter(sql).map(|c| c[1].to_ascii_lowercase()).collect();
@@ -297,10 +542,10 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
                 break;
             }
             push(&mut refs, t.as_str(), at + t.start(), "read", DataKind::Sql);
-            if let Some(a) = c.get(2) {
-                if !is_keyword(a.as_str()) {
-                    aliases.push(a.as_str().to_ascii_lowercase());
-                }
+            if let Some(a) = c.get(2)
+                && !is_keyword(a.as_str())
+            {
+                aliases.push(a.as_str().to_ascii_lowercase());
             }
             if c.get(3).is_none() {
                 break;
@@ -308,7 +553,8 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
             at += c.get(0).unwrap().end();
         }
     }
-    static JOIN_ALIAS: LazyLock<Regex> = LazyLock::new(|| Regex::new(&format!(r"(?i)(?-u:\b)join\s+{IDENT}\s+(?:as\s+)?([A-Za-z_]\w*)")).unwrap());
+    static JOIN_ALIAS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(&format!(r"(?i)(?-u:\b)join\s+{IDENT}\s+(?:as\s+)?([A-Za-z_]\w*)")).unwrap());
     for c in JOIN_ALIAS.captures_iter(sql) {
         if !is_keyword(&c[2]) {
             aliases.push(c[2].to_ascii_lowercase());
@@ -329,7 +575,12 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
             }
             let word = w.as_str();
             let col = word.rsplit('.').next().unwrap_or(word).to_ascii_lowercase();
-            if is_keyword(&col) || tables.contains(&col) || aliases.contains(&col) || ctes.contains(&col) || col.len() > 64 {
+            if is_keyword(&col)
+                || tables.contains(&col)
+                || aliases.contains(&col)
+                || ctes.contains(&col)
+                || col.len() > 64
+            {
                 continue;
             }
             if stmt[w.end()..].trim_start().starts_with('(') {
@@ -351,13 +602,17 @@ pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
 /// `CommandType.StoredProcedure` on the same statement).
 fn stored_procedure_name(text: &str, s: usize, e: usize) -> Option<String> {
     let lit = text[s..e].trim_matches(|c| c == '"' || c == '\'' || c == '@' || c == '`');
-    if lit.is_empty() || lit.len() > 128 || !lit.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']') {
+    if lit.is_empty()
+        || lit.len() > 128
+        || !lit.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '[' || c == ']')
+    {
         return None;
     }
     let stmt_end = text[e..].find(';').map_or(text.len(), |i| e + i).min(e + 400);
     let stmt_start = text[..s].rfind([';', '{', '}']).map_or(0, |i| i + 1).max(s.saturating_sub(400));
     let around = &text[stmt_start..stmt_end];
-    (around.contains("StoredProcedure") || around.contains("storedProcedure") || around.contains("prepareCall")).then(|| unquote(lit))
+    (around.contains("StoredProcedure") || around.contains("storedProcedure") || around.contains("prepareCall"))
+        .then(|| unquote(lit))
 }
 
 // ---------------------------------------------------------------- ORM idioms
@@ -376,9 +631,19 @@ pub fn snake(name: &str) -> String {
 
 /// English plural as ActiveRecord's inflector makes it for the usual cases.
 pub fn plural(word: &str) -> String {
-    if word.ends_with("ss") || word.ends_with("sh") || word.ends_with("ch") || word.ends_with('x') || word.ends_with('z') {
+    if word.ends_with("ss")
+        || word.ends_with("sh")
+        || word.ends_with("ch")
+        || word.ends_with('x')
+        || word.ends_with('z')
+    {
         format!("{word}es")
-    } else if word.ends_with('y') && !word.ends_with("ay") && !word.ends_with("ey") && !word.ends_with("oy") && !word.ends_with("uy") {
+    } else if word.ends_with('y')
+        && !word.ends_with("ay")
+        && !word.ends_with("ey")
+        && !word.ends_with("oy")
+        && !word.ends_with("uy")
+    {
         format!("{}ies", &word[..word.len() - 1])
     } else if word.ends_with("person") {
         format!("{}ople", &word[..word.len() - 4])
@@ -393,7 +658,8 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
     let mut fact = |kind: DataKind, name: String, target: String, access: &str, line: u32, scope: i32| {
         out.push(DataFact { kind, name, target, access: access.into(), columns: vec![], line, scope });
     };
-    let def_name = |i: i32| usize::try_from(i).ok().and_then(|i| defs.get(i)).map(|d| d.name.clone()).unwrap_or_default();
+    let def_name =
+        |i: i32| usize::try_from(i).ok().and_then(|i| defs.get(i)).map(|d| d.name.clone()).unwrap_or_default();
     macro_rules! re {
         ($name:ident, $re:expr) => {
             static $name: LazyLock<Regex> = LazyLock::new(|| Regex::new($re).unwrap());
@@ -404,7 +670,10 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
             re!(ENTITY, r"@(?:jakarta\.persistence\.|javax\.persistence\.)?Entity(?-u:\b)");
             re!(TABLE, r#"@(?:\w+\.)*Table\s*\(\s*(?:name\s*=\s*)?"([^"]+)""#);
             re!(JOIN_TABLE, r#"@(?:\w+\.)*JoinTable\s*\(\s*name\s*=\s*"([^"]+)""#);
-            re!(REPO, r"interface\s+(\w+)\s*(?:<[^>{]*>)?\s*(?:extends|:)\s*[^{]*?(?-u:\b)(?:\w*Repository|JpaSpecificationExecutor)\s*<\s*(\w+)");
+            re!(
+                REPO,
+                r"interface\s+(\w+)\s*(?:<[^>{]*>)?\s*(?:extends|:)\s*[^{]*?(?-u:\b)(?:\w*Repository|JpaSpecificationExecutor)\s*<\s*(\w+)"
+            );
             let mut mapped: Vec<i32> = Vec::new();
             for m in TABLE.captures_iter(text) {
                 let at = m.get(0).unwrap().start();
@@ -430,7 +699,10 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
             }
             for m in REPO.captures_iter(text) {
                 let line = lines.at(m.get(1).unwrap().start());
-                let t = defs.iter().position(|d| d.name == m[1] && d.start_line <= line && line <= d.end_line).map_or(-1, |i| i as i32);
+                let t = defs
+                    .iter()
+                    .position(|d| d.name == m[1] && d.start_line <= line && line <= d.end_line)
+                    .map_or(-1, |i| i as i32);
                 fact(DataKind::Repo, m[2].to_string(), m[1].to_string(), "repository", line, t);
             }
         }
@@ -450,17 +722,46 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
                 fact(DataKind::DbSet, m[1].to_string(), m[2].to_string(), "dbset", line, type_at(defs, line));
             }
             let write = |op: &str| {
-                matches!(op, "Add" | "AddAsync" | "AddRange" | "AddRangeAsync" | "Remove" | "RemoveRange" | "Update" | "UpdateRange" | "Attach" | "ExecuteDelete" | "ExecuteDeleteAsync" | "ExecuteUpdate" | "ExecuteUpdateAsync")
+                matches!(
+                    op,
+                    "Add"
+                        | "AddAsync"
+                        | "AddRange"
+                        | "AddRangeAsync"
+                        | "Remove"
+                        | "RemoveRange"
+                        | "Update"
+                        | "UpdateRange"
+                        | "Attach"
+                        | "ExecuteDelete"
+                        | "ExecuteDeleteAsync"
+                        | "ExecuteUpdate"
+                        | "ExecuteUpdateAsync"
+                )
             };
             for m in USE.captures_iter(text) {
                 if m[2].chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
                     let line = lines.at(m.get(0).unwrap().start());
-                    fact(DataKind::Use, m[2].to_string(), String::new(), if write(&m[3]) { "write" } else { "read" }, line, scope_at(defs, line));
+                    fact(
+                        DataKind::Use,
+                        m[2].to_string(),
+                        String::new(),
+                        if write(&m[3]) { "write" } else { "read" },
+                        line,
+                        scope_at(defs, line),
+                    );
                 }
             }
             for m in SET.captures_iter(text) {
                 let line = lines.at(m.get(0).unwrap().start());
-                fact(DataKind::Use, m[1].to_string(), String::new(), if write(&m[2]) { "write" } else { "read" }, line, scope_at(defs, line));
+                fact(
+                    DataKind::Use,
+                    m[1].to_string(),
+                    String::new(),
+                    if write(&m[2]) { "write" } else { "read" },
+                    line,
+                    scope_at(defs, line),
+                );
             }
         }
         Lang::Python => {
@@ -505,25 +806,59 @@ fn orm_facts(lang: Lang, text: &str, lines: &Lines, defs: &[DefFact], out: &mut 
             }
             for m in CLASS_QUERY.captures_iter(text) {
                 let line = lines.at(m.get(0).unwrap().start());
-                let access = if matches!(&m[3], "create" | "update" | "delete" | "bulk_create" | "bulk_update" | "get_or_create" | "update_or_create") { "write" } else { "read" };
+                let access = if matches!(
+                    &m[3],
+                    "create"
+                        | "update"
+                        | "delete"
+                        | "bulk_create"
+                        | "bulk_update"
+                        | "get_or_create"
+                        | "update_or_create"
+                ) {
+                    "write"
+                } else {
+                    "read"
+                };
                 fact(DataKind::Use, m[1].to_string(), String::new(), access, line, scope_at(defs, line));
             }
         }
         Lang::Ruby => {
             re!(MODEL, r"class\s+(\w+)\s*<\s*(?:ApplicationRecord|ActiveRecord::Base)(?-u:\b)");
             re!(TABLE_NAME, r#"self\.table_name\s*=\s*['"](\w+)['"]"#);
-            re!(USE, r"(?-u:\b)([A-Z]\w*)\.(where|find|find_by|find_by!|all|first|last|create|create!|update|update_all|delete|delete_all|destroy|destroy_all|joins|includes|order|pluck|count|exists\?|find_each|insert_all|upsert_all|new)(?-u:\b)");
-            let named: Vec<(u32, String)> = TABLE_NAME.captures_iter(text).map(|m| (lines.at(m.get(0).unwrap().start()), m[1].to_string())).collect();
+            re!(
+                USE,
+                r"(?-u:\b)([A-Z]\w*)\.(where|find|find_by|find_by!|all|first|last|create|create!|update|update_all|delete|delete_all|destroy|destroy_all|joins|includes|order|pluck|count|exists\?|find_each|insert_all|upsert_all|new)(?-u:\b)"
+            );
+            let named: Vec<(u32, String)> = TABLE_NAME
+                .captures_iter(text)
+                .map(|m| (lines.at(m.get(0).unwrap().start()), m[1].to_string()))
+                .collect();
             for m in MODEL.captures_iter(text) {
                 let line = lines.at(m.get(1).unwrap().start());
                 let t = defs.iter().position(|d| d.name == m[1] && d.start_line == line).map_or(-1, |i| i as i32);
                 let end = usize::try_from(t).ok().map_or(line, |i| defs[i].end_line);
-                let table = named.iter().find(|(l, _)| *l > line && *l <= end).map(|x| x.1.clone()).unwrap_or_else(|| plural(&snake(&m[1])));
+                let table = named
+                    .iter()
+                    .find(|(l, _)| *l > line && *l <= end)
+                    .map(|x| x.1.clone())
+                    .unwrap_or_else(|| plural(&snake(&m[1])));
                 fact(DataKind::Map, table, m[1].to_string(), "map", line, t);
             }
             for m in USE.captures_iter(text) {
                 let line = lines.at(m.get(0).unwrap().start());
-                let access = if m[2].starts_with("create") || m[2].starts_with("update") || m[2].starts_with("delete") || m[2].starts_with("destroy") || m[2].contains("insert") || m[2].contains("upsert") || &m[2] == "new" { "write" } else { "read" };
+                let access = if m[2].starts_with("create")
+                    || m[2].starts_with("update")
+                    || m[2].starts_with("delete")
+                    || m[2].starts_with("destroy")
+                    || m[2].contains("insert")
+                    || m[2].contains("upsert")
+                    || &m[2] == "new"
+                {
+                    "write"
+                } else {
+                    "read"
+                };
                 fact(DataKind::Use, m[1].to_string(), String::new(), access, line, scope_at(defs, line));
             }
         }
@@ -549,13 +884,19 @@ mod tests {
 
     #[test]
     fn tables_of_sql_statements() {
-        assert_eq!(names("SELECT d.id, u.name FROM dials d JOIN users AS u ON u.id = d.user_id WHERE d.id = ?"), vec![("dials".into(), "read"), ("users".into(), "read")]);
+        assert_eq!(
+            names("SELECT d.id, u.name FROM dials d JOIN users AS u ON u.id = d.user_id WHERE d.id = ?"),
+            vec![("dials".into(), "read"), ("users".into(), "read")]
+        );
         assert_eq!(names("INSERT INTO main.orders (id, total) VALUES (?, ?)"), vec![("orders".into(), "write")]);
         assert_eq!(names("UPDATE `orders` SET total = $1 WHERE id = $2"), vec![("orders".into(), "write")]);
         assert_eq!(names("DELETE FROM [dbo].[Orders] WHERE Id = @id"), vec![("Orders".into(), "write")]);
         assert_eq!(names("CREATE TABLE IF NOT EXISTS users (id INTEGER PRIMARY KEY)"), vec![("users".into(), "ddl")]);
         assert_eq!(names("CREATE INDEX ix_orders_user ON orders (user_id)"), vec![("orders".into(), "ddl")]);
-        assert_eq!(names("WITH recent AS (SELECT * FROM orders) SELECT * FROM recent, customers c"), vec![("orders".into(), "read"), ("customers".into(), "read")]);
+        assert_eq!(
+            names("WITH recent AS (SELECT * FROM orders) SELECT * FROM recent, customers c"),
+            vec![("orders".into(), "read"), ("customers".into(), "read")]
+        );
         assert_eq!(names("SELECT count(*) FROM generate_series(1, 3)"), vec![]);
         assert_eq!(names("EXEC dbo.usp_GetOrders @id"), vec![("usp_GetOrders".into(), "call")]);
         let r = sql_refs("UPDATE orders SET total = ?, status = 'paid' WHERE id = ?");

@@ -158,8 +158,15 @@ fn declarator_name(node: Node, src: &[u8]) -> Option<String> {
     let mut cur = node;
     for _ in 0..16 {
         match cur.kind() {
-            "identifier" | "field_identifier" | "qualified_identifier" | "destructor_name" | "operator_name"
-            | "type_identifier" | "scoped_identifier" | "template_function" | "template_method" => {
+            "identifier"
+            | "field_identifier"
+            | "qualified_identifier"
+            | "destructor_name"
+            | "operator_name"
+            | "type_identifier"
+            | "scoped_identifier"
+            | "template_function"
+            | "template_method" => {
                 return Some(clean_name(text(cur, src)));
             }
             _ => {}
@@ -168,7 +175,14 @@ fn declarator_name(node: Node, src: &[u8]) -> Option<String> {
             Some(d) => d,
             None => first_named_child_of_kind(
                 cur,
-                &["identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name", "function_declarator"],
+                &[
+                    "identifier",
+                    "field_identifier",
+                    "qualified_identifier",
+                    "destructor_name",
+                    "operator_name",
+                    "function_declarator",
+                ],
             )?,
         };
     }
@@ -200,7 +214,9 @@ pub fn classify<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Op
             _ => None,
         },
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => match k {
-            "function_declaration" | "generator_function_declaration" | "function_signature" => leaf(func, named("name")),
+            "function_declaration" | "generator_function_declaration" | "function_signature" => {
+                leaf(func, named("name"))
+            }
             "method_definition" => {
                 let name = named("name");
                 let kind = if name.as_deref() == Some("constructor") { Kind::Constructor } else { Kind::Method };
@@ -223,7 +239,8 @@ pub fn classify<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Op
             "lexical_declaration" | "variable_declaration" => {
                 // `const f = () => …` / `const f = function …` / `const C = class …`: one declarator.
                 let mut cursor = node.walk();
-                let decls: Vec<Node> = node.named_children(&mut cursor).filter(|c| c.kind() == "variable_declarator").collect();
+                let decls: Vec<Node> =
+                    node.named_children(&mut cursor).filter(|c| c.kind() == "variable_declarator").collect();
                 if decls.len() != 1 {
                     return None;
                 }
@@ -247,15 +264,20 @@ pub fn classify<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Op
             "method_declaration" => {
                 let name = named("name")?;
                 let recv = field(node, "receiver").and_then(|r| go_receiver_type(r, src));
-                leaf(Kind::Method, Some(match recv {
-                    Some(r) => format!("{r}.{name}"),
-                    None => name,
-                }))
+                leaf(
+                    Kind::Method,
+                    Some(match recv {
+                        Some(r) => format!("{r}.{name}"),
+                        None => name,
+                    }),
+                )
             }
             "type_declaration" => {
                 let mut cursor = node.walk();
-                let specs: Vec<Node> =
-                    node.named_children(&mut cursor).filter(|c| matches!(c.kind(), "type_spec" | "type_alias")).collect();
+                let specs: Vec<Node> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| matches!(c.kind(), "type_spec" | "type_alias"))
+                    .collect();
                 if specs.len() != 1 {
                     return None;
                 }
@@ -410,7 +432,14 @@ pub fn classify<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Op
 }
 
 fn statement_namespace(node: Node<'_>, name: Option<String>) -> Option<DefNode<'_>> {
-    name.map(|name| DefNode { kind: Kind::Namespace, name, container: true, outer: node, body: None, owns_following: true })
+    name.map(|name| DefNode {
+        kind: Kind::Namespace,
+        name,
+        container: true,
+        outer: node,
+        body: None,
+        owns_following: true,
+    })
 }
 
 fn go_receiver_type(receiver: Node, src: &[u8]) -> Option<String> {
@@ -427,7 +456,8 @@ fn go_receiver_type(receiver: Node, src: &[u8]) -> Option<String> {
 }
 
 fn kotlin_name(node: Node, src: &[u8]) -> Option<String> {
-    first_named_child_of_kind(node, &["type_identifier", "simple_identifier", "identifier"]).map(|n| clean_name(text(n, src)))
+    first_named_child_of_kind(node, &["type_identifier", "simple_identifier", "identifier"])
+        .map(|n| clean_name(text(n, src)))
 }
 
 fn lua_assignment(node: Node) -> Option<(Node, Node)> {
@@ -443,7 +473,9 @@ fn lua_assignment(node: Node) -> Option<(Node, Node)> {
 
 fn c_family<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Option<DefNode<'t>> {
     let k = node.kind();
-    let leaf = |kind: Kind, name: Option<String>| name.map(|name| DefNode { kind, name, container: false, outer: node, body: None, owns_following: false });
+    let leaf = |kind: Kind, name: Option<String>| {
+        name.map(|name| DefNode { kind, name, container: false, outer: node, body: None, owns_following: false })
+    };
     let container = |kind: Kind, name: Option<String>, body: Option<Node<'t>>| {
         name.map(|name| DefNode { kind, name, container: body.is_some(), outer: node, body, owns_following: false })
     };
@@ -462,7 +494,11 @@ fn c_family<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Option
                 "enum_specifier" => Kind::Enum,
                 _ => Kind::Struct,
             };
-            if lang == Lang::C || kind == Kind::Enum { leaf(kind, Some(name)) } else { container(kind, Some(name), Some(body)) }
+            if lang == Lang::C || kind == Kind::Enum {
+                leaf(kind, Some(name))
+            } else {
+                container(kind, Some(name), Some(body))
+            }
         }
         "type_definition" => {
             // `typedef struct { … } Name;`: named by the typedef when the struct has no tag.
@@ -481,21 +517,23 @@ fn c_family<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Option
         ),
         "template_declaration" => {
             let mut cursor = node.walk();
-            let inner = node.named_children(&mut cursor).find(|c| {
-                matches!(c.kind(), "function_definition" | "class_specifier" | "struct_specifier")
-            })?;
+            let inner = node
+                .named_children(&mut cursor)
+                .find(|c| matches!(c.kind(), "function_definition" | "class_specifier" | "struct_specifier"))?;
             let mut def = c_family(lang, inner, src, in_type)?;
             def.outer = node;
             Some(def)
         }
         // Objective-C
         "class_interface" | "class_implementation" | "category_interface" | "category_implementation" => {
-            let name = first_named_child_of_kind(node, &["identifier", "type_identifier"]).map(|n| clean_name(text(n, src)));
+            let name =
+                first_named_child_of_kind(node, &["identifier", "type_identifier"]).map(|n| clean_name(text(n, src)));
             let kind = if k.ends_with("interface") { Kind::Interface } else { Kind::Class };
             container(kind, name, Some(node))
         }
         "protocol_declaration" => {
-            let name = first_named_child_of_kind(node, &["identifier", "type_identifier"]).map(|n| clean_name(text(n, src)));
+            let name =
+                first_named_child_of_kind(node, &["identifier", "type_identifier"]).map(|n| clean_name(text(n, src)));
             container(Kind::Protocol, name, Some(node))
         }
         "method_definition" | "method_declaration" => leaf(Kind::Method, objc_selector(node, src)),
@@ -531,5 +569,12 @@ fn sql_statement<'t>(node: Node<'t>, src: &[u8]) -> Option<DefNode<'t>> {
     } else {
         None
     };
-    Some(DefNode { kind: Kind::Statement, name: name.unwrap_or_default(), container: false, outer: node, body: None, owns_following: false })
+    Some(DefNode {
+        kind: Kind::Statement,
+        name: name.unwrap_or_default(),
+        container: false,
+        outer: node,
+        body: None,
+        owns_following: false,
+    })
 }

@@ -154,7 +154,14 @@ pub struct Extractor<'a> {
 
 impl<'a> Extractor<'a> {
     pub fn new(lang: Lang, src: &'a [u8]) -> Self {
-        Extractor { lang, src, facts: Facts::default(), strings: Vec::new(), ruby_locals: Default::default(), seen: Vec::new() }
+        Extractor {
+            lang,
+            src,
+            facts: Facts::default(),
+            strings: Vec::new(),
+            ruby_locals: Default::default(),
+            seen: Vec::new(),
+        }
     }
 }
 
@@ -212,7 +219,10 @@ fn leaf_name(n: Node, src: &[u8]) -> Option<String> {
             cur = field(cur, &["value", "type", "name"]).or_else(|| cur.named_child(0))?;
             continue;
         }
-        cur = match field(cur, &["name", "property", "field", "attribute", "suffix", "method", "type", "function", "constructor"]) {
+        cur = match field(
+            cur,
+            &["name", "property", "field", "attribute", "suffix", "method", "type", "function", "constructor"],
+        ) {
             Some(f) => f,
             None => last_named(cur)?,
         };
@@ -227,15 +237,40 @@ fn callee_parts(callee: Node, src: &[u8]) -> Option<(String, Option<String>)> {
         return leaf_name(callee, src).map(|n| (n, None));
     }
     match k {
-        "member_expression" | "attribute" | "selector_expression" | "field_expression" | "navigation_expression"
-        | "member_access_expression" | "dot_index_expression" | "method_index_expression" | "scoped_identifier"
-        | "qualified_identifier" | "scope_resolution" | "qualified_name" | "member_access" | "optional_chain" => {
+        "member_expression"
+        | "attribute"
+        | "selector_expression"
+        | "field_expression"
+        | "navigation_expression"
+        | "member_access_expression"
+        | "dot_index_expression"
+        | "method_index_expression"
+        | "scoped_identifier"
+        | "qualified_identifier"
+        | "scope_resolution"
+        | "qualified_name"
+        | "member_access"
+        | "optional_chain" => {
             let name = leaf_name(callee, src)?;
-            let recv = field(callee, &["object", "operand", "value", "argument", "expression", "target", "scope", "path", "table", "receiver"])
-                .or_else(|| callee.named_child(0))
-                .filter(|r| r.id() != callee.id())
-                .map(|r| text(r, src).trim().to_string())
-                .filter(|r| !r.is_empty() && r != &name);
+            let recv = field(
+                callee,
+                &[
+                    "object",
+                    "operand",
+                    "value",
+                    "argument",
+                    "expression",
+                    "target",
+                    "scope",
+                    "path",
+                    "table",
+                    "receiver",
+                ],
+            )
+            .or_else(|| callee.named_child(0))
+            .filter(|r| r.id() != callee.id())
+            .map(|r| text(r, src).trim().to_string())
+            .filter(|r| !r.is_empty() && r != &name);
             Some((name, recv))
         }
         "generic_name" | "template_function" | "generic_function" | "parenthesized_expression" | "type_arguments" => {
@@ -244,7 +279,9 @@ fn callee_parts(callee: Node, src: &[u8]) -> Option<(String, Option<String>)> {
         }
         // Swift parses `a * helper(r)` as a call of the whole product: the callee is the
         // rightmost operand.
-        "multiplicative_expression" | "additive_expression" | "binary_expression" => callee_parts(last_named(callee)?, src),
+        "multiplicative_expression" | "additive_expression" | "binary_expression" => {
+            callee_parts(last_named(callee)?, src)
+        }
         _ => None,
     }
 }
@@ -257,7 +294,8 @@ impl Extractor<'_> {
     }
 
     fn import(&mut self, module: String, names: Vec<String>, n: Node) {
-        let module = module.trim().trim_matches(|c| c == '"' || c == '\'' || c == '<' || c == '>' || c == '`').to_string();
+        let module =
+            module.trim().trim_matches(|c| c == '"' || c == '\'' || c == '<' || c == '>' || c == '`').to_string();
         if !module.is_empty() {
             self.facts.imports.push(ImportFact { module, names, line: line(n) });
         }
@@ -266,11 +304,11 @@ impl Extractor<'_> {
     fn base(&mut self, def: usize, n: Node, relation: Relation) {
         // Kotlin's `Outer.Inner` base is a user_type of several parts: named whole, so that it
         // is the nested type and not the outer one.
-        if self.lang == Lang::Kotlin {
-            if let Some(name) = kotlin_dotted_type(n, self.src) {
-                self.facts.bases.push(BaseFact { def: def as i32, name, relation });
-                return;
-            }
+        if self.lang == Lang::Kotlin
+            && let Some(name) = kotlin_dotted_type(n, self.src)
+        {
+            self.facts.bases.push(BaseFact { def: def as i32, name, relation });
+            return;
         }
         if let Some(name) = leaf_name(n, self.src) {
             self.facts.bases.push(BaseFact { def: def as i32, name, relation });
@@ -296,12 +334,14 @@ impl Extractor<'_> {
         let src = self.src;
         match value.kind() {
             "new_expression" | "object_creation_expression" | "instance_expression" => {
-                field(value, &["constructor", "type", "name"]).or_else(|| value.named_child(0)).and_then(|t| leaf_name(t, src))
+                field(value, &["constructor", "type", "name"])
+                    .or_else(|| value.named_child(0))
+                    .and_then(|t| leaf_name(t, src))
             }
             "composite_literal" => field(value, &["type"]).and_then(|t| leaf_name(t, src)),
-            "unary_expression" | "reference_expression" | "pointer_expression" => {
-                value.named_child((value.named_child_count() as u32).checked_sub(1)?).and_then(|v| self.constructed_type(v))
-            }
+            "unary_expression" | "reference_expression" | "pointer_expression" => value
+                .named_child((value.named_child_count() as u32).checked_sub(1)?)
+                .and_then(|v| self.constructed_type(v)),
             "call" | "call_expression" | "function_call" => {
                 let callee = field(value, &["function", "method", "name"]).or_else(|| value.named_child(0))?;
                 // Ruby's `call` has method/receiver fields; Python's has `function`.
@@ -333,7 +373,9 @@ impl Visitor for Extractor<'_> {
             "decorated_definition" => field(n, &["definition"]).unwrap_or(n),
             "template_declaration" => {
                 let mut c = n.walk();
-                let found = n.named_children(&mut c).find(|x| x.kind().ends_with("_specifier") || x.kind() == "function_definition");
+                let found = n
+                    .named_children(&mut c)
+                    .find(|x| x.kind().ends_with("_specifier") || x.kind() == "function_definition");
                 found.unwrap_or(n)
             }
             _ => n,
@@ -383,10 +425,10 @@ impl Visitor for Extractor<'_> {
                 }
             }
             Lang::Java => {
-                if let Some(s) = field(core, &["superclass"]) {
-                    if let Some(t) = s.named_child(0) {
-                        self.base(index, t, Relation::Extends);
-                    }
+                if let Some(s) = field(core, &["superclass"])
+                    && let Some(t) = s.named_child(0)
+                {
+                    self.base(index, t, Relation::Extends);
                 }
                 for (f, rel) in [("interfaces", Relation::Implements)] {
                     if let Some(i) = field(core, &[f]) {
@@ -408,7 +450,11 @@ impl Visitor for Extractor<'_> {
                     if ch.kind() == "base_list" {
                         let mut c = ch.walk();
                         for t in ch.named_children(&mut c) {
-                            let t = if t.kind() == "primary_constructor_base_type" { t.named_child(0).unwrap_or(t) } else { t };
+                            let t = if t.kind() == "primary_constructor_base_type" {
+                                t.named_child(0).unwrap_or(t)
+                            } else {
+                                t
+                            };
                             self.base(index, t, Relation::ExtendsOrImplements);
                         }
                     }
@@ -431,7 +477,10 @@ impl Visitor for Extractor<'_> {
                     self.base(index, s, Relation::Extends);
                 }
                 for ch in &children {
-                    if matches!(ch.kind(), "parameterized_arguments" | "protocol_qualifiers" | "protocol_reference_list") {
+                    if matches!(
+                        ch.kind(),
+                        "parameterized_arguments" | "protocol_qualifiers" | "protocol_reference_list"
+                    ) {
                         let mut c = ch.walk();
                         for t in ch.named_children(&mut c) {
                             self.base(index, t, Relation::Implements);
@@ -440,25 +489,25 @@ impl Visitor for Extractor<'_> {
                 }
             }
             Lang::Rust => {
-                if core.kind() == "impl_item" {
-                    if let Some(t) = field(core, &["trait"]) {
-                        self.base(index, t, Relation::Implements);
-                    }
+                if core.kind() == "impl_item"
+                    && let Some(t) = field(core, &["trait"])
+                {
+                    self.base(index, t, Relation::Implements);
                 }
-                if core.kind() == "trait_item" {
-                    if let Some(b) = field(core, &["bounds"]) {
-                        let mut c = b.walk();
-                        for t in b.named_children(&mut c) {
-                            self.base(index, t, Relation::Extends);
-                        }
+                if core.kind() == "trait_item"
+                    && let Some(b) = field(core, &["bounds"])
+                {
+                    let mut c = b.walk();
+                    for t in b.named_children(&mut c) {
+                        self.base(index, t, Relation::Extends);
                     }
                 }
             }
             Lang::Ruby => {
-                if let Some(s) = field(core, &["superclass"]) {
-                    if let Some(t) = s.named_child(0) {
-                        self.base(index, t, Relation::Extends);
-                    }
+                if let Some(s) = field(core, &["superclass"])
+                    && let Some(t) = s.named_child(0)
+                {
+                    self.base(index, t, Relation::Extends);
                 }
             }
             Lang::Php => {
@@ -487,8 +536,13 @@ impl Visitor for Extractor<'_> {
                         for spec in ch.named_children(&mut c) {
                             let inner = spec.named_child(0).unwrap_or(spec);
                             // `Base()` calls a superclass constructor; a bare type is an interface.
-                            let rel = if inner.kind() == "constructor_invocation" { Relation::Extends } else { Relation::Implements };
-                            let ty = if inner.kind() == "user_type" { inner } else { inner.named_child(0).unwrap_or(inner) };
+                            let rel = if inner.kind() == "constructor_invocation" {
+                                Relation::Extends
+                            } else {
+                                Relation::Implements
+                            };
+                            let ty =
+                                if inner.kind() == "user_type" { inner } else { inner.named_child(0).unwrap_or(inner) };
                             self.base(index, ty, rel);
                         }
                     }
@@ -496,10 +550,10 @@ impl Visitor for Extractor<'_> {
             }
             Lang::Swift => {
                 for ch in &children {
-                    if ch.kind() == "inheritance_specifier" {
-                        if let Some(t) = field(*ch, &["inherits_from"]).or_else(|| ch.named_child(0)) {
-                            self.base(index, t, Relation::ExtendsOrImplements);
-                        }
+                    if ch.kind() == "inheritance_specifier"
+                        && let Some(t) = field(*ch, &["inherits_from"]).or_else(|| ch.named_child(0))
+                    {
+                        self.base(index, t, Relation::ExtendsOrImplements);
                     }
                 }
             }
@@ -544,20 +598,35 @@ impl Extractor<'_> {
         let k = n.kind();
         match (self.lang, k) {
             // ---- calls
-            (Lang::Python, "call") | (Lang::JavaScript | Lang::TypeScript | Lang::Tsx | Lang::Go | Lang::C | Lang::Cpp | Lang::ObjC | Lang::Scala, "call_expression")
+            (Lang::Python, "call")
+            | (
+                Lang::JavaScript
+                | Lang::TypeScript
+                | Lang::Tsx
+                | Lang::Go
+                | Lang::C
+                | Lang::Cpp
+                | Lang::ObjC
+                | Lang::Scala,
+                "call_expression",
+            )
             | (Lang::Rust, "call_expression")
             | (Lang::CSharp, "invocation_expression")
             | (Lang::Php, "function_call_expression") => {
                 let Some(callee) = field(n, &["function"]).or_else(|| n.named_child(0)) else { return true };
                 if let Some((name, recv)) = callee_parts(callee, src) {
                     let js = matches!(self.lang, Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
-                    if js && name == "require" {
-                        if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
-                            self.import(text(arg, src).to_string(), Vec::new(), n);
-                        }
+                    if js
+                        && name == "require"
+                        && let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0))
+                    {
+                        self.import(text(arg, src).to_string(), Vec::new(), n);
                     }
                     // `fn.call(this, …)` / `fn.apply(this, args)` call `fn` itself.
-                    if let Some(f) = recv.as_deref().filter(|r| js && matches!(name.as_str(), "call" | "apply") && r.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')) {
+                    if let Some(f) = recv.as_deref().filter(|r| {
+                        js && matches!(name.as_str(), "call" | "apply")
+                            && r.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+                    }) {
                         let f = f.to_string();
                         self.call(f, None, n, scope);
                         return true;
@@ -602,8 +671,12 @@ impl Extractor<'_> {
             (Lang::Ruby, "identifier") => self.ruby_bare_name(n, scope),
             // `with make_bar() as bar:` — what the call returns (a context manager's usual self).
             (Lang::Python, "as_pattern") => {
-                let (Some(value), Some(target)) = (n.named_child(0), field(n, &["alias"]).or_else(|| last_named(n))) else { return true };
-                let target = if target.kind() == "as_pattern_target" { target.named_child(0).unwrap_or(target) } else { target };
+                let (Some(value), Some(target)) = (n.named_child(0), field(n, &["alias"]).or_else(|| last_named(n)))
+                else {
+                    return true;
+                };
+                let target =
+                    if target.kind() == "as_pattern_target" { target.named_child(0).unwrap_or(target) } else { target };
                 if target.kind() == "identifier" {
                     if let Some(f) = self.called_function(value) {
                         self.type_hint(target, format!("={f}"), scope);
@@ -633,12 +706,13 @@ impl Extractor<'_> {
             (Lang::ObjC, "message_expression") => {
                 let recv = field(n, &["receiver"]).map(|r| text(r, src).to_string());
                 let mut c = n.walk();
-                let parts: Vec<String> = n
-                    .children_by_field_name("method", &mut c)
-                    .map(|m| text(m, src).to_string())
-                    .collect();
+                let parts: Vec<String> =
+                    n.children_by_field_name("method", &mut c).map(|m| text(m, src).to_string()).collect();
                 if !parts.is_empty() {
-                    let selector = if n.child_by_field_name("arguments").is_some() || parts.len() > 1 || text(n, src).contains(':') {
+                    let selector = if n.child_by_field_name("arguments").is_some()
+                        || parts.len() > 1
+                        || text(n, src).contains(':')
+                    {
                         parts.iter().map(|p| format!("{p}:")).collect::<String>()
                     } else {
                         parts.concat()
@@ -649,10 +723,11 @@ impl Extractor<'_> {
             (Lang::Lua, "function_call") => {
                 let Some(callee) = field(n, &["name"]) else { return true };
                 if let Some((name, recv)) = callee_parts(callee, src) {
-                    if name == "require" && recv.is_none() {
-                        if let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0)) {
-                            self.import(text(arg, src).to_string(), Vec::new(), n);
-                        }
+                    if name == "require"
+                        && recv.is_none()
+                        && let Some(arg) = field(n, &["arguments"]).and_then(|a| a.named_child(0))
+                    {
+                        self.import(text(arg, src).to_string(), Vec::new(), n);
                     }
                     self.call(name, recv, n, scope);
                 }
@@ -703,7 +778,8 @@ impl Extractor<'_> {
             }
             (Lang::Java, "import_declaration") | (Lang::Kotlin, "import") | (Lang::Swift, "import_declaration") => {
                 let t = text(n, src);
-                let body = t.trim_start_matches("import").trim_start_matches(" static").trim().trim_end_matches(';').trim();
+                let body =
+                    t.trim_start_matches("import").trim_start_matches(" static").trim().trim_end_matches(';').trim();
                 let (module, name) = body.rsplit_once('.').unwrap_or(("", body));
                 if module.is_empty() {
                     self.import(body.to_string(), Vec::new(), n);
@@ -715,7 +791,12 @@ impl Extractor<'_> {
                 let t = text(n, src).trim_start_matches("import").trim().to_string();
                 match t.split_once('{') {
                     Some((m, rest)) => {
-                        let names = rest.trim_end_matches('}').split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                        let names = rest
+                            .trim_end_matches('}')
+                            .split(',')
+                            .map(|s| s.trim().to_string())
+                            .filter(|s| !s.is_empty())
+                            .collect();
                         self.import(m.trim_end_matches('.').to_string(), names, n);
                     }
                     None => {
@@ -737,21 +818,53 @@ impl Extractor<'_> {
             (Lang::Php, "namespace_use_clause") => {
                 let t = text(n, src).to_string();
                 let (module, name) = t.rsplit_once('\\').unwrap_or(("", &t));
-                self.import(module.replace('\\', "."), vec![name.split_whitespace().next().unwrap_or(name).to_string()], n);
+                self.import(
+                    module.replace('\\', "."),
+                    vec![name.split_whitespace().next().unwrap_or(name).to_string()],
+                    n,
+                );
             }
-            (Lang::Php, "require_expression" | "require_once_expression" | "include_expression" | "include_once_expression") => {
+            (
+                Lang::Php,
+                "require_expression" | "require_once_expression" | "include_expression" | "include_once_expression",
+            ) => {
                 if let Some(arg) = n.named_child(0) {
                     self.import(text(arg, src).to_string(), Vec::new(), n);
                 }
             }
             // ---- receiver type hints
-            (_, "assignment" | "assignment_expression" | "variable_declarator" | "short_var_declaration" | "let_declaration"
-            | "property_declaration" | "val_definition" | "var_definition" | "local_variable_declaration" | "variable_declaration"
-            | "var_spec" | "declaration" | "init_declarator" | "field_declaration") => self.hint(n, scope),
+            (
+                _,
+                "assignment"
+                | "assignment_expression"
+                | "variable_declarator"
+                | "short_var_declaration"
+                | "let_declaration"
+                | "property_declaration"
+                | "val_definition"
+                | "var_definition"
+                | "local_variable_declaration"
+                | "variable_declaration"
+                | "var_spec"
+                | "declaration"
+                | "init_declarator"
+                | "field_declaration",
+            ) => self.hint(n, scope),
             // Typed parameters: the function's own receivers of a known type.
-            (_, "typed_parameter" | "typed_default_parameter" | "required_parameter" | "optional_parameter" | "formal_parameter"
-            | "parameter_declaration" | "simple_parameter" | "property_promotion_parameter")
-            | (Lang::CSharp | Lang::Rust | Lang::Kotlin | Lang::Swift | Lang::Scala, "parameter") => self.param_hint(n, scope),
+            (
+                _,
+                "typed_parameter"
+                | "typed_default_parameter"
+                | "required_parameter"
+                | "optional_parameter"
+                | "formal_parameter"
+                | "parameter_declaration"
+                | "simple_parameter"
+                | "property_promotion_parameter",
+            )
+            | (Lang::CSharp | Lang::Rust | Lang::Kotlin | Lang::Swift | Lang::Scala, "parameter") => {
+                self.param_hint(n, scope)
+            }
             _ => return false,
         }
         true
@@ -761,8 +874,35 @@ impl Extractor<'_> {
 /// Type names that wrap or erase the type a value has (`Optional[Cart]` is not a `Optional`
 /// receiver): a hint naming one would hide the real type.
 const WRAPPER_TYPES: &[&str] = &[
-    "Optional", "Union", "List", "Dict", "Set", "Tuple", "Sequence", "Iterable", "Iterator", "Mapping", "Type", "Callable", "Any", "Awaitable",
-    "Generator", "Object", "Box", "Rc", "Arc", "Option", "Vec", "Result", "Ref", "RefMut", "Mutex", "RwLock", "Cell", "RefCell", "Pin",
+    "Optional",
+    "Union",
+    "List",
+    "Dict",
+    "Set",
+    "Tuple",
+    "Sequence",
+    "Iterable",
+    "Iterator",
+    "Mapping",
+    "Type",
+    "Callable",
+    "Any",
+    "Awaitable",
+    "Generator",
+    "Object",
+    "Box",
+    "Rc",
+    "Arc",
+    "Option",
+    "Vec",
+    "Result",
+    "Ref",
+    "RefMut",
+    "Mutex",
+    "RwLock",
+    "Cell",
+    "RefCell",
+    "Pin",
 ];
 
 impl Extractor<'_> {
@@ -770,7 +910,9 @@ impl Extractor<'_> {
     fn return_type(&mut self, index: usize, core: Node) {
         let src = self.src;
         let t = field(core, &["return_type", "result", "returns"]).or_else(|| {
-            (matches!(self.lang, Lang::Java | Lang::CSharp) && core.kind() == "method_declaration").then(|| field(core, &["type"])).flatten()
+            (matches!(self.lang, Lang::Java | Lang::CSharp) && core.kind() == "method_declaration")
+                .then(|| field(core, &["type"]))
+                .flatten()
         });
         let Some(mut t) = t else { return };
         // Go's `(*T, error)`: the first result is the value.
@@ -781,7 +923,10 @@ impl Extractor<'_> {
             }
         }
         for _ in 0..3 {
-            if matches!(t.kind(), "type_annotation" | "type" | "pointer_type" | "reference_type" | "nullable_type" | "return_type") {
+            if matches!(
+                t.kind(),
+                "type_annotation" | "type" | "pointer_type" | "reference_type" | "nullable_type" | "return_type"
+            ) {
                 match t.named_child(0) {
                     Some(c) => t = c,
                     None => return,
@@ -797,7 +942,10 @@ impl Extractor<'_> {
     /// `f` of a call `f(…)` / `mod.f(…)` whose result a variable holds (lower-case: a
     /// constructor call is typed by its class already).
     fn called_function(&self, value: Node) -> Option<String> {
-        if !matches!(value.kind(), "call" | "call_expression" | "invocation_expression" | "method_invocation" | "await" | "await_expression") {
+        if !matches!(
+            value.kind(),
+            "call" | "call_expression" | "invocation_expression" | "method_invocation" | "await" | "await_expression"
+        ) {
             return None;
         }
         if matches!(value.kind(), "await" | "await_expression") {
@@ -821,7 +969,10 @@ impl Extractor<'_> {
         let pk = p.kind();
         let is_field = |f: &str| field(p, &[f]).is_some_and(|x| x.id() == n.id());
         let binds = pk.contains("parameter")
-            || matches!(pk, "left_assignment_list" | "destructured_left_assignment" | "rest_assignment" | "exception_variable")
+            || matches!(
+                pk,
+                "left_assignment_list" | "destructured_left_assignment" | "rest_assignment" | "exception_variable"
+            )
             || (matches!(pk, "assignment" | "operator_assignment") && is_field("left"))
             || (pk == "for" && is_field("pattern"));
         if binds {
@@ -829,7 +980,9 @@ impl Extractor<'_> {
             return;
         }
         // A definition's own name, a call's method name, aliases: not calls of their own.
-        if matches!(pk, "method" | "singleton_method" | "alias" | "undef" | "scope_resolution") || (pk == "call" && is_field("method")) {
+        if matches!(pk, "method" | "singleton_method" | "alias" | "undef" | "scope_resolution")
+            || (pk == "call" && is_field("method"))
+        {
             return;
         }
         if !self.ruby_locals.contains(&key) {
@@ -869,8 +1022,8 @@ impl Extractor<'_> {
         }
         let name = field(n, &["name", "pattern"]).or_else(|| {
             let mut c = n.walk();
-            let found = n.named_children(&mut c).find(|x| matches!(x.kind(), "identifier" | "simple_identifier" | "variable_name"));
-            found
+
+            n.named_children(&mut c).find(|x| matches!(x.kind(), "identifier" | "simple_identifier" | "variable_name"))
         });
         if let Some(var) = name.filter(|v| matches!(v.kind(), "identifier" | "simple_identifier" | "variable_name")) {
             self.type_hint(var, ty, scope);
@@ -914,7 +1067,8 @@ impl Extractor<'_> {
                 return;
             }
             let mut c = n.walk();
-            let names: Vec<String> = n.children_by_field_name("name", &mut c).map(|f| text(f, src).trim().to_string()).collect();
+            let names: Vec<String> =
+                n.children_by_field_name("name", &mut c).map(|f| text(f, src).trim().to_string()).collect();
             for name in names {
                 self.facts.types.push(TypeHint { scope: scope_i(scope), var: format!("self.{name}"), ty: ty.clone() });
             }
@@ -931,7 +1085,10 @@ impl Extractor<'_> {
         let value = value.map(|v| if v.kind() == "expression_list" { v.named_child(0).unwrap_or(v) } else { v });
         // A field of the enclosing class (`self.x = Foo()`, `this.x = new Foo()`, `@x = Foo.new`).
         if field_name(text(var, src)).is_some() {
-            let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
+            let inferred = ty
+                .clone()
+                .filter(|t| t.chars().next().is_some_and(char::is_uppercase))
+                .or_else(|| value.and_then(|v| self.constructed_type(v)));
             if let Some(t) = inferred {
                 self.type_hint(var, t, scope);
             }
@@ -953,7 +1110,10 @@ impl Extractor<'_> {
                 None => return,
             };
         }
-        let inferred = ty.clone().filter(|t| t.chars().next().is_some_and(char::is_uppercase)).or_else(|| value.and_then(|v| self.constructed_type(v)));
+        let inferred = ty
+            .clone()
+            .filter(|t| t.chars().next().is_some_and(char::is_uppercase))
+            .or_else(|| value.and_then(|v| self.constructed_type(v)));
         match inferred {
             Some(t) => self.type_hint(var, t, scope),
             None if ty.is_none() => {
@@ -964,20 +1124,22 @@ impl Extractor<'_> {
             None => {}
         }
         // Java/C# local declarations: `T x = …;` has the declarator as a child.
-        if matches!(n.kind(), "local_variable_declaration" | "variable_declaration" | "declaration" | "field_declaration") {
-            if let Some(t) = ty {
-                let mut c = n.walk();
-                let decls: Vec<Node> = n.named_children(&mut c).filter(|d| d.kind().ends_with("declarator")).collect();
-                for d in decls {
-                    if let Some(name) = field(d, &["name", "declarator"]).or_else(|| d.named_child(0)) {
-                        if matches!(name.kind(), "identifier") {
-                            self.type_hint(name, t.clone(), scope);
-                            // A field is also `this.name` from any method of the class.
-                            if n.kind() == "field_declaration" {
-                                let v = format!("self.{}", text(name, self.src).trim());
-                                self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty: t.clone() });
-                            }
-                        }
+        if matches!(
+            n.kind(),
+            "local_variable_declaration" | "variable_declaration" | "declaration" | "field_declaration"
+        ) && let Some(t) = ty
+        {
+            let mut c = n.walk();
+            let decls: Vec<Node> = n.named_children(&mut c).filter(|d| d.kind().ends_with("declarator")).collect();
+            for d in decls {
+                if let Some(name) = field(d, &["name", "declarator"]).or_else(|| d.named_child(0))
+                    && matches!(name.kind(), "identifier")
+                {
+                    self.type_hint(name, t.clone(), scope);
+                    // A field is also `this.name` from any method of the class.
+                    if n.kind() == "field_declaration" {
+                        let v = format!("self.{}", text(name, self.src).trim());
+                        self.facts.types.push(TypeHint { scope: scope_i(scope), var: v, ty: t.clone() });
                     }
                 }
             }
@@ -1010,7 +1172,11 @@ fn kotlin_dotted_type(n: Node, src: &[u8]) -> Option<String> {
 /// `x` of a field written `self.x`, `this.x`, `$this->x` or `@x`.
 fn field_name(s: &str) -> Option<&str> {
     let s = s.trim();
-    let f = s.strip_prefix("self.").or_else(|| s.strip_prefix("this.")).or_else(|| s.strip_prefix("$this->")).or_else(|| s.strip_prefix('@'))?;
+    let f = s
+        .strip_prefix("self.")
+        .or_else(|| s.strip_prefix("this."))
+        .or_else(|| s.strip_prefix("$this->"))
+        .or_else(|| s.strip_prefix('@'))?;
     (!f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(f)
 }
 
@@ -1021,9 +1187,21 @@ fn has_test_marker(head: &[u8]) -> bool {
         Some(i) => &head[..i],
         None => &head[..],
     };
-    ["#[test]", "#[tokio::test", "#[rstest", "#[cfg(test)]", "@Test", "@ParameterizedTest", "[Test]", "[TestMethod]", "[Fact]", "[Theory]", "@pytest"]
-        .iter()
-        .any(|m| head.contains(m))
+    [
+        "#[test]",
+        "#[tokio::test",
+        "#[rstest",
+        "#[cfg(test)]",
+        "@Test",
+        "@ParameterizedTest",
+        "[Test]",
+        "[TestMethod]",
+        "[Fact]",
+        "[Theory]",
+        "@pytest",
+    ]
+    .iter()
+    .any(|m| head.contains(m))
 }
 
 fn type_list(n: Node) -> Vec<Node> {
@@ -1085,5 +1263,8 @@ pub fn callable_kind(kind: &str) -> bool {
 
 /// True for definition kinds a base clause or a constructor call can target.
 pub fn type_kind(kind: &str) -> bool {
-    matches!(kind, "class" | "struct" | "interface" | "trait" | "enum" | "object" | "protocol" | "record" | "union" | "type")
+    matches!(
+        kind,
+        "class" | "struct" | "interface" | "trait" | "enum" | "object" | "protocol" | "record" | "union" | "type"
+    )
 }

@@ -85,14 +85,14 @@ fn flatten_conditionals(src: &str) -> Option<String> {
                     g.start = b;
                     g.balances.push(0);
                 }
-            } else if d.starts_with("endif") {
-                if let Some(mut g) = open.pop() {
-                    g.branches.push((g.start, a));
-                    g.directives.push((a, b));
-                    if g.balances.iter().any(|&x| x != 0) {
-                        blank.extend(g.directives.iter().copied());
-                        blank.extend(g.branches.iter().skip(1).copied());
-                    }
+            } else if d.starts_with("endif")
+                && let Some(mut g) = open.pop()
+            {
+                g.branches.push((g.start, a));
+                g.directives.push((a, b));
+                if g.balances.iter().any(|&x| x != 0) {
+                    blank.extend(g.directives.iter().copied());
+                    blank.extend(g.branches.iter().skip(1).copied());
                 }
             }
             continue;
@@ -148,7 +148,10 @@ fn mask_export_macros(src: &str) -> std::borrow::Cow<'_, str> {
         return std::borrow::Cow::Borrowed(src);
     }
     static MACRO: OnceLock<regex::Regex> = OnceLock::new();
-    let re = MACRO.get_or_init(|| regex::Regex::new(r"\b(?:class|struct)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]").expect("valid pattern"));
+    let re = MACRO.get_or_init(|| {
+        regex::Regex::new(r"\b(?:class|struct)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+[A-Za-z_]\w*[ \t]*(?:final[ \t]*)?[:{]")
+            .expect("valid pattern")
+    });
     let mut out: Option<Vec<u8>> = None;
     for c in re.captures_iter(src) {
         let m = c.get(1).expect("group 1 always takes part");
@@ -275,7 +278,10 @@ mod masking_tests {
     fn export_macros_between_class_and_name_are_blanked() {
         let src = "class LEVELDB_EXPORT Iterator {\nstruct LOCKABLE Mutex final : Base {\nclass Plain {\nclass FOO;\n";
         let m = masked(Lang::Cpp, src);
-        assert_eq!(m, "class                Iterator {\nstruct          Mutex final : Base {\nclass Plain {\nclass FOO;\n");
+        assert_eq!(
+            m,
+            "class                Iterator {\nstruct          Mutex final : Base {\nclass Plain {\nclass FOO;\n"
+        );
         assert_eq!(m.len(), src.len(), "offsets unchanged");
         assert_eq!(masked(Lang::Python, src), src, "other languages untouched");
     }

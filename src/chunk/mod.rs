@@ -59,7 +59,9 @@ pub fn line_spans(src: &str) -> Vec<(usize, usize)> {
 /// Whether `text` is what the chunker emits for lines `start..=end` (1-based) of `src`: those
 /// whole lines, or their truncation when a piece is longer than the chunker keeps.
 pub fn is_chunk_text(src: &str, lines: &[(usize, usize)], start: u32, end: u32, text: &str) -> bool {
-    let (Some(&(s, _)), Some(&(_, e))) = (lines.get(start as usize - 1), lines.get(end as usize - 1)) else { return false };
+    let (Some(&(s, _)), Some(&(_, e))) = (lines.get(start as usize - 1), lines.get(end as usize - 1)) else {
+        return false;
+    };
     if start == 0 || s > e {
         return false;
     }
@@ -175,7 +177,13 @@ impl Emitter<'_> {
     fn emit(&self, lo: usize, hi: usize, symbol: &str, kind: &str, out: &mut Vec<Chunk>) {
         let text = &self.src[self.lines[lo].0..self.lines[hi].1];
         if text.len() <= MAX_CHUNK_CHARS {
-            out.push(Chunk { symbol: symbol.to_string(), kind: kind.to_string(), start_line: lo as u32 + 1, end_line: hi as u32 + 1, text: text.to_string() });
+            out.push(Chunk {
+                symbol: symbol.to_string(),
+                kind: kind.to_string(),
+                start_line: lo as u32 + 1,
+                end_line: hi as u32 + 1,
+                text: text.to_string(),
+            });
             return;
         }
         // Oversized: consecutive line runs of at most MAX_CHUNK_CHARS, named `symbol#partN`.
@@ -320,7 +328,8 @@ mod tests {
     #[test]
     fn markdown_by_section_and_text_windows_overlap() {
         let md = "intro line\n\n# Guide\ntext\n## Install\nrun it\n```\n# not a heading\n```\n# Other\nmore\n";
-        let got: Vec<(String, u32, u32)> = chunk(Lang::Markdown, md).into_iter().map(|c| (c.symbol, c.start_line, c.end_line)).collect();
+        let got: Vec<(String, u32, u32)> =
+            chunk(Lang::Markdown, md).into_iter().map(|c| (c.symbol, c.start_line, c.end_line)).collect();
         assert_eq!(
             got,
             vec![("".into(), 1, 2), ("Guide".into(), 3, 4), ("Guide > Install".into(), 5, 9), ("Other".into(), 10, 11)]

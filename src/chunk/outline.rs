@@ -73,15 +73,15 @@ impl Walker<'_> {
         let mut scope = scope;
         loop {
             // Anonymous nodes (keywords, punctuation) are leaves and never definitions.
-            if cursor.node().is_named() {
-                if let Some(owner) = self.walk_at(cursor, scope, in_leaf) {
-                    // A statement-form namespace spans the rest of its parent.
-                    let end = parent.end_position();
-                    let d = &mut self.defs[owner];
-                    d.end_row = if end.column == 0 && end.row > d.start_row { end.row - 1 } else { end.row };
-                    d.end_byte = parent.end_byte();
-                    scope = Some(owner);
-                }
+            if cursor.node().is_named()
+                && let Some(owner) = self.walk_at(cursor, scope, in_leaf)
+            {
+                // A statement-form namespace spans the rest of its parent.
+                let end = parent.end_position();
+                let d = &mut self.defs[owner];
+                d.end_row = if end.column == 0 && end.row > d.start_row { end.row - 1 } else { end.row };
+                d.end_byte = parent.end_byte();
+                scope = Some(owner);
             }
             if !cursor.goto_next_sibling() {
                 break;

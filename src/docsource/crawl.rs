@@ -47,22 +47,34 @@ pub struct Options {
 impl Options {
     pub fn from_config(sc: &SourceConfig) -> Result<Options> {
         if sc.url.is_empty() {
-            return Err(crate::error::usage(format!("source `{}` is a webdoc source without a url: add `url = \"https://…\"`", sc.name)));
+            return Err(crate::error::usage(format!(
+                "source `{}` is a webdoc source without a url: add `url = \"https://…\"`",
+                sc.name
+            )));
         }
         let mut start = Vec::new();
         for u in &sc.url {
-            let url = Url::parse(u.trim()).map_err(|e| crate::error::usage(format!("source `{}`: `{u}` is not a URL ({e})", sc.name)))?;
+            let url = Url::parse(u.trim())
+                .map_err(|e| crate::error::usage(format!("source `{}`: `{u}` is not a URL ({e})", sc.name)))?;
             if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
                 return Err(crate::error::usage(format!("source `{}`: `{u}` is not an http(s) URL", sc.name)));
             }
             start.push(normalize(&url, true).expect("a parsed http URL"));
         }
         if start.iter().any(|u| !same_site(&start[0], u)) {
-            return Err(crate::error::usage(format!("source `{}`: all start URLs must be on one host (make one source per site)", sc.name)));
+            return Err(crate::error::usage(format!(
+                "source `{}`: all start URLs must be on one host (make one source per site)",
+                sc.name
+            )));
         }
         let prefix = match &sc.url_prefix {
             Some(p) if p.starts_with('/') => p.clone(),
-            Some(p) => return Err(crate::error::usage(format!("source `{}`: url_prefix `{p}` must be a path starting with `/`", sc.name))),
+            Some(p) => {
+                return Err(crate::error::usage(format!(
+                    "source `{}`: url_prefix `{p}` must be a path starting with `/`",
+                    sc.name
+                )));
+            }
             None => {
                 let path = start[0].path();
                 path[..=path.rfind('/').unwrap_or(0)].to_string()
@@ -71,7 +83,10 @@ impl Options {
         let secs = |v: Option<f64>, default: f64, what: &str| -> Result<Duration> {
             let v = v.unwrap_or(default);
             if !(0.0..=3600.0).contains(&v) {
-                return Err(crate::error::usage(format!("source `{}`: {what} must be between 0 and 3600 seconds", sc.name)));
+                return Err(crate::error::usage(format!(
+                    "source `{}`: {what} must be between 0 and 3600 seconds",
+                    sc.name
+                )));
             }
             Ok(Duration::from_secs_f64(v))
         };
@@ -83,8 +98,12 @@ impl Options {
             max_pages: sc.max_pages.unwrap_or(DEFAULT_MAX_PAGES).max(1),
             max_depth: sc.max_depth.unwrap_or(DEFAULT_MAX_DEPTH),
             delay: secs(sc.request_delay_seconds, DEFAULT_DELAY_SECONDS, "request_delay_seconds")?,
-            timeout: secs(sc.request_timeout_seconds, DEFAULT_TIMEOUT_SECONDS, "request_timeout_seconds")?.max(Duration::from_millis(100)),
-            user_agent: sc.user_agent.clone().unwrap_or_else(|| format!("git-lynx/{} (documentation indexer)", env!("CARGO_PKG_VERSION"))),
+            timeout: secs(sc.request_timeout_seconds, DEFAULT_TIMEOUT_SECONDS, "request_timeout_seconds")?
+                .max(Duration::from_millis(100)),
+            user_agent: sc
+                .user_agent
+                .clone()
+                .unwrap_or_else(|| format!("git-lynx/{} (documentation indexer)", env!("CARGO_PKG_VERSION"))),
             keep_query: sc.keep_query,
             render_js: sc.render_js,
         })
@@ -106,7 +125,9 @@ fn normalize(url: &Url, keep_query: bool) -> Option<Url> {
 
 /// Whether `u` is on the same site as `base`: scheme, host and port alike.
 fn same_site(base: &Url, u: &Url) -> bool {
-    u.scheme() == base.scheme() && u.host_str() == base.host_str() && u.port_or_known_default() == base.port_or_known_default()
+    u.scheme() == base.scheme()
+        && u.host_str() == base.host_str()
+        && u.port_or_known_default() == base.port_or_known_default()
 }
 
 /// Why a URL on the site is not followed (None: it is). Off-site links are not reported.
@@ -184,9 +205,20 @@ impl Client {
             ureq::Error::Timeout(_) => "no answer in time (request_timeout_seconds)".to_string(),
             other => other.to_string(),
         })?;
-        let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-        let (status, location, content_type, etag, last_modified) =
-            (resp.status().as_u16(), header("location"), header("content-type").unwrap_or_default().to_ascii_lowercase(), header("etag"), header("last-modified"));
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
+        let (status, location, content_type, etag, last_modified) = (
+            resp.status().as_u16(),
+            header("location"),
+            header("content-type").unwrap_or_default().to_ascii_lowercase(),
+            header("etag"),
+            header("last-modified"),
+        );
         let body = if status == 200 {
             resp.body_mut().with_config().limit(MAX_PAGE_BYTES).read_to_vec().map_err(|e| match e {
                 ureq::Error::BodyExceedsLimit(_) => format!("larger than {} MiB", MAX_PAGE_BYTES / (1024 * 1024)),
@@ -209,7 +241,10 @@ fn robots(client: &mut Client, o: &Options, skipped: &mut Vec<Problem>) -> Optio
         Ok(f) if f.status == 200 => match texting_robots::Robot::new(&o.user_agent, &f.body) {
             Ok(r) => Some(r),
             Err(e) => {
-                skipped.push(Problem { target: url.to_string(), reason: format!("unreadable robots.txt ({e}); crawling as if it allowed everything") });
+                skipped.push(Problem {
+                    target: url.to_string(),
+                    reason: format!("unreadable robots.txt ({e}); crawling as if it allowed everything"),
+                });
                 None
             }
         },
@@ -219,7 +254,8 @@ fn robots(client: &mut Client, o: &Options, skipped: &mut Vec<Problem>) -> Optio
 
 /// URLs listed by the sitemaps (robots.txt's, else `/sitemap.xml`), sitemap indexes followed.
 fn sitemap_urls(client: &mut Client, o: &Options, robot: Option<&texting_robots::Robot>) -> Vec<Url> {
-    let mut queue: VecDeque<Url> = robot.map(|r| r.sitemaps.iter().filter_map(|s| Url::parse(s).ok()).collect()).unwrap_or_default();
+    let mut queue: VecDeque<Url> =
+        robot.map(|r| r.sitemaps.iter().filter_map(|s| Url::parse(s).ok()).collect()).unwrap_or_default();
     if queue.is_empty() {
         let mut u = o.start[0].clone();
         u.set_path("/sitemap.xml");
@@ -265,7 +301,8 @@ fn chromium() -> Option<std::path::PathBuf> {
 /// The DOM after the page's scripts ran.
 fn render(browser: &std::path::Path, url: &Url, timeout: Duration) -> std::result::Result<String, String> {
     // A fresh profile per page: nothing carries over between pages or from the user's browser.
-    let profile = std::env::temp_dir().join(format!("git-lynx-render-{}-{}", std::process::id(), crate::fsutil::now_nanos()));
+    let profile =
+        std::env::temp_dir().join(format!("git-lynx-render-{}-{}", std::process::id(), crate::fsutil::now_nanos()));
     std::fs::create_dir_all(&profile).map_err(|e| e.to_string())?;
     let profile = Guard(profile);
     let mut child = std::process::Command::new(browser)
@@ -317,7 +354,12 @@ fn list(v: &mut Vec<Problem>, target: &Url, reason: impl Into<String>, dropped: 
 }
 
 /// Crawls the site. Pages answered "not modified" keep the previous snapshot's text.
-pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress: &crate::progress::Progress) -> Result<Snapshot> {
+pub fn run(
+    o: &Options,
+    previous: Option<&Snapshot>,
+    texts: &TextStore,
+    progress: &crate::progress::Progress,
+) -> Result<Snapshot> {
     let browser = if o.render_js {
         match chromium() {
             Some(b) => Some(b),
@@ -331,13 +373,17 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
         None
     };
     // Earlier pages by the URL they were fetched from (their canonical name may differ).
-    let prev: HashMap<&str, &Page> = previous.map(|s| s.pages.iter().map(|p| (p.url.as_deref().unwrap_or(&p.path), p)).collect()).unwrap_or_default();
+    let prev: HashMap<&str, &Page> = previous
+        .map(|s| s.pages.iter().map(|p| (p.url.as_deref().unwrap_or(&p.path), p)).collect())
+        .unwrap_or_default();
     let mut snap = super::empty(SourceType::Webdoc);
     let mut client = Client::new(o);
     let (mut failures, mut skipped) = (Vec::new(), Vec::new());
     let mut dropped = 0usize;
     let robot = robots(&mut client, o, &mut skipped);
-    let delay = o.delay.max(Duration::from_secs_f64(robot.as_ref().and_then(|r| r.delay).map(|d| (d as f64).clamp(0.0, MAX_ROBOTS_DELAY)).unwrap_or(0.0)));
+    let delay = o.delay.max(Duration::from_secs_f64(
+        robot.as_ref().and_then(|r| r.delay).map(|d| (d as f64).clamp(0.0, MAX_ROBOTS_DELAY)).unwrap_or(0.0),
+    ));
     let mut queue: VecDeque<(Url, usize)> = o.start.iter().map(|u| (u.clone(), 0)).collect();
     for u in sitemap_urls(&mut client, o, robot.as_ref()) {
         if let Some(u) = normalize(&u, o.keep_query) {
@@ -353,12 +399,25 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
     while let Some((url, depth)) = queue.pop_front() {
         if snap.pages.len() >= o.max_pages {
             if !queue.is_empty() {
-                skipped.push(Problem { target: url.to_string(), reason: format!("max_pages ({}) reached; {} more queued URLs not fetched", o.max_pages, queue.len() + 1) });
+                skipped.push(Problem {
+                    target: url.to_string(),
+                    reason: format!(
+                        "max_pages ({}) reached; {} more queued URLs not fetched",
+                        o.max_pages,
+                        queue.len() + 1
+                    ),
+                });
             }
             break;
         }
         if client.requests >= max_requests {
-            failures.push(Problem { target: url.to_string(), reason: format!("stopped after {max_requests} requests (too many redirects or errors for {} pages)", o.max_pages) });
+            failures.push(Problem {
+                target: url.to_string(),
+                reason: format!(
+                    "stopped after {max_requests} requests (too many redirects or errors for {} pages)",
+                    o.max_pages
+                ),
+            });
             break;
         }
         if !seen.insert(url.to_string()) {
@@ -390,7 +449,9 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
         };
         match f.status {
             301 | 302 | 303 | 307 | 308 => {
-                let Some(target) = f.location.as_deref().and_then(|l| url.join(l).ok()).and_then(|t| normalize(&t, o.keep_query)) else {
+                let Some(target) =
+                    f.location.as_deref().and_then(|l| url.join(l).ok()).and_then(|t| normalize(&t, o.keep_query))
+                else {
                     list(&mut failures, &url, format!("HTTP {} without a usable Location", f.status), &mut dropped);
                     continue;
                 };
@@ -433,23 +494,44 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
                 continue;
             }
         }
-        let is_html = f.content_type.is_empty() && looks_like_html(&f.body) || f.content_type.starts_with("text/html") || f.content_type.starts_with("application/xhtml");
+        let is_html = f.content_type.is_empty() && looks_like_html(&f.body)
+            || f.content_type.starts_with("text/html")
+            || f.content_type.starts_with("application/xhtml");
         if !is_html {
-            list(&mut skipped, &url, format!("not HTML ({})", if f.content_type.is_empty() { "no content type" } else { f.content_type.split(';').next().unwrap_or("") }), &mut dropped);
+            list(
+                &mut skipped,
+                &url,
+                format!(
+                    "not HTML ({})",
+                    if f.content_type.is_empty() {
+                        "no content type"
+                    } else {
+                        f.content_type.split(';').next().unwrap_or("")
+                    }
+                ),
+                &mut dropped,
+            );
             continue;
         }
         let mut text = crate::encoding::text(&f.body).into_owned();
         if let Some(b) = &browser {
             match render(b, &url, o.timeout) {
                 Ok(dom) => text = dom,
-                Err(e) => list(&mut failures, &url, format!("rendering failed ({e}); used the page as served"), &mut dropped),
+                Err(e) => {
+                    list(&mut failures, &url, format!("rendering failed ({e}); used the page as served"), &mut dropped)
+                }
             }
         }
         let x = html::extract(&text);
         let links: Vec<String> = if x.nofollow {
             Vec::new()
         } else {
-            x.links.iter().filter_map(|l| url.join(l).ok()).filter_map(|u| normalize(&u, o.keep_query)).map(|u| u.to_string()).collect::<Vec<_>>()
+            x.links
+                .iter()
+                .filter_map(|l| url.join(l).ok())
+                .filter_map(|u| normalize(&u, o.keep_query))
+                .map(|u| u.to_string())
+                .collect::<Vec<_>>()
         };
         let mut links = links;
         links.sort();
@@ -503,12 +585,12 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
     // A page that is gone (404, 410) goes.
     for f in &failures {
         let gone = f.reason == "HTTP 404" || f.reason == "HTTP 410" || f.reason.starts_with("redirect loop");
-        if let Some(p) = prev.get(f.target.as_str()).filter(|_| !gone) {
-            if stored.insert(p.path.clone()) {
-                let mut p = (*p).clone();
-                p.how = format!("kept from the previous snapshot ({})", f.reason);
-                snap.pages.push(p);
-            }
+        if let Some(p) = prev.get(f.target.as_str()).filter(|_| !gone)
+            && stored.insert(p.path.clone())
+        {
+            let mut p = (*p).clone();
+            p.how = format!("kept from the previous snapshot ({})", f.reason);
+            snap.pages.push(p);
         }
     }
     if dropped > 0 {

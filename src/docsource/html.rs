@@ -23,11 +23,30 @@ pub struct Extracted {
     pub markdown: String,
 }
 
-const SKIP: &[&str] =
-    &["script", "style", "noscript", "nav", "header", "footer", "aside", "form", "button", "svg", "template", "iframe", "select", "input", "textarea", "head", "title", "link", "meta"];
+const SKIP: &[&str] = &[
+    "script", "style", "noscript", "nav", "header", "footer", "aside", "form", "button", "svg", "template", "iframe",
+    "select", "input", "textarea", "head", "title", "link", "meta",
+];
 
 const BLOCK: &[&str] = &[
-    "p", "div", "section", "article", "main", "dl", "dt", "dd", "figure", "figcaption", "details", "summary", "hr", "address", "center", "body", "html", "li",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "dl",
+    "dt",
+    "dd",
+    "figure",
+    "figcaption",
+    "details",
+    "summary",
+    "hr",
+    "address",
+    "center",
+    "body",
+    "html",
+    "li",
 ];
 
 /// Element levels the structured walk takes (real pages nest a few dozen deep).
@@ -69,9 +88,15 @@ fn sel(s: &str) -> Selector {
 
 pub fn extract(html: &str) -> Extracted {
     let doc = Html::parse_document(html);
-    let mut out = Extracted::default();
-    out.title = doc.select(&sel("title")).next().map(|t| collapse(&t.text().collect::<String>())).unwrap_or_default();
-    out.canonical = doc.select(&sel("link[rel~=canonical]")).find_map(|l| l.value().attr("href")).map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+    let mut out = Extracted {
+        title: doc.select(&sel("title")).next().map(|t| collapse(&t.text().collect::<String>())).unwrap_or_default(),
+        ..Default::default()
+    };
+    out.canonical = doc
+        .select(&sel("link[rel~=canonical]"))
+        .find_map(|l| l.value().attr("href"))
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty());
     for m in doc.select(&sel("meta[name]")) {
         if m.value().attr("name").is_some_and(|n| n.eq_ignore_ascii_case("robots")) {
             let c = m.value().attr("content").unwrap_or("").to_ascii_lowercase();
@@ -79,9 +104,17 @@ pub fn extract(html: &str) -> Extracted {
             out.nofollow |= c.contains("nofollow") || c.contains("none");
         }
     }
-    out.links = doc.select(&sel("a[href]")).filter_map(|a| a.value().attr("href")).map(|h| h.trim().to_string()).filter(|h| !h.is_empty()).collect();
+    out.links = doc
+        .select(&sel("a[href]"))
+        .filter_map(|a| a.value().attr("href"))
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .collect();
     // The main content when the page marks it, else the body.
-    let root = ["main", "article", "[role=main]", "#content", "body"].iter().find_map(|s| doc.select(&sel(s)).next()).unwrap_or_else(|| doc.root_element());
+    let root = ["main", "article", "[role=main]", "#content", "body"]
+        .iter()
+        .find_map(|s| doc.select(&sel(s)).next())
+        .unwrap_or_else(|| doc.root_element());
     if nesting(root) > MAX_NESTING {
         // The structured walk recurses per element level: a page nested this deep keeps its
         // text, as one paragraph per text node, without headings or tables.
@@ -166,7 +199,9 @@ fn children(el: ElementRef, w: &mut Writer) {
 
 fn hidden(e: &ElementRef) -> bool {
     let v = e.value();
-    v.attr("hidden").is_some() || v.attr("aria-hidden") == Some("true") || v.attr("style").is_some_and(|s| s.replace(' ', "").contains("display:none"))
+    v.attr("hidden").is_some()
+        || v.attr("aria-hidden") == Some("true")
+        || v.attr("style").is_some_and(|s| s.replace(' ', "").contains("display:none"))
 }
 
 fn element(e: ElementRef, w: &mut Writer) {
@@ -195,7 +230,13 @@ fn element(e: ElementRef, w: &mut Writer) {
             let mut sub = Writer::default();
             children(e, &mut sub);
             let body = sub.finish();
-            w.block(body.trim_end().lines().map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") }).collect::<Vec<_>>().join("\n"));
+            w.block(
+                body.trim_end()
+                    .lines()
+                    .map(|l| if l.is_empty() { ">".to_string() } else { format!("> {l}") })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
         }
         "br" => w.para.push('\n'),
         "code" | "kbd" | "samp" => {
@@ -261,13 +302,18 @@ fn heading_anchor(e: &ElementRef) -> Option<String> {
         return Some(id);
     }
     for d in e.descendants().filter_map(ElementRef::wrap) {
-        if let Some(id) = d.value().attr("id").or_else(|| (d.value().name() == "a").then(|| d.value().attr("name")).flatten()).and_then(clean) {
+        if let Some(id) = d
+            .value()
+            .attr("id")
+            .or_else(|| (d.value().name() == "a").then(|| d.value().attr("name")).flatten())
+            .and_then(clean)
+        {
             return Some(id);
         }
-        if permalink(&d) {
-            if let Some(h) = d.value().attr("href").and_then(|h| h.strip_prefix('#')).and_then(clean) {
-                return Some(h);
-            }
+        if permalink(&d)
+            && let Some(h) = d.value().attr("href").and_then(|h| h.strip_prefix('#')).and_then(clean)
+        {
+            return Some(h);
         }
     }
     let parent = e.parent().and_then(ElementRef::wrap)?;
@@ -285,12 +331,17 @@ fn code_language(e: &ElementRef) -> Option<String> {
             ["language-", "lang-", "highlight-", "sourceCode "]
                 .iter()
                 .find_map(|p| c.strip_prefix(p))
-                .filter(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'#' | b'_')))
+                .filter(|l| {
+                    !l.is_empty()
+                        && l.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'#' | b'_'))
+                })
                 .map(str::to_string)
         })
     };
     from(e)
-        .or_else(|| e.children().filter_map(ElementRef::wrap).find(|c| c.value().name() == "code").and_then(|c| from(&c)))
+        .or_else(|| {
+            e.children().filter_map(ElementRef::wrap).find(|c| c.value().name() == "code").and_then(|c| from(&c))
+        })
         .or_else(|| e.parent().and_then(ElementRef::wrap).and_then(|p| from(&p)))
         .or_else(|| e.parent().and_then(|p| p.parent()).and_then(ElementRef::wrap).and_then(|p| from(&p)))
         .filter(|l| l != "default" && l != "none" && l != "text")

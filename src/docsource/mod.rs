@@ -158,27 +158,37 @@ pub fn load(ws: &Workspace, source: &str, id: Option<&str>) -> Result<Option<Sna
         None => match current(ws, source) {
             Current::Id(id) => id,
             Current::Damaged { newest: Some(id), why } => {
-                tracing::warn!("source `{source}`: {why}; answering from its newest snapshot {id} (`git lynx doctor --repair` records it again)");
+                tracing::warn!(
+                    "source `{source}`: {why}; answering from its newest snapshot {id} (`git lynx doctor --repair` records it again)"
+                );
                 id
             }
             Current::Damaged { newest: None, why } => {
-                return Err(anyhow::anyhow!("source `{source}`: {why}, and no snapshot is left; `git lynx update-source-index {source}` makes a new one"));
+                return Err(anyhow::anyhow!(
+                    "source `{source}`: {why}, and no snapshot is left; `git lynx update-source-index {source}` makes a new one"
+                ));
             }
             Current::None => return Ok(None),
         },
     };
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(crate::error::usage(format!("`{id}` is not a snapshot of source `{source}`; `git lynx list-sources` shows them")));
+        return Err(crate::error::usage(format!(
+            "`{id}` is not a snapshot of source `{source}`; `git lynx list-sources` shows them"
+        )));
     }
     let path = dir.join(format!("{id}.json"));
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(crate::error::usage(format!("source `{source}` has no snapshot `{id}` (gc removes all but the current one)")));
+            return Err(crate::error::usage(format!(
+                "source `{source}` has no snapshot `{id}` (gc removes all but the current one)"
+            )));
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    Ok(Some(serde_json::from_str(&text).with_context(|| format!("{} is not a snapshot; `git lynx update-source-index {source}` makes a new one", path.display()))?))
+    Ok(Some(serde_json::from_str(&text).with_context(|| {
+        format!("{} is not a snapshot; `git lynx update-source-index {source}` makes a new one", path.display())
+    })?))
 }
 
 /// Writes a snapshot and makes it the source's current one (each file replaced whole).
@@ -195,7 +205,10 @@ pub enum Current {
     None,
     Id(String),
     /// The pointer is missing or damaged while snapshots exist (or it names one that is gone).
-    Damaged { newest: Option<String>, why: String },
+    Damaged {
+        newest: Option<String>,
+        why: String,
+    },
 }
 
 /// The pointer holds the id and a check of it, so a damaged pointer is told from a valid one.
@@ -254,7 +267,12 @@ fn new_id(created: u64, pages: &[Page]) -> String {
 
 /// Crawls or extracts `sc` again and makes the result the source's current snapshot. `base`
 /// resolves a relative PDF path.
-pub fn refresh(ws: &Workspace, sc: &SourceConfig, base: &Path, progress: &crate::progress::Progress) -> Result<Snapshot> {
+pub fn refresh(
+    ws: &Workspace,
+    sc: &SourceConfig,
+    base: &Path,
+    progress: &crate::progress::Progress,
+) -> Result<Snapshot> {
     let previous = load(ws, &sc.name, None).ok().flatten();
     let texts = TextStore::open(ws);
     let t = std::time::Instant::now();
@@ -265,7 +283,11 @@ pub fn refresh(ws: &Workspace, sc: &SourceConfig, base: &Path, progress: &crate:
         SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
     };
     if snap.pages.is_empty() && previous.as_ref().is_some_and(|p| !p.pages.is_empty()) {
-        let why = snap.failures.first().map(|f| format!("{}: {}", f.target, f.reason)).unwrap_or_else(|| "nothing was fetched".into());
+        let why = snap
+            .failures
+            .first()
+            .map(|f| format!("{}: {}", f.target, f.reason))
+            .unwrap_or_else(|| "nothing was fetched".into());
         anyhow::bail!("the new snapshot of `{}` would hold no pages ({why}); the current snapshot stays", sc.name);
     }
     snap.source = sc.name.clone();
@@ -311,7 +333,12 @@ pub fn listing(ws: &Workspace, source: &str, id: Option<&str>) -> Result<(String
             }
         };
         let blob = crate::repo::parse_oid(&p.blob)?;
-        files.push(FileEntry { path: p.path.clone(), blob, size: Some(content.len() as u64), content: Some(Arc::new(content)) });
+        files.push(FileEntry {
+            path: p.path.clone(),
+            blob,
+            size: Some(content.len() as u64),
+            content: Some(Arc::new(content)),
+        });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     files.dedup_by(|a, b| a.path == b.path);
@@ -407,7 +434,10 @@ pub fn export_files(ws: &Workspace) -> Result<(Vec<(String, Vec<u8>)>, Vec<crate
         for p in &snap.pages {
             let Ok(packed) = std::fs::read(texts.path(&p.blob)) else { continue };
             files.push((format!("text/{}/{}.zst", &p.blob[..2], &p.blob[2..]), packed));
-            keys.push(crate::store::Key::blob(crate::repo::parse_oid(&p.blob)?.as_bytes(), crate::repo::lang_hint(&p.path)));
+            keys.push(crate::store::Key::blob(
+                crate::repo::parse_oid(&p.blob)?.as_bytes(),
+                crate::repo::lang_hint(&p.path),
+            ));
         }
         files.push((format!("sources/{source}/{}.json", snap.id), serde_json::to_vec(&snap)?));
         snapshots += 1;
@@ -442,10 +472,12 @@ pub fn import_files(ws: &Workspace, files: Vec<(String, Vec<u8>)>) -> Result<Imp
             ["text", dir, file] => {
                 let id = format!("{dir}{}", file.strip_suffix(".zst").unwrap_or(""));
                 let mut text = Vec::new();
-                let decoded = zstd::stream::read::Decoder::new(&bytes[..]).and_then(|d| std::io::Read::read_to_end(&mut std::io::Read::take(d, MAX_TEXT_BYTES + 1), &mut text));
+                let decoded = zstd::stream::read::Decoder::new(&bytes[..]).and_then(|d| {
+                    std::io::Read::read_to_end(&mut std::io::Read::take(d, MAX_TEXT_BYTES + 1), &mut text)
+                });
                 let ok = decoded.is_ok()
                     && (text.len() as u64) <= MAX_TEXT_BYTES
-                    && gix::objs::compute_hash(texts.hash, gix::objs::Kind::Blob, &text).is_ok_and(|h| h.to_string() == id);
+                    && gix::objs::compute_hash(texts.hash, gix::objs::Kind::Blob, &text).is_ok_and(|h| h == id);
                 if !ok {
                     out.refused.push(format!("{rel}: the text does not match its id"));
                     continue;
@@ -455,7 +487,9 @@ pub fn import_files(ws: &Workspace, files: Vec<(String, Vec<u8>)>) -> Result<Imp
                     out.texts += 1;
                 }
             }
-            ["sources", source, file] if file.ends_with(".json") => manifests.push((source.to_string(), file.trim_end_matches(".json").to_string(), bytes)),
+            ["sources", source, file] if file.ends_with(".json") => {
+                manifests.push((source.to_string(), file.trim_end_matches(".json").to_string(), bytes))
+            }
             _ => out.refused.push(format!("{rel}: not a documentation snapshot file")),
         }
     }
@@ -496,8 +530,14 @@ mod tests {
     #[test]
     fn citations_of_pages() {
         assert_eq!(citation("guide/manual.pdf#page=12", "text").as_deref(), Some("guide/manual.pdf p.12"));
-        assert_eq!(citation("https://d.example/guide/retries", "## Backoff {#configuring-backoff}\nbody").as_deref(), Some("https://d.example/guide/retries#configuring-backoff"));
-        assert_eq!(citation("https://d.example/guide/retries", "body only").as_deref(), Some("https://d.example/guide/retries"));
+        assert_eq!(
+            citation("https://d.example/guide/retries", "## Backoff {#configuring-backoff}\nbody").as_deref(),
+            Some("https://d.example/guide/retries#configuring-backoff")
+        );
+        assert_eq!(
+            citation("https://d.example/guide/retries", "body only").as_deref(),
+            Some("https://d.example/guide/retries")
+        );
         assert_eq!(citation("src/main.rs", "## x {#y}"), None);
         assert_eq!(citation("notes.pdf.md#page=2", ""), None);
         assert!(is_page_path("http://d.example/") && is_page_path("a/b.PDF#page=3") && !is_page_path("a/b.pdf"));

@@ -47,14 +47,21 @@ fn files(o: &Options) -> Result<Vec<(String, PathBuf)>> {
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().to_ascii_lowercase().ends_with(".pdf"))
-        .map(|e| (e.path().strip_prefix(&o.path).unwrap_or(e.path()).to_string_lossy().replace('\\', "/"), e.into_path()))
+        .map(|e| {
+            (e.path().strip_prefix(&o.path).unwrap_or(e.path()).to_string_lossy().replace('\\', "/"), e.into_path())
+        })
         .collect();
     out.sort();
     Ok(out)
 }
 
 /// Extracts every PDF of the source; unchanged files keep their previous pages.
-pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress: &crate::progress::Progress) -> Result<Snapshot> {
+pub fn run(
+    o: &Options,
+    previous: Option<&Snapshot>,
+    texts: &TextStore,
+    progress: &crate::progress::Progress,
+) -> Result<Snapshot> {
     let mut snap = super::empty(SourceType::Pdf);
     let list = files(o)?;
     progress.start("extracting PDFs", list.len() as u64);
@@ -63,7 +70,10 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
         snap.requests += 1;
         let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
         if size > o.max_file_bytes {
-            snap.skipped.push(Problem { target: name, reason: format!("larger than {} MiB (max_file_mb)", o.max_file_bytes / (1024 * 1024)) });
+            snap.skipped.push(Problem {
+                target: name,
+                reason: format!("larger than {} MiB (max_file_mb)", o.max_file_bytes / (1024 * 1024)),
+            });
             continue;
         }
         let bytes = match std::fs::read(&file) {
@@ -76,10 +86,16 @@ pub fn run(o: &Options, previous: Option<&Snapshot>, texts: &TextStore, progress
         let hash = blake3::hash(&bytes).to_hex().to_string();
         let prefix = format!("{name}#page=");
         if let Some(prev) = previous.filter(|p| p.files.iter().any(|f| f.file == name && f.hash == hash)) {
-            let pages: Vec<Page> = prev.pages.iter().filter(|p| p.path.starts_with(&prefix)).cloned().map(|mut p| {
-                p.how = "unchanged".into();
-                p
-            }).collect();
+            let pages: Vec<Page> = prev
+                .pages
+                .iter()
+                .filter(|p| p.path.starts_with(&prefix))
+                .cloned()
+                .map(|mut p| {
+                    p.how = "unchanged".into();
+                    p
+                })
+                .collect();
             snap.files.push(FileRecord { file: name, hash, pages: pages.len() });
             snap.pages.extend(pages);
             continue;
@@ -140,10 +156,12 @@ fn tidy(text: &str) -> String {
 fn extract_bounded(bytes: Vec<u8>, max_pages: usize) -> std::result::Result<Vec<String>, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(|| extract(&bytes, max_pages)).unwrap_or_else(|_| Err("malformed PDF (the text extractor failed on it)".into()));
+        let r = std::panic::catch_unwind(|| extract(&bytes, max_pages))
+            .unwrap_or_else(|_| Err("malformed PDF (the text extractor failed on it)".into()));
         let _ = tx.send(r);
     });
-    rx.recv_timeout(FILE_TIMEOUT).unwrap_or_else(|_| Err(format!("text extraction did not finish within {} s", FILE_TIMEOUT.as_secs())))
+    rx.recv_timeout(FILE_TIMEOUT)
+        .unwrap_or_else(|_| Err(format!("text extraction did not finish within {} s", FILE_TIMEOUT.as_secs())))
 }
 
 /// The text of each page, or why the file has none worth indexing.
@@ -238,10 +256,15 @@ fn check_streams(doc: &pdf_extract::Document) -> std::result::Result<(), String>
             continue;
         }
         let mut sink = std::io::sink();
-        let n = std::io::copy(&mut flate2::read::ZlibDecoder::new(&s.content[..]).take(MAX_STREAM_BYTES + 1), &mut sink).unwrap_or(0);
+        let n =
+            std::io::copy(&mut flate2::read::ZlibDecoder::new(&s.content[..]).take(MAX_STREAM_BYTES + 1), &mut sink)
+                .unwrap_or(0);
         total += n;
         if n > MAX_STREAM_BYTES || total > 4 * MAX_STREAM_BYTES {
-            return Err(format!("a compressed stream inflates beyond {} MiB (a decompression bomb?)", MAX_STREAM_BYTES / (1024 * 1024)));
+            return Err(format!(
+                "a compressed stream inflates beyond {} MiB (a decompression bomb?)",
+                MAX_STREAM_BYTES / (1024 * 1024)
+            ));
         }
     }
     Ok(())

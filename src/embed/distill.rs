@@ -34,11 +34,21 @@ struct Entry {
 
 /// Distils `t` (loaded from `source_dir`) into a static model folder at `out` with `dims`
 /// dimensions (the model's own when it has fewer), adding `words` to the vocabulary.
-pub fn distill(t: &Transformer, source_dir: &Path, source: &str, out: &Path, dims: usize, words: &[String], progress: &dyn Fn(usize, usize)) -> Result<DistillReport> {
+pub fn distill(
+    t: &Transformer,
+    source_dir: &Path,
+    source: &str,
+    out: &Path,
+    dims: usize,
+    words: &[String],
+    progress: &dyn Fn(usize, usize),
+) -> Result<DistillReport> {
     let started = std::time::Instant::now();
     let tok_path = source_dir.join("tokenizer.json");
-    let mut tok_json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?)
-        .with_context(|| format!("{} is not JSON", tok_path.display()))?;
+    let mut tok_json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&tok_path).with_context(|| format!("reading {}", tok_path.display()))?,
+    )
+    .with_context(|| format!("{} is not JSON", tok_path.display()))?;
     let model = &tok_json["model"];
     if model["type"].as_str() != Some("WordPiece") {
         bail!(
@@ -49,12 +59,18 @@ pub fn distill(t: &Transformer, source_dir: &Path, source: &str, out: &Path, dim
     }
     let unk = model["unk_token"].as_str().unwrap_or("[UNK]").to_string();
     let vocab = model["vocab"].as_object().context("tokenizer.json has no model.vocab")?;
-    let mut by_id: Vec<(u32, &str)> = vocab.iter().filter_map(|(k, v)| Some((v.as_u64()? as u32, k.as_str()))).collect();
+    let mut by_id: Vec<(u32, &str)> =
+        vocab.iter().filter_map(|(k, v)| Some((v.as_u64()? as u32, k.as_str()))).collect();
     by_id.sort_unstable();
     // Special tokens other than padding and the unknown token never occur inside a text.
     let specials: HashSet<String> = tok_json["added_tokens"]
         .as_array()
-        .map(|a| a.iter().filter(|t| t["special"].as_bool() == Some(true)).filter_map(|t| t["content"].as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter(|t| t["special"].as_bool() == Some(true))
+                .filter_map(|t| t["content"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let pad = ["[PAD]", "<pad>"].into_iter().find(|p| vocab.contains_key(*p)).unwrap_or("[PAD]").to_string();
     let unused = regex::Regex::new(r"^\[unused\d+\]$").expect("static regex");
@@ -95,7 +111,8 @@ pub fn distill(t: &Transformer, source_dir: &Path, source: &str, out: &Path, dim
     }
 
     // The new vocabulary, renumbered in table order; added tokens point at their new ids.
-    let new_vocab: serde_json::Map<String, serde_json::Value> = entries.iter().enumerate().map(|(i, e)| (e.token.clone(), serde_json::json!(i))).collect();
+    let new_vocab: serde_json::Map<String, serde_json::Value> =
+        entries.iter().enumerate().map(|(i, e)| (e.token.clone(), serde_json::json!(i))).collect();
     let ids: HashMap<&str, usize> = entries.iter().enumerate().map(|(i, e)| (e.token.as_str(), i)).collect();
     tok_json["model"]["vocab"] = serde_json::Value::Object(new_vocab);
     let kept_added: Vec<serde_json::Value> = tok_json["added_tokens"]
@@ -136,7 +153,10 @@ fn special_frame(tok: &tokenizers::Tokenizer) -> Result<(Vec<u32>, Vec<u32>)> {
     let mask = with.get_attention_mask();
     let real = mask.iter().take_while(|&&m| m == 1).count();
     let w = &w[..real];
-    let at = w.windows(o.len().max(1)).position(|win| win == o).context("the tokenizer's special tokens could not be located")?;
+    let at = w
+        .windows(o.len().max(1))
+        .position(|win| win == o)
+        .context("the tokenizer's special tokens could not be located")?;
     Ok((w[..at].to_vec(), w[at + o.len()..].to_vec()))
 }
 
@@ -234,7 +254,8 @@ fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
     let mut v = vec![0f64; n * n];
     (0..n).for_each(|i| v[i * n + i] = 1.0);
     for _sweep in 0..60 {
-        let off: f64 = (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).map(|(i, j)| a[i * n + j] * a[i * n + j]).sum();
+        let off: f64 =
+            (0..n).flat_map(|i| (i + 1..n).map(move |j| (i, j))).map(|(i, j)| a[i * n + j] * a[i * n + j]).sum();
         let diag: f64 = (0..n).map(|i| a[i * n + i] * a[i * n + i]).sum();
         if off <= 1e-22 * diag.max(1e-300) {
             break;
@@ -275,7 +296,15 @@ fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Writes the folder beside its final place and renames it in, so a crash leaves no half model.
-fn write_model(out: &Path, tok_json: &serde_json::Value, table: &[f32], rows: usize, dims: usize, source: &str, words: usize) -> Result<()> {
+fn write_model(
+    out: &Path,
+    tok_json: &serde_json::Value,
+    table: &[f32],
+    rows: usize,
+    dims: usize,
+    source: &str,
+    words: usize,
+) -> Result<()> {
     if out.exists() {
         bail!("{} already exists; choose another --out or remove it first", out.display());
     }
@@ -287,7 +316,8 @@ fn write_model(out: &Path, tok_json: &serde_json::Value, table: &[f32], rows: us
     std::fs::create_dir_all(&tmp)?;
     let halves: Vec<u16> = table.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect();
     let bytes: &[u8] = bytemuck::cast_slice(&halves);
-    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F16, vec![rows, dims], bytes).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F16, vec![rows, dims], bytes)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let st = safetensors::serialize([("embeddings", view)], None).map_err(|e| anyhow::anyhow!("{e}"))?;
     let config = serde_json::json!({
         "model_type": "model2vec",
@@ -346,11 +376,13 @@ mod tests {
     #[test]
     fn pca_keeps_the_axis_of_most_variance() {
         // Points along (1,1) with a little noise across it: one component carries them.
-        let x: Vec<f32> = (0..50).flat_map(|i| {
-            let t = i as f32 - 25.0;
-            let e = if i % 2 == 0 { 0.1 } else { -0.1 };
-            [t + e, t - e]
-        }).collect();
+        let x: Vec<f32> = (0..50)
+            .flat_map(|i| {
+                let t = i as f32 - 25.0;
+                let e = if i % 2 == 0 { 0.1 } else { -0.1 };
+                [t + e, t - e]
+            })
+            .collect();
         let p = pca(&x, 50, 2, 1);
         assert_eq!(p.len(), 50);
         // Projection on (1,1)/√2 of the centred point, sign chosen so the largest is positive.

@@ -45,7 +45,10 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 pub fn dot_f16_fn() -> fn(&[f32], &[u16]) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c") {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("f16c")
+        {
             // SAFETY: the CPU has the features the function is compiled for.
             return |a, b| unsafe { dot_f16_avx2(a, b) };
         }
@@ -68,7 +71,8 @@ unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
     use std::arch::x86_64::*;
     let n = a.len().min(b.len());
     // Four accumulators: one FMA chain would wait on its own latency every step.
-    let (mut c0, mut c1, mut c2, mut c3) = (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+    let (mut c0, mut c1, mut c2, mut c3) =
+        (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
     let mut i = 0;
     // SAFETY: every load reads 8 (or 32) elements at `i` within `n`, inside both slices.
     unsafe {
@@ -192,7 +196,12 @@ fn files_hash(files: &[std::path::PathBuf], cache_dir: Option<&Path>) -> Result<
     let mut changed = false;
     for f in files {
         let md = std::fs::metadata(f).with_context(|| format!("model file {} is missing", f.display()))?;
-        let mtime = md.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
+        let mtime = md
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         let canon = f.canonicalize().unwrap_or(f.clone());
         let id = format!("{}|{}|{}", canon.display(), md.len(), mtime);
         let hex = match cache.get(&id) {
@@ -208,22 +217,30 @@ fn files_hash(files: &[std::path::PathBuf], cache_dir: Option<&Path>) -> Result<
         };
         h.update(hex.as_bytes());
     }
-    if changed {
-        if let Some(p) = cache_path {
-            let _ = crate::fsutil::write_atomic(&p, serde_json::to_string(&cache)?.as_bytes());
-        }
+    if changed && let Some(p) = cache_path {
+        let _ = crate::fsutil::write_atomic(&p, serde_json::to_string(&cache)?.as_bytes());
     }
     Ok(h.finalize().to_hex()[..16].to_string())
 }
 
 /// Loads the embedder for `files`. `cache_dir` keeps file hashes between runs.
-pub fn load_files(files: &ModelFiles, threads: usize, ort_setting: Option<&str>, cache_dir: Option<&Path>) -> Result<Arc<dyn Embedder>> {
+pub fn load_files(
+    files: &ModelFiles,
+    threads: usize,
+    ort_setting: Option<&str>,
+    cache_dir: Option<&Path>,
+) -> Result<Arc<dyn Embedder>> {
     let tok = files.dir.join("tokenizer.json");
     match files.kind {
         ModelKind::Static => {
             let weights = files.dir.join("model.safetensors");
             let fh = files_hash(&[weights, tok], cache_dir)?;
-            let fp = crate::fsutil::short_hash(&[b"static", files.name.as_bytes(), fh.as_bytes(), static_model::TEXT_PREP.as_bytes()]);
+            let fp = crate::fsutil::short_hash(&[
+                b"static",
+                files.name.as_bytes(),
+                fh.as_bytes(),
+                static_model::TEXT_PREP.as_bytes(),
+            ]);
             Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp)?))
         }
         ModelKind::Transformer => {
@@ -239,7 +256,10 @@ pub fn load_files(files: &ModelFiles, threads: usize, ort_setting: Option<&str>,
             Ok(Arc::new(transformer::Transformer::load(&files.name, &files.dir, &onnx, threads, ort_setting, fp)?))
         }
         ModelKind::CrossEncoder => {
-            anyhow::bail!("{} is a cross-encoder (a reranker), not an embedding model; use it with --rerank", files.name)
+            anyhow::bail!(
+                "{} is a cross-encoder (a reranker), not an embedding model; use it with --rerank",
+                files.name
+            )
         }
     }
 }

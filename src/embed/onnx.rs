@@ -15,7 +15,8 @@ static RUNTIME: OnceLock<std::result::Result<(ort::environment::Environment, Pat
 pub fn environment(setting: Option<&str>) -> Result<&'static ort::environment::Environment> {
     let r = RUNTIME.get_or_init(|| {
         let path = find_library(setting).ok_or_else(not_found_message)?;
-        let builder = ort::init_from(&path).map_err(|e| format!("could not load ONNX Runtime from {}: {e}", path.display()))?;
+        let builder =
+            ort::init_from(&path).map_err(|e| format!("could not load ONNX Runtime from {}: {e}", path.display()))?;
         let env = builder.with_name("git-lynx").build().map_err(|e| format!("ONNX Runtime failed to start: {e}"))?;
         tracing::info!("ONNX Runtime loaded from {}", path.display());
         Ok((env, path))
@@ -85,11 +86,8 @@ fn version_key(p: &Path) -> Vec<u32> {
 
 fn glob_dirs(pattern_parent: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(pattern_parent) else { return Vec::new() };
-    let mut v: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
-        .map(|e| e.path())
-        .collect();
+    let mut v: Vec<PathBuf> =
+        rd.flatten().filter(|e| e.file_name().to_string_lossy().starts_with(prefix)).map(|e| e.path()).collect();
     v.sort();
     v.reverse();
     v
@@ -138,11 +136,20 @@ fn site_packages_dirs() -> Vec<PathBuf> {
 }
 
 fn system_lib_dirs() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = crate::env::get_os(crate::env::LD_LIBRARY_PATH).map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+    let mut out: Vec<PathBuf> = crate::env::get_os(crate::env::LD_LIBRARY_PATH)
+        .map(|v| std::env::split_paths(&v).collect())
+        .unwrap_or_default();
     out.extend(
-        ["/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/opt/homebrew/lib"]
-            .into_iter()
-            .map(PathBuf::from),
+        [
+            "/usr/local/lib",
+            "/usr/lib",
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/opt/homebrew/lib",
+        ]
+        .into_iter()
+        .map(PathBuf::from),
     );
     out
 }

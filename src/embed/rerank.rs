@@ -17,7 +17,13 @@ pub struct CrossEncoder {
 }
 
 impl CrossEncoder {
-    pub fn load(name: &str, dir: &Path, onnx: &Path, threads: usize, ort_setting: Option<&str>) -> Result<CrossEncoder> {
+    pub fn load(
+        name: &str,
+        dir: &Path,
+        onnx: &Path,
+        threads: usize,
+        ort_setting: Option<&str>,
+    ) -> Result<CrossEncoder> {
         let tokenizer = super::transformer::tokenizer_for(dir, MAX_LEN)?;
         let session = super::transformer::session(onnx, threads, ort_setting)?;
         let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
@@ -28,7 +34,8 @@ impl CrossEncoder {
     pub fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
         let mut out = Vec::with_capacity(passages.len());
         for batch in passages.chunks(BATCH) {
-            let pairs: Vec<(String, String)> = batch.iter().map(|p| (query.to_string(), cut(p, MAX_LEN * 6).to_string())).collect();
+            let pairs: Vec<(String, String)> =
+                batch.iter().map(|p| (query.to_string(), cut(p, MAX_LEN * 6).to_string())).collect();
             let enc = self.tokenizer.encode_batch(pairs, true).map_err(|e| anyhow!("tokenizer: {e}"))?;
             let n = enc.len();
             let seq = enc.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
@@ -46,7 +53,10 @@ impl CrossEncoder {
                     "token_type_ids" => cols[2].clone(),
                     other => bail!("cross-encoder input `{other}` is not supported"),
                 };
-                feed.push((name.clone(), ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn()));
+                feed.push((
+                    name.clone(),
+                    ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn(),
+                ));
             }
             let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
             let outputs = session.run(feed)?;

@@ -40,7 +40,8 @@ pub fn hf_cache_dir() -> PathBuf {
     if let Some(p) = env::path(env::HF_HOME) {
         return p.join("hub");
     }
-    let base = env::path(env::XDG_CACHE_HOME).unwrap_or_else(|| env::home().unwrap_or_else(|| PathBuf::from(".")).join(".cache"));
+    let base = env::path(env::XDG_CACHE_HOME)
+        .unwrap_or_else(|| env::home().unwrap_or_else(|| PathBuf::from(".")).join(".cache"));
     base.join("huggingface").join("hub")
 }
 
@@ -62,9 +63,7 @@ pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or(serde_json::Value::Null);
-    let onnx = onnx_file.or_else(|| {
-        ["onnx/model.onnx", "model.onnx"].iter().map(|f| dir.join(f)).find(|p| p.exists())
-    });
+    let onnx = onnx_file.or_else(|| ["onnx/model.onnx", "model.onnx"].iter().map(|f| dir.join(f)).find(|p| p.exists()));
     let is_cross = config["architectures"]
         .as_array()
         .is_some_and(|a| a.iter().any(|x| x.as_str().is_some_and(|s| s.ends_with("ForSequenceClassification"))));
@@ -135,12 +134,11 @@ pub fn resolve_as(name: &str, lookup: Lookup, download: bool, progress: bool) ->
     if !looks_like_repo_id(name) {
         bail!("model `{name}` is neither an existing folder nor a HuggingFace repo id (owner/name)");
     }
-    if let Some(dir) = cached_snapshot(name) {
-        if let Ok(m) = inspect_dir(name, &dir, None) {
-            if complete(&m) {
-                return Ok(m);
-            }
-        }
+    if let Some(dir) = cached_snapshot(name)
+        && let Ok(m) = inspect_dir(name, &dir, None)
+        && complete(&m)
+    {
+        return Ok(m);
     }
     if !download {
         bail!(
@@ -199,8 +197,12 @@ fn describe_failure(e: &ureq::Error, endpoint: &str) -> String {
     match e {
         ureq::Error::HostNotFound => format!("the name {host} could not be resolved (no network or no DNS)"),
         ureq::Error::ConnectionFailed => format!("the connection to {host} failed"),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => format!("{host} refused the connection"),
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => format!("{host} did not answer within {} s", answer_timeout().as_secs()),
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            format!("{host} refused the connection")
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
+            format!("{host} did not answer within {} s", answer_timeout().as_secs())
+        }
         ureq::Error::Timeout(_) => format!("{host} did not answer within {} s", answer_timeout().as_secs()),
         other => format!("{host} could not be reached ({other})"),
     }
@@ -286,7 +288,10 @@ pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
     let limit = download_timeout();
     match rx.recv_timeout(limit) {
         Ok(r) => r,
-        Err(_) => bail!("downloading {repo_id} did not finish within {} s (LYNX_DOWNLOAD_TIMEOUT); dense retrieval stays off until it does", limit.as_secs()),
+        Err(_) => bail!(
+            "downloading {repo_id} did not finish within {} s (LYNX_DOWNLOAD_TIMEOUT); dense retrieval stays off until it does",
+            limit.as_secs()
+        ),
     }
 }
 
@@ -308,11 +313,17 @@ fn download_files(repo_id: &str, endpoint: &str, progress: bool) -> Result<Model
         fetch("model.safetensors").with_context(|| format!("downloading {repo_id}/model.safetensors"))?;
     } else {
         // Optional files first, then the ONNX export (onnx/model.onnx or model.onnx).
-        for f in ["1_Pooling/config.json", "sentence_bert_config.json", "config_sentence_transformers.json", "special_tokens_map.json"] {
+        for f in [
+            "1_Pooling/config.json",
+            "sentence_bert_config.json",
+            "config_sentence_transformers.json",
+            "special_tokens_map.json",
+        ] {
             let _ = fetch(f);
         }
         if fetch("onnx/model.onnx").is_err() {
-            fetch("model.onnx").with_context(|| format!("{repo_id} has no onnx/model.onnx or model.onnx to download"))?;
+            fetch("model.onnx")
+                .with_context(|| format!("{repo_id} has no onnx/model.onnx or model.onnx to download"))?;
         }
     }
     inspect_dir(repo_id, &dir, None)

@@ -103,7 +103,10 @@ impl StaticModel {
             Ok(t) => {
                 let m = integers(&t).with_context(|| format!("{}: mapping", path.display()))?;
                 if let Some(bad) = m.iter().find(|&&r| r as usize >= rows) {
-                    bail!("dimension mismatch: {} maps a token to row {bad} but its embeddings table has {rows} rows", path.display());
+                    bail!(
+                        "dimension mismatch: {} maps a token to row {bad} but its embeddings table has {rows} rows",
+                        path.display()
+                    );
                 }
                 Some(m)
             }
@@ -116,7 +119,12 @@ impl StaticModel {
         let vocab = tokenizer.get_vocab_size(false);
         if let Some(m) = &mapping {
             if m.len() < vocab {
-                bail!("dimension mismatch: {}/tokenizer.json has {vocab} tokens but the mapping in {} covers {}", dir.display(), path.display(), m.len());
+                bail!(
+                    "dimension mismatch: {}/tokenizer.json has {vocab} tokens but the mapping in {} covers {}",
+                    dir.display(),
+                    path.display(),
+                    m.len()
+                );
             }
         } else if vocab > rows {
             bail!(
@@ -130,14 +138,33 @@ impl StaticModel {
             .and_then(|s| serde_json::from_str(&s).ok())
             .unwrap_or_default();
         let normalize = config["normalize"].as_bool().unwrap_or(true);
-        if let Some(w) = &weights {
-            if w.len() < vocab {
-                bail!("dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {} weights", dir.display(), path.display(), w.len());
-            }
+        if let Some(w) = &weights
+            && w.len() < vocab
+        {
+            bail!(
+                "dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {} weights",
+                dir.display(),
+                path.display(),
+                w.len()
+            );
         }
         drop(st);
         let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
-        let mut m = StaticModel { tokenizer, word_cache: false, pieces: None, table, mapping, weights, dim, rows, unk, normalize, fingerprint, name: name.to_string(), exact: false };
+        let mut m = StaticModel {
+            tokenizer,
+            word_cache: false,
+            pieces: None,
+            table,
+            mapping,
+            weights,
+            dim,
+            rows,
+            unk,
+            normalize,
+            fingerprint,
+            name: name.to_string(),
+            exact: false,
+        };
         // The fast WordPiece is kept only when it gives the tokenizer's own ids on the probes,
         // lowercasing or not (uncased and cased vocabularies); else the tokenizer tokenizes.
         let agrees = |m: &mut StaticModel, lowercase: bool| {
@@ -204,7 +231,12 @@ impl StaticModel {
                     None => {
                         let ids: Box<[u32]> = match &self.pieces {
                             Some(p) => p.word(word).into(),
-                            None => self.tokenizer.encode_fast(word, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?.get_ids().into(),
+                            None => self
+                                .tokenizer
+                                .encode_fast(word, false)
+                                .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?
+                                .get_ids()
+                                .into(),
                         };
                         out.extend_from_slice(&ids);
                         cache.1.insert(word.into(), ids);
@@ -316,7 +348,9 @@ impl Pieces {
         let mut start = 0;
         while start < word.len() {
             let vocab = if start == 0 { &self.first } else { &self.rest };
-            let Some((end, id)) = (start + 1..=word.len()).rev().find_map(|end| vocab.get(&word[start..end]).map(|&id| (end, id))) else {
+            let Some((end, id)) =
+                (start + 1..=word.len()).rev().find_map(|end| vocab.get(&word[start..end]).map(|&id| (end, id)))
+            else {
                 return vec![self.unk];
             };
             ids.push(id);
@@ -356,9 +390,18 @@ impl Table {
 
     fn convert(&self, bytes: &[u8], out: &mut [f32]) {
         match self.dtype {
-            safetensors::Dtype::F32 => out.iter_mut().zip(bytes.chunks_exact(4)).for_each(|(o, b)| *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            safetensors::Dtype::BF16 => out.iter_mut().zip(bytes.chunks_exact(2)).for_each(|(o, b)| *o = half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
-            _ => out.iter_mut().zip(bytes.chunks_exact(2)).for_each(|(o, b)| *o = half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
+            safetensors::Dtype::F32 => out
+                .iter_mut()
+                .zip(bytes.chunks_exact(4))
+                .for_each(|(o, b)| *o = f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            safetensors::Dtype::BF16 => out
+                .iter_mut()
+                .zip(bytes.chunks_exact(2))
+                .for_each(|(o, b)| *o = half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            _ => out
+                .iter_mut()
+                .zip(bytes.chunks_exact(2))
+                .for_each(|(o, b)| *o = half::f16::from_le_bytes([b[0], b[1]]).to_f32()),
         }
     }
 
@@ -389,8 +432,12 @@ fn floats(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<f32>> {
     let data = t.data();
     Ok(match t.dtype() {
         safetensors::Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-        safetensors::Dtype::F16 => data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
-        safetensors::Dtype::BF16 => data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect(),
+        safetensors::Dtype::F16 => {
+            data.chunks_exact(2).map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
+        }
+        safetensors::Dtype::BF16 => {
+            data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
+        }
         other => bail!("unsupported dtype {other:?} (f32, f16 or bf16 expected)"),
     })
 }
@@ -400,10 +447,18 @@ fn integers(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<u32>> {
     let d = t.data();
     let v: Vec<i64> = match t.dtype() {
         safetensors::Dtype::I64 => d.chunks_exact(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect(),
-        safetensors::Dtype::I32 => d.chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
-        safetensors::Dtype::U32 => d.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
-        safetensors::Dtype::I16 => d.chunks_exact(2).map(|b| i16::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
-        safetensors::Dtype::U16 => d.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().unwrap()) as i64).collect(),
+        safetensors::Dtype::I32 => {
+            d.chunks_exact(4).map(|b| i32::from_le_bytes(b.try_into().unwrap()) as i64).collect()
+        }
+        safetensors::Dtype::U32 => {
+            d.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as i64).collect()
+        }
+        safetensors::Dtype::I16 => {
+            d.chunks_exact(2).map(|b| i16::from_le_bytes(b.try_into().unwrap()) as i64).collect()
+        }
+        safetensors::Dtype::U16 => {
+            d.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().unwrap()) as i64).collect()
+        }
         safetensors::Dtype::U8 => d.iter().map(|&b| b as i64).collect(),
         other => bail!("unsupported dtype {other:?} (an integer type expected)"),
     };
@@ -464,7 +519,11 @@ pub fn code_words(text: &str) -> String {
             prev = ' ';
             continue;
         }
-        if c.is_uppercase() && (prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && chars.peek().is_some_and(|n| n.is_lowercase()))) {
+        if c.is_uppercase()
+            && (prev.is_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_uppercase() && chars.peek().is_some_and(|n| n.is_lowercase())))
+        {
             out.push(' ');
         }
         out.push(c);
@@ -480,7 +539,11 @@ mod tests {
     #[test]
     fn fast_word_pieces_match_the_tokenizer() {
         let vocab: serde_json::Map<String, serde_json::Value> =
-            ["[UNK]", "un", "sub", "##sub", "##scribe", "scribe", "x", "##y", "##yz", "q", "##1", "2", "_", "("].iter().enumerate().map(|(i, t)| (t.to_string(), i.into())).collect();
+            ["[UNK]", "un", "sub", "##sub", "##scribe", "scribe", "x", "##y", "##yz", "q", "##1", "2", "_", "("]
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.to_string(), i.into()))
+                .collect();
         // A tokenizer.json as BERT's are written.
         let json = serde_json::json!({
             "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
@@ -490,7 +553,22 @@ mod tests {
         });
         let tok: tokenizers::Tokenizer = json.to_string().parse().unwrap();
         let pieces = super::Pieces::of(&tok, true).unwrap();
-        for word in ["unsubscribe", "UNSUB", "Unsubsub", "x", "xy", "xyz", "xyzy", "xq", "q1", "2", "_", "(", "zzz", "unsubscribesub"] {
+        for word in [
+            "unsubscribe",
+            "UNSUB",
+            "Unsubsub",
+            "x",
+            "xy",
+            "xyz",
+            "xyzy",
+            "xq",
+            "q1",
+            "2",
+            "_",
+            "(",
+            "zzz",
+            "unsubscribesub",
+        ] {
             let want = tok.encode_fast(word, false).unwrap().get_ids().to_vec();
             assert_eq!(pieces.word(word), want, "{word}");
         }

@@ -66,7 +66,8 @@ pub fn settings(name: &str, dir: &Path) -> Settings {
 
 pub(crate) fn session(onnx: &Path, threads: usize, ort_setting: Option<&str>) -> Result<ort::session::Session> {
     let env = super::onnx::environment(ort_setting)?;
-    let threads = if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+    let threads =
+        if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
     let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
     let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
     builder
@@ -77,16 +78,33 @@ pub(crate) fn session(onnx: &Path, threads: usize, ort_setting: Option<&str>) ->
 pub(crate) fn tokenizer_for(dir: &Path, max_len: usize) -> Result<Tokenizer> {
     let mut tok = Tokenizer::from_file(dir.join("tokenizer.json"))
         .map_err(|e| anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
-    let pad_id = tok.get_padding().map(|p| p.pad_id).or_else(|| tok.token_to_id("[PAD]")).or_else(|| tok.token_to_id("<pad>")).unwrap_or(0);
+    let pad_id = tok
+        .get_padding()
+        .map(|p| p.pad_id)
+        .or_else(|| tok.token_to_id("[PAD]"))
+        .or_else(|| tok.token_to_id("<pad>"))
+        .unwrap_or(0);
     let pad_token = tok.id_to_token(pad_id).unwrap_or_else(|| "[PAD]".into());
     tok.with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() }))
         .map_err(|e| anyhow!("{e}"))?;
-    tok.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, pad_id, pad_token, ..Default::default() }));
+    tok.with_padding(Some(PaddingParams {
+        strategy: PaddingStrategy::BatchLongest,
+        pad_id,
+        pad_token,
+        ..Default::default()
+    }));
     Ok(tok)
 }
 
 impl Transformer {
-    pub fn load(name: &str, dir: &Path, onnx: &Path, threads: usize, ort_setting: Option<&str>, fingerprint: String) -> Result<Transformer> {
+    pub fn load(
+        name: &str,
+        dir: &Path,
+        onnx: &Path,
+        threads: usize,
+        ort_setting: Option<&str>,
+        fingerprint: String,
+    ) -> Result<Transformer> {
         let s = settings(name, dir);
         let tokenizer = tokenizer_for(dir, s.max_len)?;
         let session = session(onnx, threads, ort_setting)?;
@@ -157,7 +175,15 @@ impl Transformer {
     }
 
     /// One session run over an `n × seq` batch, pooled per row.
-    fn forward(&self, ids: Vec<i64>, mask: Vec<i64>, types: Vec<i64>, n: usize, seq: usize, pooling: Pooling) -> Result<Vec<f32>> {
+    fn forward(
+        &self,
+        ids: Vec<i64>,
+        mask: Vec<i64>,
+        types: Vec<i64>,
+        n: usize,
+        seq: usize,
+        pooling: Pooling,
+    ) -> Result<Vec<f32>> {
         let shape = vec![n as i64, seq as i64];
         let mut feed: Vec<(String, ort::value::DynValue)> = Vec::new();
         for name in &self.inputs {
@@ -165,7 +191,9 @@ impl Transformer {
                 "input_ids" => ids.clone(),
                 "attention_mask" => mask.clone(),
                 "token_type_ids" => types.clone(),
-                other => bail!("model input `{other}` is not supported (expected input_ids, attention_mask, token_type_ids)"),
+                other => {
+                    bail!("model input `{other}` is not supported (expected input_ids, attention_mask, token_type_ids)")
+                }
             };
             let t = ort::value::Tensor::from_array((shape.clone(), data))?;
             feed.push((name.clone(), t.into_dyn()));

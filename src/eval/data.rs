@@ -67,12 +67,21 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<DataReport> 
     let g = &ctx.graph;
     let mut truth: BTreeMap<Edge, BTreeSet<String>> = BTreeMap::new();
     for e in &t.edges {
-        truth.entry((e.table.to_ascii_lowercase(), e.file.clone(), e.symbol.clone())).or_default().insert(e.access.clone());
+        truth
+            .entry((e.table.to_ascii_lowercase(), e.file.clone(), e.symbol.clone()))
+            .or_default()
+            .insert(e.access.clone());
     }
     let found: BTreeSet<Edge> = g
         .data
         .iter()
-        .map(|a| (a.table.clone(), g.files[a.file as usize].path.clone(), a.def.map(|d| g.defs[d as usize].qualified.clone()).unwrap_or_default()))
+        .map(|a| {
+            (
+                a.table.clone(),
+                g.files[a.file as usize].path.clone(),
+                a.def.map(|d| g.defs[d as usize].qualified.clone()).unwrap_or_default(),
+            )
+        })
         .collect();
     let mut overall = Score { truth: truth.len(), found: found.len(), ..Score::default() };
     let mut by_access: BTreeMap<String, Score> = BTreeMap::new();

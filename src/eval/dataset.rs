@@ -48,25 +48,34 @@ pub struct Question {
 
 /// Reads a question file, naming the line or field at fault.
 pub fn load(path: &Path) -> Result<Vec<Question>> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read questions file {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::error::usage(format!("cannot read questions file {}: {e}", path.display())))?;
     let trimmed = text.trim_start();
     let questions: Vec<Question> = if trimmed.starts_with('[') || trimmed.starts_with('{') && !looks_like_jsonl(&text) {
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| crate::error::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| crate::error::usage(format!("{} is not valid JSON: {e}", path.display())))?;
         let arr = match &v {
             serde_json::Value::Array(_) => v.clone(),
-            serde_json::Value::Object(o) => o.get("questions").cloned().ok_or_else(|| crate::error::usage(format!("{}: expected an array or an object with `questions`", path.display())))?,
+            serde_json::Value::Object(o) => o.get("questions").cloned().ok_or_else(|| {
+                crate::error::usage(format!("{}: expected an array or an object with `questions`", path.display()))
+            })?,
             _ => bail!(crate::error::UsageError(format!("{}: expected an array of questions", path.display()))),
         };
         let arr = arr.as_array().cloned().unwrap_or_default();
         arr.into_iter()
             .enumerate()
-            .map(|(i, q)| serde_json::from_value(q).map_err(|e| crate::error::usage(format!("{}: question #{}: {e}", path.display(), i + 1))))
+            .map(|(i, q)| {
+                serde_json::from_value(q)
+                    .map_err(|e| crate::error::usage(format!("{}: question #{}: {e}", path.display(), i + 1)))
+            })
             .collect::<Result<_>>()?
     } else {
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).map_err(|e| crate::error::usage(format!("{}:{}: {e}", path.display(), i + 1))))
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| crate::error::usage(format!("{}:{}: {e}", path.display(), i + 1)))
+            })
             .collect::<Result<_>>()?
     };
     if questions.is_empty() {
@@ -74,7 +83,11 @@ pub fn load(path: &Path) -> Result<Vec<Question>> {
     }
     for q in &questions {
         if q.query.trim().is_empty() || q.expected.files.is_empty() {
-            bail!(crate::error::UsageError(format!("{}: question `{}` needs a query and at least one expected file", path.display(), q.id)));
+            bail!(crate::error::UsageError(format!(
+                "{}: question `{}` needs a query and at least one expected file",
+                path.display(),
+                q.id
+            )));
         }
     }
     Ok(questions)

@@ -101,19 +101,28 @@ fn edges_around(cg: &CodeGraph, nodes: &[Node], rels: &[Rel], out_only: bool) ->
     let rank = |c: Confidence| c.rank();
     let mut out: HashMap<(String, String), Confidence> = HashMap::new();
     for &n in nodes {
-        let dirs: &[Direction] = if out_only { &[Direction::Outgoing] } else { &[Direction::Outgoing, Direction::Incoming] };
+        let dirs: &[Direction] =
+            if out_only { &[Direction::Outgoing] } else { &[Direction::Outgoing, Direction::Incoming] };
         for &dir in dirs {
             for e in cg.g.edges_directed(cg.node_of(n), dir) {
                 if !rels.contains(&e.weight().rel) {
                     continue;
                 }
                 let (a, b) = (cg.g[e.source()], cg.g[e.target()]);
-                if e.weight().rel == Rel::Calls && matches!(b, Node::Def(d) if crate::chunk::facts::type_kind(&cg.defs[d as usize].kind)) {
+                if e.weight().rel == Rel::Calls
+                    && matches!(b, Node::Def(d) if crate::chunk::facts::type_kind(&cg.defs[d as usize].kind))
+                {
                     continue;
                 }
                 let (Some(ka), Some(kb)) = (key(cg, a), key(cg, b)) else { continue };
                 let c = e.weight().confidence;
-                out.entry((ka, kb)).and_modify(|old| if rank(c) < rank(*old) { *old = c }).or_insert(c);
+                out.entry((ka, kb))
+                    .and_modify(|old| {
+                        if rank(c) < rank(*old) {
+                            *old = c
+                        }
+                    })
+                    .or_insert(c);
             }
         }
     }
@@ -131,7 +140,11 @@ fn class_of_constructor(name: &str) -> String {
     name.to_string()
 }
 
-fn score(found: HashMap<(String, String), Confidence>, truth: &BTreeSet<(String, String)>, traps: &BTreeSet<(String, String)>) -> KindScore {
+fn score(
+    found: HashMap<(String, String), Confidence>,
+    truth: &BTreeSet<(String, String)>,
+    traps: &BTreeSet<(String, String)>,
+) -> KindScore {
     let norm = |(a, b): &(String, String)| (a.clone(), class_of_constructor(b));
     let truth: BTreeSet<(String, String)> = truth.iter().map(norm).collect();
     let traps: BTreeSet<(String, String)> = traps.iter().map(norm).collect();
@@ -194,7 +207,9 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
             }
         })
         .collect();
-    let pairs = |edges: &[TruthEdge]| -> BTreeSet<(String, String)> { edges.iter().map(|e| (e.from.clone(), e.to.clone())).collect() };
+    let pairs = |edges: &[TruthEdge]| -> BTreeSet<(String, String)> {
+        edges.iter().map(|e| (e.from.clone(), e.to.clone())).collect()
+    };
     let traps = pairs(&t.not_edges);
     // Truth call edges to a class (a constructor) are left out, as the graph's are.
     let is_class = |name: &str| {
@@ -203,7 +218,11 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
     };
     let true_calls: BTreeSet<(String, String)> = pairs(&t.calls).into_iter().filter(|(_, to)| !is_class(to)).collect();
     let calls = score(edges_around(&cg, &symbols, &[Rel::Calls], false), &true_calls, &traps);
-    let inherits = score(edges_around(&cg, &classes, &[Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], false), &pairs(&t.inherits), &traps);
+    let inherits = score(
+        edges_around(&cg, &classes, &[Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], false),
+        &pairs(&t.inherits),
+        &traps,
+    );
     let imports = score(edges_around(&cg, &files, &[Rel::Imports], true), &pairs(&t.imports), &traps);
     let (mut ok, mut all) = (0, 0);
     for k in [&calls, &inherits, &imports] {
@@ -231,9 +250,20 @@ pub fn render(r: &GraphReport, details: bool) -> String {
     out.push_str("kind       truth  found  correct  precision  recall  by confidence (correct/found)\n");
     for (name, k) in [("calls", &r.calls), ("inherits", &r.inherits), ("imports", &r.imports)] {
         let conf: Vec<String> = k.by_confidence.iter().map(|(c, (a, b))| format!("{c} {a}/{b}")).collect();
-        out.push_str(&format!("{name:<10} {:>5}  {:>5}  {:>7}  {:>9.3}  {:>6.3}  {}\n", k.truth, k.found, k.correct, k.precision, k.recall, conf.join(", ")));
+        out.push_str(&format!(
+            "{name:<10} {:>5}  {:>5}  {:>7}  {:>9.3}  {:>6.3}  {}\n",
+            k.truth,
+            k.found,
+            k.correct,
+            k.precision,
+            k.recall,
+            conf.join(", ")
+        ));
     }
-    out.push_str(&format!("precision of confident edges (precise, extracted, resolved): {:.3}\n", r.confident_precision));
+    out.push_str(&format!(
+        "precision of confident edges (precise, extracted, resolved): {:.3}\n",
+        r.confident_precision
+    ));
     if !r.unknown_focus.is_empty() {
         out.push_str(&format!("focus names with no definition in the graph: {}\n", r.unknown_focus.join(", ")));
     }

@@ -22,7 +22,13 @@ pub fn score(ranked: &[String], relevant: &[String]) -> Scores {
     let recall = |k: usize| hits_at(k) as f64 / rel.len() as f64;
     let hit = |k: usize| if hits_at(k) > 0 { 1.0 } else { 0.0 };
     let mrr = ranked.iter().position(|r| rel.contains(r.as_str())).map_or(0.0, |i| 1.0 / (i + 1) as f64);
-    let dcg: f64 = ranked.iter().take(10).enumerate().filter(|(_, r)| rel.contains(r.as_str())).map(|(i, _)| 1.0 / ((i + 2) as f64).log2()).sum();
+    let dcg: f64 = ranked
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, r)| rel.contains(r.as_str()))
+        .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+        .sum();
     let idcg: f64 = (0..rel.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
     Scores {
         recall_1: recall(1),

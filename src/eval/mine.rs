@@ -46,11 +46,12 @@ pub fn rules(max_files: usize) -> Vec<String> {
 fn clean_subject(s: &str) -> String {
     let mut t = s.trim().to_string();
     // "(#1234)" at the end, as squash merges write it (sometimes twice).
-    loop {
-        let Some(i) = t.rfind("(#") else { break };
+    while let Some(i) = t.rfind("(#") {
         let tail = t[i + 2..].trim_end();
         match tail.strip_suffix(')') {
-            Some(num) if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit()) => t = t[..i].trim_end().to_string(),
+            Some(num) if !num.is_empty() && num.chars().all(|c| c.is_ascii_digit()) => {
+                t = t[..i].trim_end().to_string()
+            }
             _ => break,
         }
     }
@@ -67,21 +68,61 @@ fn skip_reason(subject: &str) -> Option<&'static str> {
         let w = w.trim_start_matches('v');
         w.contains('.') && w.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
     };
-    if s.starts_with("release") || s.starts_with("bump version") || s.starts_with("[maven-release-plugin]") || s.contains("prepare for next development iteration") || s.starts_with("chore(release)") || s.starts_with("prepare release")
-        || words.first().is_some_and(|w| version_like(w)) || s.starts_with("version ")
+    if s.starts_with("release")
+        || s.starts_with("bump version")
+        || s.starts_with("[maven-release-plugin]")
+        || s.contains("prepare for next development iteration")
+        || s.starts_with("chore(release)")
+        || s.starts_with("prepare release")
+        || words.first().is_some_and(|w| version_like(w))
+        || s.starts_with("version ")
     {
         return Some("version bump");
     }
-    if s.contains("dependabot") || s.contains("renovate") || (s.starts_with("bump ") && s.contains(" from ")) || words.iter().any(|w| matches!(*w, "deps" | "dependency" | "dependencies"))
-        || s.starts_with("build(deps") || s.starts_with("chore(deps")
+    if s.contains("dependabot")
+        || s.contains("renovate")
+        || (s.starts_with("bump ") && s.contains(" from "))
+        || words.iter().any(|w| matches!(*w, "deps" | "dependency" | "dependencies"))
+        || s.starts_with("build(deps")
+        || s.starts_with("chore(deps")
     {
         return Some("dependency update");
     }
     // Formatting / lint: the subject is about it (its first word, or a telltale phrase), not a
     // code change that happens to mention whitespace.
     let first = words.iter().find(|w| !matches!(**w, "chore" | "style" | "ci" | "build")).copied().unwrap_or("");
-    let formatting_words = ["fmt", "format", "formatting", "reformat", "gofmt", "rustfmt", "prettier", "lint", "linting", "clippy", "whitespace", "typo", "typos"];
-    let phrases = ["fix typo", "fix formatting", "code style", "run the formatter", "run formatter", "cargo fmt", "go fmt", "apply formatting", "clang-format", "fix lint", "lint fix", "clippy", "prettier", "gofmt", "rustfmt"];
+    let formatting_words = [
+        "fmt",
+        "format",
+        "formatting",
+        "reformat",
+        "gofmt",
+        "rustfmt",
+        "prettier",
+        "lint",
+        "linting",
+        "clippy",
+        "whitespace",
+        "typo",
+        "typos",
+    ];
+    let phrases = [
+        "fix typo",
+        "fix formatting",
+        "code style",
+        "run the formatter",
+        "run formatter",
+        "cargo fmt",
+        "go fmt",
+        "apply formatting",
+        "clang-format",
+        "fix lint",
+        "lint fix",
+        "clippy",
+        "prettier",
+        "gofmt",
+        "rustfmt",
+    ];
     if formatting_words.contains(&first) || s.starts_with("style") || phrases.iter().any(|p| s.contains(p)) {
         return Some("formatting");
     }
@@ -94,16 +135,45 @@ fn is_source(path: &str) -> bool {
 
 fn is_manifest(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    matches!(name, "go.mod" | "go.sum" | "Cargo.toml" | "Cargo.lock" | "package.json" | "package-lock.json" | "yarn.lock" | "pnpm-lock.yaml" | "requirements.txt" | "poetry.lock" | "Pipfile.lock" | "pom.xml" | "build.gradle" | "Gemfile" | "Gemfile.lock" | "composer.json" | "composer.lock")
+    matches!(
+        name,
+        "go.mod"
+            | "go.sum"
+            | "Cargo.toml"
+            | "Cargo.lock"
+            | "package.json"
+            | "package-lock.json"
+            | "yarn.lock"
+            | "pnpm-lock.yaml"
+            | "requirements.txt"
+            | "poetry.lock"
+            | "Pipfile.lock"
+            | "pom.xml"
+            | "build.gradle"
+            | "Gemfile"
+            | "Gemfile.lock"
+            | "composer.json"
+            | "composer.lock"
+    )
 }
 
 pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
     let (from, to) = match o.range.split_once("..") {
-        Some((a, b)) => (Some(a.trim_end_matches('.').to_string()).filter(|s| !s.is_empty()), if b.is_empty() { "HEAD".to_string() } else { b.to_string() }),
+        Some((a, b)) => (
+            Some(a.trim_end_matches('.').to_string()).filter(|s| !s.is_empty()),
+            if b.is_empty() { "HEAD".to_string() } else { b.to_string() },
+        ),
         None => (None, o.range.clone()),
     };
     let commits = repo.commits_in_range(from.as_deref(), &to, o.max.saturating_mul(20).max(200))?;
-    let mut out = Mined { range: o.range.clone(), rules: rules(o.max_files), commits_seen: 0, commits_kept: 0, skipped: BTreeMap::new(), questions: Vec::new() };
+    let mut out = Mined {
+        range: o.range.clone(),
+        rules: rules(o.max_files),
+        commits_seen: 0,
+        commits_kept: 0,
+        skipped: BTreeMap::new(),
+        questions: Vec::new(),
+    };
     let mut subjects = std::collections::HashSet::new();
     for c in commits {
         if out.commits_kept >= o.max {
@@ -131,11 +201,19 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         }
         let sources: Vec<&(String, char)> = changed.iter().filter(|(p, _)| is_source(p)).collect();
         if sources.is_empty() {
-            skip(if changed.iter().all(|(p, _)| lang::by_path(p).is_some_and(|l| !l.is_code()) || p.starts_with("docs/")) { "docs only" } else { "no source file" });
+            skip(
+                if changed.iter().all(|(p, _)| lang::by_path(p).is_some_and(|l| !l.is_code()) || p.starts_with("docs/"))
+                {
+                    "docs only"
+                } else {
+                    "no source file"
+                },
+            );
             continue;
         }
         // Deleted files existed at the parent, where the question is asked: "remove X" is about X.
-        let expected: Vec<String> = sources.iter().filter(|(_, s)| matches!(*s, 'M' | 'D')).map(|(p, _)| p.clone()).collect();
+        let expected: Vec<String> =
+            sources.iter().filter(|(_, s)| matches!(*s, 'M' | 'D')).map(|(p, _)| p.clone()).collect();
         if sources.len() > o.max_files {
             skip("too many files");
             continue;
@@ -157,11 +235,29 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         let short = c.id.to_hex().to_string()[..12].to_string();
         let rev = parent.to_hex().to_string();
         let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject"});
-        out.questions.push(Question { id: short.clone(), query: subject.clone(), rev: Some(rev.clone()), filters: None, expected: Expected { files: expected.clone(), symbols: vec![] }, kind: None, split: None, source: Some(source) });
+        out.questions.push(Question {
+            id: short.clone(),
+            query: subject.clone(),
+            rev: Some(rev.clone()),
+            filters: None,
+            expected: Expected { files: expected.clone(), symbols: vec![] },
+            kind: None,
+            split: None,
+            source: Some(source),
+        });
         if !c.body.is_empty() {
             let body: String = c.body.chars().take(1000).collect();
             let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject_body"});
-            out.questions.push(Question { id: format!("{short}-body"), query: format!("{subject}\n{body}"), rev: Some(rev), filters: None, expected: Expected { files: expected, symbols: vec![] }, kind: None, split: None, source: Some(source) });
+            out.questions.push(Question {
+                id: format!("{short}-body"),
+                query: format!("{subject}\n{body}"),
+                rev: Some(rev),
+                filters: None,
+                expected: Expected { files: expected, symbols: vec![] },
+                kind: None,
+                split: None,
+                source: Some(source),
+            });
         }
     }
     Ok(out)

@@ -11,6 +11,8 @@ pub mod run;
 
 /// Reads a hand-checked truth file (`what` names its kind in the error).
 pub fn load_truth<T: serde::de::DeserializeOwned>(path: &std::path::Path, what: &str) -> anyhow::Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text).map_err(|e| crate::error::usage(format!("{} is not a {what} truth file: {e}", path.display())))
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| crate::error::usage(format!("{} is not a {what} truth file: {e}", path.display())))
 }

@@ -191,14 +191,24 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             if let Ok(model) = engine.embedder() {
                 crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress)?;
             }
-            if let Err(reason) = engine.dense_for(&view, &data) {
-                if !notes.contains(&reason) {
-                    notes.push(reason);
-                }
+            if let Err(reason) = engine.dense_for(&view, &data)
+                && !notes.contains(&reason)
+            {
+                notes.push(reason);
             }
         }
         index_seconds += t.elapsed().as_secs_f64();
-        let filters = q.filters.as_ref().map(|f| Filters { globs: f.glob.iter().cloned().collect(), extensions: f.extensions.clone(), path_contains: f.path_contains.clone(), pathspecs: Vec::new(), languages: Vec::new() }).unwrap_or_default();
+        let filters = q
+            .filters
+            .as_ref()
+            .map(|f| Filters {
+                globs: f.glob.iter().cloned().collect(),
+                extensions: f.extensions.clone(),
+                path_contains: f.path_contains.clone(),
+                pathspecs: Vec::new(),
+                languages: Vec::new(),
+            })
+            .unwrap_or_default();
         let mut t = Instant::now();
         let chunk_paths: Vec<String>;
         let (ranked_files, ranked_symbols, text) = match o.mode.search_mode() {
@@ -208,17 +218,32 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_deref())?;
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
                 if let Some(name) = &o.rerank {
-                    let ce = engine.reranker(name).map_err(|e| crate::error::usage(e))?;
+                    let ce = engine.reranker(name).map_err(crate::error::usage)?;
                     hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
                 }
                 // Files in the order of their best chunk: `search --files`' own ranking.
                 let files = match &o.rerank {
                     Some(_) => dedup_files(hits.iter().map(|h| h.path.clone())),
-                    None => crate::search::rank::rank_files(&data, &r.ranked[..r.ranked.len().min(o.k * 5)], usize::MAX).into_iter().map(|f| f.path).collect(),
+                    None => {
+                        crate::search::rank::rank_files(&data, &r.ranked[..r.ranked.len().min(o.k * 5)], usize::MAX)
+                            .into_iter()
+                            .map(|f| f.path)
+                            .collect()
+                    }
                 };
                 let symbols = dedup_files(hits.iter().map(|h| h.symbol.clone()));
                 chunk_paths = hits.iter().take(10).map(|h| h.path.clone()).collect();
-                let shown = crate::ops::search::SearchResult { query: q.query.clone(), mode: r.mode, note: None, filters: Filters::default(), results: hits.into_iter().take(o.k).collect(), files: Vec::new(), next_cursor: None, suggestions: Vec::new(), score_scale: None };
+                let shown = crate::ops::search::SearchResult {
+                    query: q.query.clone(),
+                    mode: r.mode,
+                    note: None,
+                    filters: Filters::default(),
+                    results: hits.into_iter().take(o.k).collect(),
+                    files: Vec::new(),
+                    next_cursor: None,
+                    suggestions: Vec::new(),
+                    score_scale: None,
+                };
                 let text = crate::ops::search::render(&data.id, &shown, crate::ops::search::SNIPPET_LINES);
                 (files, symbols, text)
             }
@@ -226,7 +251,8 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 let key = data.key.clone();
                 if !file_index.contains_key(&key) {
                     let t0 = Instant::now();
-                    let mut texts: Vec<(u32, String)> = (0..data.table.file_count() as u32).map(|f| (f, String::new())).collect();
+                    let mut texts: Vec<(u32, String)> =
+                        (0..data.table.file_count() as u32).map(|f| (f, String::new())).collect();
                     for ord in data.table.live() {
                         let c = data.table.chunk(ord);
                         let s = &mut texts[c.file as usize].1;
@@ -251,19 +277,22 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         if !q.expected.symbols.is_empty() {
             symbol_scores.push(metrics::score(&ranked_symbols, &q.expected.symbols));
         }
-        per.push((qi, PerQuestion {
-            id: q.id.clone(),
-            kind: q.kind.clone(),
-            split: q.split.clone(),
-            query: q.query.clone(),
-            rev: q.rev.clone(),
-            expected: q.expected.files.clone(),
-            ranked_files: ranked_files.into_iter().take(o.k).collect(),
-            scores,
-            chunk_scores: ChunkScores::of(&chunk_paths, &q.expected.files),
-            latency_ms,
-            tokens: text.len().div_ceil(4),
-        }));
+        per.push((
+            qi,
+            PerQuestion {
+                id: q.id.clone(),
+                kind: q.kind.clone(),
+                split: q.split.clone(),
+                query: q.query.clone(),
+                rev: q.rev.clone(),
+                expected: q.expected.files.clone(),
+                ranked_files: ranked_files.into_iter().take(o.k).collect(),
+                scores,
+                chunk_scores: ChunkScores::of(&chunk_paths, &q.expected.files),
+                latency_ms,
+                tokens: text.len().div_ceil(4),
+            },
+        ));
         progress.inc(1);
     }
     progress.finish();
@@ -296,7 +325,14 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
     let by_kind = group(&|p| p.kind.clone());
     let by_split = group(&|p| p.split.clone());
     let mut report = Report {
-        identity: Identity { version: env!("CARGO_PKG_VERSION").into(), fingerprints, model, mode: o.mode, k: o.k, reranker: o.rerank.clone() },
+        identity: Identity {
+            version: env!("CARGO_PKG_VERSION").into(),
+            fingerprints,
+            model,
+            mode: o.mode,
+            k: o.k,
+            reranker: o.rerank.clone(),
+        },
         questions: per.len(),
         metrics,
         chunk_metrics: ChunkScores::mean(&per.iter().map(|p| p.chunk_scores).collect::<Vec<_>>()),
@@ -313,14 +349,24 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         per_question: if o.per_question { per } else { Vec::new() },
     };
     if let Some(t) = o.min_recall {
-        report.gates.push(Gate { gate: "min_recall@10".into(), value: metrics.recall_10, threshold: t, passed: metrics.recall_10 >= t });
+        report.gates.push(Gate {
+            gate: "min_recall@10".into(),
+            value: metrics.recall_10,
+            threshold: t,
+            passed: metrics.recall_10 >= t,
+        });
     }
     if let (Some(t), Some(b)) = (o.max_recall_drop, &o.baseline) {
         let drop = b.metrics.recall_10 - metrics.recall_10;
         report.gates.push(Gate { gate: "max_recall@10_drop".into(), value: drop, threshold: t, passed: drop <= t });
     }
     if let Some(t) = o.max_p95_ms {
-        report.gates.push(Gate { gate: "max_p95_ms".into(), value: report.latency_ms_p95, threshold: t, passed: report.latency_ms_p95 <= t });
+        report.gates.push(Gate {
+            gate: "max_p95_ms".into(),
+            value: report.latency_ms_p95,
+            threshold: t,
+            passed: report.latency_ms_p95 <= t,
+        });
     }
     Ok(report)
 }
@@ -343,11 +389,20 @@ pub fn render(r: &Report) -> String {
     }
     for (name, groups) in [("kind", &r.by_kind), ("split", &r.by_split)] {
         for (k, s) in groups {
-            out.push_str(&format!("  {name} {k}: Recall@5 {:.3}  Recall@10 {:.3}  MRR {:.3}  NDCG@10 {:.3}\n", s.recall_5, s.recall_10, s.mrr, s.ndcg_10));
+            out.push_str(&format!(
+                "  {name} {k}: Recall@5 {:.3}  Recall@10 {:.3}  MRR {:.3}  NDCG@10 {:.3}\n",
+                s.recall_5, s.recall_10, s.mrr, s.ndcg_10
+            ));
         }
     }
     if let Some(b) = &r.baseline {
-        out.push_str(&format!("baseline:   Recall@10 {:.3} ({:+.3})  MRR {:.3} ({:+.3})\n", b.recall_10, m.recall_10 - b.recall_10, b.mrr, m.mrr - b.mrr));
+        out.push_str(&format!(
+            "baseline:   Recall@10 {:.3} ({:+.3})  MRR {:.3} ({:+.3})\n",
+            b.recall_10,
+            m.recall_10 - b.recall_10,
+            b.mrr,
+            m.mrr - b.mrr
+        ));
     }
     out.push_str(&format!(
         "query latency p50 {:.1} ms, p95 {:.1} ms · ~{:.0} output tokens per answer · indexing {:.1} s (measured apart)\n",
@@ -357,10 +412,22 @@ pub fn render(r: &Report) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     for g in &r.gates {
-        out.push_str(&format!("gate {}: {:.3} vs {:.3} — {}\n", g.gate, g.value, g.threshold, if g.passed { "passed" } else { "FAILED" }));
+        out.push_str(&format!(
+            "gate {}: {:.3} vs {:.3} — {}\n",
+            g.gate,
+            g.value,
+            g.threshold,
+            if g.passed { "passed" } else { "FAILED" }
+        ));
     }
     for p in &r.per_question {
-        out.push_str(&format!("  [{}] {:.2} MRR  {}  → {}\n", p.id, p.scores.mrr, p.query.lines().next().unwrap_or(""), p.ranked_files.iter().take(3).cloned().collect::<Vec<_>>().join(", ")));
+        out.push_str(&format!(
+            "  [{}] {:.2} MRR  {}  → {}\n",
+            p.id,
+            p.scores.mrr,
+            p.query.lines().next().unwrap_or(""),
+            p.ranked_files.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        ));
     }
     out
 }

@@ -30,13 +30,21 @@ pub struct Access {
 fn django_app(path: &str) -> String {
     let parts: Vec<&str> = path.split('/').collect();
     let n = parts.len();
-    let dir = if n >= 3 && parts[n - 2] == "models" { parts[n - 3] } else if n >= 2 { parts[n - 2] } else { "" };
+    let dir = if n >= 3 && parts[n - 2] == "models" {
+        parts[n - 3]
+    } else if n >= 2 {
+        parts[n - 2]
+    } else {
+        ""
+    };
     dir.to_ascii_lowercase()
 }
 
 fn writes(method: &str) -> bool {
     let m = method.to_ascii_lowercase();
-    ["save", "delete", "remove", "insert", "update", "persist", "merge", "create", "add"].iter().any(|p| m.starts_with(p))
+    ["save", "delete", "remove", "insert", "update", "persist", "merge", "create", "add"]
+        .iter()
+        .any(|p| m.starts_with(p))
 }
 
 /// Resolves the data facts of `files` (path order); `first_def[i]` is the graph id of file
@@ -48,7 +56,11 @@ pub fn resolve(files: &[FileFacts], first_def: &[u32]) -> Vec<Access> {
         for d in f.facts.data.iter().filter(|d| d.kind == DataKind::Map) {
             let table = if d.name.is_empty() && d.access == "map:django" {
                 let app = django_app(f.path);
-                if app.is_empty() { d.target.to_ascii_lowercase() } else { format!("{app}_{}", d.target.to_ascii_lowercase()) }
+                if app.is_empty() {
+                    d.target.to_ascii_lowercase()
+                } else {
+                    format!("{app}_{}", d.target.to_ascii_lowercase())
+                }
             } else {
                 d.name.to_ascii_lowercase()
             };
@@ -69,7 +81,9 @@ pub fn resolve(files: &[FileFacts], first_def: &[u32]) -> Vec<Access> {
     }
     let mut out = Vec::new();
     for (fi, f) in files.iter().enumerate() {
-        let def = |scope: i32| usize::try_from(scope).ok().filter(|&s| s < f.facts.defs.len()).map(|s| first_def[fi] + s as u32);
+        let def = |scope: i32| {
+            usize::try_from(scope).ok().filter(|&s| s < f.facts.defs.len()).map(|s| first_def[fi] + s as u32)
+        };
         for d in &f.facts.data {
             let mut push = |table: String, access: &str, columns: Vec<String>, line: u32, def: Option<u32>| {
                 out.push(Access { table, access: access.to_string(), columns, file: fi as u32, line, def });
@@ -82,7 +96,11 @@ pub fn resolve(files: &[FileFacts], first_def: &[u32]) -> Vec<Access> {
                 }
                 DataKind::Call => push(d.name.to_ascii_lowercase(), "call", vec![], d.line, def(d.scope)),
                 DataKind::Map => {
-                    let table = class_table.get(&d.target).filter(|_| d.name.is_empty()).cloned().unwrap_or_else(|| d.name.to_ascii_lowercase());
+                    let table = class_table
+                        .get(&d.target)
+                        .filter(|_| d.name.is_empty())
+                        .cloned()
+                        .unwrap_or_else(|| d.name.to_ascii_lowercase());
                     push(table, "map", vec![], d.line, def(d.scope));
                 }
                 DataKind::Repo => {
@@ -92,7 +110,13 @@ pub fn resolve(files: &[FileFacts], first_def: &[u32]) -> Vec<Access> {
                     if d.scope >= 0 {
                         for (i, m) in f.facts.defs.iter().enumerate() {
                             if m.parent == d.scope {
-                                push(table.clone(), if writes(&m.name) { "write" } else { "read" }, vec![], m.start_line, def(i as i32));
+                                push(
+                                    table.clone(),
+                                    if writes(&m.name) { "write" } else { "read" },
+                                    vec![],
+                                    m.start_line,
+                                    def(i as i32),
+                                );
                             }
                         }
                     }

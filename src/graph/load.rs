@@ -1,8 +1,8 @@
 //! Assembling a view's code graph from the graph-facts layer of its files.
 
-use crate::chunk::facts::Facts;
 use super::model::CodeGraph;
 use super::resolve::{self, FileFacts};
+use crate::chunk::facts::Facts;
 use crate::layer;
 use crate::store::Store;
 use crate::view::table::ChunkTable;
@@ -25,7 +25,8 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     let mut precise: Vec<Option<layer::scip::PreciseFacts>> = vec![None; n];
     // Only this store's own imports: precise facts cannot be checked against a blob, so an
     // alternate object directory never supplies them.
-    for g in scip_cat.by_segment(live.iter().enumerate().map(|(i, &f)| (i, table.file_key(f))), |found| found.dir == 0) {
+    for g in scip_cat.by_segment(live.iter().enumerate().map(|(i, &f)| (i, table.file_key(f))), |found| found.dir == 0)
+    {
         let batch = store.read_segment(g.dir, &g.name)?;
         for (&i, row, count) in g.rows() {
             precise[i] = Some(layer::scip::read(&batch, row, count)?);
@@ -35,8 +36,15 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| table.file_path(live[a]).cmp(table.file_path(live[b])));
     let paths: Vec<String> = live.iter().map(|&f| table.file_path(f).to_string()).collect();
-    let files: Vec<FileFacts> =
-        order.iter().map(|&i| FileFacts { path: &paths[i], lang: table.file_lang(live[i]), facts: &facts[i], precise: precise[i].as_ref() }).collect();
+    let files: Vec<FileFacts> = order
+        .iter()
+        .map(|&i| FileFacts {
+            path: &paths[i],
+            lang: table.file_lang(live[i]),
+            facts: &facts[i],
+            precise: precise[i].as_ref(),
+        })
+        .collect();
     Ok(resolve::build(&files, &manifests(table)))
 }
 
@@ -81,13 +89,20 @@ fn manifests(table: &ChunkTable) -> resolve::Manifests {
             let refs = text
                 .split("<ProjectReference")
                 .skip(1)
-                .filter_map(|r| r.split_once("Include=\"").and_then(|(_, rest)| rest.split_once('"')).map(|(p, _)| p.replace('\\', "/")))
+                .filter_map(|r| {
+                    r.split_once("Include=\"")
+                        .and_then(|(_, rest)| rest.split_once('"'))
+                        .map(|(p, _)| p.replace('\\', "/"))
+                })
                 .map(|p| resolve::join_dir(dir, p.rsplit_once('/').map_or("", |(d, _)| d)))
                 .collect();
             m.cs_projects.push((dir.to_string(), refs));
         } else if name == "go.mod" {
             // The module line comes first in a go.mod.
-            let module = text.lines().find_map(|l| l.trim().strip_prefix("module ")).map(|m| m.trim().trim_matches('"').to_string());
+            let module = text
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("module "))
+                .map(|m| m.trim().trim_matches('"').to_string());
             if let Some(path) = module.filter(|p| !p.is_empty()) {
                 m.go_modules.push(resolve::GoModule { path, dir: dir.to_string() });
             }
@@ -107,7 +122,13 @@ fn manifests(table: &ChunkTable) -> resolve::Manifests {
             }
             if let Some(paths) = opts["paths"].as_object() {
                 for (pattern, targets) in paths {
-                    let targets: Vec<String> = targets.as_array().into_iter().flatten().filter_map(|t| t.as_str()).map(|t| resolve::join_dir(&base, t)).collect();
+                    let targets: Vec<String> = targets
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|t| t.as_str())
+                        .map(|t| resolve::join_dir(&base, t))
+                        .collect();
                     m.ts_paths.push((pattern.clone(), targets));
                 }
             }

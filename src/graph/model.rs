@@ -89,7 +89,9 @@ impl Rel {
             "extends_or_implements" => vec![Rel::ExtendsOrImplements],
             "inherits" => vec![Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
             "imports" => vec![Rel::Imports],
-            "all" | "" => vec![Rel::Contains, Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements, Rel::Imports],
+            "all" | "" => {
+                vec![Rel::Contains, Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements, Rel::Imports]
+            }
             _ => return None,
         })
     }
@@ -186,7 +188,9 @@ pub fn is_test_path(path: &str) -> bool {
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let stem = name.split('.').next().unwrap_or(name);
     let dirs: Vec<&str> = lower.split('/').collect();
-    dirs[..dirs.len().saturating_sub(1)].iter().any(|d| matches!(*d, "test" | "tests" | "__tests__" | "spec" | "specs" | "testing" | "testdata" | "test_data"))
+    dirs[..dirs.len().saturating_sub(1)]
+        .iter()
+        .any(|d| matches!(*d, "test" | "tests" | "__tests__" | "spec" | "specs" | "testing" | "testdata" | "test_data"))
         || name.starts_with("test_")
         || stem.ends_with("_test")
         || stem.ends_with("_tests")
@@ -204,7 +208,16 @@ mod tests {
 
     #[test]
     fn test_paths_by_convention() {
-        for p in ["tests/a.rs", "pkg/foo_test.go", "test_x.py", "src/FooTest.java", "web/a.spec.ts", "a/__tests__/b.js", "x/BarTests.cs", "conftest.py"] {
+        for p in [
+            "tests/a.rs",
+            "pkg/foo_test.go",
+            "test_x.py",
+            "src/FooTest.java",
+            "web/a.spec.ts",
+            "a/__tests__/b.js",
+            "x/BarTests.cs",
+            "conftest.py",
+        ] {
             assert!(is_test_path(p), "{p}");
         }
         for p in ["src/lib.rs", "attestation.py", "latest.go", "contest/main.c", "src/Testing.java"] {

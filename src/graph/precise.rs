@@ -6,8 +6,8 @@
 
 use super::model::{CodeGraph, Confidence, Edge, Node, Rel};
 use super::resolve::FileFacts;
-use crate::layer::scip::Occ;
 use crate::lang::Lang;
+use crate::layer::scip::Occ;
 use petgraph::graph::NodeIndex;
 use scip::symbol::parse_symbol;
 use scip::types::descriptor::Suffix;
@@ -34,7 +34,11 @@ fn display(symbol: &str) -> Option<String> {
         .map(|d| d.name.as_str())
         .collect();
     let parts: Vec<&str> = if named.is_empty() {
-        s.descriptors.iter().filter(|d| matches!(d.suffix.enum_value(), Ok(Suffix::Namespace | Suffix::Package))).map(|d| d.name.as_str()).collect()
+        s.descriptors
+            .iter()
+            .filter(|d| matches!(d.suffix.enum_value(), Ok(Suffix::Namespace | Suffix::Package)))
+            .map(|d| d.name.as_str())
+            .collect()
     } else {
         named
     };
@@ -54,7 +58,9 @@ fn split_symbol(symbol: &str) -> Option<(Vec<String>, String)> {
     let head = rest.len();
     for d in &s.descriptors {
         match d.suffix.enum_value() {
-            Ok(Suffix::Namespace) if rest.len() == head => path.extend(d.name.split(['.', '/']).filter(|p| !p.is_empty()).map(str::to_string)),
+            Ok(Suffix::Namespace) if rest.len() == head => {
+                path.extend(d.name.split(['.', '/']).filter(|p| !p.is_empty()).map(str::to_string))
+            }
             Ok(Suffix::Type) => rest.push_str(&format!("{}#", d.name)),
             Ok(Suffix::Method) => rest.push_str(&format!("{}().", d.name)),
             Ok(Suffix::Meta) => rest.push_str(&format!("{}:", d.name)),
@@ -134,7 +140,12 @@ pub(super) struct Covered {
 }
 
 /// Adds the edges of every file with precise facts and returns, per file, what they covered.
-pub(super) fn add_edges(cg: &mut CodeGraph, files: &[FileFacts], first_def: &[u32], seen: &mut HashSet<(NodeIndex, NodeIndex, Rel)>) -> Vec<Option<Covered>> {
+pub(super) fn add_edges(
+    cg: &mut CodeGraph,
+    files: &[FileFacts],
+    first_def: &[u32],
+    seen: &mut HashSet<(NodeIndex, NodeIndex, Rel)>,
+) -> Vec<Option<Covered>> {
     let mut covered: Vec<Option<Covered>> = files.iter().map(|f| f.precise.map(|_| Covered::default())).collect();
     if covered.iter().all(Option::is_none) {
         return covered;
@@ -245,7 +256,11 @@ pub(super) fn add_edges(cg: &mut CodeGraph, files: &[FileFacts], first_def: &[u3
             }
             let lang = cg.files[cg.defs[child as usize].file as usize].lang;
             let pk = cg.defs[parent as usize].kind.as_str();
-            let rel = if lang != Lang::Python && matches!(pk, "interface" | "trait" | "protocol") { Rel::Implements } else { Rel::Extends };
+            let rel = if lang != Lang::Python && matches!(pk, "interface" | "trait" | "protocol") {
+                Rel::Implements
+            } else {
+                Rel::Extends
+            };
             pending.push((Node::Def(child), Node::Def(parent), Edge { rel, confidence: Confidence::Precise, line }));
         }
     }

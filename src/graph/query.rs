@@ -23,12 +23,12 @@ pub enum MatchKind {
 /// `suggest` names the candidates instead.
 pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind>) {
     // `path/to/file.py:name` restricts the match to one file.
-    if let Some((path, name)) = symbol.rsplit_once(':') {
-        if let Some(&f) = cg.by_path.get(path.trim_start_matches("./")) {
-            let (defs, how) = match_symbol(cg, name);
-            let in_file: Vec<u32> = defs.into_iter().filter(|&d| cg.defs[d as usize].file == f).collect();
-            return if in_file.is_empty() { (Vec::new(), None) } else { (in_file, how) };
-        }
+    if let Some((path, name)) = symbol.rsplit_once(':')
+        && let Some(&f) = cg.by_path.get(path.trim_start_matches("./"))
+    {
+        let (defs, how) = match_symbol(cg, name);
+        let in_file: Vec<u32> = defs.into_iter().filter(|&d| cg.defs[d as usize].file == f).collect();
+        return if in_file.is_empty() { (Vec::new(), None) } else { (in_file, how) };
     }
     let s = symbol.trim().replace("::", ".").replace('#', ".");
     if s.is_empty() {
@@ -41,7 +41,13 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
     }
     if exact.is_empty() {
         // `Class.method` written without its namespace.
-        exact = cg.defs.iter().enumerate().filter(|(_, d)| d.qualified.ends_with(&format!(".{s}"))).map(|(i, _)| i as u32).collect();
+        exact = cg
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.qualified.ends_with(&format!(".{s}")))
+            .map(|(i, _)| i as u32)
+            .collect();
     }
     if !exact.is_empty() {
         return (rank(cg, exact), Some(MatchKind::Exact));
@@ -133,9 +139,14 @@ pub fn node_ref(cg: &CodeGraph, n: Node) -> NodeRef {
             end_line: None,
             test: cg.files[f as usize].is_test,
         },
-        Node::External(e) => {
-            NodeRef { name: cg.externals[e as usize].clone(), kind: "external".into(), path: None, start_line: None, end_line: None, test: false }
-        }
+        Node::External(e) => NodeRef {
+            name: cg.externals[e as usize].clone(),
+            kind: "external".into(),
+            path: None,
+            start_line: None,
+            end_line: None,
+            test: false,
+        },
     }
 }
 
@@ -181,19 +192,36 @@ pub fn adjacent(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Direction) -
             });
         }
     }
-    out.sort_by(|a, b| (&a.node.path, a.node.start_line, &a.node.name).cmp(&(&b.node.path, b.node.start_line, &b.node.name)));
+    out.sort_by(|a, b| {
+        (&a.node.path, a.node.start_line, &a.node.name).cmp(&(&b.node.path, b.node.start_line, &b.node.name))
+    });
     out
 }
 
 /// Breadth-first traversal: nodes reachable from `starts` within `depth` hops over `rels`
 /// (`dir` None = both ways). Cycle-safe; capped at `limit` with `truncated`.
-pub fn bfs(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize) -> (Vec<Link>, bool) {
+pub fn bfs(
+    cg: &CodeGraph,
+    starts: &[Node],
+    rels: &[Rel],
+    dir: Option<Direction>,
+    depth: usize,
+    limit: usize,
+) -> (Vec<Link>, bool) {
     bfs_where(cg, starts, rels, dir, depth, limit, |_| true)
 }
 
 /// [`bfs`] over the edges `follow` accepts (e.g. only confident ones, so that every path
 /// found is trusted from end to end).
-pub fn bfs_where(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize, follow: impl Fn(&super::model::Edge) -> bool) -> (Vec<Link>, bool) {
+pub fn bfs_where(
+    cg: &CodeGraph,
+    starts: &[Node],
+    rels: &[Rel],
+    dir: Option<Direction>,
+    depth: usize,
+    limit: usize,
+    follow: impl Fn(&super::model::Edge) -> bool,
+) -> (Vec<Link>, bool) {
     let w = walk(cg, starts, rels, dir, depth, limit, follow);
     (w.links, w.truncated)
 }
@@ -211,7 +239,15 @@ pub struct Walk {
 }
 
 /// [`bfs_where`], counting what the depth limit cut.
-pub fn walk(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Option<Direction>, depth: usize, limit: usize, follow: impl Fn(&super::model::Edge) -> bool) -> Walk {
+pub fn walk(
+    cg: &CodeGraph,
+    starts: &[Node],
+    rels: &[Rel],
+    dir: Option<Direction>,
+    depth: usize,
+    limit: usize,
+    follow: impl Fn(&super::model::Edge) -> bool,
+) -> Walk {
     let mut beyond: HashSet<Node> = HashSet::new();
     let mut nodes = Vec::new();
     let mut seen: HashSet<Node> = starts.iter().copied().collect();
@@ -282,7 +318,10 @@ pub fn reach(cg: &CodeGraph, starts: &[Node], rels: &[Rel], depth: usize) -> Rea
     for &s in starts {
         for e in cg.g.edges_directed(cg.node_of(s), Direction::Incoming) {
             let wt = e.weight();
-            if !rels.contains(&wt.rel) || wt.confidence.is_confident() || wt.confidence == super::model::Confidence::External {
+            if !rels.contains(&wt.rel)
+                || wt.confidence.is_confident()
+                || wt.confidence == super::model::Confidence::External
+            {
                 continue;
             }
             let other = cg.g[e.source()];
@@ -305,7 +344,13 @@ pub fn reach(cg: &CodeGraph, starts: &[Node], rels: &[Rel], depth: usize) -> Rea
 /// The shortest path from one of `from` to one of `to`, following edges in their direction
 /// (a caller to its callee, a file to what it imports, a class to its base). Each step names
 /// the relation of the edge that leads into it (`None` for the first).
-pub fn shortest_path(cg: &CodeGraph, from: &[Node], to: &[Node], rels: &[Rel], max_depth: usize) -> Option<Vec<(NodeRef, Option<&'static str>)>> {
+pub fn shortest_path(
+    cg: &CodeGraph,
+    from: &[Node],
+    to: &[Node],
+    rels: &[Rel],
+    max_depth: usize,
+) -> Option<Vec<(NodeRef, Option<&'static str>)>> {
     let targets: HashSet<Node> = to.iter().copied().collect();
     let mut prev: HashMap<Node, (Node, Rel)> = HashMap::new();
     let mut seen: HashSet<Node> = from.iter().copied().collect();
@@ -355,15 +400,14 @@ pub fn structural(cg: &CodeGraph) -> (Vec<u32>, Vec<Vec<(usize, f64)>>) {
             continue;
         }
         let (a, b) = cg.g.edge_endpoints(e).unwrap();
-        if let (Node::Def(x), Node::Def(y)) = (cg.g[a], cg.g[b]) {
-            if let (Some(&i), Some(&j)) = (index.get(&x), index.get(&y)) {
-                if i != j {
-                    // A name-only match counts a quarter: it may join unrelated code.
-                    let weight = if w.confidence.is_confident() { 1.0 } else { 0.25 };
-                    *adj[i].entry(j).or_default() += weight;
-                    *adj[j].entry(i).or_default() += weight;
-                }
-            }
+        if let (Node::Def(x), Node::Def(y)) = (cg.g[a], cg.g[b])
+            && let (Some(&i), Some(&j)) = (index.get(&x), index.get(&y))
+            && i != j
+        {
+            // A name-only match counts a quarter: it may join unrelated code.
+            let weight = if w.confidence.is_confident() { 1.0 } else { 0.25 };
+            *adj[i].entry(j).or_default() += weight;
+            *adj[j].entry(i).or_default() += weight;
         }
     }
     (nodes, adj.into_iter().map(|m| m.into_iter().collect()).collect())
@@ -512,10 +556,11 @@ pub fn stats(cg: &CodeGraph) -> GraphStats {
 /// excluded: a hub is what code demonstrably depends on).
 pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
     let n = cg.def_nodes[d as usize];
-    cg.g
-        .edges_directed(n, Direction::Incoming)
+    cg.g.edges_directed(n, Direction::Incoming)
         .chain(cg.g.edges_directed(n, Direction::Outgoing))
-        .filter(|e| (e.weight().rel == Rel::Calls || e.weight().rel.is_inherits()) && e.weight().confidence.is_confident())
+        .filter(|e| {
+            (e.weight().rel == Rel::Calls || e.weight().rel.is_inherits()) && e.weight().confidence.is_confident()
+        })
         .filter(|e| {
             let other = if e.source() == n { e.target() } else { e.source() };
             !cg.is_test(cg.g[other])

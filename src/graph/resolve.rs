@@ -5,8 +5,8 @@
 //! `resolved`, several for a direct call are `ambiguous` (an edge to each), several for a
 //! member call are dropped, none is an external node. Names are case-sensitive.
 
-use crate::chunk::facts::{Facts, Relation, callable_kind, type_kind};
 use super::model::{CodeGraph, Confidence, DefNode, Edge, FileNode, Node, Rel, is_test_path};
+use crate::chunk::facts::{Facts, Relation, callable_kind, type_kind};
 use crate::lang::Lang;
 use std::collections::{HashMap, HashSet};
 
@@ -18,14 +18,105 @@ const MAX_AMBIGUOUS: usize = 8;
 /// `items.append`, `promise.then`) than a same-named method of the project, so it is an
 /// external call, never an edge to the project's method.
 const BUILTIN_METHODS: &[&str] = &[
-    "get", "set", "add", "append", "extend", "insert", "remove", "pop", "push", "update", "keys", "values", "items", "copy",
-    "clear", "join", "split", "strip", "replace", "format", "startswith", "endswith", "lower", "upper", "encode", "decode",
-    "read", "write", "close", "open", "map", "filter", "forEach", "reduce", "find", "includes", "indexOf", "slice", "splice",
-    "concat", "then", "catch", "finally", "toString", "valueOf", "equals", "hashCode", "size", "length", "isEmpty",
-    "contains", "put", "containsKey", "iterator", "next", "hasNext", "stream", "apply", "call", "bind", "emit", "on", "has",
-    "delete", "sort", "reverse", "count", "index", "match", "test", "exec", "toJSON", "assign", "trim", "substring",
-    "charAt", "getOrDefault", "putAll", "addAll", "unwrap", "clone", "len", "iter", "collect", "into", "to_string",
-    "as_str", "is_empty", "each", "first", "last", "sum", "min", "max", "with", "flush", "seek", "send", "recv",
+    "get",
+    "set",
+    "add",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "pop",
+    "push",
+    "update",
+    "keys",
+    "values",
+    "items",
+    "copy",
+    "clear",
+    "join",
+    "split",
+    "strip",
+    "replace",
+    "format",
+    "startswith",
+    "endswith",
+    "lower",
+    "upper",
+    "encode",
+    "decode",
+    "read",
+    "write",
+    "close",
+    "open",
+    "map",
+    "filter",
+    "forEach",
+    "reduce",
+    "find",
+    "includes",
+    "indexOf",
+    "slice",
+    "splice",
+    "concat",
+    "then",
+    "catch",
+    "finally",
+    "toString",
+    "valueOf",
+    "equals",
+    "hashCode",
+    "size",
+    "length",
+    "isEmpty",
+    "contains",
+    "put",
+    "containsKey",
+    "iterator",
+    "next",
+    "hasNext",
+    "stream",
+    "apply",
+    "call",
+    "bind",
+    "emit",
+    "on",
+    "has",
+    "delete",
+    "sort",
+    "reverse",
+    "count",
+    "index",
+    "match",
+    "test",
+    "exec",
+    "toJSON",
+    "assign",
+    "trim",
+    "substring",
+    "charAt",
+    "getOrDefault",
+    "putAll",
+    "addAll",
+    "unwrap",
+    "clone",
+    "len",
+    "iter",
+    "collect",
+    "into",
+    "to_string",
+    "as_str",
+    "is_empty",
+    "each",
+    "first",
+    "last",
+    "sum",
+    "min",
+    "max",
+    "with",
+    "flush",
+    "seek",
+    "send",
+    "recv",
 ];
 
 /// One file of the view with its facts.
@@ -124,8 +215,25 @@ impl PathIndex {
             v.sort_unstable();
             v.dedup();
         }
-        let go_tests = files.iter().enumerate().filter(|(_, f)| f.lang == Lang::Go && f.path.ends_with("_test.go")).map(|(i, _)| i as u32).collect();
-        PathIndex { stems, dirs, stem_suffixes, dir_suffixes, families: files.iter().map(|f| family(f.lang)).collect(), go_tests, paths: files.iter().map(|f| f.path.clone()).collect(), go_modules: Vec::new(), ts_paths: Vec::new(), base_urls: Vec::new(), packages: Vec::new() }
+        let go_tests = files
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.lang == Lang::Go && f.path.ends_with("_test.go"))
+            .map(|(i, _)| i as u32)
+            .collect();
+        PathIndex {
+            stems,
+            dirs,
+            stem_suffixes,
+            dir_suffixes,
+            families: files.iter().map(|f| family(f.lang)).collect(),
+            go_tests,
+            paths: files.iter().map(|f| f.path.clone()).collect(),
+            go_modules: Vec::new(),
+            ts_paths: Vec::new(),
+            base_urls: Vec::new(),
+            packages: Vec::new(),
+        }
     }
 
     /// Files an import of `module` from `from` can mean: files of its own language family
@@ -153,7 +261,10 @@ impl PathIndex {
     /// The Go files (tests left out) directly in the directory `dir`.
     fn go_package(&self, dir: &str) -> Vec<u32> {
         let Some(v) = self.dirs.get(dir) else { return Vec::new() };
-        v.iter().copied().filter(|&f| self.families[f as usize] == family(Lang::Go) && !self.go_tests.contains(&f)).collect()
+        v.iter()
+            .copied()
+            .filter(|&f| self.families[f as usize] == family(Lang::Go) && !self.go_tests.contains(&f))
+            .collect()
     }
 
     /// Go, the way the go tool resolves: an import path names a package directory, never a
@@ -197,7 +308,8 @@ impl PathIndex {
             }
         }
         let top = tails.values().map(HashSet::len).max().unwrap_or(0);
-        let mut modules: Vec<(usize, String)> = tails.into_iter().filter(|(_, t)| t.len() * 3 >= top).map(|(p, t)| (t.len(), p.to_string())).collect();
+        let mut modules: Vec<(usize, String)> =
+            tails.into_iter().filter(|(_, t)| t.len() * 3 >= top).map(|(p, t)| (t.len(), p.to_string())).collect();
         // Longest prefix first: a nested module wins over the one that contains it.
         modules.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(b.0.cmp(&a.0)));
         self.go_modules = modules.into_iter().map(|(_, p)| (p, String::new())).collect();
@@ -247,7 +359,8 @@ impl PathIndex {
         let segs: Vec<&str> = slashed.split('/').filter(|s| !s.is_empty()).collect();
         // The platform's own packages (`java.util.logging`, `kotlin.io`) are never a local
         // package that happens to end the same way: only the whole path may match.
-        let platform = family(from.lang) == family(Lang::Java) && segs.first().is_some_and(|s| JVM_PLATFORM.contains(s));
+        let platform =
+            family(from.lang) == family(Lang::Java) && segs.first().is_some_and(|s| JVM_PLATFORM.contains(s));
         // Rust's standard crates are never the view's files.
         if from.lang == Lang::Rust && segs.first().is_some_and(|s| matches!(*s, "std" | "core" | "alloc")) {
             return Vec::new();
@@ -272,7 +385,9 @@ impl PathIndex {
     fn resolve_bare_js(&self, spec: &str) -> Vec<u32> {
         // The most specific pattern first: an exact one, then the longest prefix before `*`.
         let mut patterns: Vec<&(String, Vec<String>)> = self.ts_paths.iter().collect();
-        patterns.sort_by_key(|(p, _)| std::cmp::Reverse(if p.contains('*') { p.find('*').unwrap_or(0) } else { usize::MAX }));
+        patterns.sort_by_key(|(p, _)| {
+            std::cmp::Reverse(if p.contains('*') { p.find('*').unwrap_or(0) } else { usize::MAX })
+        });
         for (pattern, targets) in patterns {
             let star = match pattern.split_once('*') {
                 None if pattern == spec => Some(""),
@@ -288,10 +403,18 @@ impl PathIndex {
             }
         }
         for (name, dir) in &self.packages {
-            let rest = if spec == name { Some("") } else { spec.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix('/')) };
+            let rest = if spec == name {
+                Some("")
+            } else {
+                spec.strip_prefix(name.as_str()).and_then(|r| r.strip_prefix('/'))
+            };
             let Some(rest) = rest else { continue };
             let at = [dir.as_str(), rest].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join("/");
-            let candidates = if rest.is_empty() { vec![format!("{at}/src/index"), format!("{at}/index"), format!("{at}/src")] } else { vec![at.clone(), format!("{}/src/{rest}", dir)] };
+            let candidates = if rest.is_empty() {
+                vec![format!("{at}/src/index"), format!("{at}/index"), format!("{at}/src")]
+            } else {
+                vec![at.clone(), format!("{}/src/{rest}", dir)]
+            };
             for c in candidates {
                 let found = self.lookup_module_path(c.trim_start_matches('/'));
                 if !found.is_empty() {
@@ -313,10 +436,10 @@ impl PathIndex {
         let path = path.trim_start_matches("./").trim_end_matches('/');
         let mut found = self.lookup_exact(path);
         // `packages/x/src` (a directory) means its index file, not every file in it.
-        if found.len() > 1 {
-            if let Some(v) = self.stems.get(&format!("{path}/index")) {
-                found = v.clone();
-            }
+        if found.len() > 1
+            && let Some(v) = self.stems.get(&format!("{path}/index"))
+        {
+            found = v.clone();
         }
         found
     }
@@ -347,7 +470,11 @@ pub const RETURNS: &str = crate::chunk::facts::RETURNS;
 /// tail) names starts at a source root or at the repository's root.
 fn jvm_rooted(path: &str, segs: &[&str]) -> bool {
     let parts: Vec<&str> = strip_ext(path).split('/').collect();
-    let root = |s: &str| matches!(s, "java" | "kotlin" | "scala" | "groovy" | "src" | "main" | "test") || s.ends_with("Main") || s.ends_with("Test");
+    let root = |s: &str| {
+        matches!(s, "java" | "kotlin" | "scala" | "groovy" | "src" | "main" | "test")
+            || s.ends_with("Main")
+            || s.ends_with("Test")
+    };
     for start in 0..segs.len() {
         let tail = &segs[start..];
         if tail.len() > parts.len() {
@@ -361,7 +488,8 @@ fn jvm_rooted(path: &str, segs: &[&str]) -> bool {
 }
 
 /// First elements of the JVM platform's package names.
-const JVM_PLATFORM: &[&str] = &["java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "android", "androidx", "dalvik"];
+const JVM_PLATFORM: &[&str] =
+    &["java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "android", "androidx", "dalvik"];
 
 const SELF_NAMES: &[&str] = &["self", "this", "cls", "@", "$this", "super", "Self", "static", "parent"];
 
@@ -405,10 +533,10 @@ impl Manifests {
         let mut stack = vec![p];
         while let Some(i) = stack.pop() {
             for r in &self.cs_projects[i].1 {
-                if let Some(j) = self.cs_projects.iter().position(|(d, _)| d == r) {
-                    if seen.insert(j) {
-                        stack.push(j);
-                    }
+                if let Some(j) = self.cs_projects.iter().position(|(d, _)| d == r)
+                    && seen.insert(j)
+                {
+                    stack.push(j);
                 }
             }
         }
@@ -466,7 +594,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             Some(p) => cg.def_nodes[p as usize],
             None => cg.file_nodes[d.file as usize],
         };
-        cg.g.add_edge(from, cg.def_nodes[i], Edge { rel: Rel::Contains, confidence: Confidence::Extracted, line: d.start_line });
+        cg.g.add_edge(
+            from,
+            cg.def_nodes[i],
+            Edge { rel: Rel::Contains, confidence: Confidence::Extracted, line: d.start_line },
+        );
     }
 
     // Members of each type: by containment and by qualified prefix (Go methods, C++
@@ -484,17 +616,22 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         if in_type {
             continue;
         }
-        if let Some((owner, _)) = d.qualified.rsplit_once('.') {
-            if let Some(types) = cg.by_qualified.get(owner) {
-                let types: Vec<u32> = types.iter().copied().filter(|&t| type_kind(&cg.defs[t as usize].kind)).collect();
-                // The one type of that qualified name owns it wherever it is declared (a
-                // public header beside an implementation directory); with several, the one
-                // in the same file or directory.
-                let lone = types.len() == 1 && family(cg.files[cg.defs[types[0] as usize].file as usize].lang) == family(cg.files[d.file as usize].lang);
-                for t in types {
-                    if lone || cg.defs[t as usize].file == d.file || dir_of(cg.def_path(t)) == dir_of(&cg.files[d.file as usize].path) {
-                        members.entry(t).or_default().push(i as u32);
-                    }
+        if let Some((owner, _)) = d.qualified.rsplit_once('.')
+            && let Some(types) = cg.by_qualified.get(owner)
+        {
+            let types: Vec<u32> = types.iter().copied().filter(|&t| type_kind(&cg.defs[t as usize].kind)).collect();
+            // The one type of that qualified name owns it wherever it is declared (a
+            // public header beside an implementation directory); with several, the one
+            // in the same file or directory.
+            let lone = types.len() == 1
+                && family(cg.files[cg.defs[types[0] as usize].file as usize].lang)
+                    == family(cg.files[d.file as usize].lang);
+            for t in types {
+                if lone
+                    || cg.defs[t as usize].file == d.file
+                    || dir_of(cg.def_path(t)) == dir_of(&cg.files[d.file as usize].path)
+                {
+                    members.entry(t).or_default().push(i as u32);
                 }
             }
         }
@@ -502,10 +639,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
 
     // Ruby's `class << self` holds the class's own methods: they are members of the class.
     for (i, d) in cg.defs.iter().enumerate() {
-        if d.name == "self" && cg.files[d.file as usize].lang == crate::lang::Lang::Ruby {
-            if let (Some(p), Some(ms)) = (d.parent, members.get(&(i as u32)).cloned()) {
-                members.entry(p).or_default().extend(ms);
-            }
+        if d.name == "self"
+            && cg.files[d.file as usize].lang == crate::lang::Lang::Ruby
+            && let (Some(p), Some(ms)) = (d.parent, members.get(&(i as u32)).cloned())
+        {
+            members.entry(p).or_default().extend(ms);
         }
     }
 
@@ -519,10 +657,14 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     paths.ts_paths = manifests.ts_paths.clone();
     paths.base_urls = manifests.base_urls.clone();
     paths.packages = manifests.packages.clone();
-    let go_imports: Vec<&str> = files_in.iter().filter(|f| f.lang == Lang::Go).flat_map(|f| f.facts.imports.iter().map(|i| i.module.as_str())).collect();
+    let go_imports: Vec<&str> = files_in
+        .iter()
+        .filter(|f| f.lang == Lang::Go)
+        .flat_map(|f| f.facts.imports.iter().map(|i| i.module.as_str()))
+        .collect();
     if !go_modules.is_empty() {
         let mut mods = go_modules.to_vec();
-        mods.sort_by(|a, b| b.path.len().cmp(&a.path.len()));
+        mods.sort_by_key(|m| std::cmp::Reverse(m.path.len()));
         paths.go_modules = mods.into_iter().map(|m| (m.path, m.dir)).collect();
     } else if !go_imports.is_empty() {
         paths.infer_go_modules(&go_imports);
@@ -534,7 +676,10 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     // C#: namespace → files declaring a top-level type in it.
     let mut cs_namespaces: HashMap<String, Vec<u32>> = HashMap::new();
     for d in &cg.defs {
-        if cg.files[d.file as usize].lang != Lang::CSharp || !type_kind(&d.kind) || d.parent.is_some_and(|p| cg.defs[p as usize].kind != "namespace") {
+        if cg.files[d.file as usize].lang != Lang::CSharp
+            || !type_kind(&d.kind)
+            || d.parent.is_some_and(|p| cg.defs[p as usize].kind != "namespace")
+        {
             continue;
         }
         if let Some((ns, _)) = d.qualified.rsplit_once('.') {
@@ -562,7 +707,9 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                         v.iter()
                             .copied()
                             .filter(|&t| t as usize != fi)
-                            .filter(|&t| visible.is_none_or(|vis| cs_project[t as usize].is_none_or(|p| vis.contains(&p))))
+                            .filter(|&t| {
+                                visible.is_none_or(|vis| cs_project[t as usize].is_none_or(|p| vis.contains(&p)))
+                            })
                             .collect()
                     })
                     .unwrap_or_default()
@@ -573,7 +720,12 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             // the code calls it by — `time.Duration(x)`, `atomic.Int64` — local or not.
             if f.lang == Lang::Go {
                 let segs: Vec<&str> = imp.module.trim_matches('"').split('/').collect();
-                let last = segs.iter().rev().find(|s| !(s.len() > 1 && s.starts_with('v') && s[1..].bytes().all(|b| b.is_ascii_digit()))).copied().unwrap_or("");
+                let last = segs
+                    .iter()
+                    .rev()
+                    .find(|s| !(s.len() > 1 && s.starts_with('v') && s[1..].bytes().all(|b| b.is_ascii_digit())))
+                    .copied()
+                    .unwrap_or("");
                 let name = last.replace(['-', '.'], "_");
                 if !name.is_empty() {
                     if targets.is_empty() {
@@ -596,7 +748,8 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                 // package and name (Java, Kotlin, Scala, PHP) may look the name up; a name
                 // imported from an installed package (`parse` from '@babel/parser') is not
                 // every local definition called that.
-                let platform = family(f.lang) == family(Lang::Java) && imp.module.split('.').next().is_some_and(|s| JVM_PLATFORM.contains(&s));
+                let platform = family(f.lang) == family(Lang::Java)
+                    && imp.module.split('.').next().is_some_and(|s| JVM_PLATFORM.contains(&s));
                 let by_type_name = (family(f.lang) == family(Lang::Java) && !platform) || f.lang == Lang::Php;
                 let within: Vec<u32> = if targets.is_empty() {
                     if by_type_name { by_type.clone() } else { Vec::new() }
@@ -606,7 +759,10 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                 let chosen = if within.is_empty() && (targets.is_empty() || f.lang == Lang::Python) {
                     // `import a.b.Name` resolves to a file named Name in a matching package;
                     // Python's `from pkg import mod` to the submodule.
-                    paths.resolve(&cg.files[fi], &format!("{}{}{}", imp.module, if imp.module.ends_with('.') { "" } else { "." }, name))
+                    paths.resolve(
+                        &cg.files[fi],
+                        &format!("{}{}{}", imp.module, if imp.module.ends_with('.') { "" } else { "." }, name),
+                    )
                 } else {
                     within
                 };
@@ -623,7 +779,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             if all.is_empty() {
                 if !answered {
                     let ext = external(&mut cg, &imp.module);
-                    cg.g.add_edge(cg.file_nodes[fi], ext, Edge { rel: Rel::Imports, confidence: Confidence::External, line: imp.line });
+                    cg.g.add_edge(
+                        cg.file_nodes[fi],
+                        ext,
+                        Edge { rel: Rel::Imports, confidence: Confidence::External, line: imp.line },
+                    );
                 }
             } else {
                 for t in &all {
@@ -631,9 +791,17 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                     if answered {
                         continue;
                     }
-                            // A Go package or a C# namespace is every one of its files, each surely.
-                    let conf = if all.len() == 1 || matches!(f.lang, Lang::Go | Lang::CSharp) { Confidence::Resolved } else { Confidence::Ambiguous };
-                    cg.g.add_edge(cg.file_nodes[fi], cg.file_nodes[*t as usize], Edge { rel: Rel::Imports, confidence: conf, line: imp.line });
+                    // A Go package or a C# namespace is every one of its files, each surely.
+                    let conf = if all.len() == 1 || matches!(f.lang, Lang::Go | Lang::CSharp) {
+                        Confidence::Resolved
+                    } else {
+                        Confidence::Ambiguous
+                    };
+                    cg.g.add_edge(
+                        cg.file_nodes[fi],
+                        cg.file_nodes[*t as usize],
+                        Edge { rel: Rel::Imports, confidence: conf, line: imp.line },
+                    );
                 }
             }
         }
@@ -662,7 +830,15 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     // Bases first, so that member calls can follow inheritance.
     let mut base_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, go_external: &go_external, go_fields: &go_fields, returns: &returns };
+        let resolver = Resolver {
+            cg: &cg,
+            members: &members,
+            imported_files: &imported_files,
+            imported_names: &imported_names,
+            go_external: &go_external,
+            go_fields: &go_fields,
+            returns: &returns,
+        };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             for b in &f.facts.bases {
@@ -676,14 +852,26 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                     Relation::ExtendsOrImplements => Rel::ExtendsOrImplements,
                 };
                 let targets = resolver.resolve_type(fi as u32, &b.name, from);
-                base_edges.push((Node::Def(from), targets, Edge { rel, confidence: Confidence::Resolved, line: cg.defs[from as usize].start_line }));
+                base_edges.push((
+                    Node::Def(from),
+                    targets,
+                    Edge { rel, confidence: Confidence::Resolved, line: cg.defs[from as usize].start_line },
+                ));
             }
         }
     }
     add_edges(&mut cg, base_edges, &mut seen);
     let mut call_edges = Vec::new();
     {
-        let resolver = Resolver { cg: &cg, members: &members, imported_files: &imported_files, imported_names: &imported_names, go_external: &go_external, go_fields: &go_fields, returns: &returns };
+        let resolver = Resolver {
+            cg: &cg,
+            members: &members,
+            imported_files: &imported_files,
+            imported_names: &imported_names,
+            go_external: &go_external,
+            go_fields: &go_fields,
+            returns: &returns,
+        };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             let hints = type_hints(f.facts);
@@ -698,7 +886,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                 };
                 match resolver.resolve_call(fi as u32, scope, c, &hints, base) {
                     Ok(t) if t.is_empty() => {}
-                    other => call_edges.push((from, other, Edge { rel: Rel::Calls, confidence: Confidence::Resolved, line: c.line })),
+                    other => call_edges.push((
+                        from,
+                        other,
+                        Edge { rel: Rel::Calls, confidence: Confidence::Resolved, line: c.line },
+                    )),
                 }
             }
         }
@@ -710,7 +902,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
 
 type Pending = (Node, Result<Vec<(u32, Confidence)>, String>, Edge);
 
-fn add_edges(cg: &mut CodeGraph, edges: Vec<Pending>, seen: &mut HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)>) {
+fn add_edges(
+    cg: &mut CodeGraph,
+    edges: Vec<Pending>,
+    seen: &mut HashSet<(petgraph::graph::NodeIndex, petgraph::graph::NodeIndex, Rel)>,
+) {
     for (from, targets, mut edge) in edges {
         let from_ix = cg.node_of(from);
         match targets {
@@ -795,7 +991,11 @@ impl Resolver<'_> {
     }
 
     fn defs_named(&self, name: &str, want: impl Fn(&str) -> bool) -> Vec<u32> {
-        self.cg.by_name.get(name).map(|v| v.iter().copied().filter(|&d| want(&self.cg.defs[d as usize].kind)).collect()).unwrap_or_default()
+        self.cg
+            .by_name
+            .get(name)
+            .map(|v| v.iter().copied().filter(|&d| want(&self.cg.defs[d as usize].kind)).collect())
+            .unwrap_or_default()
     }
 
     /// Narrows cross-file candidates: imported names, imported files, then same directory.
@@ -805,12 +1005,17 @@ impl Resolver<'_> {
         }
         let f = file as usize;
         if let Some(files) = self.imported_names[f].get(name) {
-            let by_name: Vec<u32> = cands.iter().copied().filter(|&d| files.contains(&self.cg.defs[d as usize].file)).collect();
+            let by_name: Vec<u32> =
+                cands.iter().copied().filter(|&d| files.contains(&self.cg.defs[d as usize].file)).collect();
             if !by_name.is_empty() {
                 return by_name;
             }
         }
-        let by_import: Vec<u32> = cands.iter().copied().filter(|&d| self.imported_files[f].contains(&self.cg.defs[d as usize].file)).collect();
+        let by_import: Vec<u32> = cands
+            .iter()
+            .copied()
+            .filter(|&d| self.imported_files[f].contains(&self.cg.defs[d as usize].file))
+            .collect();
         if !by_import.is_empty() {
             return by_import;
         }
@@ -833,15 +1038,23 @@ impl Resolver<'_> {
         // An associated type (`type Service = …` inside an impl or trait) is not a base.
         let associated = |d: u32| {
             let def = &self.cg.defs[d as usize];
-            def.kind == "type" && def.parent.is_some_and(|p| matches!(self.cg.defs[p as usize].kind.as_str(), "impl" | "trait" | "interface"))
+            def.kind == "type"
+                && def
+                    .parent
+                    .is_some_and(|p| matches!(self.cg.defs[p as usize].kind.as_str(), "impl" | "trait" | "interface"))
         };
         // A dotted base (`ExchangeCodec.Carrier`) is the nested type of that qualified name.
         let (name, outer) = match name.rsplit_once('.') {
             Some((o, leaf)) => (leaf, Some(o)),
             None => (name, None),
         };
-        let nested_in = |d: u32| outer.is_none_or(|o| self.cg.defs[d as usize].qualified.ends_with(&format!("{o}.{name}")));
-        let cands: Vec<u32> = self.defs_named(name, type_kind).into_iter().filter(|&d| d != from && !associated(d) && nested_in(d) && self.reachable(file, d)).collect();
+        let nested_in =
+            |d: u32| outer.is_none_or(|o| self.cg.defs[d as usize].qualified.ends_with(&format!("{o}.{name}")));
+        let cands: Vec<u32> = self
+            .defs_named(name, type_kind)
+            .into_iter()
+            .filter(|&d| d != from && !associated(d) && nested_in(d) && self.reachable(file, d))
+            .collect();
         let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
         if local.len() == 1 {
             return Ok(vec![(local[0], Confidence::Extracted)]);
@@ -858,7 +1071,14 @@ impl Resolver<'_> {
     /// declared type in scope.
     /// The local types a receiver may be, and whether its type was declared (a declared type
     /// that is not local is someone else's: `atomic.Int64`, `sync.Mutex`).
-    fn receiver_types(&self, file: u32, scope: Option<u32>, receiver: &str, hints: &HashMap<(i32, &str), &str>, base: u32) -> (Vec<u32>, bool) {
+    fn receiver_types(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        receiver: &str,
+        hints: &HashMap<(i32, &str), &str>,
+        base: u32,
+    ) -> (Vec<u32>, bool) {
         let r = receiver.trim();
         if SELF_NAMES.contains(&r) {
             let mut s = scope;
@@ -868,16 +1088,24 @@ impl Resolver<'_> {
                     // An impl/extension stands for its type.
                     let named = self.defs_named(&def.name, type_kind);
                     let mut out = vec![d];
-                    out.extend(named.into_iter().filter(|&t| self.cg.defs[t as usize].file == file || dir_of(self.cg.def_path(t)) == dir_of(self.cg.def_path(d))));
+                    out.extend(named.into_iter().filter(|&t| {
+                        self.cg.defs[t as usize].file == file
+                            || dir_of(self.cg.def_path(t)) == dir_of(self.cg.def_path(d))
+                    }));
                     return (out, true);
                 }
                 // Go methods are not nested: their owner is the qualified prefix.
-                if let Some((owner, _)) = def.qualified.rsplit_once('.') {
-                    if def.parent.is_none() {
-                        let owners: Vec<u32> = self.cg.by_qualified.get(owner).map(|v| v.iter().copied().filter(|&t| type_kind(&self.cg.defs[t as usize].kind)).collect()).unwrap_or_default();
-                        if !owners.is_empty() {
-                            return (owners, true);
-                        }
+                if let Some((owner, _)) = def.qualified.rsplit_once('.')
+                    && def.parent.is_none()
+                {
+                    let owners: Vec<u32> = self
+                        .cg
+                        .by_qualified
+                        .get(owner)
+                        .map(|v| v.iter().copied().filter(|&t| type_kind(&self.cg.defs[t as usize].kind)).collect())
+                        .unwrap_or_default();
+                    if !owners.is_empty() {
+                        return (owners, true);
                     }
                 }
                 s = def.parent;
@@ -886,8 +1114,14 @@ impl Resolver<'_> {
         }
         // A variable with a declared type: innermost scope first, then file level. A field
         // (`self.x`, `this.x`, `@x`) is recorded on its class as `self.x`.
-        let field = r.strip_prefix("self.").or_else(|| r.strip_prefix("this.")).or_else(|| r.strip_prefix("$this->")).or_else(|| r.strip_prefix('@'));
-        let field_key = field.filter(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_')).map(|f| format!("self.{f}"));
+        let field = r
+            .strip_prefix("self.")
+            .or_else(|| r.strip_prefix("this."))
+            .or_else(|| r.strip_prefix("$this->"))
+            .or_else(|| r.strip_prefix('@'));
+        let field_key = field
+            .filter(|f| !f.is_empty() && f.chars().all(|c| c.is_alphanumeric() || c == '_'))
+            .map(|f| format!("self.{f}"));
         let simple = match &field_key {
             Some(k) => k.as_str(),
             None => r.trim_start_matches('$').trim_start_matches('&').trim_start_matches('*'),
@@ -923,10 +1157,10 @@ impl Resolver<'_> {
             }
         }
         // A field's type from any method of the file (assigned in a constructor, read elsewhere).
-        if ty.is_none() {
-            if let Some(k) = &field_key {
-                ty = hints.iter().find(|((_, v), _)| *v == k.as_str()).map(|(_, t)| *t);
-            }
+        if ty.is_none()
+            && let Some(k) = &field_key
+        {
+            ty = hints.iter().find(|((_, v), _)| *v == k.as_str()).map(|(_, t)| *t);
         }
         // `x = make_bar()`: the declared return type of the function called, when the
         // reachable functions of that name agree on one.
@@ -950,13 +1184,17 @@ impl Resolver<'_> {
         }
         let name = ty.unwrap_or_else(|| r.rsplit(['.', ':']).next().unwrap_or(r));
         // Go writes another package's type qualified (`config.Config`); its name is the leaf.
-        let name = if self.cg.files[file as usize].lang == Lang::Go { name.rsplit('.').next().unwrap_or(name) } else { name };
+        let name =
+            if self.cg.files[file as usize].lang == Lang::Go { name.rsplit('.').next().unwrap_or(name) } else { name };
         if !name.chars().next().is_some_and(|c| c.is_uppercase()) && ty.is_none() {
             return (Vec::new(), false);
         }
         let types = self.defs_named(name, |k| type_kind(k) || k == "module" || k == "namespace" || k == "impl");
         // A declared type qualified by a package that is not here is that package's.
-        let foreign = ty.is_some_and(|t| t.split_once('.').is_some_and(|(pkg, _)| self.go_external[file as usize].contains(pkg.trim_start_matches('*'))));
+        let foreign = ty.is_some_and(|t| {
+            t.split_once('.')
+                .is_some_and(|(pkg, _)| self.go_external[file as usize].contains(pkg.trim_start_matches('*')))
+        });
         if foreign {
             return (Vec::new(), true);
         }
@@ -964,7 +1202,13 @@ impl Resolver<'_> {
     }
 
     /// The type hint of variable `var` in `scope` or an enclosing one.
-    fn hint_in_scope<'h>(&self, scope: Option<u32>, var: &str, hints: &HashMap<(i32, &'h str), &'h str>, base: u32) -> Option<&'h str> {
+    fn hint_in_scope<'h>(
+        &self,
+        scope: Option<u32>,
+        var: &str,
+        hints: &HashMap<(i32, &'h str), &'h str>,
+        base: u32,
+    ) -> Option<&'h str> {
         let mut s = scope;
         loop {
             let key = s.map_or(-1, |d| (d - base) as i32);
@@ -984,10 +1228,10 @@ impl Resolver<'_> {
             if type_kind(&def.kind) || def.kind == "impl" || def.kind == "extension" {
                 out.insert(d);
                 for e in self.cg.g.edges(self.cg.def_nodes[d as usize]) {
-                    if e.weight().rel.is_inherits() {
-                        if let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)] {
-                            out.insert(b);
-                        }
+                    if e.weight().rel.is_inherits()
+                        && let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)]
+                    {
+                        out.insert(b);
                     }
                 }
             }
@@ -1006,9 +1250,11 @@ impl Resolver<'_> {
     ) -> Result<Vec<(u32, Confidence)>, String> {
         let name = c.name.as_str();
         // Go has no constructors: `T(x)` with a type `T` is a conversion, not a call.
-        let ctor_like = name.chars().next().is_some_and(|ch| ch.is_uppercase()) && self.cg.files[file as usize].lang != Lang::Go;
+        let ctor_like =
+            name.chars().next().is_some_and(|ch| ch.is_uppercase()) && self.cg.files[file as usize].lang != Lang::Go;
         let want = |k: &str| callable_kind(k) || (ctor_like && type_kind(k));
-        let mut cands: Vec<u32> = self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
+        let mut cands: Vec<u32> =
+            self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
         // A constructor call reaches the type; drop the constructors of the same name there.
         if cands.is_empty() {
             return Err(external_name(c));
@@ -1020,7 +1266,11 @@ impl Resolver<'_> {
                 return Err(external_name(c));
             }
             let (types, declared) = self.receiver_types(file, scope, &c.receiver, hints, base);
-            if types.is_empty() && declared && self.cg.files[file as usize].lang == Lang::Go && !SELF_NAMES.contains(&c.receiver.as_str()) {
+            if types.is_empty()
+                && declared
+                && self.cg.files[file as usize].lang == Lang::Go
+                && !SELF_NAMES.contains(&c.receiver.as_str())
+            {
                 // Go declares every type, qualified by its package: a declared type that is
                 // not one of the view's is someone else's, and so is the call.
                 return Err(external_name(c));
@@ -1035,7 +1285,9 @@ impl Resolver<'_> {
                 while !level.is_empty() && owned.is_empty() && visited.len() < 64 {
                     let mut same_type: Vec<u32> = Vec::new();
                     for &t in &level {
-                        for other in self.defs_named(&self.cg.defs[t as usize].name, |k| type_kind(k) || k == "impl" || k == "extension") {
+                        for other in self.defs_named(&self.cg.defs[t as usize].name, |k| {
+                            type_kind(k) || k == "impl" || k == "extension"
+                        }) {
                             if dir_of(self.cg.def_path(other)) == dir_of(self.cg.def_path(t)) {
                                 same_type.push(other);
                             }
@@ -1051,10 +1303,10 @@ impl Resolver<'_> {
                             owned.extend(ms.iter().copied().filter(|m| cands.contains(m)));
                         }
                         for e in self.cg.g.edges(self.cg.def_nodes[t as usize]) {
-                            if e.weight().rel.is_inherits() {
-                                if let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)] {
-                                    next.push(b);
-                                }
+                            if e.weight().rel.is_inherits()
+                                && let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)]
+                            {
+                                next.push(b);
                             }
                         }
                     }
@@ -1063,7 +1315,9 @@ impl Resolver<'_> {
                 owned.sort_unstable();
                 owned.dedup();
                 if !owned.is_empty() {
-                    let conf = |d: u32| if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved };
+                    let conf = |d: u32| {
+                        if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved }
+                    };
                     return Ok(if owned.len() == 1 {
                         vec![(owned[0], conf(owned[0]))]
                     } else {
@@ -1093,12 +1347,15 @@ impl Resolver<'_> {
             let names_module = |d: u32| {
                 let file = self.cg.defs[d as usize].file;
                 let stem = strip_ext(&self.cg.files[file as usize].path).rsplit('/').next().unwrap_or("");
-                self.imported_names[f].get(alias).is_some_and(|fs| fs.contains(&file)) || (!alias.is_empty() && alias == stem)
+                self.imported_names[f].get(alias).is_some_and(|fs| fs.contains(&file))
+                    || (!alias.is_empty() && alias == stem)
             };
             let module_fns: Vec<u32> = cands
                 .iter()
                 .copied()
-                .filter(|&d| !is_method(d) && self.imported_files[f].contains(&self.cg.defs[d as usize].file) && names_module(d))
+                .filter(|&d| {
+                    !is_method(d) && self.imported_files[f].contains(&self.cg.defs[d as usize].file) && names_module(d)
+                })
                 .collect();
             if module_fns.len() == 1 {
                 return Ok(vec![(module_fns[0], Confidence::Resolved)]);
@@ -1128,7 +1385,9 @@ impl Resolver<'_> {
             let def = &self.cg.defs[d as usize];
             match def.kind.as_str() {
                 "method" | "constructor" => def.file == file || def.parent.is_some_and(|p| enclosing.contains(&p)),
-                _ if ruby && def.parent.is_none() => def.file == file || self.imported_files[file as usize].contains(&def.file),
+                _ if ruby && def.parent.is_none() => {
+                    def.file == file || self.imported_files[file as usize].contains(&def.file)
+                }
                 _ => true,
             }
         });
@@ -1173,7 +1432,11 @@ fn prefer_enclosing(cg: &CodeGraph, local: &[u32], scope: Option<u32>) -> Vec<u3
 
 fn external_name(c: &crate::chunk::facts::CallFact) -> String {
     let r = c.receiver.trim();
-    if !r.is_empty() && r.len() <= 40 && r.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.') && !SELF_NAMES.contains(&r) {
+    if !r.is_empty()
+        && r.len() <= 40
+        && r.chars().all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.')
+        && !SELF_NAMES.contains(&r)
+    {
         format!("{r}.{}", c.name)
     } else {
         c.name.clone()

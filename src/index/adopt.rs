@@ -12,8 +12,8 @@
 //! other rows either.
 
 use super::process::{self, Processed};
-use crate::embed::Embedder;
 use crate::chunk::facts::Facts;
+use crate::embed::Embedder;
 use crate::lang::Lang;
 use crate::layer::chunks::{BlobChunks, ChunkColumns, Status};
 use crate::layer::graph::BlobFacts;
@@ -110,7 +110,14 @@ pub fn adopt(ws: &Workspace, pool: &Path, wanted: &[(Key, Content)], model: Opti
                 break;
             }
             let graph = graph_name.as_ref().zip(*g).map(|(n, g)| (&batches[&at(n)], g));
-            match check_blob(**key, &bytes, (&batches[&at(&seg_name)], *c), (&batches[&at(&lex_name)], *l), graph, with_graph) {
+            match check_blob(
+                **key,
+                &bytes,
+                (&batches[&at(&seg_name)], *c),
+                (&batches[&at(&lex_name)], *l),
+                graph,
+                with_graph,
+            ) {
                 Ok(p) => good.push(p),
                 Err(why) => {
                     failure = Some(format!("blob {:?}: {why}", key));
@@ -127,8 +134,10 @@ pub fn adopt(ws: &Workspace, pool: &Path, wanted: &[(Key, Content)], model: Opti
         }
     }
     out.blobs = accepted.len();
-    let texts: HashMap<[u8; 16], String> =
-        accepted.iter().flat_map(|p| p.chunks.hashes.iter().copied().zip(p.chunks.chunks.iter().map(|c| c.text.clone()))).collect();
+    let texts: HashMap<[u8; 16], String> = accepted
+        .iter()
+        .flat_map(|p| p.chunks.hashes.iter().copied().zip(p.chunks.chunks.iter().map(|c| c.text.clone())))
+        .collect();
     super::store_processed(ws, accepted)?;
     if let Some(m) = model {
         out.vectors = vectors(&ws.store, pool, &texts, m, &mut out.rejected)?;
@@ -269,7 +278,13 @@ fn read_processed(
 /// the local model and compared; what is stored is the local computation, so a forged vector
 /// can never enter, and a segment holding one is reported as refused. Returns the number of
 /// vectors stored.
-pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16], String>, model: &dyn Embedder, rejected: &mut Vec<Rejected>) -> Result<usize> {
+pub fn vectors(
+    store: &crate::store::Store,
+    pool: &Path,
+    texts: &HashMap<[u8; 16], String>,
+    model: &dyn Embedder,
+    rejected: &mut Vec<Rejected>,
+) -> Result<usize> {
     let fp = model.fingerprint();
     let cat = Catalog::load(&catalog_path(pool, layer::VECTORS, fp)).unwrap_or_default();
     let local = store.catalogs(layer::VECTORS, fp)?;
@@ -289,7 +304,8 @@ pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16
         rows.sort();
         let name = &cat.segments[seg as usize];
         let theirs = (|| -> std::result::Result<Vec<f32>, String> {
-            let batch = crate::store::read_segment_file(&pool.join(format!("{name}.parquet"))).map_err(|e| format!("{e:#}"))?;
+            let batch =
+                crate::store::read_segment_file(&pool.join(format!("{name}.parquet"))).map_err(|e| format!("{e:#}"))?;
             let cols = layer::vectors::VectorColumns::new(&batch).map_err(|e| e.to_string())?;
             if cols.dim != dim {
                 return Err(format!("dimension {} where the model has {dim}", cols.dim));
@@ -344,7 +360,11 @@ pub fn vectors(store: &crate::store::Store, pool: &Path, texts: &HashMap<[u8; 16
 /// Checks the local store's objects of `wanted` by processing each blob again (what
 /// `doctor --verify` does), and, with `model`, every vector of their chunks by computing it
 /// again: every mismatch is reported with its segment and the segments derived with it.
-pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)], model: Option<&dyn Embedder>) -> Result<(usize, Vec<Rejected>)> {
+pub fn verify_local(
+    ws: &Workspace,
+    wanted: &[(Key, Content)],
+    model: Option<&dyn Embedder>,
+) -> Result<(usize, Vec<Rejected>)> {
     let with_graph = ws.config.index.graph;
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
     let lex_cat = ws.store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
@@ -368,7 +388,9 @@ pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)], model: Option<&dy
         let gn = g.map(|g| graph_cat.segment_name(g).to_string());
         let (cp, lp) = (ws.store.segment_path(c.dir, &cn), ws.store.segment_path(l.dir, &ln));
         let gp = g.zip(gn.as_ref()).map(|(g, n)| ws.store.segment_path(g.dir, n));
-        let loaded = load(&mut batches, &cp).and_then(|_| load(&mut batches, &lp)).and_then(|_| gp.as_ref().map_or(Ok(()), |gp| load(&mut batches, gp)));
+        let loaded = load(&mut batches, &cp)
+            .and_then(|_| load(&mut batches, &lp))
+            .and_then(|_| gp.as_ref().map_or(Ok(()), |gp| load(&mut batches, gp)));
         checked += 1;
         let derived: Vec<String> = [Some(ln.clone()), gn.clone()].into_iter().flatten().collect();
         if let Err(e) = loaded {
@@ -377,7 +399,9 @@ pub fn verify_local(ws: &Workspace, wanted: &[(Key, Content)], model: Option<&dy
         }
         let graph = g.zip(gp.as_ref()).map(|(g, gp)| (&batches[gp], g.loc));
         match check_blob(*key, &bytes, (&batches[&cp], c.loc), (&batches[&lp], l.loc), graph, with_graph) {
-            Ok(mine) => texts.extend(mine.chunks.hashes.iter().copied().zip(mine.chunks.chunks.into_iter().map(|c| c.text))),
+            Ok(mine) => {
+                texts.extend(mine.chunks.hashes.iter().copied().zip(mine.chunks.chunks.into_iter().map(|c| c.text)))
+            }
             Err(reason) => bad.push(Rejected { segment: cn, reason: format!("blob {key:?}: {reason}"), derived }),
         }
     }
@@ -397,7 +421,11 @@ fn verify_vectors(ws: &Workspace, texts: &HashMap<[u8; 16], String>, model: &dyn
         let batch = match ws.store.read_segment(g.dir, &g.name) {
             Ok(b) => b,
             Err(e) => {
-                bad.push(Rejected { segment: g.name.clone(), reason: format!("unreadable vectors ({e:#})"), derived: Vec::new() });
+                bad.push(Rejected {
+                    segment: g.name.clone(),
+                    reason: format!("unreadable vectors ({e:#})"),
+                    derived: Vec::new(),
+                });
                 continue;
             }
         };
@@ -411,13 +439,21 @@ fn verify_vectors(ws: &Workspace, texts: &HashMap<[u8; 16], String>, model: &dyn
         let mut stored = vec![0f32; dim];
         for (i, &(_, row)) in rows.iter().enumerate() {
             if cols.dim != dim || row as usize >= cols.len() {
-                bad.push(Rejected { segment: g.name.clone(), reason: "vector rows do not fit the model".into(), derived: Vec::new() });
+                bad.push(Rejected {
+                    segment: g.name.clone(),
+                    reason: "vector rows do not fit the model".into(),
+                    derived: Vec::new(),
+                });
                 break;
             }
             cols.read(row as usize, &mut stored);
             let cos = crate::embed::dot(&mine[i * dim..(i + 1) * dim], &stored);
             if !(cos >= 0.99) {
-                bad.push(Rejected { segment: g.name.clone(), reason: format!("a vector does not match the model's (cosine {cos:.3})"), derived: Vec::new() });
+                bad.push(Rejected {
+                    segment: g.name.clone(),
+                    reason: format!("a vector does not match the model's (cosine {cos:.3})"),
+                    derived: Vec::new(),
+                });
                 break;
             }
         }

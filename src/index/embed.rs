@@ -43,7 +43,10 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u
         };
         for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
             if row >= shard.rows() {
-                anyhow::bail!("the catalog points past the end of segment {}; run `git lynx doctor --repair`", chunk_cat.segment_name(f));
+                anyhow::bail!(
+                    "the catalog points past the end of segment {}; run `git lynx doctor --repair`",
+                    chunk_cat.segment_name(f)
+                );
             }
             let m = shard.meta(row);
             if m.ord < 0 || !all.insert(m.hash) || vec_cat.contains(&Key::hash(&m.hash)) {
@@ -56,7 +59,7 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u
     if open.values().any(|s| s.is_damaged()) {
         anyhow::bail!("a chunk shard was damaged and has been removed; it is rebuilt on the next run");
     }
-    missing.sort_by(|a, b| a.0.cmp(&b.0));
+    missing.sort_by_key(|a| a.0);
     Ok((missing, all.len()))
 }
 

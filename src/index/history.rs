@@ -48,7 +48,8 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
             }
         }
     }
-    let missing: Vec<&(gix::ObjectId, Vec<gix::ObjectId>)> = commits.iter().filter(|(id, _)| !by_key.contains_key(&commit_key(id))).collect();
+    let missing: Vec<&(gix::ObjectId, Vec<gix::ObjectId>)> =
+        commits.iter().filter(|(id, _)| !by_key.contains_key(&commit_key(id))).collect();
     let mut computed: Vec<CommitFacts> = missing
         .par_iter()
         .map(|(id, parents)| {
@@ -63,14 +64,18 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
         .collect();
     let n_computed = computed.len();
     if !computed.is_empty() {
-        computed.sort_by(|a, b| a.key.cmp(&b.key));
+        computed.sort_by_key(|a| a.key);
         let (batch, keys) = history::to_batch(&computed)?;
         let name = ws.store.write_segment(HISTORY, &fp, &batch)?;
         crate::shard::history::write_facts(&ws.store.root, &name, &computed)?;
         ws.store.commit(HISTORY, &fp, &[(name, keys)])?;
         by_key.extend(computed.into_iter().map(|f| (f.key, f)));
     }
-    tracing::debug!("history: {} commits read, {n_computed} computed, in {:.1} ms", commits.len(), t.elapsed().as_secs_f64() * 1000.0);
+    tracing::debug!(
+        "history: {} commits read, {n_computed} computed, in {:.1} ms",
+        commits.len(),
+        t.elapsed().as_secs_f64() * 1000.0
+    );
     Ok((commits.iter().filter_map(|(id, _)| by_key.remove(&commit_key(id))).collect(), n_computed))
 }
 
@@ -87,10 +92,10 @@ pub fn walk(ws: &Workspace, tip: &str, max: usize) -> Result<Vec<(gix::ObjectId,
         return Ok(list);
     }
     let list = ws.repo.walk_ids(&hex, max)?;
-    if !ws.repo.local().is_shallow().unwrap_or(true) {
-        if let Err(e) = crate::fsutil::write_atomic(&path, &encode_walk(&list)) {
-            tracing::debug!("history walk of {hex} not kept: {e:#}");
-        }
+    if !ws.repo.local().is_shallow().unwrap_or(true)
+        && let Err(e) = crate::fsutil::write_atomic(&path, &encode_walk(&list))
+    {
+        tracing::debug!("history walk of {hex} not kept: {e:#}");
     }
     Ok(list)
 }
@@ -119,7 +124,8 @@ fn encode_walk(list: &[(gix::ObjectId, Vec<gix::ObjectId>)]) -> Vec<u8> {
 /// A kept walk, if it is whole, checks out and starts at `tip`; anything else is walked again.
 fn decode_walk(b: &[u8], tip: gix::ObjectId) -> Option<Vec<(gix::ObjectId, Vec<gix::ObjectId>)>> {
     let (body, sum) = b.split_at_checked(b.len().checked_sub(8)?)?;
-    if body.get(..8)? != WALK_MAGIC || twox_hash::XxHash3_64::oneshot(body) != u64::from_le_bytes(sum.try_into().ok()?) {
+    if body.get(..8)? != WALK_MAGIC || twox_hash::XxHash3_64::oneshot(body) != u64::from_le_bytes(sum.try_into().ok()?)
+    {
         return None;
     }
     let id_len = *body.get(8)? as usize;

@@ -118,7 +118,11 @@ pub fn ensure(ws: &Workspace, view: &View, progress: &Progress) -> Result<usize>
 
 fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: bool) -> Result<IndexReport> {
     let t0 = Instant::now();
-    let mut report = IndexReport { view: Some(view.id.clone()), files_seen: view.files.len() + view.skipped.len(), ..Default::default() };
+    let mut report = IndexReport {
+        view: Some(view.id.clone()),
+        files_seen: view.files.len() + view.skipped.len(),
+        ..Default::default()
+    };
     for s in &view.skipped {
         *report.skipped.entry(s.reason.name().to_string()).or_default() += 1;
     }
@@ -135,29 +139,39 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
     for f in &view.files {
         first.entry(f.key).or_insert(f);
     }
-    let mut todo: Vec<&ViewFile> =
-        first
-            .values()
-            .filter(|f| !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || (with_graph && !graph_cat.contains(&f.key)))
-            .copied()
-            .collect();
-    todo.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut todo: Vec<&ViewFile> = first
+        .values()
+        .filter(|f| {
+            !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || (with_graph && !graph_cat.contains(&f.key))
+        })
+        .copied()
+        .collect();
+    todo.sort_by_key(|a| a.key);
     // Objects other machines made for these blobs (untrusted alternates) are checked and
     // copied in rather than computed again.
     if !todo.is_empty() && !ws.store.pools.is_empty() {
         for pool in &ws.store.pools {
             let wanted: Vec<(Key, adopt::Content)> = todo
                 .iter()
-                .map(|f| (f.key, match &f.content {
-                    Some(c) => adopt::Content::Bytes(c.as_slice()),
-                    None => adopt::Content::Odb(f.blob),
-                }))
+                .map(|f| {
+                    (
+                        f.key,
+                        match &f.content {
+                            Some(c) => adopt::Content::Bytes(c.as_slice()),
+                            None => adopt::Content::Odb(f.blob),
+                        },
+                    )
+                })
                 .collect();
             let a = adopt::adopt(ws, pool, &wanted, None)?;
             report.blobs_adopted += a.blobs;
         }
         if report.blobs_adopted > 0 {
-            let (c, l, g) = (ws.store.catalogs(layer::CHUNKS, &chunks_fp)?, ws.store.catalogs(layer::LEXICAL, &lexical_fp)?, ws.store.catalogs(layer::GRAPH, &graph_fp)?);
+            let (c, l, g) = (
+                ws.store.catalogs(layer::CHUNKS, &chunks_fp)?,
+                ws.store.catalogs(layer::LEXICAL, &lexical_fp)?,
+                ws.store.catalogs(layer::GRAPH, &graph_fp)?,
+            );
             todo.retain(|f| !c.contains(&f.key) || !l.contains(&f.key) || (with_graph && !g.contains(&f.key)));
         }
     }
@@ -191,11 +205,19 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
         let t2 = Instant::now();
         report.blobs_new += processed.len();
         report.chunks_written += processed.iter().map(|p| p.chunks.chunks.len()).sum::<usize>();
-        report.segments_written += write_processed(ws, processed, (&chunks_fp, &chunk_cat), (&lexical_fp, &lex_cat), (&graph_fp, &graph_cat), with_graph)?;
+        report.segments_written += write_processed(
+            ws,
+            processed,
+            (&chunks_fp, &chunk_cat),
+            (&lexical_fp, &lex_cat),
+            (&graph_fp, &graph_cat),
+            with_graph,
+        )?;
         write_s += t2.elapsed().as_secs_f64();
     }
     progress.finish();
-    let unreadable: Vec<&ViewFile> = todo.iter().filter(|f| not_stored.get(&f.key) == Some(&SkipReason::Unreadable)).copied().collect();
+    let unreadable: Vec<&ViewFile> =
+        todo.iter().filter(|f| not_stored.get(&f.key) == Some(&SkipReason::Unreadable)).copied().collect();
     warn_unreadable(ws, &unreadable);
     report.seconds.insert("process".into(), process_s);
     report.seconds.insert("write".into(), write_s);
@@ -253,11 +275,19 @@ pub fn store_processed(ws: &Workspace, processed: Vec<process::Processed>) -> Re
     if processed.is_empty() {
         return Ok(0);
     }
-    let (chunks_fp, lexical_fp, graph_fp) = (layer::chunks_fingerprint(), layer::lexical_fingerprint(), layer::graph_fingerprint());
+    let (chunks_fp, lexical_fp, graph_fp) =
+        (layer::chunks_fingerprint(), layer::lexical_fingerprint(), layer::graph_fingerprint());
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
     let lex_cat = ws.store.catalogs(layer::LEXICAL, &lexical_fp)?;
     let graph_cat = ws.store.catalogs(layer::GRAPH, &graph_fp)?;
-    write_processed(ws, processed, (&chunks_fp, &chunk_cat), (&lexical_fp, &lex_cat), (&graph_fp, &graph_cat), ws.config.index.graph)
+    write_processed(
+        ws,
+        processed,
+        (&chunks_fp, &chunk_cat),
+        (&lexical_fp, &lex_cat),
+        (&graph_fp, &graph_cat),
+        ws.config.index.graph,
+    )
 }
 
 /// Writes the layers of `processed` that their catalogs still miss, as segments sorted by key
@@ -288,18 +318,36 @@ fn write_processed(
     let ((written_chunks, written_facts), written_terms) = rayon::join(
         || {
             (
-                write_batches(&ws.store, layer::CHUNKS, chunks_fp, &missing_chunks, |b| {
-                    b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64
-                }, chunks::to_batch, Some(crate::shard::chunks::write)),
-                write_batches(&ws.store, layer::GRAPH, graph_fp, &missing_facts, |b| {
-                    (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64
-                }, graph::to_batch, None),
+                write_batches(
+                    &ws.store,
+                    layer::CHUNKS,
+                    chunks_fp,
+                    &missing_chunks,
+                    |b| b.chunks.iter().map(|c| c.text.len() + 64).sum::<usize>() + 64,
+                    chunks::to_batch,
+                    Some(crate::shard::chunks::write),
+                ),
+                write_batches(
+                    &ws.store,
+                    layer::GRAPH,
+                    graph_fp,
+                    &missing_facts,
+                    |b| (b.facts.defs.len() + b.facts.calls.len() + b.facts.imports.len()) * 48 + 64,
+                    graph::to_batch,
+                    None,
+                ),
             )
         },
         || {
-            write_batches(&ws.store, layer::LEXICAL, lexical_fp, &missing_terms, |b| {
-                b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64
-            }, lexical::to_batch, Some(crate::shard::postings::write))
+            write_batches(
+                &ws.store,
+                layer::LEXICAL,
+                lexical_fp,
+                &missing_terms,
+                |b| b.chunks.iter().map(|c| c.terms.len() * 12 + 16).sum::<usize>() + 64,
+                lexical::to_batch,
+                Some(crate::shard::postings::write),
+            )
         },
     );
     Ok(written_chunks? + written_terms? + written_facts?)

@@ -1,10 +1,10 @@
 //! Processing one blob: content checks, language, chunks and lexical terms.
 
-use crate::chunk::{self, grammar, outline};
 use crate::chunk::facts::{Extractor, Facts};
-use crate::layer::graph::BlobFacts;
+use crate::chunk::{self, grammar, outline};
 use crate::lang::{self, Lang};
 use crate::layer::chunks::{BlobChunks, Status};
+use crate::layer::graph::BlobFacts;
 use crate::layer::lexical::{BlobTerms, ChunkTerms};
 use crate::repo::{self, SkipReason};
 use crate::store::Key;
@@ -45,17 +45,34 @@ pub fn process_as(key: Key, lang: Lang, content: &[u8], graph: bool) -> Processe
     };
     if let Some(status) = status {
         return Processed {
-            chunks: BlobChunks { key, status, lang: Lang::Text, size, chunks: Vec::new(), hashes: Vec::new(), encoding: String::new() },
+            chunks: BlobChunks {
+                key,
+                status,
+                lang: Lang::Text,
+                size,
+                chunks: Vec::new(),
+                hashes: Vec::new(),
+                encoding: String::new(),
+            },
             terms: BlobTerms { key, chunks: Vec::new() },
             facts: BlobFacts { key, facts: Facts::default() },
         };
     }
     let (text, encoding) = crate::encoding::decode(content);
-    let (chunks, facts) = if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) };
+    let (chunks, facts) =
+        if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) };
     let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();
     let terms = chunks.iter().map(|c| ChunkTerms::analyse(&c.text, &c.symbol)).collect();
     Processed {
-        chunks: BlobChunks { key, status: Status::Text, lang, size, chunks, hashes, encoding: encoding.unwrap_or_default().to_string() },
+        chunks: BlobChunks {
+            key,
+            status: Status::Text,
+            lang,
+            size,
+            chunks,
+            hashes,
+            encoding: encoding.unwrap_or_default().to_string(),
+        },
         terms: BlobTerms { key, chunks: terms },
         facts: BlobFacts { key, facts },
     }

@@ -37,7 +37,9 @@ pub struct ImportReport {
 }
 
 pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportReport> {
-    let size = std::fs::metadata(index_path).with_context(|| format!("cannot read the SCIP index {}", index_path.display()))?.len();
+    let size = std::fs::metadata(index_path)
+        .with_context(|| format!("cannot read the SCIP index {}", index_path.display()))?
+        .len();
     if size > MAX_INDEX_BYTES {
         bail!("{} is {} bytes; SCIP indexes above {} bytes are refused", index_path.display(), size, MAX_INDEX_BYTES);
     }
@@ -48,11 +50,12 @@ pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportRe
             index_path.display()
         )
     })?;
-    let mut report = ImportReport { index: index_path.display().to_string(), view: view.id.label.clone(), ..Default::default() };
-    if let Some(meta) = index.metadata.as_ref() {
-        if let Some(tool) = meta.tool_info.as_ref() {
-            report.tool = format!("{} {}", tool.name, tool.version).trim().to_string();
-        }
+    let mut report =
+        ImportReport { index: index_path.display().to_string(), view: view.id.label.clone(), ..Default::default() };
+    if let Some(meta) = index.metadata.as_ref()
+        && let Some(tool) = meta.tool_info.as_ref()
+    {
+        report.tool = format!("{} {}", tool.name, tool.version).trim().to_string();
     }
     let prefix = project_prefix(ws, index.metadata.as_ref().map(|m| m.project_root.as_str()).unwrap_or(""));
     let by_path: HashMap<&str, &ViewFile> = view.files.iter().map(|f| (f.path.as_str(), f)).collect();
@@ -64,12 +67,16 @@ pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportRe
         let path = match repo_path(&prefix, &doc.relative_path) {
             Some(p) => p,
             None => {
-                report.skipped.push(SkippedDoc { path: doc.relative_path.clone(), reason: "path leaves the repository".into() });
+                report
+                    .skipped
+                    .push(SkippedDoc { path: doc.relative_path.clone(), reason: "path leaves the repository".into() });
                 continue;
             }
         };
         let Some(file) = by_path.get(path.as_str()) else {
-            report.skipped.push(SkippedDoc { path, reason: "not a file of this view (untracked, excluded or deleted)".into() });
+            report
+                .skipped
+                .push(SkippedDoc { path, reason: "not a file of this view (untracked, excluded or deleted)".into() });
             continue;
         };
         let content = match &file.content {
@@ -101,7 +108,7 @@ pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportRe
         }
     }
     if !blobs.is_empty() {
-        blobs.sort_by(|a, b| a.key.cmp(&b.key));
+        blobs.sort_by_key(|a| a.key);
         let fp = layer::fingerprint();
         let (batch, keys) = layer::to_batch(&blobs)?;
         let name = ws.store.write_segment(layer::SCIP, &fp, &batch)?;
@@ -115,7 +122,9 @@ pub fn import(ws: &Workspace, view: &View, index_path: &Path) -> Result<ImportRe
 /// was made elsewhere (another checkout, CI) and its paths are taken as repository paths.
 fn project_prefix(ws: &Workspace, root: &str) -> String {
     let Some(root) = root.strip_prefix("file://") else { return String::new() };
-    let (Ok(workdir), Ok(root)) = (ws.repo.workdir().and_then(|w| Ok(w.canonicalize()?)), Path::new(root).canonicalize()) else {
+    let (Ok(workdir), Ok(root)) =
+        (ws.repo.workdir().and_then(|w| Ok(w.canonicalize()?)), Path::new(root).canonicalize())
+    else {
         return String::new();
     };
     match root.strip_prefix(&workdir) {
@@ -145,13 +154,17 @@ fn repo_path(prefix: &str, relative: &str) -> Option<String> {
 fn range_of(o: &scip::types::Occurrence) -> Option<(u32, u32, u32, u32)> {
     use scip::types::occurrence::Typed_range;
     match &o.typed_range {
-        Some(Typed_range::SingleLineRange(r)) => return Some((r.line as u32, r.start_character as u32, r.line as u32, r.end_character as u32)),
-        Some(Typed_range::MultiLineRange(r)) => return Some((r.start_line as u32, r.start_character as u32, r.end_line as u32, r.end_character as u32)),
+        Some(Typed_range::SingleLineRange(r)) => {
+            return Some((r.line as u32, r.start_character as u32, r.line as u32, r.end_character as u32));
+        }
+        Some(Typed_range::MultiLineRange(r)) => {
+            return Some((r.start_line as u32, r.start_character as u32, r.end_line as u32, r.end_character as u32));
+        }
         _ => {}
     }
-    match o.range.as_slice() {
-        &[l, s, e] => Some((l as u32, s as u32, l as u32, e as u32)),
-        &[l, s, el, e] => Some((l as u32, s as u32, el as u32, e as u32)),
+    match *o.range.as_slice() {
+        [l, s, e] => Some((l as u32, s as u32, l as u32, e as u32)),
+        [l, s, el, e] => Some((l as u32, s as u32, el as u32, e as u32)),
         _ => None,
     }
 }
@@ -163,9 +176,9 @@ fn enclosing_end(o: &scip::types::Occurrence) -> Option<u32> {
         Some(Typed_enclosing_range::MultiLineEnclosingRange(r)) => return Some(r.end_line as u32),
         _ => {}
     }
-    match o.enclosing_range.as_slice() {
-        &[l, _, _] => Some(l as u32),
-        &[_, _, el, _] => Some(el as u32),
+    match *o.enclosing_range.as_slice() {
+        [l, _, _] => Some(l as u32),
+        [_, _, el, _] => Some(el as u32),
         _ => None,
     }
 }
@@ -199,7 +212,8 @@ fn checkable_name(symbol: &str) -> Option<String> {
     use scip::types::descriptor::Suffix;
     let parsed = scip::symbol::parse_symbol(symbol).ok()?;
     let d = parsed.descriptors.last()?;
-    let plain = d.name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$') && d.name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    let plain = d.name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && d.name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
     (plain && matches!(d.suffix.enum_value(), Ok(Suffix::Type | Suffix::Term | Suffix::Method))).then(|| d.name.clone())
 }
 
@@ -216,12 +230,13 @@ pub fn document_rows(doc: &scip::types::Document, text: &str) -> Result<PreciseF
     // indexers leave out of their relationships.
     let mut type_defs: HashMap<u32, (&str, u32)> = HashMap::new();
     for o in &doc.occurrences {
-        if o.symbol_roles & 1 != 0 && o.symbol.ends_with('#') && !o.symbol.starts_with("local ") {
-            if let Some((l, _, el, e)) = range_of(o) {
-                if el == l {
-                    type_defs.entry(l).or_insert((o.symbol.as_str(), e));
-                }
-            }
+        if o.symbol_roles & 1 != 0
+            && o.symbol.ends_with('#')
+            && !o.symbol.starts_with("local ")
+            && let Some((l, _, el, e)) = range_of(o)
+            && el == l
+        {
+            type_defs.entry(l).or_insert((o.symbol.as_str(), e));
         }
     }
     for o in &doc.occurrences {
@@ -239,24 +254,36 @@ pub fn document_rows(doc: &scip::types::Document, text: &str) -> Result<PreciseF
         let is_def = o.symbol_roles & 1 != 0;
         if is_def {
             // A definition's range names it: checking that catches an index of other content.
-            if !at.is_empty() {
-                if let Some(name) = checkable_name(&o.symbol) {
-                    checked += 1;
-                    if at != name {
-                        wrong += 1;
-                    }
+            if !at.is_empty()
+                && let Some(name) = checkable_name(&o.symbol)
+            {
+                checked += 1;
+                if at != name {
+                    wrong += 1;
                 }
             }
             let end = enclosing_end(o).map_or(l, |x| x.max(l));
             def_line.insert(&o.symbol, l + 1);
-            rows.push(Row { occ: Occ::Def, symbol: o.symbol.clone(), other: String::new(), line: l + 1, end_line: end + 1 });
+            rows.push(Row {
+                occ: Occ::Def,
+                symbol: o.symbol.clone(),
+                other: String::new(),
+                line: l + 1,
+                end_line: end + 1,
+            });
             continue;
         }
         if let Some(&(child, name_end)) = type_defs.get(&l) {
             let between = line.get(utf16_to_byte(line, name_end)..bs).unwrap_or("");
             let nested = between.matches(['<', '[']).count() > between.matches(['>', ']']).count();
             if s >= name_end && !nested && o.symbol.ends_with('#') && o.symbol != child {
-                rows.push(Row { occ: Occ::Implements, symbol: child.to_string(), other: o.symbol.clone(), line: l + 1, end_line: l + 1 });
+                rows.push(Row {
+                    occ: Occ::Implements,
+                    symbol: child.to_string(),
+                    other: o.symbol.clone(),
+                    line: l + 1,
+                    end_line: l + 1,
+                });
                 continue;
             }
         }
@@ -282,7 +309,13 @@ pub fn document_rows(doc: &scip::types::Document, text: &str) -> Result<PreciseF
         let line = def_line.get(si.symbol.as_str()).copied().unwrap_or(0);
         for r in &si.relationships {
             if r.is_implementation && !r.symbol.is_empty() {
-                rows.push(Row { occ: Occ::Implements, symbol: si.symbol.clone(), other: r.symbol.clone(), line, end_line: line });
+                rows.push(Row {
+                    occ: Occ::Implements,
+                    symbol: si.symbol.clone(),
+                    other: r.symbol.clone(),
+                    line,
+                    end_line: line,
+                });
             }
         }
     }

@@ -5,8 +5,8 @@
 
 use crate::chunk::Chunk;
 use crate::lang::Lang;
-use crate::store::Key;
 use crate::layer::column as col;
+use crate::store::Key;
 use anyhow::Result;
 use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder,
@@ -147,7 +147,6 @@ pub struct ChunkColumns<'a> {
     pub encoding: &'a StringArray,
 }
 
-
 impl<'a> ChunkColumns<'a> {
     pub fn new(batch: &'a RecordBatch) -> Result<Self> {
         Ok(ChunkColumns {
@@ -185,6 +184,10 @@ impl<'a> ChunkColumns<'a> {
     pub fn len(&self) -> usize {
         self.key.len()
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.key.is_empty()
+    }
 }
 
 #[cfg(test)]
@@ -193,10 +196,32 @@ mod tests {
 
     #[test]
     fn batch_roundtrip_through_parquet() {
-        let chunk = |s: &str, a, b| Chunk { symbol: s.into(), kind: "function".into(), start_line: a, end_line: b, text: format!("fn {s}() {{}}") };
+        let chunk = |s: &str, a, b| Chunk {
+            symbol: s.into(),
+            kind: "function".into(),
+            start_line: a,
+            end_line: b,
+            text: format!("fn {s}() {{}}"),
+        };
         let blobs = vec![
-            BlobChunks { key: Key::blob(&[1; 20], 9), status: Status::Text, lang: Lang::Rust, size: 30, chunks: vec![chunk("a", 1, 2), chunk("b", 3, 4)], hashes: vec![[1; 16], [2; 16]], encoding: String::new() },
-            BlobChunks { key: Key::blob(&[2; 20], 255), status: Status::Binary, lang: Lang::Text, size: 9, chunks: vec![], hashes: vec![], encoding: "Big5".into() },
+            BlobChunks {
+                key: Key::blob(&[1; 20], 9),
+                status: Status::Text,
+                lang: Lang::Rust,
+                size: 30,
+                chunks: vec![chunk("a", 1, 2), chunk("b", 3, 4)],
+                hashes: vec![[1; 16], [2; 16]],
+                encoding: String::new(),
+            },
+            BlobChunks {
+                key: Key::blob(&[2; 20], 255),
+                status: Status::Binary,
+                lang: Lang::Text,
+                size: 9,
+                chunks: vec![],
+                hashes: vec![],
+                encoding: "Big5".into(),
+            },
         ];
         let (batch, keys) = to_batch(&blobs).unwrap();
         assert_eq!(keys, vec![(blobs[0].key, 0, 2), (blobs[1].key, 2, 1)]);

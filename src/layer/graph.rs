@@ -3,10 +3,13 @@
 
 use crate::chunk::data::{DataFact, DataKind};
 use crate::chunk::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
-use crate::store::Key;
 use crate::layer::column as col;
+use crate::store::Key;
 use anyhow::Result;
-use arrow::array::{ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder, UInt8Array, UInt32Array};
+use arrow::array::{
+    ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, RecordBatch, StringArray, StringBuilder,
+    UInt8Array, UInt32Array,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
@@ -89,7 +92,17 @@ pub fn to_batch(blobs: &[BlobFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u32)
         }
         // Data access: the kind in `flag`, the columns after the target in `b`.
         for x in &f.data {
-            c.push(b.key, DATA, &x.name, &format!("{}\n{}", x.target, x.columns.join(",")), &x.access, x.line, x.line, x.scope, x.kind as u8);
+            c.push(
+                b.key,
+                DATA,
+                &x.name,
+                &format!("{}\n{}", x.target, x.columns.join(",")),
+                &x.access,
+                x.line,
+                x.line,
+                x.scope,
+                x.kind as u8,
+            );
         }
         if c.key.len() as u32 == start {
             c.push(b.key, NONE, "", "", "", 0, 0, -1, 0);
@@ -121,7 +134,6 @@ pub fn to_batch(blobs: &[BlobFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u32)
     Ok((RecordBatch::try_new(schema(), cols)?, keys))
 }
 
-
 /// Facts of rows `start..start+count` of a decoded graph segment.
 pub fn read_facts(batch: &RecordBatch, start: usize, count: usize) -> Result<Facts> {
     let _key: &FixedSizeBinaryArray = col(batch, "key")?;
@@ -152,7 +164,11 @@ pub fn read_facts(batch: &RecordBatch, start: usize, count: usize) -> Result<Fac
                 line: line.value(i),
                 scope: r.value(i),
             }),
-            BASE => f.bases.push(BaseFact { def: r.value(i), name: a.value(i).into(), relation: Relation::from_name(c.value(i)) }),
+            BASE => f.bases.push(BaseFact {
+                def: r.value(i),
+                name: a.value(i).into(),
+                relation: Relation::from_name(c.value(i)),
+            }),
             IMPORT => f.imports.push(ImportFact {
                 module: a.value(i).into(),
                 names: b.value(i).split('\n').filter(|s| !s.is_empty()).map(String::from).collect(),
@@ -185,14 +201,33 @@ mod tests {
     #[test]
     fn roundtrip() {
         let facts = Facts {
-            defs: vec![DefFact { name: "f".into(), qualified: "A.f".into(), kind: "method".into(), start_line: 2, end_line: 4, parent: 0, test: true }],
+            defs: vec![DefFact {
+                name: "f".into(),
+                qualified: "A.f".into(),
+                kind: "method".into(),
+                start_line: 2,
+                end_line: 4,
+                parent: 0,
+                test: true,
+            }],
             calls: vec![CallFact { name: "g".into(), receiver: "self".into(), member: true, line: 3, scope: 0 }],
             bases: vec![BaseFact { def: 0, name: "Base".into(), relation: Relation::Implements }],
             imports: vec![ImportFact { module: "os.path".into(), names: vec!["join".into(), "split".into()], line: 1 }],
             types: vec![TypeHint { scope: -1, var: "p".into(), ty: "Point".into() }],
-            data: vec![DataFact { kind: DataKind::Sql, name: "orders".into(), target: String::new(), access: "write".into(), columns: vec!["total".into(), "id".into()], line: 3, scope: 0 }],
+            data: vec![DataFact {
+                kind: DataKind::Sql,
+                name: "orders".into(),
+                target: String::new(),
+                access: "write".into(),
+                columns: vec!["total".into(), "id".into()],
+                line: 3,
+                scope: 0,
+            }],
         };
-        let blobs = vec![BlobFacts { key: Key::blob(&[1; 20], 1), facts: facts.clone() }, BlobFacts { key: Key::blob(&[2; 20], 1), facts: Facts::default() }];
+        let blobs = vec![
+            BlobFacts { key: Key::blob(&[1; 20], 1), facts: facts.clone() },
+            BlobFacts { key: Key::blob(&[2; 20], 1), facts: Facts::default() },
+        ];
         let (batch, keys) = to_batch(&blobs).unwrap();
         assert_eq!(keys[1], (blobs[1].key, 6, 1));
         assert_eq!(read_facts(&batch, 0, 6).unwrap(), facts);

@@ -6,7 +6,10 @@
 use crate::layer::column as col;
 use crate::store::Key;
 use anyhow::Result;
-use arrow::array::{Array, ArrayRef, FixedSizeBinaryBuilder, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray, StringBuilder};
+use arrow::array::{
+    Array, ArrayRef, FixedSizeBinaryBuilder, Int64Array, ListArray, ListBuilder, RecordBatch, StringArray,
+    StringBuilder,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
@@ -45,7 +48,8 @@ pub fn to_batch(facts: &[CommitFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u3
     let mut key = FixedSizeBinaryBuilder::with_capacity(facts.len(), 33);
     let mut subject = StringBuilder::new();
     let mut time = Vec::with_capacity(facts.len());
-    let mut paths = ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new("item", DataType::Utf8, false)));
+    let mut paths =
+        ListBuilder::new(StringBuilder::new()).with_field(Arc::new(Field::new("item", DataType::Utf8, false)));
     let mut keys = Vec::with_capacity(facts.len());
     for (i, f) in facts.iter().enumerate() {
         key.append_value(f.key.0)?;
@@ -57,7 +61,12 @@ pub fn to_batch(facts: &[CommitFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u3
         paths.append(true);
         keys.push((f.key, i as u32, 1));
     }
-    let cols: Vec<ArrayRef> = vec![Arc::new(key.finish()), Arc::new(subject.finish()), Arc::new(Int64Array::from(time)), Arc::new(paths.finish())];
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(key.finish()),
+        Arc::new(subject.finish()),
+        Arc::new(Int64Array::from(time)),
+        Arc::new(paths.finish()),
+    ];
     Ok((RecordBatch::try_new(schema(), cols)?, keys))
 }
 
@@ -71,7 +80,8 @@ pub fn read(batch: &RecordBatch, row: usize) -> Result<CommitFacts> {
         anyhow::bail!("history row {row} out of range");
     }
     let values = paths.value(row);
-    let values: &StringArray = values.as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("history paths are not strings"))?;
+    let values: &StringArray =
+        values.as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("history paths are not strings"))?;
     Ok(CommitFacts {
         key: Key(key.value(row).try_into()?),
         subject: subject.value(row).to_string(),
@@ -85,7 +95,12 @@ pub fn read(batch: &RecordBatch, row: usize) -> Result<CommitFacts> {
 #[cfg(test)]
 pub(crate) fn sample() -> Vec<CommitFacts> {
     vec![
-        CommitFacts { key: Key::blob(&[1; 20], 0), subject: "Fix retry backoff".into(), time: 7, paths: vec!["a.rs".into(), "b/c.rs".into()] },
+        CommitFacts {
+            key: Key::blob(&[1; 20], 0),
+            subject: "Fix retry backoff".into(),
+            time: 7,
+            paths: vec!["a.rs".into(), "b/c.rs".into()],
+        },
         CommitFacts { key: Key::blob(&[2; 20], 0), subject: "Root".into(), time: 1, paths: vec![] },
         CommitFacts { key: Key::blob(&[3; 20], 0), subject: String::new(), time: -9, paths: vec!["ü.md".into()] },
     ]

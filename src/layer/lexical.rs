@@ -2,8 +2,8 @@
 //! symbol, so that building a view's BM25 index never re-tokenises anything.
 
 use crate::analyze;
-use crate::store::Key;
 use crate::layer::column as col;
+use crate::store::Key;
 use anyhow::{Context, Result};
 use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, Int32Array, ListArray, ListBuilder, RecordBatch,
@@ -54,7 +54,8 @@ pub struct BlobTerms {
 }
 
 pub fn schema() -> Arc<Schema> {
-    let item = |name: &str, dt: DataType| Field::new(name, DataType::List(Arc::new(Field::new("item", dt, false))), false);
+    let item =
+        |name: &str, dt: DataType| Field::new(name, DataType::List(Arc::new(Field::new("item", dt, false))), false);
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::FixedSizeBinary(33), false),
         Field::new("ord", DataType::Int32, false),
@@ -121,7 +122,6 @@ pub struct TermColumns<'a> {
     sym_values: &'a StringArray,
 }
 
-
 impl<'a> TermColumns<'a> {
     pub fn new(batch: &'a RecordBatch) -> Result<Self> {
         let terms: &ListArray = col(batch, "terms")?;
@@ -165,7 +165,10 @@ mod tests {
         assert!(t.terms.contains(&("parsejson".to_string(), 2)));
         assert!(t.terms.contains(&("json".to_string(), 2)));
         assert_eq!(t.symbol, ["parser", "parsejson", "parse", "json"]);
-        let blobs = vec![BlobTerms { key: Key::blob(&[7; 20], 1), chunks: vec![t.clone()] }, BlobTerms { key: Key::blob(&[8; 20], 1), chunks: vec![] }];
+        let blobs = vec![
+            BlobTerms { key: Key::blob(&[7; 20], 1), chunks: vec![t.clone()] },
+            BlobTerms { key: Key::blob(&[8; 20], 1), chunks: vec![] },
+        ];
         let (batch, keys) = to_batch(&blobs).unwrap();
         assert_eq!(keys[1], (blobs[1].key, 1, 1));
         let c = TermColumns::new(&batch).unwrap();

@@ -70,8 +70,10 @@ pub fn chunk_hashes<'a>(
     for g in cat.by_segment(keys.into_iter().map(|k| ((), *k)), |_| true) {
         let name = &g.name;
         let b = store.read_segment_columns(g.dir, name, &["ord", "hash"])?;
-        let ord: &Int32Array = b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
-        let hash: &FixedSizeBinaryArray = b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        let ord: &Int32Array =
+            b.column(0).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
+        let hash: &FixedSizeBinaryArray =
+            b.column(1).as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("bad chunk segment {name}"))?;
         for (_, row, count) in g.rows() {
             for row in row..row + count {
                 if ord.value(row) >= 0 {

@@ -8,7 +8,9 @@
 use crate::layer::column as col;
 use crate::store::Key;
 use anyhow::Result;
-use arrow::array::{ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, RecordBatch, StringArray, UInt8Array, UInt32Array};
+use arrow::array::{
+    ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, RecordBatch, StringArray, UInt8Array, UInt32Array,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
@@ -81,7 +83,8 @@ pub fn schema() -> Arc<Schema> {
 
 pub fn to_batch(blobs: &[BlobRows]) -> Result<(RecordBatch, Vec<(Key, u32, u32)>)> {
     let mut key = FixedSizeBinaryBuilder::new(33);
-    let (mut occ, mut symbol, mut other, mut line, mut end) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut occ, mut symbol, mut other, mut line, mut end) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut keys = Vec::with_capacity(blobs.len());
     let empty = [Row { occ: Occ::Empty, symbol: String::new(), other: String::new(), line: 0, end_line: 0 }];
     for b in blobs {
@@ -121,11 +124,18 @@ pub fn read(batch: &RecordBatch, row: usize, count: usize) -> Result<PreciseFact
     }
     let mut rows = Vec::with_capacity(count);
     for i in row..row + count {
-        let kind = Occ::from_u8(occ.value(i)).ok_or_else(|| anyhow::anyhow!("unknown occurrence kind {} in a precise-graph segment", occ.value(i)))?;
+        let kind = Occ::from_u8(occ.value(i))
+            .ok_or_else(|| anyhow::anyhow!("unknown occurrence kind {} in a precise-graph segment", occ.value(i)))?;
         if kind == Occ::Empty {
             continue;
         }
-        rows.push(Row { occ: kind, symbol: symbol.value(i).to_string(), other: other.value(i).to_string(), line: line.value(i), end_line: end.value(i) });
+        rows.push(Row {
+            occ: kind,
+            symbol: symbol.value(i).to_string(),
+            other: other.value(i).to_string(),
+            line: line.value(i),
+            end_line: end.value(i),
+        });
     }
     Ok(PreciseFacts { rows })
 }
@@ -138,11 +148,26 @@ mod tests {
     fn roundtrip_keeps_rows_and_empty_blobs() {
         let a = PreciseFacts {
             rows: vec![
-                Row { occ: Occ::Def, symbol: "s py demo 1 `m`/Store#".into(), other: String::new(), line: 1, end_line: 9 },
-                Row { occ: Occ::Implements, symbol: "s py demo 1 `m`/Cache#".into(), other: "s py demo 1 `m`/Store#".into(), line: 11, end_line: 11 },
+                Row {
+                    occ: Occ::Def,
+                    symbol: "s py demo 1 `m`/Store#".into(),
+                    other: String::new(),
+                    line: 1,
+                    end_line: 9,
+                },
+                Row {
+                    occ: Occ::Implements,
+                    symbol: "s py demo 1 `m`/Cache#".into(),
+                    other: "s py demo 1 `m`/Store#".into(),
+                    line: 11,
+                    end_line: 11,
+                },
             ],
         };
-        let blobs = vec![BlobRows { key: Key::blob(&[1; 20], 1), facts: a.clone() }, BlobRows { key: Key::blob(&[2; 20], 1), facts: PreciseFacts::default() }];
+        let blobs = vec![
+            BlobRows { key: Key::blob(&[1; 20], 1), facts: a.clone() },
+            BlobRows { key: Key::blob(&[2; 20], 1), facts: PreciseFacts::default() },
+        ];
         let (batch, keys) = to_batch(&blobs).unwrap();
         assert_eq!(keys, vec![(blobs[0].key, 0, 2), (blobs[1].key, 2, 1)]);
         assert_eq!(read(&batch, 0, 2).unwrap(), a);

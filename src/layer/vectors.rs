@@ -4,14 +4,20 @@
 
 use crate::store::Key;
 use anyhow::{Context, Result, bail};
-use arrow::array::{Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, FixedSizeListArray, Float16Array, RecordBatch};
+use arrow::array::{
+    Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, FixedSizeListArray, Float16Array, RecordBatch,
+};
 use arrow::datatypes::{DataType, Field, Schema};
 use std::sync::Arc;
 
 pub fn schema(dim: usize) -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::FixedSizeBinary(33), false),
-        Field::new("vector", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float16, false)), dim as i32), false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float16, false)), dim as i32),
+            false,
+        ),
     ]))
 }
 
@@ -47,9 +53,18 @@ pub struct VectorColumns<'a> {
 
 impl<'a> VectorColumns<'a> {
     pub fn new(batch: &'a RecordBatch) -> Result<Self> {
-        let key = batch.column_by_name("key").context("vector segment lacks `key`")?.as_any().downcast_ref().context("bad `key` type")?;
-        let list: &FixedSizeListArray =
-            batch.column_by_name("vector").context("vector segment lacks `vector`")?.as_any().downcast_ref().context("bad `vector` type")?;
+        let key = batch
+            .column_by_name("key")
+            .context("vector segment lacks `key`")?
+            .as_any()
+            .downcast_ref()
+            .context("bad `key` type")?;
+        let list: &FixedSizeListArray = batch
+            .column_by_name("vector")
+            .context("vector segment lacks `vector`")?
+            .as_any()
+            .downcast_ref()
+            .context("bad `vector` type")?;
         let dim = list.value_length() as usize;
         let values = list.values().as_any().downcast_ref::<Float16Array>().context("vectors are not float16")?;
         Ok(VectorColumns { key, values, dim })

@@ -19,7 +19,8 @@ pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
         let inner = e.inner().to_string();
         let msg = if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
             format!("missing required argument `{field}`")
-        } else if let Some((got, want)) = inner.strip_prefix("invalid type: ").and_then(|r| r.split_once(", expected ")) {
+        } else if let Some((got, want)) = inner.strip_prefix("invalid type: ").and_then(|r| r.split_once(", expected "))
+        {
             let want = match want {
                 "f32" | "f64" => "a number",
                 "u32" | "usize" | "u64" => "a positive integer",
@@ -87,7 +88,11 @@ fn strings(s: Option<Strings>) -> Vec<String> {
 
 /// A required text argument that is not blank.
 fn required(s: &str, name: &str) -> Result<String> {
-    if s.trim().is_empty() { Err(crate::error::usage(format!("missing required argument `{name}`"))) } else { Ok(s.to_string()) }
+    if s.trim().is_empty() {
+        Err(crate::error::usage(format!("missing required argument `{name}`")))
+    } else {
+        Ok(s.to_string())
+    }
 }
 
 fn graph_op<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<GraphOp, D::Error> {
@@ -112,7 +117,13 @@ pub struct FilterArgs {
 
 impl FilterArgs {
     pub fn filters(self) -> Filters {
-        Filters { globs: self.glob.into_iter().collect(), extensions: strings(self.extensions), path_contains: self.path_contains, pathspecs: Vec::new(), languages: strings(self.language) }
+        Filters {
+            globs: self.glob.into_iter().collect(),
+            extensions: strings(self.extensions),
+            path_contains: self.path_contains,
+            pathspecs: Vec::new(),
+            languages: strings(self.language),
+        }
     }
 }
 
@@ -435,7 +446,10 @@ mod tests {
         assert_eq!(s.k(10), 100, "clamped");
         assert_eq!(s.files, None);
         let f = s.filters.filters();
-        assert_eq!((f.extensions, f.languages), (vec![".py".to_string()], vec!["python".to_string(), "go".to_string()]));
+        assert_eq!(
+            (f.extensions, f.languages),
+            (vec![".py".to_string()], vec!["python".to_string(), "go".to_string()])
+        );
         let d: DeepSearch = parse(&map(json!({"queries": "one query"}))).unwrap();
         assert_eq!(d.variants(), ["one query"]);
         let g: GraphQuery = parse(&map(json!({"operation": "Shortest_Path", "max_hops": 99}))).unwrap();

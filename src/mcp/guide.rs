@@ -9,7 +9,12 @@ fn has(tools: &[&ToolSpec], name: &str) -> bool {
 }
 
 /// Short instructions sent with `initialize` (agents read these once).
-pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: crate::config::ToolProfile) -> String {
+pub fn instructions(
+    tools: &[&ToolSpec],
+    sources: Option<&Sources>,
+    repo: &str,
+    profile: crate::config::ToolProfile,
+) -> String {
     let mut s = format!("Lynx: local code search and code graph for `{repo}` (profile {profile}). ");
     s.push_str("Use `search` first for any question about this codebase; results cite path:lines and the view (commit or worktree). ");
     if has(tools, "describe_symbol") {
@@ -18,11 +23,11 @@ pub fn instructions(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, 
     if has(tools, "deep_search") {
         s.push_str("If search returns weak or off-topic hits, call `deep_search` with 2-4 rephrasings. ");
     }
-    if let Some(src) = sources {
-        if src.list.len() > 1 {
-            let names: Vec<&str> = src.list.iter().map(|s| s.name.as_str()).collect();
-            s.push_str(&format!("Sources: {} (pass `source` to pick one). ", names.join(", ")));
-        }
+    if let Some(src) = sources
+        && src.list.len() > 1
+    {
+        let names: Vec<&str> = src.list.iter().map(|s| s.name.as_str()).collect();
+        s.push_str(&format!("Sources: {} (pass `source` to pick one). ", names.join(", ")));
     }
     let hidden = hidden(tools);
     if !hidden.is_empty() {
@@ -41,8 +46,16 @@ fn hidden(tools: &[&ToolSpec]) -> Vec<&'static str> {
 }
 
 /// The full guide (Markdown).
-pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile: crate::config::ToolProfile) -> String {
-    let mut s = format!("# Lynx in `{repo}`\n\nProfile **{profile}** — tools: {}.\n\n", tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", "));
+pub fn guide(
+    tools: &[&ToolSpec],
+    sources: Option<&Sources>,
+    repo: &str,
+    profile: crate::config::ToolProfile,
+) -> String {
+    let mut s = format!(
+        "# Lynx in `{repo}`\n\nProfile **{profile}** — tools: {}.\n\n",
+        tools.iter().map(|t| format!("`{}`", t.name)).collect::<Vec<_>>().join(", ")
+    );
     let hidden = hidden(tools);
     if !hidden.is_empty() {
         s.push_str(&format!(
@@ -55,7 +68,11 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
         Some(src) => {
             for x in &src.list {
                 // A committed description is the repository's text, not the guide's: left out.
-                let about = if x.description.is_empty() || x.committed { String::new() } else { format!(": {}", x.description) };
+                let about = if x.description.is_empty() || x.committed {
+                    String::new()
+                } else {
+                    format!(": {}", x.description)
+                };
                 s.push_str(&format!("- `{}` ({}, {}){about}\n", x.name, x.kind, x.path.display()));
             }
         }
@@ -66,19 +83,34 @@ pub fn guide(tools: &[&ToolSpec], sources: Option<&Sources>, repo: &str, profile
 - `search`: first step for any question (\"where is X handled\", an identifier, an error message).\n",
     );
     for (name, when) in [
-        ("deep_search", "search was weak: pass several phrasings, best first; it stops at the first strong set and warns when none is."),
+        (
+            "deep_search",
+            "search was weak: pass several phrasings, best first; it stops at the first strong set and warns when none is.",
+        ),
         ("find_definition", "you know the name and want where it is defined."),
         ("describe_symbol", "before changing a function or type: definition, callers, callees, bases, tests."),
         ("find_usages", "every place a symbol is used (graph edges and plain mentions, tagged)."),
-        ("impact", "blast radius of a symbol (`symbol`) or of your diff (`changes`: uncommitted, staged, A..B): callers by hop and tests to re-run."),
+        (
+            "impact",
+            "blast radius of a symbol (`symbol`) or of your diff (`changes`: uncommitted, staged, A..B): callers by hop and tests to re-run.",
+        ),
         ("search_diff", "reviewing a branch: search only inside what changed."),
-        ("graph_query", "structure: callers/callees/subclasses/imports, neighbors, shortest_path, overview (hubs, communities)."),
-        ("repo_overview", "first contact with the repository: languages, frameworks, entry points, build/test commands."),
+        (
+            "graph_query",
+            "structure: callers/callees/subclasses/imports, neighbors, shortest_path, overview (hubs, communities).",
+        ),
+        (
+            "repo_overview",
+            "first contact with the repository: languages, frameworks, entry points, build/test commands.",
+        ),
         ("find_tests_for", "which tests cover a symbol or file."),
         ("find_similar", "code like a snippet or a file (duplicates, patterns to follow)."),
         ("module_summary", "what a file defines, imports, and who depends on it."),
         ("context", "a symbol's code with its type, callees and callers packed into a token budget (`budget`)."),
-        ("data_access", "who reads or writes a table, TABLE.COLUMN or stored procedure; no name lists every table. `impact` takes `table` / `column` for the blast radius."),
+        (
+            "data_access",
+            "who reads or writes a table, TABLE.COLUMN or stored procedure; no name lists every table. `impact` takes `table` / `column` for the blast radius.",
+        ),
         ("export_graph", "an HTML picture of a blast radius for a human."),
         ("get_rag_status", "answers look stale or empty: index health and coverage."),
         ("feedback", "tell Lynx what did not work."),

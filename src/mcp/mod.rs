@@ -13,9 +13,10 @@ use crate::sources::Sources;
 use crate::workspace::Workspace;
 use anyhow::Result;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -29,7 +30,10 @@ pub const READY_WAIT: Duration = Duration::from_secs(20);
 /// How long a tool call waits for the index to be ready: `LYNX_TOOL_WAIT_SECONDS`, else
 /// READY_WAIT.
 fn ready_wait() -> Duration {
-    crate::env::number::<f64>(crate::env::LYNX_TOOL_WAIT_SECONDS).filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64).unwrap_or(READY_WAIT)
+    crate::env::number::<f64>(crate::env::LYNX_TOOL_WAIT_SECONDS)
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+        .unwrap_or(READY_WAIT)
 }
 pub const GUIDE_URI: &str = "lynx://guide";
 
@@ -78,7 +82,13 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         (None, None) => (ws.config.tools.profile, ws.config.origin.trusted_tools.profile),
     };
     let tool_list = tools::trusted_tool_list(&ws.config, profile, trusted_profile)?;
-    let repo_name = ws.repo.workdir.as_ref().and_then(|w| w.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+    let repo_name = ws
+        .repo
+        .workdir
+        .as_ref()
+        .and_then(|w| w.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "repo".into());
     let progress = Progress::hidden();
     let shared = Arc::new(Shared {
         load: Mutex::new(Load::Loading),
@@ -93,7 +103,13 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
     {
         let shared = shared.clone();
         let lynxmcp = opts.lynxmcp_config.clone().or_else(|| crate::env::path(crate::env::RAG_CONFIG_PATH));
-        let model = ModelChoice::from(opts.model.as_deref(), opts.no_dense, &ws.config, true, ModelChoice::recorded(&ws.store.root));
+        let model = ModelChoice::from(
+            opts.model.as_deref(),
+            opts.no_dense,
+            &ws.config,
+            true,
+            ModelChoice::recorded(&ws.store.root),
+        );
         let watch = opts.watch;
         std::thread::spawn(move || {
             // Ready once every source's view is indexed and open; the graph and the dense
@@ -162,7 +178,10 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
 
 /// The JSON-RPC error object for a message that never reaches the server.
 fn rpc_error(id: serde_json::Value, code: i64, message: String) -> Vec<u8> {
-    let mut line = serde_json::to_vec(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})).unwrap_or_default();
+    let mut line = serde_json::to_vec(
+        &serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}),
+    )
+    .unwrap_or_default();
     line.push(b'\n');
     line
 }
@@ -203,9 +222,15 @@ fn checked_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio
                     continue;
                 }
             };
-            if msg.get("method").and_then(|m| m.as_str()) == Some("tools/call") && !msg.get("params").is_some_and(|p| p.is_object()) {
+            if msg.get("method").and_then(|m| m.as_str()) == Some("tools/call")
+                && !msg.get("params").is_some_and(|p| p.is_object())
+            {
                 if let Some(id) = msg.get("id") {
-                    let _ = errors.send(rpc_error(id.clone(), -32602, "Invalid params: tools/call needs params with the tool's `name` and its `arguments`".into()));
+                    let _ = errors.send(rpc_error(
+                        id.clone(),
+                        -32602,
+                        "Invalid params: tools/call needs params with the tool's `name` and its `arguments`".into(),
+                    ));
                 }
                 continue;
             }
@@ -303,14 +328,25 @@ impl ServerHandler for LynxServer {
             .with_instructions(self.instructions())
     }
 
-    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tool_defs()))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, _c: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !self.shared.tools.iter().any(|t| t.name == name) {
-            return Err(McpError::invalid_params(format!("tool not found: {name} (profile `{}`)", self.shared.profile), None));
+            return Err(McpError::invalid_params(
+                format!("tool not found: {name} (profile `{}`)", self.shared.profile),
+                None,
+            ));
         }
         let args = request.arguments.unwrap_or_default();
         let me = self.clone();
@@ -351,17 +387,31 @@ impl ServerHandler for LynxServer {
         Ok(res.into())
     }
 
-    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         Ok(ListResourcesResult::with_all_items(vec![
-            Resource::new(GUIDE_URI, "guide").with_title("How to use Lynx in this repository").with_mime_type("text/markdown"),
+            Resource::new(GUIDE_URI, "guide")
+                .with_title("How to use Lynx in this repository")
+                .with_mime_type("text/markdown"),
         ]))
     }
 
-    async fn list_resource_templates(&self, _r: Option<PaginatedRequestParams>, _c: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![]))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _c: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _c: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         if request.uri.as_str() != GUIDE_URI {
             return Err(McpError::resource_not_found(format!("no resource {}", request.uri), None));
         }
@@ -372,6 +422,7 @@ impl ServerHandler for LynxServer {
         })
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, GUIDE_URI).with_mime_type("text/markdown")]).into())
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, GUIDE_URI).with_mime_type("text/markdown")])
+            .into())
     }
 }

@@ -46,7 +46,9 @@ fn filters() -> Map<String, Value> {
 }
 
 fn symbol_schema() -> Value {
-    let mut p = common(obj(json!({"symbol": {"type": "string", "description": "Name or Class.method (path:name to pick a file)"}})));
+    let mut p = common(obj(
+        json!({"symbol": {"type": "string", "description": "Name or Class.method (path:name to pick a file)"}}),
+    ));
     p.remove("source");
     p.insert("source".into(), json!({"type": "string"}));
     props(Value::Object(p), &["symbol"])
@@ -199,7 +201,8 @@ pub const TOOLS: &[ToolSpec] = &[
         description: "Tests that exercise a symbol or file.",
         schema: || {
             let mut v = symbol_schema();
-            v["properties"]["test_path_pattern"] = json!({"type": "string", "description": "regex the test paths must match"});
+            v["properties"]["test_path_pattern"] =
+                json!({"type": "string", "description": "regex the test paths must match"});
             v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
             v
         },
@@ -255,7 +258,14 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "module_summary",
         description: "A file's definitions, imports and dependents.",
-        schema: || props(Value::Object(common(obj(json!({"path": {"type": "string"}, "n_results": {"type": "integer", "description": "per list, default 200"}})))), &["path"]),
+        schema: || {
+            props(
+                Value::Object(common(obj(
+                    json!({"path": {"type": "string"}, "n_results": {"type": "integer", "description": "per list, default 200"}}),
+                ))),
+                &["path"],
+            )
+        },
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -300,7 +310,12 @@ pub const TOOLS: &[ToolSpec] = &[
 ];
 
 /// Tools of a profile, with include/exclude adjustments.
-pub fn tools_for(profile: ToolProfile, include: &[String], exclude: &[String], search_diff_available: bool) -> Result<Vec<&'static ToolSpec>> {
+pub fn tools_for(
+    profile: ToolProfile,
+    include: &[String],
+    exclude: &[String],
+    search_diff_available: bool,
+) -> Result<Vec<&'static ToolSpec>> {
     for n in include.iter().chain(exclude) {
         if !TOOLS.iter().any(|t| t.name == n) {
             return Err(crate::error::usage(format!("unknown tool `{n}` in tools.include/exclude")));
@@ -317,7 +332,11 @@ pub fn tools_for(profile: ToolProfile, include: &[String], exclude: &[String], s
 /// The tools a server lists: the profile and include/exclude of the merged configuration,
 /// except that a tool which writes files comes only from the user's own choice (a flag, the
 /// environment, the user's or the local file), never from the committed `lynx.toml` alone.
-pub fn trusted_tool_list(config: &crate::config::Config, profile: ToolProfile, trusted_profile: ToolProfile) -> Result<Vec<&'static ToolSpec>> {
+pub fn trusted_tool_list(
+    config: &crate::config::Config,
+    profile: ToolProfile,
+    trusted_profile: ToolProfile,
+) -> Result<Vec<&'static ToolSpec>> {
     let mut list = tools_for(profile, &config.tools.include, &config.tools.exclude, true)?;
     let trusted = tools_for(trusted_profile, &config.origin.trusted_tools.include, &[], true)?;
     list.retain(|t| {
@@ -366,26 +385,33 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
         LYNXMCP_NAMES.iter().filter(|(t, _, to)| (*t == "*" || *t == tool) && ours.iter().any(|o| o == to)).collect();
     let mut args = args.clone();
     // Shapes first: they give `source` and `target` LynxMCP's meaning before names are checked.
-    if tool == "graph_query" && args.get("operation").and_then(Value::as_str) == Some("shortest_path") && !args.contains_key("symbol") {
+    if tool == "graph_query"
+        && args.get("operation").and_then(Value::as_str) == Some("shortest_path")
+        && !args.contains_key("symbol")
+    {
         // LynxMCP's shortest_path goes from `source` to `target`; ours names the start `symbol`.
         if let Some(start) = args.remove("source") {
             args.insert("symbol".into(), start);
         }
     }
-    if tool == "export_graph" {
-        if let Some(target) = args.remove("target") {
-            let mode = args.remove("mode");
-            let key = match mode.as_ref().and_then(Value::as_str) {
-                None | Some("symbol") => "symbol",
-                Some("module") => "module",
-                Some(other) => return Err(crate::error::usage(format!("argument `mode` must be \"symbol\" or \"module\", got \"{other}\""))),
-            };
-            args.insert(key.into(), target);
-        }
+    if tool == "export_graph"
+        && let Some(target) = args.remove("target")
+    {
+        let mode = args.remove("mode");
+        let key = match mode.as_ref().and_then(Value::as_str) {
+            None | Some("symbol") => "symbol",
+            Some("module") => "module",
+            Some(other) => {
+                return Err(crate::error::usage(format!(
+                    "argument `mode` must be \"symbol\" or \"module\", got \"{other}\""
+                )));
+            }
+        };
+        args.insert(key.into(), target);
     }
     let mut out = Map::new();
     for (k, v) in args {
-        let name = if ours.iter().any(|o| *o == k) {
+        let name = if ours.contains(&k) {
             k.clone()
         } else if let Some((_, _, to)) = theirs.iter().find(|(_, from, _)| *from == k) {
             to.to_string()
@@ -394,12 +420,17 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
             accepted.extend(theirs.iter().map(|(_, from, _)| from.to_string()));
             accepted.sort();
             accepted.dedup();
-            return Err(crate::error::usage(format!("unknown argument `{k}` for {tool}; it takes: {}", accepted.join(", "))));
+            return Err(crate::error::usage(format!(
+                "unknown argument `{k}` for {tool}; it takes: {}",
+                accepted.join(", ")
+            )));
         };
-        if let Some(prev) = out.get(&name) {
-            if *prev != v {
-                return Err(crate::error::usage(format!("argument `{k}` conflicts with `{name}` (the same setting, given twice with different values)")));
-            }
+        if let Some(prev) = out.get(&name)
+            && *prev != v
+        {
+            return Err(crate::error::usage(format!(
+                "argument `{k}` conflicts with `{name}` (the same setting, given twice with different values)"
+            )));
         }
         out.insert(name, v);
     }
@@ -463,20 +494,41 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "find_usages" => {
             let a: args::Usages = args::parse(&args)?;
             let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_usages(e, &symbol, a.at.rev.as_deref(), a.n(), a.cursor.as_deref()))
+            ops::over_sources(&some(&a.at)?, |e| {
+                ops::nav::find_usages(e, &symbol, a.at.rev.as_deref(), a.n(), a.cursor.as_deref())
+            })
         }
         "find_tests_for" => {
             let a: args::TestsFor = args::parse(&args)?;
             let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_tests_for(e, &symbol, a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.cursor.as_deref()))
+            ops::over_sources(&some(&a.at)?, |e| {
+                ops::nav::find_tests_for(
+                    e,
+                    &symbol,
+                    a.at.rev.as_deref(),
+                    a.test_path_pattern.as_deref(),
+                    a.cursor.as_deref(),
+                )
+            })
         }
         "data_access" => {
             let a: args::DataAccess = args::parse(&args)?;
-            ops::data_access::run(&one(&a.at)?.engine, a.name.as_deref(), a.at.rev.as_deref(), a.n(), a.cursor.as_deref())
+            ops::data_access::run(
+                &one(&a.at)?.engine,
+                a.name.as_deref(),
+                a.at.rev.as_deref(),
+                a.n(),
+                a.cursor.as_deref(),
+            )
         }
         "context" => {
             let a: args::Context = args::parse(&args)?;
-            let run = ops::context::ContextArgs { symbol: a.symbol()?, rev: a.at.rev.clone(), budget: a.budget(), around: a.around() };
+            let run = ops::context::ContextArgs {
+                symbol: a.symbol()?,
+                rev: a.at.rev.clone(),
+                budget: a.budget(),
+                around: a.around(),
+            };
             ops::context::run(&one(&a.at)?.engine, &run)
         }
         "describe_symbol" => {
@@ -514,7 +566,15 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "find_similar" => {
             let a: args::Similar = args::parse(&args)?;
             let k = a.k();
-            let run = ops::similar::SimilarArgs { snippet: a.code, file: a.file, line: a.line, k, rev: a.at.rev.clone(), filters: a.filters.filters(), snippet_lines: SNIPPET_LINES };
+            let run = ops::similar::SimilarArgs {
+                snippet: a.code,
+                file: a.file,
+                line: a.line,
+                k,
+                rev: a.at.rev.clone(),
+                filters: a.filters.filters(),
+                snippet_lines: SNIPPET_LINES,
+            };
             ops::similar::run(&one(&a.at)?.engine, &run)
         }
         "graph_query" => {
@@ -540,7 +600,13 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 Some(o) => Some(inside_repository(engine, o)?),
                 None => None,
             };
-            let run = ops::export::ExportArgs { symbol: a.symbol.clone(), module: a.module.clone(), out, depth: a.depth(), rev: a.at.rev.clone() };
+            let run = ops::export::ExportArgs {
+                symbol: a.symbol.clone(),
+                module: a.module.clone(),
+                out,
+                depth: a.depth(),
+                rev: a.at.rev.clone(),
+            };
             ops::export::run(engine, &run)
         }
         "search_diff" => {
@@ -572,7 +638,13 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         }
         "feedback" => {
             let a: args::Feedback = args::parse(&args)?;
-            ops::feedback::record(feedback, a.tool.as_deref().unwrap_or(""), a.query.as_deref().unwrap_or(""), &a.outcome()?, a.comment.as_deref().unwrap_or(""))
+            ops::feedback::record(
+                feedback,
+                a.tool.as_deref().unwrap_or(""),
+                a.query.as_deref().unwrap_or(""),
+                &a.outcome()?,
+                a.comment.as_deref().unwrap_or(""),
+            )
         }
         other => Err(anyhow!("unknown tool `{other}`")),
     }
@@ -584,7 +656,8 @@ fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::p
     use std::path::Component;
     let refuse = |why: &str| Err(crate::error::usage(format!("argument `out` {why} (got \"{}\")", out.escape_debug())));
     let p = std::path::Path::new(out);
-    let escapes = p.is_absolute() || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));
+    let escapes = p.is_absolute()
+        || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));
     if escapes || out.trim().is_empty() {
         return refuse("must be a path inside the repository, relative to its root");
     }
@@ -592,7 +665,10 @@ fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::p
     if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
         return refuse("must name an .html file (the tool writes a web page, nothing else)");
     }
-    let first = p.components().find(|c| !matches!(c, Component::CurDir)).map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase());
+    let first = p
+        .components()
+        .find(|c| !matches!(c, Component::CurDir))
+        .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase());
     if first.as_deref().is_some_and(|f| f == ".git" || f == ".lynx") {
         return refuse("may not lead into .git or .lynx");
     }
@@ -613,7 +689,10 @@ fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::p
         return refuse("leads outside the repository through a symbolic link");
     }
     let store = engine.ws.store.root.canonicalize().unwrap_or_else(|_| engine.ws.store.root.clone());
-    if real.starts_with(&engine.ws.repo.common_dir) || real.starts_with(root_real.join(".lynx")) || real.starts_with(&store) {
+    if real.starts_with(&engine.ws.repo.common_dir)
+        || real.starts_with(root_real.join(".lynx"))
+        || real.starts_with(&store)
+    {
         return refuse("may not lead into .git or .lynx");
     }
     if full.symlink_metadata().is_ok_and(|m| !m.is_file()) {

@@ -115,7 +115,11 @@ pub fn diff(engine: &Engine, range: &Range) -> Result<Diff> {
         Range::Symmetric(a, b) => {
             let ra = engine.ws.repo.resolve(a)?;
             let rb = engine.ws.repo.resolve(b)?;
-            let mb = engine.ws.repo.merge_base(ra.commit, rb.commit)?.ok_or_else(|| crate::error::usage(format!("{a} and {b} have no common ancestor")))?;
+            let mb = engine
+                .ws
+                .repo
+                .merge_base(ra.commit, rb.commit)?
+                .ok_or_else(|| crate::error::usage(format!("{a} and {b} have no common ancestor")))?;
             (Some(ViewSpec::Rev(mb.to_hex().to_string())), Some(ViewSpec::Rev(b.clone())))
         }
         Range::Staged => (head_or_empty(), Some(ViewSpec::Staged)),
@@ -159,10 +163,10 @@ pub fn changed_files(before: &View, after: &View) -> Vec<FileChange> {
         }
     }
     for (p, k) in &a {
-        if let Some(bk) = b.get(p) {
-            if bk != k {
-                out.push(FileChange { path: p.to_string(), status: "modified", old_path: None });
-            }
+        if let Some(bk) = b.get(p)
+            && bk != k
+        {
+            out.push(FileChange { path: p.to_string(), status: "modified", old_path: None });
         }
     }
     out.sort_by(|x, y| x.path.cmp(&y.path));
@@ -257,7 +261,9 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     }
     let base = match &a.base {
         Some(b) => b.clone(),
-        None => engine.ws.repo.default_base()?.ok_or_else(|| crate::error::usage("no base branch found (no upstream, no main/master/trunk/develop); pass --base REF"))?,
+        None => engine.ws.repo.default_base()?.ok_or_else(|| {
+            crate::error::usage("no base branch found (no upstream, no main/master/trunk/develop); pass --base REF")
+        })?,
     };
     let base_commit = engine.ws.repo.resolve(&base)?.commit;
     let tip = match &a.rev {
@@ -296,7 +302,13 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     }
     // Files with the most changed chunks first, then by path: a stable order to page through.
     let mut files: Vec<FileChange> = d.files.clone();
-    files.sort_by(|x, y| per_file.get(y.path.as_str()).unwrap_or(&0).cmp(per_file.get(x.path.as_str()).unwrap_or(&0)).then_with(|| x.path.cmp(&y.path)));
+    files.sort_by(|x, y| {
+        per_file
+            .get(y.path.as_str())
+            .unwrap_or(&0)
+            .cmp(per_file.get(x.path.as_str()).unwrap_or(&0))
+            .then_with(|| x.path.cmp(&y.path))
+    });
     let question = (&base, &a.rev, &a.filters);
     let pager = super::page::Pager::new("search_diff_files", &d.after.data.key, &question, a.cursor.as_deref())?;
     let paging = a.cursor.is_some();
@@ -305,7 +317,11 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     } else {
         let more = files.len() > DIFF_FILES_SHOWN;
         files.truncate(DIFF_FILES_SHOWN);
-        more.then(|| super::page::Pager::new("search_diff_files", &d.after.data.key, &question, None).map(|p| p.cursor_at(DIFF_FILES_SHOWN))).transpose()?
+        more.then(|| {
+            super::page::Pager::new("search_diff_files", &d.after.data.key, &question, None)
+                .map(|p| p.cursor_at(DIFF_FILES_SHOWN))
+        })
+        .transpose()?
     };
     let allowed = Arc::new(allowed);
     let mode = engine.ws.config.search.mode;
@@ -332,10 +348,20 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         note,
         results,
     };
-    Ok(Answer::new("search_diff", Some(d.after.data.id.clone()), &res, render_search_diff(&d.after.data.id, &res, a.snippet_lines, paging)))
+    Ok(Answer::new(
+        "search_diff",
+        Some(d.after.data.id.clone()),
+        &res,
+        render_search_diff(&d.after.data.id, &res, a.snippet_lines, paging),
+    ))
 }
 
-fn render_search_diff(view: &crate::view::ViewId, res: &SearchDiffResult, snippet_lines: usize, paging: bool) -> String {
+fn render_search_diff(
+    view: &crate::view::ViewId,
+    res: &SearchDiffResult,
+    snippet_lines: usize,
+    paging: bool,
+) -> String {
     let c = &res.changed;
     let mut text = format!(
         "{} · search inside changes vs {} (merge base {}) · {} changed files ({} added, {} modified, {} deleted, {} renamed), {} changed chunks\n",
@@ -365,7 +391,12 @@ fn render_search_diff(view: &crate::view::ViewId, res: &SearchDiffResult, snippe
         text.push_str(if paging { "changed files:\n" } else { "most changed files:\n" });
     }
     for f in &res.files {
-        text.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {})", crate::present::quote_path(o))).unwrap_or_default()));
+        text.push_str(&format!(
+            "  {} {}{}\n",
+            status_letter(f.status),
+            crate::present::path(&f.path),
+            f.old_path.as_ref().map(|o| format!(" (from {})", crate::present::quote_path(o))).unwrap_or_default()
+        ));
     }
     if let Some(cur) = &res.files_cursor {
         let shown = if paging { "" } else { " (of the list above)" };
@@ -488,7 +519,13 @@ fn is_comment(lang: crate::lang::Lang, line: &str) -> bool {
     match lang {
         Python | Ruby | Bash => line.starts_with('#'),
         Lua | Sql => line.starts_with("--"),
-        _ => line.starts_with("//") || line.starts_with("/*") || line.starts_with("* ") || line == "*" || line.starts_with("*/"),
+        _ => {
+            line.starts_with("//")
+                || line.starts_with("/*")
+                || line.starts_with("* ")
+                || line == "*"
+                || line.starts_with("*/")
+        }
     }
 }
 
@@ -510,7 +547,9 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
         Go => def.name.chars().next().is_some_and(char::is_uppercase),
         Python | Ruby => !def.name.starts_with('_'),
         JavaScript | TypeScript | Tsx => sig.starts_with("export ") || head.contains("module.exports"),
-        Java | CSharp | Kotlin | Swift | Scala | Php | Cpp => !sig.contains("private ") && !sig.contains("protected ") && !sig.contains("internal "),
+        Java | CSharp | Kotlin | Swift | Scala | Php | Cpp => {
+            !sig.contains("private ") && !sig.contains("protected ") && !sig.contains("internal ")
+        }
         _ => true,
     }
 }
@@ -526,11 +565,16 @@ pub enum ImpactFormat {
     Summary,
 }
 
-
 /// The impact of a range, rendered as `format` (text, markdown, json, summary), with the
 /// `fail_on` checks (`callers>N`, `tests>N`, `deleted`, `public-api`) evaluated: the ones that
 /// tripped are listed in `failed_checks` (the CLI exits 3 on them) and said in the text.
-pub fn impact_range(engine: &Engine, a: &ImpactRangeArgs, max_depth: usize, format: ImpactFormat, fail_on: &[String]) -> Result<Answer> {
+pub fn impact_range(
+    engine: &Engine,
+    a: &ImpactRangeArgs,
+    max_depth: usize,
+    format: ImpactFormat,
+    fail_on: &[String],
+) -> Result<Answer> {
     let r = compute_range(engine, &a.range, max_depth)?;
     let failed = failed_checks(&r, fail_on)?;
     let mut text = match format {
@@ -558,7 +602,8 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     let d = diff(engine, range)?;
     let gb = engine.graph(&d.before.view, &d.before.data)?;
     let ga = engine.graph(&d.after.view, &d.after.data)?;
-    let changed_paths: HashSet<&str> = d.files.iter().flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref())).collect();
+    let changed_paths: HashSet<&str> =
+        d.files.iter().flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref())).collect();
     let cb = def_contents(&gb, &d.before.data, &changed_paths);
     let ca = def_contents(&ga, &d.after.data, &changed_paths);
     let mut defs = Vec::new();
@@ -611,11 +656,23 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         let fs = by_file.entry(path.to_string()).or_default();
         fs.changed_definitions += 1;
         fs.callers += callers.len();
-        defs.push(ChangedDef { name: def.qualified.clone(), kind: def.kind.clone(), path: path.into(), start_line: def.start_line, end_line: def.end_line, change, snapshot: "after", public, callers, truncated });
+        defs.push(ChangedDef {
+            name: def.qualified.clone(),
+            kind: def.kind.clone(),
+            path: path.into(),
+            start_line: def.start_line,
+            end_line: def.end_line,
+            change,
+            snapshot: "after",
+            public,
+            callers,
+            truncated,
+        });
     }
     // Before snapshot: deleted (or renamed away) definitions and who used them.
     let after_keys: HashSet<(String, String)> = ca.keys().cloned().collect();
-    let renamed: HashMap<&str, &str> = d.files.iter().filter_map(|f| f.old_path.as_deref().map(|o| (o, f.path.as_str()))).collect();
+    let renamed: HashMap<&str, &str> =
+        d.files.iter().filter_map(|f| f.old_path.as_deref().map(|o| (o, f.path.as_str()))).collect();
     for (i, def) in gb.defs.iter().enumerate() {
         let path = gb.files[def.file as usize].path.as_str();
         if !changed_paths.contains(path) {
@@ -632,7 +689,18 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         let fs = by_file.entry(path.to_string()).or_default();
         fs.changed_definitions += 1;
         fs.callers += callers.len();
-        defs.push(ChangedDef { name: def.qualified.clone(), kind: def.kind.clone(), path: path.into(), start_line: def.start_line, end_line: def.end_line, change: "deleted", snapshot: "before", public, callers, truncated });
+        defs.push(ChangedDef {
+            name: def.qualified.clone(),
+            kind: def.kind.clone(),
+            path: path.into(),
+            start_line: def.start_line,
+            end_line: def.end_line,
+            change: "deleted",
+            snapshot: "before",
+            public,
+            callers,
+            truncated,
+        });
     }
     let mut callers_all: HashSet<(String, String)> = HashSet::new();
     for d in &defs {
@@ -672,7 +740,10 @@ fn cut_note(t: &Totals, r: &RangeImpact) -> Option<String> {
     }
     let mut parts = Vec::new();
     if t.cut > 0 {
-        parts.push(format!("walks stopped at the depth limit with {} one hop further (raise --max-depth)", crate::present::count(t.cut, "definition", "definitions")));
+        parts.push(format!(
+            "walks stopped at the depth limit with {} one hop further (raise --max-depth)",
+            crate::present::count(t.cut, "definition", "definitions")
+        ));
     }
     if truncated {
         parts.push(format!("some walks stopped at {} definitions", crate::graph::query::MAX_NODES));
@@ -689,7 +760,13 @@ pub fn render_summary(r: &RangeImpact) -> String {
         return String::new();
     }
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-    let mut parts = vec![format!("{} ({} changed, {} added, {} deleted)", n(t.changed + t.added + t.deleted, "definition", "definitions"), t.changed, t.added, t.deleted)];
+    let mut parts = vec![format!(
+        "{} ({} changed, {} added, {} deleted)",
+        n(t.changed + t.added + t.deleted, "definition", "definitions"),
+        t.changed,
+        t.added,
+        t.deleted
+    )];
     parts.push(callers_phrase(t, "caller", "callers"));
     parts.push(format!("{} to re-run", n(t.tests, "test", "tests")));
     if t.public_api_changes > 0 {
@@ -749,7 +826,12 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
     } else {
         out.push_str("files:\n");
         for f in &r.files {
-            out.push_str(&format!("  {} {}{}\n", status_letter(f.status), crate::present::path(&f.path), f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()));
+            out.push_str(&format!(
+                "  {} {}{}\n",
+                status_letter(f.status),
+                crate::present::path(&f.path),
+                f.old_path.as_ref().map(|o| format!(" (from {o})")).unwrap_or_default()
+            ));
         }
     }
     for d in &r.definitions {
@@ -761,7 +843,15 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
             if d.snapshot == "before" { " in the before snapshot" } else { "" }
         );
         if md {
-            out.push_str(&format!("- {} {} {} `{}:{}-{}`{tail}\n", d.change, d.kind, d.name, crate::present::quote_path(&d.path), d.start_line, d.end_line));
+            out.push_str(&format!(
+                "- {} {} {} `{}:{}-{}`{tail}\n",
+                d.change,
+                d.kind,
+                d.name,
+                crate::present::quote_path(&d.path),
+                d.start_line,
+                d.end_line
+            ));
         } else {
             let at = crate::present::loc(&d.path, d.start_line);
             out.push_str(&format!("{at} {} {} {} ({}-{}){tail}\n", d.change, d.kind, d.name, d.start_line, d.end_line));
@@ -782,7 +872,11 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
         out.push_str("\n**Tests to re-run:**\n");
         for t in &r.tests {
             let guessed = if t.origin == "guessed" { " _(guessed: a name-only match)_" } else { "" };
-            out.push_str(&format!("- `{}`{}{guessed}\n", crate::present::quote_path(&t.path), t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            out.push_str(&format!(
+                "- `{}`{}{guessed}\n",
+                crate::present::quote_path(&t.path),
+                t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()
+            ));
         }
         if r.tests.is_empty() {
             out.push_str("- (none found)\n");
@@ -800,7 +894,10 @@ pub fn render_range(r: &RangeImpact, md: bool) -> String {
                 None => crate::present::path(&t.path),
             };
             let guessed = if t.origin == "guessed" { " [guessed]" } else { "" };
-            out.push_str(&format!("  {at}{}{guessed}\n", t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()));
+            out.push_str(&format!(
+                "  {at}{}{guessed}\n",
+                t.symbol.as_ref().map(|s| format!(" {s}")).unwrap_or_default()
+            ));
         }
     }
     out
@@ -812,19 +909,41 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
     for c in checks {
         let c = c.trim();
         let (name, limit) = match c.split_once('>') {
-            Some((n, v)) => (n.trim(), Some(v.trim().parse::<usize>().map_err(|_| crate::error::usage(format!("--fail-on `{c}`: `{v}` is not a number")))?)),
+            Some((n, v)) => (
+                n.trim(),
+                Some(
+                    v.trim()
+                        .parse::<usize>()
+                        .map_err(|_| crate::error::usage(format!("--fail-on `{c}`: `{v}` is not a number")))?,
+                ),
+            ),
             None => (c, None),
         };
         let hit = match (name, limit) {
-            ("callers", Some(n)) => (r.totals.confident_callers > n)
-                .then(|| format!("{} transitive callers through precise, extracted or resolved edges > {n}", r.totals.confident_callers)),
+            ("callers", Some(n)) => (r.totals.confident_callers > n).then(|| {
+                format!(
+                    "{} transitive callers through precise, extracted or resolved edges > {n}",
+                    r.totals.confident_callers
+                )
+            }),
             ("tests", Some(n)) => (r.totals.tests > n).then(|| format!("{} tests to re-run > {n}", r.totals.tests)),
             ("deleted", None) => {
-                let used: Vec<&str> = r.definitions.iter().filter(|d| d.change == "deleted" && !d.callers.is_empty()).map(|d| d.name.as_str()).collect();
+                let used: Vec<&str> = r
+                    .definitions
+                    .iter()
+                    .filter(|d| d.change == "deleted" && !d.callers.is_empty())
+                    .map(|d| d.name.as_str())
+                    .collect();
                 (!used.is_empty()).then(|| format!("deleted definitions still called: {}", used.join(", ")))
             }
-            ("public-api" | "public_api", None) => (r.totals.public_api_changes > 0).then(|| format!("{} public API changes", r.totals.public_api_changes)),
-            _ => return Err(crate::error::usage(format!("unknown --fail-on check `{c}`: use callers>N, tests>N, deleted or public-api"))),
+            ("public-api" | "public_api", None) => {
+                (r.totals.public_api_changes > 0).then(|| format!("{} public API changes", r.totals.public_api_changes))
+            }
+            _ => {
+                return Err(crate::error::usage(format!(
+                    "unknown --fail-on check `{c}`: use callers>N, tests>N, deleted or public-api"
+                )));
+            }
         };
         failed.extend(hit);
     }

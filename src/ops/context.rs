@@ -104,15 +104,30 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let (defs, _) = query::match_symbol(&ctx.graph, &a.symbol);
     let Some(&d) = defs.first() else {
         let suggestions = query::suggest(&ctx.graph, &a.symbol, 5);
-        let text = format!("{}\nno symbol named \"{}\" in this view{}\n", view_line(&ctx.data.id), a.symbol, super::nav::did_you_mean(&suggestions));
-        let r = ContextSlice { symbol: a.symbol.clone(), matched: false, budget: a.budget, used: 0, estimate: ESTIMATE, slices: vec![], omitted: vec![] };
+        let text = format!(
+            "{}\nno symbol named \"{}\" in this view{}\n",
+            view_line(&ctx.data.id),
+            a.symbol,
+            super::nav::did_you_mean(&suggestions)
+        );
+        let r = ContextSlice {
+            symbol: a.symbol.clone(),
+            matched: false,
+            budget: a.budget,
+            used: 0,
+            estimate: ESTIMATE,
+            slices: vec![],
+            omitted: vec![],
+        };
         let mut answer = Answer::new("context", Some(ctx.data.id.clone()), &r, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
         return Ok(answer);
     };
     let g = &ctx.graph;
     let mut cache: std::collections::HashMap<String, Option<Vec<String>>> = Default::default();
-    let mut lines_of = |path: &str| -> Option<Vec<String>> { cache.entry(path.to_string()).or_insert_with(|| file_lines(engine, &ctx, path)).clone() };
+    let mut lines_of = |path: &str| -> Option<Vec<String>> {
+        cache.entry(path.to_string()).or_insert_with(|| file_lines(engine, &ctx, path)).clone()
+    };
 
     // The definition with the lines around it.
     let def = &g.defs[d as usize];
@@ -121,7 +136,8 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let n = lines.len() as u32;
     let start = def.start_line.saturating_sub(a.around).max(1);
     let end = (def.end_line + a.around).min(n.max(def.end_line));
-    let main = Candidate { role: "definition", name: def.qualified.clone(), path: path.clone(), start, end, confidence: None };
+    let main =
+        Candidate { role: "definition", name: def.qualified.clone(), path: path.clone(), start, end, confidence: None };
     let mut slices = Vec::new();
     let mut used = 0usize;
     let body = |from: u32, to: u32, lines: &[String]| -> String {
@@ -135,12 +151,29 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let mut to = end;
     let mut truncated = false;
     loop {
-        let c = Candidate { role: main.role, name: main.name.clone(), path: main.path.clone(), start, end: to, confidence: None };
+        let c = Candidate {
+            role: main.role,
+            name: main.name.clone(),
+            path: main.path.clone(),
+            start,
+            end: to,
+            confidence: None,
+        };
         let text = format!("{}{}", header(&c), body(start, to, &lines));
         let t = estimate_tokens(&text);
         if t <= a.budget {
             used += t;
-            slices.push(Slice { role: c.role, name: c.name, path: c.path, start_line: start, end_line: to, confidence: None, truncated, tokens: t, text });
+            slices.push(Slice {
+                role: c.role,
+                name: c.name,
+                path: c.path,
+                start_line: start,
+                end_line: to,
+                confidence: None,
+                truncated,
+                tokens: t,
+                text,
+            });
             break;
         }
         if to <= start {
@@ -166,7 +199,14 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     };
     if let Some(p) = def.parent {
         let (s, e) = head_of(p);
-        cands.push(Candidate { role: "type", name: g.defs[p as usize].qualified.clone(), path: g.def_path(p).to_string(), start: s, end: e, confidence: None });
+        cands.push(Candidate {
+            role: "type",
+            name: g.defs[p as usize].qualified.clone(),
+            path: g.def_path(p).to_string(),
+            start: s,
+            end: e,
+            confidence: None,
+        });
     }
     let confident = |c: Confidence| c.is_confident();
     let mut links: Vec<(&'static str, u32, Confidence, u32)> = Vec::new();
@@ -181,10 +221,10 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         }
     }
     for e in g.g.edges_directed(me, Direction::Incoming) {
-        if e.weight().rel == Rel::Calls {
-            if let Node::Def(s) = g.g[e.source()] {
-                links.push(("caller", s, e.weight().confidence, e.weight().line));
-            }
+        if e.weight().rel == Rel::Calls
+            && let Node::Def(s) = g.g[e.source()]
+        {
+            links.push(("caller", s, e.weight().confidence, e.weight().line));
         }
     }
     let order = |r: &str| match r {
@@ -193,7 +233,9 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         _ => 2,
     };
     // Confident edges first, then by role, then by location (stable answers).
-    links.sort_by_key(|(r, x, c, line)| (!confident(*c), order(r), g.def_path(*x).to_string(), g.defs[*x as usize].start_line, *line));
+    links.sort_by_key(|(r, x, c, line)| {
+        (!confident(*c), order(r), g.def_path(*x).to_string(), g.defs[*x as usize].start_line, *line)
+    });
     links.dedup_by_key(|(r, x, _, line)| (*r, *x, *line));
     for (role, x, conf, line) in links {
         if x == d {
@@ -207,7 +249,14 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
             // A callee's signature: its first lines.
             _ => (xd.start_line, xd.end_line.min(xd.start_line + 2)),
         };
-        cands.push(Candidate { role, name: xd.qualified.clone(), path: g.def_path(x).to_string(), start: s, end: e, confidence: Some(conf.name()) });
+        cands.push(Candidate {
+            role,
+            name: xd.qualified.clone(),
+            path: g.def_path(x).to_string(),
+            start: s,
+            end: e,
+            confidence: Some(conf.name()),
+        });
     }
     let mut omitted = Vec::new();
     for c in cands {
@@ -216,21 +265,46 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         let t = estimate_tokens(&text);
         if used + t <= a.budget {
             used += t;
-            slices.push(Slice { role: c.role, name: c.name, path: c.path, start_line: c.start, end_line: c.end, confidence: c.confidence, truncated: false, tokens: t, text });
+            slices.push(Slice {
+                role: c.role,
+                name: c.name,
+                path: c.path,
+                start_line: c.start,
+                end_line: c.end,
+                confidence: c.confidence,
+                truncated: false,
+                tokens: t,
+                text,
+            });
         } else {
             omitted.push(Omitted { role: c.role, name: c.name, path: c.path, line: c.start, tokens: t });
         }
     }
-    let mut text = format!("{}\ncontext for {}: {used} of {} tokens ({ESTIMATE})\n", view_line(&ctx.data.id), a.symbol, a.budget);
+    let mut text =
+        format!("{}\ncontext for {}: {used} of {} tokens ({ESTIMATE})\n", view_line(&ctx.data.id), a.symbol, a.budget);
     for s in &slices {
         text.push_str(&s.text);
     }
     if !omitted.is_empty() {
         text.push_str(&format!("omitted for the budget ({}):\n", omitted.len()));
         for o in omitted.iter().take(20) {
-            text.push_str(&format!("  {} {} {} ({} tokens)\n", crate::present::loc(&o.path, o.line), o.role, o.name, o.tokens));
+            text.push_str(&format!(
+                "  {} {} {} ({} tokens)\n",
+                crate::present::loc(&o.path, o.line),
+                o.role,
+                o.name,
+                o.tokens
+            ));
         }
     }
-    let r = ContextSlice { symbol: a.symbol.clone(), matched: true, budget: a.budget, used, estimate: ESTIMATE, slices, omitted };
+    let r = ContextSlice {
+        symbol: a.symbol.clone(),
+        matched: true,
+        budget: a.budget,
+        used,
+        estimate: ESTIMATE,
+        slices,
+        omitted,
+    };
     Ok(Answer::new("context", Some(ctx.data.id.clone()), &r, text))
 }

@@ -54,7 +54,8 @@ pub struct DataAccess {
 
 /// `orders`, `dbo.Orders`, `"orders"` → `orders`; `orders.total` → (`orders`, `total`).
 fn parse_name(name: &str) -> (String, Option<String>) {
-    let clean: String = name.trim().chars().filter(|c| !matches!(c, '`' | '"' | '[' | ']')).collect::<String>().to_ascii_lowercase();
+    let clean: String =
+        name.trim().chars().filter(|c| !matches!(c, '`' | '"' | '[' | ']')).collect::<String>().to_ascii_lowercase();
     let parts: Vec<&str> = clean.split('.').filter(|p| !p.is_empty()).collect();
     match parts.as_slice() {
         [t] => (t.to_string(), None),
@@ -69,7 +70,15 @@ fn accessor(ctx: &Ctx, a: &Access) -> Accessor {
         Some(d) => (g.defs[d as usize].qualified.clone(), g.defs[d as usize].kind.clone()),
         None => (String::new(), String::new()),
     };
-    Accessor { table: a.table.clone(), access: a.access.clone(), path: g.files[a.file as usize].path.clone(), line: a.line, symbol, kind, columns: a.columns.clone() }
+    Accessor {
+        table: a.table.clone(),
+        access: a.access.clone(),
+        path: g.files[a.file as usize].path.clone(),
+        line: a.line,
+        symbol,
+        kind,
+        columns: a.columns.clone(),
+    }
 }
 
 /// The accesses of `table` (and `column`, when given), in path and line order.
@@ -80,7 +89,13 @@ fn accesses<'a>(ctx: &'a Ctx, table: &str, column: Option<&str>) -> Vec<&'a Acce
         .iter()
         .filter(|a| a.table == table && column.is_none_or(|c| a.columns.iter().any(|x| x == c)))
         .collect();
-    v.sort_by(|a, b| (&ctx.graph.files[a.file as usize].path, a.line, &a.access).cmp(&(&ctx.graph.files[b.file as usize].path, b.line, &b.access)));
+    v.sort_by(|a, b| {
+        (&ctx.graph.files[a.file as usize].path, a.line, &a.access).cmp(&(
+            &ctx.graph.files[b.file as usize].path,
+            b.line,
+            &b.access,
+        ))
+    });
     v
 }
 
@@ -88,24 +103,35 @@ fn nearest_tables(ctx: &Ctx, table: &str) -> Vec<String> {
     let mut names: Vec<&str> = ctx.graph.data.iter().map(|a| a.table.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    let mut scored: Vec<(f64, &str)> = names.into_iter().map(|n| (strsim::jaro_winkler(n, table), n)).filter(|(s, _)| *s > 0.75).collect();
+    let mut scored: Vec<(f64, &str)> =
+        names.into_iter().map(|n| (strsim::jaro_winkler(n, table), n)).filter(|(s, _)| *s > 0.75).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
     scored.into_iter().take(5).map(|x| x.1.to_string()).collect()
 }
 
-pub fn run(engine: &Engine, name: Option<&str>, rev: Option<&str>, limit: usize, cursor: Option<&str>) -> Result<Answer> {
+pub fn run(
+    engine: &Engine,
+    name: Option<&str>,
+    rev: Option<&str>,
+    limit: usize,
+    cursor: Option<&str>,
+) -> Result<Answer> {
     let ctx = open(engine, rev)?;
     let pager = Pager::new("data_access", &ctx.data.key, &(name, limit), cursor)?;
     let mut text = format!("{}\n", view_line(&ctx.data.id));
     let Some(name) = name.filter(|n| !n.trim().is_empty()) else {
         // Every table: how it is used and by how many definitions.
-        let mut by: BTreeMap<String, (BTreeMap<String, usize>, std::collections::HashSet<(u32, Option<u32>)>)> = BTreeMap::new();
+        let mut by: BTreeMap<String, (BTreeMap<String, usize>, std::collections::HashSet<(u32, Option<u32>)>)> =
+            BTreeMap::new();
         for a in &ctx.graph.data {
             let e = by.entry(a.table.clone()).or_default();
             *e.0.entry(a.access.clone()).or_default() += 1;
             e.1.insert((a.file, a.def));
         }
-        let mut tables: Vec<TableSummary> = by.into_iter().map(|(t, (acc, who))| TableSummary { table: t, accesses: acc, symbols: who.len() }).collect();
+        let mut tables: Vec<TableSummary> = by
+            .into_iter()
+            .map(|(t, (acc, who))| TableSummary { table: t, accesses: acc, symbols: who.len() })
+            .collect();
         let next_cursor = pager.page(&mut tables, limit);
         text.push_str(&format!("tables and procedures the code touches ({}):\n", tables.len()));
         if tables.is_empty() {
@@ -116,7 +142,16 @@ pub fn run(engine: &Engine, name: Option<&str>, rev: Option<&str>, limit: usize,
             text.push_str(&format!("  {} — {} ({} symbols)\n", t.table, acc.join(", "), t.symbols));
         }
         text.push_str(&more_line(next_cursor.as_deref()));
-        let r = DataAccess { name: String::new(), column: None, matched: !tables.is_empty(), results: vec![], touches: vec![], tables, suggestions: vec![], next_cursor };
+        let r = DataAccess {
+            name: String::new(),
+            column: None,
+            matched: !tables.is_empty(),
+            results: vec![],
+            touches: vec![],
+            tables,
+            suggestions: vec![],
+            next_cursor,
+        };
         return Ok(Answer::new("data_access", Some(ctx.data.id.clone()), &r, text));
     };
     let (table, column) = parse_name(name);
@@ -124,8 +159,15 @@ pub fn run(engine: &Engine, name: Option<&str>, rev: Option<&str>, limit: usize,
     let mut results: Vec<Accessor> = found.iter().map(|a| accessor(&ctx, a)).collect();
     // A procedure defined in the view: what its body touches.
     let g = &ctx.graph;
-    let proc_defs: Vec<u32> = g.by_name.iter().filter(|(n, _)| n.eq_ignore_ascii_case(&table)).flat_map(|(_, v)| v.iter().copied()).filter(|&d| g.def_path(d).to_ascii_lowercase().ends_with(".sql")).collect();
-    let mut touches: Vec<Accessor> = g.data.iter().filter(|a| a.def.is_some_and(|d| proc_defs.contains(&d))).map(|a| accessor(&ctx, a)).collect();
+    let proc_defs: Vec<u32> = g
+        .by_name
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(&table))
+        .flat_map(|(_, v)| v.iter().copied())
+        .filter(|&d| g.def_path(d).to_ascii_lowercase().ends_with(".sql"))
+        .collect();
+    let mut touches: Vec<Accessor> =
+        g.data.iter().filter(|a| a.def.is_some_and(|d| proc_defs.contains(&d))).map(|a| accessor(&ctx, a)).collect();
     touches.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     let matched = !results.is_empty() || !touches.is_empty();
     let suggestions = if matched { vec![] } else { nearest_tables(&ctx, &table) };
@@ -150,7 +192,16 @@ pub fn run(engine: &Engine, name: Option<&str>, rev: Option<&str>, limit: usize,
             text.push_str(&format!("  {} {} [{}]\n", crate::present::loc(&r.path, r.line), r.table, r.access));
         }
     }
-    let r = DataAccess { name: name.to_string(), column, matched, results, touches, tables: vec![], suggestions, next_cursor };
+    let r = DataAccess {
+        name: name.to_string(),
+        column,
+        matched,
+        results,
+        touches,
+        tables: vec![],
+        suggestions,
+        next_cursor,
+    };
     Ok(Answer::new("data_access", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -167,11 +218,24 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
     };
     if defs.is_empty() {
         let suggestions = nearest_tables(&ctx, &table);
-        let text = format!("{}\nno definition touches {what}{}\n", view_line(&ctx.data.id), super::nav::did_you_mean(&suggestions));
-        return Ok(Answer::new("impact", Some(ctx.data.id.clone()), serde_json::json!({"symbol": name, "matched": false, "suggestions": suggestions, "results": []}), text));
+        let text = format!(
+            "{}\nno definition touches {what}{}\n",
+            view_line(&ctx.data.id),
+            super::nav::did_you_mean(&suggestions)
+        );
+        return Ok(Answer::new(
+            "impact",
+            Some(ctx.data.id.clone()),
+            serde_json::json!({"symbol": name, "matched": false, "suggestions": suggestions, "results": []}),
+            text,
+        ));
     }
     let mut head = format!("{what}: touched by {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });
-    let touched: Vec<Accessor> = accesses(&ctx, &table, column.as_deref()).iter().filter(|a| a.def.is_some()).map(|a| accessor(&ctx, a)).collect();
+    let touched: Vec<Accessor> = accesses(&ctx, &table, column.as_deref())
+        .iter()
+        .filter(|a| a.def.is_some())
+        .map(|a| accessor(&ctx, a))
+        .collect();
     for t in touched.iter().take(40) {
         head.push_str(&format!("  {} {} [{}]\n", crate::present::loc(&t.path, t.line), t.symbol, t.access));
     }

@@ -7,7 +7,8 @@ use anyhow::Result;
 use std::path::Path;
 
 fn read(file: &Path, lang: Option<&str>) -> Result<(Vec<u8>, Lang)> {
-    let content = std::fs::read(file).map_err(|e| crate::error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let content =
+        std::fs::read(file).map_err(|e| crate::error::usage(format!("cannot read {}: {e}", file.display())))?;
     let lang = match lang {
         Some(l) => Lang::from_name(l).ok_or_else(|| crate::error::usage(format!("unknown language `{l}`")))?,
         None => crate::lang::detect(&file.to_string_lossy(), &content),
@@ -18,7 +19,8 @@ fn read(file: &Path, lang: Option<&str>) -> Result<(Vec<u8>, Lang)> {
 /// The tree-sitter syntax tree of `file`.
 pub fn parse(file: &Path, lang: Option<&str>) -> Result<Answer> {
     let (content, lang) = read(file, lang)?;
-    let text = crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name()));
+    let text =
+        crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name()));
     Ok(Answer::new("debug", None, serde_json::json!({ "language": lang.name() }), text))
 }
 

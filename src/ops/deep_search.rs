@@ -130,7 +130,10 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
                         .cmp(&b.strong_results)
                         .then(a.best_dense.unwrap_or(-1.0).total_cmp(&b.best_dense.unwrap_or(-1.0)))
                         // Relative to each variant's own bar: raw BM25 grows with query length.
-                        .then(relative(a.best_sparse, a.sparse_threshold).total_cmp(&relative(b.best_sparse, b.sparse_threshold)))
+                        .then(
+                            relative(a.best_sparse, a.sparse_threshold)
+                                .total_cmp(&relative(b.best_sparse, b.sparse_threshold)),
+                        )
                         .then(j.cmp(&i))
                 })
                 .unwrap_or(0);
@@ -168,7 +171,11 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
 }
 
 fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
-    let tried = if r.variants.len() < r.asked { format!(" ({} tried: the first strong one ends the search)", r.variants.len()) } else { String::new() };
+    let tried = if r.variants.len() < r.asked {
+        format!(" ({} tried: the first strong one ends the search)", r.variants.len())
+    } else {
+        String::new()
+    };
     let mut out = format!("{} · deep search · chose variant {} of {}{tried}\n", view_line(view), r.chosen, r.asked);
     for (i, v) in r.variants.iter().enumerate() {
         let scores = match (v.best_sparse, v.best_dense) {

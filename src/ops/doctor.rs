@@ -7,8 +7,8 @@
 
 use super::Answer;
 use crate::engine::Engine;
-use crate::layer;
 use crate::lang;
+use crate::layer;
 use crate::store::lock::StoreLock;
 use crate::store::{list_segments, pack};
 use anyhow::Result;
@@ -37,7 +37,12 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
         checks.extend(explain_file(engine, p)?);
     }
     for w in &engine.ws.config.warnings {
-        checks.push(check("configuration", "warn", w.clone(), Some("remove the key from lynx.toml, or set it in .lynx/config.toml if you trust it")));
+        checks.push(check(
+            "configuration",
+            "warn",
+            w.clone(),
+            Some("remove the key from lynx.toml, or set it in .lynx/config.toml if you trust it"),
+        ));
     }
     checks.extend(runtime_checks(engine));
     checks.extend(store_checks(engine, repair)?);
@@ -83,7 +88,8 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
         ("warn", true) => "warnings (exit 1 with --strict)\n",
         _ => "checks failed (exit 1)\n",
     });
-    Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text).with_exit(code))
+    Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text)
+        .with_exit(code))
 }
 
 /// Each documentation source's pointer to its current snapshot: damaged, answers fall back to
@@ -99,13 +105,28 @@ fn snapshot_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
             Current::Id(id) => out.push(check(&name, "ok", format!("current snapshot {id}"), None)),
             Current::None => out.push(check(&name, "warn", "never fetched", Some(update.as_str()))),
             Current::Damaged { newest, why } if repair => match crate::docsource::repair_current(ws, &sc.name)? {
-                Some(id) => out.push(check(&name, "ok", format!("{why}; repaired: the current snapshot is {id} again"), None)),
-                None => out.push(check(&name, "error", format!("{why}; no snapshot is left{}", newest.map(|n| format!(" (newest: {n})")).unwrap_or_default()), Some(update.as_str()))),
+                Some(id) => {
+                    out.push(check(&name, "ok", format!("{why}; repaired: the current snapshot is {id} again"), None))
+                }
+                None => out.push(check(
+                    &name,
+                    "error",
+                    format!(
+                        "{why}; no snapshot is left{}",
+                        newest.map(|n| format!(" (newest: {n})")).unwrap_or_default()
+                    ),
+                    Some(update.as_str()),
+                )),
             },
-            Current::Damaged { newest: Some(id), why } => {
-                out.push(check(&name, "error", format!("{why}; answers use the newest snapshot, {id}"), Some("git lynx doctor --repair")))
+            Current::Damaged { newest: Some(id), why } => out.push(check(
+                &name,
+                "error",
+                format!("{why}; answers use the newest snapshot, {id}"),
+                Some("git lynx doctor --repair"),
+            )),
+            Current::Damaged { newest: None, why } => {
+                out.push(check(&name, "error", format!("{why}; no snapshot is left"), Some(update.as_str())))
             }
-            Current::Damaged { newest: None, why } => out.push(check(&name, "error", format!("{why}; no snapshot is left"), Some(update.as_str()))),
         }
     }
     Ok(out)
@@ -119,16 +140,34 @@ fn explain_document(ws: &crate::workspace::Workspace, path: &str) -> Result<Vec<
     for sc in ws.config.sources.iter().filter(|s| s.kind != crate::config::SourceType::Folder) {
         let Some(snap) = crate::docsource::load(ws, &sc.name, None)? else { continue };
         let name = format!("{} source `{}`: {path}", sc.kind.name(), sc.name);
-        let pages: Vec<&crate::docsource::Page> =
-            snap.pages.iter().filter(|p| matches(&p.path) || crate::docsource::pdf_page(&p.path).is_some_and(|(f, _)| matches(f))).collect();
+        let pages: Vec<&crate::docsource::Page> = snap
+            .pages
+            .iter()
+            .filter(|p| matches(&p.path) || crate::docsource::pdf_page(&p.path).is_some_and(|(f, _)| matches(f)))
+            .collect();
         if !pages.is_empty() {
-            out.push(check(&name, "ok", format!("indexed: {} page{} in snapshot {}", pages.len(), if pages.len() == 1 { "" } else { "s" }, snap.id), None));
+            out.push(check(
+                &name,
+                "ok",
+                format!(
+                    "indexed: {} page{} in snapshot {}",
+                    pages.len(),
+                    if pages.len() == 1 { "" } else { "s" },
+                    snap.id
+                ),
+                None,
+            ));
         }
         for p in snap.skipped.iter().filter(|p| matches(&p.target)) {
             out.push(check(&name, "ok", format!("not indexed: {}", p.reason), None));
         }
         for p in snap.failures.iter().filter(|p| matches(&p.target)) {
-            out.push(check(&name, "warn", format!("not indexed: {}", p.reason), Some("fix the page or file, then `git lynx update-source-index` again")));
+            out.push(check(
+                &name,
+                "warn",
+                format!("not indexed: {}", p.reason),
+                Some("fix the page or file, then `git lynx update-source-index` again"),
+            ));
         }
     }
     Ok(out)
@@ -139,11 +178,23 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
     let mut out = explain_document(ws, path.trim_start_matches("./"))?;
     if !out.is_empty() || path.starts_with("http://") || path.starts_with("https://") {
         if out.is_empty() {
-            out.push(check(&format!("page {path}"), "warn", "no documentation source's current snapshot has this URL", Some("`git lynx list-sources` shows the sources and their last crawl")));
+            out.push(check(
+                &format!("page {path}"),
+                "warn",
+                "no documentation source's current snapshot has this URL",
+                Some("`git lynx list-sources` shows the sources and their last crawl"),
+            ));
         }
         return Ok(out);
     }
-    let outside = |why: &str| check(&format!("file {path}"), "warn", format!("is outside the repository ({why}); Lynx indexes only the repository's own files"), Some("name a path inside the repository"));
+    let outside = |why: &str| {
+        check(
+            &format!("file {path}"),
+            "warn",
+            format!("is outside the repository ({why}); Lynx indexes only the repository's own files"),
+            Some("name a path inside the repository"),
+        )
+    };
     let workdir = ws.repo.workdir.as_ref().map(|w| w.canonicalize().unwrap_or_else(|_| w.clone()));
     let rel = match (&workdir, std::path::Path::new(path).canonicalize()) {
         (Some(w), Ok(abs)) if abs.starts_with(w) => abs.strip_prefix(w).unwrap().to_string_lossy().replace('\\', "/"),
@@ -160,7 +211,12 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
     let name = format!("file {rel}");
     let f = ws.repo.explain_path(&rel)?;
     if !f.exists && !f.tracked {
-        out.push(check(&name, "warn", "does not exist in the working tree or the index", Some("check the path (relative to the repository root)")));
+        out.push(check(
+            &name,
+            "warn",
+            "does not exist in the working tree or the index",
+            Some("check the path (relative to the repository root)"),
+        ));
         return Ok(out);
     }
     if f.submodule {
@@ -172,21 +228,41 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         return Ok(out);
     }
     if !f.tracked && f.ignored {
-        out.push(check(&name, "ok", format!("not indexed: ignored by {}", f.ignore_rule.clone().unwrap_or_default()), Some("add a negation (`!path`) to .gitignore, or commit the file")));
+        out.push(check(
+            &name,
+            "ok",
+            format!("not indexed: ignored by {}", f.ignore_rule.clone().unwrap_or_default()),
+            Some("add a negation (`!path`) to .gitignore, or commit the file"),
+        ));
         return Ok(out);
     }
     if let Some((attr, at)) = f.attributes.first() {
-        out.push(check(&name, "ok", format!("not indexed: marked {attr} by {at}"), Some("remove or override the attribute in .gitattributes")));
+        out.push(check(
+            &name,
+            "ok",
+            format!("not indexed: marked {attr} by {at}"),
+            Some("remove or override the attribute in .gitattributes"),
+        ));
         return Ok(out);
     }
     if let Ok(Some(g)) = crate::repo::exclude_set(&ws.config.index.exclude).map(|g| g.filter(|g| g.is_match(&rel))) {
         let _ = g;
-        out.push(check(&name, "ok", "not indexed: matches index.exclude in the Lynx configuration", Some("edit index.exclude in lynx.toml or .lynx/config.toml")));
+        out.push(check(
+            &name,
+            "ok",
+            "not indexed: matches index.exclude in the Lynx configuration",
+            Some("edit index.exclude in lynx.toml or .lynx/config.toml"),
+        ));
         return Ok(out);
     }
     let max = ws.config.index.max_file_size;
     if f.size.is_some_and(|s| s > max) {
-        out.push(check(&name, "ok", format!("not indexed: {} bytes is over the size cap of {max}", f.size.unwrap()), Some("raise index.max_file_size")));
+        out.push(check(
+            &name,
+            "ok",
+            format!("not indexed: {} bytes is over the size cap of {max}", f.size.unwrap()),
+            Some("raise index.max_file_size"),
+        ));
         return Ok(out);
     }
     let content = ws.repo.workdir.as_ref().and_then(|w| std::fs::read(w.join(&rel)).ok()).unwrap_or_default();
@@ -195,7 +271,10 @@ fn explain_file(engine: &Engine, path: &str) -> Result<Vec<Check>> {
         return Ok(out);
     }
     let lang = lang::detect(&rel, &content);
-    let deep = lang.has_grammar().then(|| crate::chunk::grammar::too_deep(lang, &crate::encoding::decode(&content).0)).flatten();
+    let deep = lang
+        .has_grammar()
+        .then(|| crate::chunk::grammar::too_deep(lang, &crate::encoding::decode(&content).0))
+        .flatten();
     let how = match deep {
         Some(d) => format!(
             "line windows without definitions or graph facts: its syntax nests {d} levels deep, over the {} the structure walks take",
@@ -235,7 +314,12 @@ fn runtime_checks(engine: &Engine) -> Vec<Check> {
         )),
     }
     match engine.embedder() {
-        Ok(m) => out.push(check("embedding model", "ok", format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()), None)),
+        Ok(m) => out.push(check(
+            "embedding model",
+            "ok",
+            format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()),
+            None,
+        )),
         Err(reason) if engine.model.name.is_none() => out.push(check("embedding model", "ok", reason, None)),
         Err(reason) => out.push(check(
             "embedding model",
@@ -288,7 +372,10 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
     }
     // Catalogs written once must still be there (a lost one would read as "nothing indexed").
     if let Ok(known) = std::fs::read_to_string(objects.join("catalog").join(crate::store::KNOWN)) {
-        let lost: Vec<&str> = known.lines().filter(|l| !l.is_empty() && !objects.join("catalog").join(format!("{l}.cat")).exists()).collect();
+        let lost: Vec<&str> = known
+            .lines()
+            .filter(|l| !l.is_empty() && !objects.join("catalog").join(format!("{l}.cat")).exists())
+            .collect();
         if !lost.is_empty() && catalog_error.is_none() {
             catalog_error = Some(format!("catalog(s) missing: {}", lost.join(", ")));
         }
@@ -326,25 +413,58 @@ fn store_checks(engine: &Engine, repair: bool) -> Result<Vec<Check>> {
         out.push(check(
             "segments",
             "error",
-            format!("{} damaged segment(s): {}", damaged.len(), damaged.iter().take(5).cloned().collect::<Vec<_>>().join(", ")),
+            format!(
+                "{} damaged segment(s): {}",
+                damaged.len(),
+                damaged.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            ),
             Some("git lynx doctor --repair (quarantines them; other data is kept)"),
         ));
     }
     match (catalog_error, dangling) {
-        (Some(e), _) => out.push(check("catalogs", "error", e, Some("git lynx doctor --repair rebuilds them from the segments"))),
-        (None, 0) => out.push(check("catalogs", "ok", format!("consistent with the segments ({unreferenced} segment(s) not yet catalogued)"), None)),
-        (None, n) => out.push(check("catalogs", "error", format!("{n} catalog reference(s) to missing segments"), Some("git lynx doctor --repair"))),
+        (Some(e), _) => {
+            out.push(check("catalogs", "error", e, Some("git lynx doctor --repair rebuilds them from the segments")))
+        }
+        (None, 0) => out.push(check(
+            "catalogs",
+            "ok",
+            format!("consistent with the segments ({unreferenced} segment(s) not yet catalogued)"),
+            None,
+        )),
+        (None, n) => out.push(check(
+            "catalogs",
+            "error",
+            format!("{n} catalog reference(s) to missing segments"),
+            Some("git lynx doctor --repair"),
+        )),
     }
     let (checked, invalid) = crate::shard::check_all(store, repair);
     if invalid.is_empty() {
-        out.push(check("shards", "ok", format!("{checked} shard(s) under {} pass their checks", crate::shard::shards_dir(&store.root).display()), None));
+        out.push(check(
+            "shards",
+            "ok",
+            format!("{checked} shard(s) under {} pass their checks", crate::shard::shards_dir(&store.root).display()),
+            None,
+        ));
     } else if repair {
-        out.push(check("shards", "ok", format!("removed {} damaged shard(s) of {checked}; they are rebuilt from their segments on use", invalid.len()), None));
+        out.push(check(
+            "shards",
+            "ok",
+            format!(
+                "removed {} damaged shard(s) of {checked}; they are rebuilt from their segments on use",
+                invalid.len()
+            ),
+            None,
+        ));
     } else {
         out.push(check(
             "shards",
             "warn",
-            format!("{} of {checked} shard(s) are damaged: {}", invalid.len(), invalid.iter().take(3).cloned().collect::<Vec<_>>().join(", ")),
+            format!(
+                "{} of {checked} shard(s) are damaged: {}",
+                invalid.len(),
+                invalid.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            ),
             Some("git lynx doctor --repair removes them (a search rebuilds any shard it finds damaged by itself)"),
         ));
     }
@@ -361,10 +481,15 @@ fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
     let wanted: Vec<(crate::store::Key, crate::index::adopt::Content)> = view
         .files
         .iter()
-        .map(|f| (f.key, match &f.content {
-            Some(c) => crate::index::adopt::Content::Bytes(c.as_slice()),
-            None => crate::index::adopt::Content::Odb(f.blob),
-        }))
+        .map(|f| {
+            (
+                f.key,
+                match &f.content {
+                    Some(c) => crate::index::adopt::Content::Bytes(c.as_slice()),
+                    None => crate::index::adopt::Content::Odb(f.blob),
+                },
+            )
+        })
         .collect();
     let model = engine.embedder().ok();
     let (checked, bad) = crate::index::adopt::verify_local(&engine.ws, &wanted, model.as_deref())?;
@@ -372,7 +497,8 @@ fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
         let store = &engine.ws.store;
         // Every segment of a bad blob goes, whatever layer: what is processed again must not
         // meet rows of the old ones (chunks and lexical rows have to agree).
-        let mut names: Vec<String> = bad.iter().flat_map(|r| std::iter::once(r.segment.clone()).chain(r.derived.iter().cloned())).collect();
+        let mut names: Vec<String> =
+            bad.iter().flat_map(|r| std::iter::once(r.segment.clone()).chain(r.derived.iter().cloned())).collect();
         names.sort();
         names.dedup();
         let local: Vec<String> = names.into_iter().filter(|n| store.segment_path(0, n).exists()).collect();
@@ -385,7 +511,10 @@ fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
         return Ok(check(
             "verify",
             "ok",
-            format!("quarantined {} segment(s) holding objects that did not match their blobs; `git lynx index` processes those blobs again", local.len()),
+            format!(
+                "quarantined {} segment(s) holding objects that did not match their blobs; `git lynx index` processes those blobs again",
+                local.len()
+            ),
             None,
         ));
     }
@@ -395,8 +524,14 @@ fn verify_check(engine: &Engine, repair: bool) -> Result<Check> {
         check(
             "verify",
             "error",
-            format!("{} of {checked} blobs have objects that do not match them: {}", bad.len(), bad.iter().take(3).map(|r| format!("{} ({})", r.segment, r.reason)).collect::<Vec<_>>().join("; ")),
-            Some("the store was changed outside Lynx: `git lynx doctor --verify --repair` quarantines those segments, then `git lynx index`"),
+            format!(
+                "{} of {checked} blobs have objects that do not match them: {}",
+                bad.len(),
+                bad.iter().take(3).map(|r| format!("{} ({})", r.segment, r.reason)).collect::<Vec<_>>().join("; ")
+            ),
+            Some(
+                "the store was changed outside Lynx: `git lynx doctor --verify --repair` quarantines those segments, then `git lynx index`",
+            ),
         )
     })
 }
@@ -413,14 +548,21 @@ fn writable_check(root: &std::path::Path) -> Check {
             "store writable",
             "error",
             format!("cannot write in {}: {e}", root.display()),
-            Some("make the store writable (permissions, a read-only mount), or move it: the store is the repository's `.lynx`"),
+            Some(
+                "make the store writable (permissions, a read-only mount), or move it: the store is the repository's `.lynx`",
+            ),
         ),
     }
 }
 
 fn disk_check(root: &std::path::Path) -> Check {
     match fs4::available_space(root) {
-        Ok(b) if b < 512 * 1024 * 1024 => check("disk space", "warn", format!("only {} free at {}", indicatif::HumanBytes(b), root.display()), Some("free space; `git lynx gc` removes unneeded segments")),
+        Ok(b) if b < 512 * 1024 * 1024 => check(
+            "disk space",
+            "warn",
+            format!("only {} free at {}", indicatif::HumanBytes(b), root.display()),
+            Some("free space; `git lynx gc` removes unneeded segments"),
+        ),
         Ok(b) => check("disk space", "ok", format!("{} free", indicatif::HumanBytes(b)), None),
         Err(e) => check("disk space", "ok", format!("unknown ({e})"), None),
     }

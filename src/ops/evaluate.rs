@@ -12,7 +12,13 @@ use std::path::{Path, PathBuf};
 /// Mines questions from the commits of a range; writes them to `out` or lists them.
 pub fn mine(ws: &Workspace, opts: &eval::mine::MineOptions, out: Option<&Path>) -> Result<Answer> {
     let m = eval::mine::mine(&ws.repo, opts)?;
-    let mut text = format!("mined {} questions from {} of {} commits in {}\n", m.questions.len(), m.commits_kept, m.commits_seen, m.range);
+    let mut text = format!(
+        "mined {} questions from {} of {} commits in {}\n",
+        m.questions.len(),
+        m.commits_kept,
+        m.commits_seen,
+        m.range
+    );
     for (reason, n) in &m.skipped {
         text.push_str(&format!("  skipped {n}: {reason}\n"));
     }
@@ -68,8 +74,10 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     let baseline = a
         .baseline
         .map(|p| -> Result<eval::run::Report> {
-            let t = std::fs::read_to_string(p).map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
-            serde_json::from_str(&t).map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
+            let t = std::fs::read_to_string(p)
+                .map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
+            serde_json::from_str(&t)
+                .map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
         })
         .transpose()?;
     if a.reranker.is_some() && a.mode == "bm25-files" {

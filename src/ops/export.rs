@@ -72,13 +72,19 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
         Ok(b) => b,
         Err((view, target)) => {
             let text = format!("{}\nnothing named \"{target}\" in this view\n", view_line(&view));
-            return Ok(Answer::new("export_graph", Some(view), serde_json::json!({"matched": false, "symbol": target}), text));
+            return Ok(Answer::new(
+                "export_graph",
+                Some(view),
+                serde_json::json!({"matched": false, "symbol": target}),
+                text,
+            ));
         }
     };
     let out = match &a.out {
         Some(p) => p.clone(),
         None => {
-            let safe: String = b.target.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+            let safe: String =
+                b.target.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
             engine.ws.store.root.join("reports").join(format!("graph-{safe}.html"))
         }
     };
@@ -117,7 +123,11 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
             let m = m.trim_start_matches("./");
             (g.by_path.get(m).map(|&f| vec![Node::File(f)]).unwrap_or_default(), format!("module {m}"))
         }
-        _ => return Err(crate::error::usage("export_graph needs a symbol or a module (`--symbol` / `--module`; in MCP `symbol` / `module`, or LynxMCP's `target` with `mode`)")),
+        _ => {
+            return Err(crate::error::usage(
+                "export_graph needs a symbol or a module (`--symbol` / `--module`; in MCP `symbol` / `module`, or LynxMCP's `target` with `mode`)",
+            ));
+        }
     };
     let target = a.symbol.clone().or(a.module.clone()).unwrap_or_default();
     if roots.is_empty() {
@@ -174,7 +184,13 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
             }
             if let Some(&t) = index.get(&g.g[e.target()]) {
                 let w = e.weight();
-                edges.push(JsEdge { source: index[&n], target: t, relation: w.rel.name(), confidence: w.confidence.name(), confident: w.confidence.is_confident() });
+                edges.push(JsEdge {
+                    source: index[&n],
+                    target: t,
+                    relation: w.rel.name(),
+                    confidence: w.confidence.name(),
+                    confident: w.confidence.is_confident(),
+                });
             }
         }
     }
@@ -201,7 +217,14 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
         .collect();
     let data = serde_json::json!({ "title": title, "view": ctx.data.id.label, "nodes": nodes, "edges": edges });
     let drawn_edges = edges.iter().filter(|e| e.source < shown && e.target < shown).count();
-    Ok(Ok(Built { view: ctx.data.id.clone(), target, html: render_html(&title, &data.to_string()), shown, drawn_edges, expandable: set.len() - shown }))
+    Ok(Ok(Built {
+        view: ctx.data.id.clone(),
+        target,
+        html: render_html(&title, &data.to_string()),
+        shown,
+        drawn_edges,
+        expandable: set.len() - shown,
+    }))
 }
 
 /// Positions for a neighbourhood, computed once here so the page draws at once: nodes on rings
@@ -255,7 +278,11 @@ fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)>
             pa.total_cmp(&pb).then(a.cmp(&b))
         });
         let m = members.len() as f64;
-        radius = if k == 0 && members.len() == 1 { 0.0 } else { (radius + RING_GAP).max(m * SPACING / std::f64::consts::TAU) };
+        radius = if k == 0 && members.len() == 1 {
+            0.0
+        } else {
+            (radius + RING_GAP).max(m * SPACING / std::f64::consts::TAU)
+        };
         // Turn the ring so that its nodes sit, on the whole, where the nodes that reached them are.
         let step = std::f64::consts::TAU / m;
         let (mut sin, mut cos) = (0.0, 0.0);
@@ -307,7 +334,13 @@ mod tests {
         assert_eq!(pos[0], (0.0, 0.0));
         let r = |i: usize| pos[i].0.hypot(pos[i].1);
         let same = |a: f64, b: f64| (a - b).abs() < 0.5;
-        assert!((1..=40).all(|i| same(r(i), r(1))) && (41..=80).all(|i| same(r(i), r(41))) && r(41) > r(1) + 100.0 && r(81) > r(41) + 100.0, "rings by distance");
+        assert!(
+            (1..=40).all(|i| same(r(i), r(1)))
+                && (41..=80).all(|i| same(r(i), r(41)))
+                && r(41) > r(1) + 100.0
+                && r(81) > r(41) + 100.0,
+            "rings by distance"
+        );
         for i in 0..pos.len() {
             for j in i + 1..pos.len() {
                 let d = (pos[i].0 - pos[j].0).hypot(pos[i].1 - pos[j].1);

@@ -28,19 +28,37 @@ pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str
     if !OUTCOMES.contains(&outcome) {
         return Err(crate::error::usage(format!("outcome must be one of {}", OUTCOMES.join(", "))));
     }
-    let e = Entry { time: crate::fsutil::now_secs(), tool: tool.into(), query: query.into(), outcome: outcome.into(), comment: comment.into() };
+    let e = Entry {
+        time: crate::fsutil::now_secs(),
+        tool: tool.into(),
+        query: query.into(),
+        outcome: outcome.into(),
+        comment: comment.into(),
+    };
     // The store must still be there: a deleted repository is not re-created by a feedback.
-    if let Some(dir) = path.parent() {
-        if !dir.is_dir() {
-            return Err(anyhow::anyhow!("the Lynx store {} is gone (was the repository moved or deleted?); feedback not recorded", dir.display()));
-        }
+    if let Some(dir) = path.parent()
+        && !dir.is_dir()
+    {
+        return Err(anyhow::anyhow!(
+            "the Lynx store {} is gone (was the repository moved or deleted?); feedback not recorded",
+            dir.display()
+        ));
     }
     // One short line per write with O_APPEND: concurrent writers do not interleave.
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("opening {}", path.display()))?;
     let mut line = serde_json::to_string(&e)?;
     line.push('\n');
     f.write_all(line.as_bytes())?;
-    Ok(Answer::new("feedback", None, serde_json::json!({"recorded": true, "path": path.display().to_string()}), "feedback recorded, thank you\n".into()))
+    Ok(Answer::new(
+        "feedback",
+        None,
+        serde_json::json!({"recorded": true, "path": path.display().to_string()}),
+        "feedback recorded, thank you\n".into(),
+    ))
 }
 
 pub fn summary(path: &Path) -> Result<Answer> {
@@ -48,7 +66,11 @@ pub fn summary(path: &Path) -> Result<Answer> {
     let entries: Vec<Entry> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     let mut by_tool: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
     for e in &entries {
-        *by_tool.entry(if e.tool.is_empty() { "(unspecified)".into() } else { e.tool.clone() }).or_default().entry(e.outcome.clone()).or_default() += 1;
+        *by_tool
+            .entry(if e.tool.is_empty() { "(unspecified)".into() } else { e.tool.clone() })
+            .or_default()
+            .entry(e.outcome.clone())
+            .or_default() += 1;
     }
     let mut out = format!("{} feedback entries in {}\n", entries.len(), path.display());
     for (tool, outcomes) in &by_tool {

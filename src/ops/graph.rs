@@ -121,13 +121,28 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         GraphOp::SurprisingConnections => return surprising(&ctx, a.limit),
         _ => {}
     }
-    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| crate::error::usage(format!("graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)")))?;
+    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+        crate::error::usage(format!("graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)"))
+    })?;
     let (nodes, how) = starts(&ctx, &symbol);
     let view = ctx.data.id.clone();
     if nodes.is_empty() {
         let suggestions = query::suggest(&ctx.graph, &symbol, 5);
-        let text = format!("{}\nno symbol named \"{symbol}\" in this view{}\n", view_line(&view), super::nav::did_you_mean(&suggestions));
-        let t = Traversal { op, symbol, matched: false, match_kind: None, depth: a.depth, results: vec![], truncated: false, next_cursor: None };
+        let text = format!(
+            "{}\nno symbol named \"{symbol}\" in this view{}\n",
+            view_line(&view),
+            super::nav::did_you_mean(&suggestions)
+        );
+        let t = Traversal {
+            op,
+            symbol,
+            matched: false,
+            match_kind: None,
+            depth: a.depth,
+            results: vec![],
+            truncated: false,
+            next_cursor: None,
+        };
         let mut answer = Answer::new("graph_query", Some(view), &t, text);
         answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
         return Ok(answer);
@@ -161,19 +176,31 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         }
         GraphOp::Neighbors => {
             let rels = match &a.relation {
-                Some(r) => Rel::parse_filter(r).ok_or_else(|| crate::error::usage(format!("unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)")))?,
+                Some(r) => Rel::parse_filter(r).ok_or_else(|| {
+                    crate::error::usage(format!(
+                        "unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)"
+                    ))
+                })?,
                 None => Rel::parse_filter("all").unwrap(),
             };
             query::bfs(g, &nodes, &rels, None, depth, want)
         }
         GraphOp::ShortestPath => {
-            let target = a.target.clone().ok_or_else(|| crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)"))?;
+            let target = a.target.clone().ok_or_else(|| {
+                crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)")
+            })?;
             let (to, _) = starts(&ctx, &target);
             if to.is_empty() {
                 let text = format!("{}\nno symbol named \"{target}\" in this view\n", view_line(&view));
-                return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}), text));
+                return Ok(Answer::new(
+                    "graph_query",
+                    Some(view),
+                    serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}),
+                    text,
+                ));
             }
-            let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all")).unwrap_or_else(|| Rel::parse_filter("all").unwrap());
+            let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all"))
+                .unwrap_or_else(|| Rel::parse_filter("all").unwrap());
             let hops = a.max_hops.unwrap_or(6).max(1);
             // Edges are followed in their direction; when the symbol does not reach the target, the
             // target may reach the symbol, which is said plainly.
@@ -192,7 +219,15 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                     text.push_str(&format!("path from {a} to {b} ({} hops):\n", p.len().saturating_sub(1)));
                     for (n, rel) in p {
                         let arrow = rel.map(|r| format!("--{r}--> ")).unwrap_or_default();
-                        text.push_str(&format!("  {arrow}{} {} {}\n", n.kind, n.name, n.path.as_deref().map(|p| crate::present::loc(p, n.start_line.unwrap_or(0))).unwrap_or_default()));
+                        text.push_str(&format!(
+                            "  {arrow}{} {} {}\n",
+                            n.kind,
+                            n.name,
+                            n.path
+                                .as_deref()
+                                .map(|p| crate::present::loc(p, n.start_line.unwrap_or(0)))
+                                .unwrap_or_default()
+                        ));
                     }
                     p.iter().map(|(n, r)| serde_json::json!({"node": n, "via": r})).collect()
                 }
@@ -201,14 +236,30 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                     Vec::new()
                 }
             };
-            let direction = if path.is_none() { None } else if reverse { Some("target_to_symbol") } else { Some("symbol_to_target") };
-            return Ok(Answer::new("graph_query", Some(view), serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "direction": direction, "path": steps}), text));
+            let direction = if path.is_none() {
+                None
+            } else if reverse {
+                Some("target_to_symbol")
+            } else {
+                Some("symbol_to_target")
+            };
+            return Ok(Answer::new(
+                "graph_query",
+                Some(view),
+                serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "direction": direction, "path": steps}),
+                text,
+            ));
         }
         GraphOp::Status | GraphOp::Overview | GraphOp::SurprisingConnections => unreachable!("answered above"),
     };
     let next_cursor = pager.page(&mut results, a.limit);
     let truncated = next_cursor.is_some();
-    let mut text = format!("{}\n{op} of {symbol} ({}{}):\n", view_line(&view), results.len(), if truncated { ", more follow" } else { "" });
+    let mut text = format!(
+        "{}\n{op} of {symbol} ({}{}):\n",
+        view_line(&view),
+        results.len(),
+        if truncated { ", more follow" } else { "" }
+    );
     if results.is_empty() {
         text.push_str("  (none)\n");
     }
@@ -231,9 +282,17 @@ fn status(ctx: &Ctx) -> Result<Answer> {
         s.edges
     );
     if s.precise_files > 0 {
-        text.push_str(&format!("  precise: {} of {} files have edges from an imported SCIP index\n", s.precise_files, s.files));
+        text.push_str(&format!(
+            "  precise: {} of {} files have edges from an imported SCIP index\n",
+            s.precise_files, s.files
+        ));
     }
-    for (title, m) in [("by language", &s.by_language), ("by kind", &s.by_kind), ("by relation", &s.by_relation), ("by confidence", &s.by_confidence)] {
+    for (title, m) in [
+        ("by language", &s.by_language),
+        ("by kind", &s.by_kind),
+        ("by relation", &s.by_relation),
+        ("by confidence", &s.by_confidence),
+    ] {
         let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
         text.push_str(&format!("  {title}: {}\n", parts.join(", ")));
     }
@@ -300,14 +359,32 @@ fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
     }
     communities.truncate(limit.min(20));
     let stats = query::stats(g);
-    let mut text = format!("{}\noverview: {} files, {} definitions, {} edges\n", view_line(&ctx.data.id), stats.files, stats.definitions, stats.edges);
+    let mut text = format!(
+        "{}\noverview: {} files, {} definitions, {} edges\n",
+        view_line(&ctx.data.id),
+        stats.files,
+        stats.definitions,
+        stats.edges
+    );
     text.push_str("hubs (confident calls + inheritance, tests excluded):\n");
     for h in &hubs {
-        text.push_str(&format!("  {:>4}  {} {} {}\n", h.degree, h.node.kind, h.node.name, crate::present::loc(h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0))));
+        text.push_str(&format!(
+            "  {:>4}  {} {} {}\n",
+            h.degree,
+            h.node.kind,
+            h.node.name,
+            crate::present::loc(h.node.path.as_deref().unwrap_or(""), h.node.start_line.unwrap_or(0))
+        ));
     }
     text.push_str("communities (modularity, largest first):\n");
     for c in &communities {
-        text.push_str(&format!("  #{} {} definitions in {} — e.g. {}\n", c.id, c.size, c.directories.join(", "), c.hubs.join(", ")));
+        text.push_str(&format!(
+            "  #{} {} definitions in {} — e.g. {}\n",
+            c.id,
+            c.size,
+            c.directories.join(", "),
+            c.hubs.join(", ")
+        ));
     }
     Ok(Answer::new(
         "graph_query",
@@ -353,7 +430,11 @@ fn surprising(ctx: &Ctx, limit: usize) -> Result<Answer> {
     let mut text = format!(
         "{}\nsurprising connections (edge betweenness{}):\n",
         view_line(&ctx.data.id),
-        if nodes.len() > SAMPLE_ABOVE { format!(", sampled over {SAMPLE_ABOVE} of {} nodes", nodes.len()) } else { String::new() }
+        if nodes.len() > SAMPLE_ABOVE {
+            format!(", sampled over {SAMPLE_ABOVE} of {} nodes", nodes.len())
+        } else {
+            String::new()
+        }
     );
     if results.is_empty() {
         text.push_str("  (none: no calls or inheritance between definitions)\n");
@@ -369,7 +450,12 @@ fn surprising(ctx: &Ctx, limit: usize) -> Result<Answer> {
             if s.cross_directory { "  [crosses directories]" } else { "" }
         ));
     }
-    Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), serde_json::json!({"op": "surprising_connections", "results": results, "sampled": nodes.len() > SAMPLE_ABOVE}), text))
+    Ok(Answer::new(
+        "graph_query",
+        Some(ctx.data.id.clone()),
+        serde_json::json!({"op": "surprising_connections", "results": results, "sampled": nodes.len() > SAMPLE_ABOVE}),
+        text,
+    ))
 }
 
 /// `graph clear-scip`: forgets every imported SCIP index; the graph is heuristic again.
@@ -409,7 +495,11 @@ pub fn import_scip(engine: &Engine, index: &std::path::Path, rev: Option<&str>) 
         text.push_str(&format!("  … and {} more skipped (--json lists them all)\n", r.skipped.len() - 20));
     }
     if r.imported == 0 && r.documents > 0 {
-        anyhow::bail!("{}no document of {} matches a file of this view; index the same revision (or pass --rev)", text, r.index);
+        anyhow::bail!(
+            "{}no document of {} matches a file of this view; index the same revision (or pass --rev)",
+            text,
+            r.index
+        );
     }
     Ok(Answer::new("import_scip", None, &r, text))
 }

@@ -154,7 +154,8 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         unreadable,
     };
     if !result.unreadable.is_empty() {
-        let shown: Vec<String> = result.unreadable.iter().take(3).map(|p| present::quote_path(p).into_owned()).collect();
+        let shown: Vec<String> =
+            result.unreadable.iter().take(3).map(|p| present::quote_path(p).into_owned()).collect();
         tracing::warn!(
             "{} file(s) could not be read from git and were skipped ({}{}); `git fsck` tells why",
             result.unreadable.len(),
@@ -182,7 +183,8 @@ fn matches_in(path: &str, text: &str, re: &regex::Regex, a: &GrepArgs) -> Vec<Gr
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let spans: Vec<(usize, usize)> = re.find_iter(line).map(|m| (m.start(), m.end())).filter(|(s, e)| e > s).collect();
+        let spans: Vec<(usize, usize)> =
+            re.find_iter(line).map(|m| (m.start(), m.end())).filter(|(s, e)| e > s).collect();
         if spans.is_empty() {
             continue;
         }
@@ -222,12 +224,11 @@ pub fn render(view: &crate::view::ViewId, r: &GrepResult, files_only: bool, cont
     let mut last: Option<(&str, u32)> = None;
     for m in &r.matches {
         let first = m.line - m.before.len() as u32;
-        if context {
-            if let Some((p, l)) = last {
-                if p != m.path || first > l + 1 {
-                    out.push_str("--\n");
-                }
-            }
+        if context
+            && let Some((p, l)) = last
+            && (p != m.path || first > l + 1)
+        {
+            out.push_str("--\n");
         }
         for (i, b) in m.before.iter().enumerate() {
             let n = first + i as u32;

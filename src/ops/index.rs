@@ -64,10 +64,10 @@ fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
     match index::embed::embed_view(&engine.ws.store, view, model.as_ref(), &engine.progress) {
         Ok(d) => {
             // A model chosen on the command line stays the store's model.
-            if let (true, Some(name)) = (engine.model.from_flag, engine.model.name.as_deref()) {
-                if let Err(e) = crate::engine::ModelChoice::record(&engine.ws.store.root, name) {
-                    tracing::warn!("could not record the model for this store: {e:#}");
-                }
+            if let (true, Some(name)) = (engine.model.from_flag, engine.model.name.as_deref())
+                && let Err(e) = crate::engine::ModelChoice::record(&engine.ws.store.root, name)
+            {
+                tracing::warn!("could not record the model for this store: {e:#}");
             }
             report.chunks_embedded = d.embedded;
             report.segments_written += d.segments;

@@ -19,12 +19,12 @@ pub mod objects;
 pub mod overview;
 pub mod page;
 pub mod remote;
-pub mod similar;
-pub mod source;
-pub mod upkeep;
 pub mod search;
 pub mod setup;
+pub mod similar;
+pub mod source;
 pub mod status;
+pub mod upkeep;
 
 use crate::view::ViewId;
 use serde::Serialize;
@@ -124,7 +124,7 @@ pub fn failure_json(operation: &str, err: &anyhow::Error) -> Value {
 
 /// The one-line view citation every answer starts with.
 pub fn view_line(view: &ViewId) -> String {
-    match (&view.kind[..], &view.commit) {
+    match (view.kind, &view.commit) {
         ("worktree", Some(c)) => format!("view: worktree (HEAD {})", &c[..12.min(c.len())]),
         ("worktree", None) => "view: worktree (no commits yet)".into(),
         ("staged", Some(c)) => format!("view: staged changes (HEAD {})", &c[..12.min(c.len())]),
@@ -153,7 +153,10 @@ pub fn unless_damaged(answer: anyhow::Result<Answer>) -> anyhow::Result<Answer> 
 /// several, each source that knows the subject (`matched` is not false; all of them when none
 /// does) answers in turn under its name, and sources the question does not apply to (a folder
 /// without a code graph) are skipped with a note.
-pub fn over_sources(selected: &[&crate::sources::Source], f: impl Fn(&crate::engine::Engine) -> anyhow::Result<Answer>) -> anyhow::Result<Answer> {
+pub fn over_sources(
+    selected: &[&crate::sources::Source],
+    f: impl Fn(&crate::engine::Engine) -> anyhow::Result<Answer>,
+) -> anyhow::Result<Answer> {
     if let [one] = selected {
         return f(&one.engine);
     }
@@ -172,7 +175,8 @@ pub fn over_sources(selected: &[&crate::sources::Source], f: impl Fn(&crate::eng
     if answers.is_empty() {
         return Err(first_err.unwrap_or_else(|| anyhow::anyhow!("no source to ask")));
     }
-    let matched: Vec<usize> = (0..answers.len()).filter(|&i| answers[i].1.data.get("matched") != Some(&Value::Bool(false))).collect();
+    let matched: Vec<usize> =
+        (0..answers.len()).filter(|&i| answers[i].1.data.get("matched") != Some(&Value::Bool(false))).collect();
     let keep: Vec<usize> = if matched.is_empty() { (0..answers.len()).collect() } else { matched };
     let operation = answers[0].1.operation;
     let view = answers[keep[0]].1.view.clone();

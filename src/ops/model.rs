@@ -22,7 +22,13 @@ pub struct ModelInfo {
 pub fn pull(name: &str, progress: bool) -> Result<Answer> {
     let files = resolve::resolve(name, true, progress)?;
     let (bytes, _) = crate::fsutil::dir_size(&files.dir);
-    let info = ModelInfo { name: name.to_string(), kind: files.kind, path: files.dir.display().to_string(), bytes, configured: false };
+    let info = ModelInfo {
+        name: name.to_string(),
+        kind: files.kind,
+        path: files.dir.display().to_string(),
+        bytes,
+        configured: false,
+    };
     let text = format!("{} ({:?}) ready at {}\n", info.name, info.kind, info.path).to_lowercase();
     Ok(Answer::new("model_pull", None, &info, text))
 }
@@ -39,7 +45,13 @@ pub fn list(configured: &str) -> Result<Answer> {
             let Some(snap) = resolve::cached_snapshot(&name) else { continue };
             if let Ok(f) = resolve::inspect_dir(&name, &snap, None) {
                 let (bytes, _) = dir_size_following(&snap);
-                models.push(ModelInfo { configured: name == configured, name, kind: f.kind, path: snap.display().to_string(), bytes });
+                models.push(ModelInfo {
+                    configured: name == configured,
+                    name,
+                    kind: f.kind,
+                    path: snap.display().to_string(),
+                    bytes,
+                });
             }
         }
     }
@@ -48,7 +60,9 @@ pub fn list(configured: &str) -> Result<Answer> {
     if models.is_empty() {
         // A local path is already usable as it is; only a hub id is pulled.
         if crate::config::is_model_id(configured) {
-            text.push_str(&format!("  (none) — run `git lynx model pull {configured}` (or `git lynx model import ARCHIVE` offline)\n"));
+            text.push_str(&format!(
+                "  (none) — run `git lynx model pull {configured}` (or `git lynx model import ARCHIVE` offline)\n"
+            ));
         } else {
             text.push_str(&format!("  (none) — the configured model is the local path {configured}, used from there; `git lynx model pull OWNER/NAME` fetches a hub model\n"));
         }
@@ -62,7 +76,12 @@ pub fn list(configured: &str) -> Result<Answer> {
             indicatif::HumanBytes(m.bytes)
         ));
     }
-    Ok(Answer::new("model_list", None, serde_json::json!({ "cache": cache.display().to_string(), "models": models }), text))
+    Ok(Answer::new(
+        "model_list",
+        None,
+        serde_json::json!({ "cache": cache.display().to_string(), "models": models }),
+        text,
+    ))
 }
 
 /// Snapshot files are symlinks into blobs/: count what they point at.
@@ -135,7 +154,12 @@ pub fn export(name: &str, file: &Path) -> Result<Answer> {
     }
     tar.into_inner()?.flush()?;
     let text = format!("exported {} ({} files) to {}\n", m.name, files.len(), file.display());
-    Ok(Answer::new("model_export", None, serde_json::json!({ "name": m.name, "file": file.display().to_string(), "files": files.len() }), text))
+    Ok(Answer::new(
+        "model_export",
+        None,
+        serde_json::json!({ "name": m.name, "file": file.display().to_string(), "files": files.len() }),
+        text,
+    ))
 }
 
 /// Imports a model folder or archive into the HuggingFace cache under `name` (or the name in
@@ -159,7 +183,10 @@ pub fn import(path: &Path, name: Option<&str>) -> Result<Answer> {
             .with_context(|| format!("{} is not a readable model archive (tar, tar.gz or tar.zst)", path.display()))?;
         staging.clone()
     };
-    let manifest: serde_json::Value = std::fs::read_to_string(src.join(MANIFEST)).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+    let manifest: serde_json::Value = std::fs::read_to_string(src.join(MANIFEST))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
     let name = match (name, manifest["name"].as_str()) {
         (Some(n), _) => n.to_string(),
         (None, Some(n)) if n.contains('/') && !Path::new(n).exists() => n.to_string(),
@@ -187,11 +214,17 @@ pub fn import(path: &Path, name: Option<&str>) -> Result<Answer> {
     crate::fsutil::write_atomic(&base.join("refs").join("main"), snapshot.as_bytes())?;
     let _ = std::fs::remove_dir_all(&staging);
     let text = format!("imported {name} ({} files, {:?}) into {}\n", files.len(), probe.kind, dest.display());
-    Ok(Answer::new("model_import", None, serde_json::json!({ "name": name, "path": dest.display().to_string(), "files": files.len() }), text))
+    Ok(Answer::new(
+        "model_import",
+        None,
+        serde_json::json!({ "name": name, "path": dest.display().to_string(), "files": files.len() }),
+        text,
+    ))
 }
 
 fn tempfile_dir() -> Result<PathBuf> {
-    let d = std::env::temp_dir().join(format!("lynx-model-import-{}-{}", std::process::id(), crate::fsutil::now_secs()));
+    let d =
+        std::env::temp_dir().join(format!("lynx-model-import-{}-{}", std::process::id(), crate::fsutil::now_secs()));
     std::fs::create_dir_all(&d)?;
     Ok(d)
 }
@@ -215,10 +248,21 @@ pub struct DistillArgs<'a> {
 pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, progress: bool) -> Result<Answer> {
     let files = resolve::resolve(args.from, false, false)?;
     if files.kind != ModelKind::Transformer {
-        bail!("{} is a {:?} model; distilling needs a transformer with an ONNX export (e.g. sentence-transformers/all-MiniLM-L6-v2)", args.from, files.kind);
+        bail!(
+            "{} is a {:?} model; distilling needs a transformer with an ONNX export (e.g. sentence-transformers/all-MiniLM-L6-v2)",
+            args.from,
+            files.kind
+        );
     }
     let onnx = files.onnx.clone().context("the transformer has no ONNX file")?;
-    let t = crate::embed::transformer::Transformer::load(&files.name, &files.dir, &onnx, args.threads, args.ort_setting, String::new())?;
+    let t = crate::embed::transformer::Transformer::load(
+        &files.name,
+        &files.dir,
+        &onnx,
+        args.threads,
+        args.ort_setting,
+        String::new(),
+    )?;
     let mut words: Vec<String> = Vec::new();
     if let Some(f) = args.words_file {
         let text = std::fs::read_to_string(f).with_context(|| format!("reading the word list {}", f.display()))?;
@@ -231,24 +275,35 @@ pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, pro
         let blobs: Vec<Vec<u8>> = view
             .files
             .iter()
-            .filter(|f| crate::lang::by_path(&f.path).is_some_and(|l| l.is_code()) && !crate::graph::model::is_test_path(&f.path))
+            .filter(|f| {
+                crate::lang::by_path(&f.path).is_some_and(|l| l.is_code())
+                    && !crate::graph::model::is_test_path(&f.path)
+            })
             .filter_map(|f| crate::repo::Repo::read_blob(&local, f.blob).ok())
             .collect();
         words.extend(crate::embed::distill::identifier_words(blobs.iter().map(Vec::as_slice), args.repo_words, 3));
     }
     let bar = crate::progress::Progress::new(progress);
     let last = std::sync::atomic::AtomicUsize::new(0);
-    let report = crate::embed::distill::distill(&t, &files.dir, &files.name, args.out, args.dims, &words, &|done, total| {
-        if last.load(std::sync::atomic::Ordering::Relaxed) == 0 {
-            bar.start("distilling tokens", total as u64);
-        }
-        let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
-        bar.inc(done.saturating_sub(before) as u64);
-    })?;
+    let report =
+        crate::embed::distill::distill(&t, &files.dir, &files.name, args.out, args.dims, &words, &|done, total| {
+            if last.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+                bar.start("distilling tokens", total as u64);
+            }
+            let before = last.swap(done, std::sync::atomic::Ordering::Relaxed);
+            bar.inc(done.saturating_sub(before) as u64);
+        })?;
     bar.finish();
     let text = format!(
         "distilled {} into {}: {} tokens ({} repository/extra words added, {} already known), {} dimensions, {:.0} s\nuse it with: git lynx index --model {}\n",
-        report.source, report.out, report.tokens, report.words_added, report.words_skipped, report.dim, report.seconds, report.out
+        report.source,
+        report.out,
+        report.tokens,
+        report.words_added,
+        report.words_skipped,
+        report.dim,
+        report.seconds,
+        report.out
     );
     Ok(Answer::new("model_distill", None, &report, text))
 }
@@ -260,5 +315,7 @@ pub fn configured_name(flag: Option<&str>, ws: Option<&crate::workspace::Workspa
     let default_config = crate::config::Config::default();
     let config = ws.map_or(&default_config, |w| &w.config);
     let recorded = ws.and_then(|w| crate::engine::ModelChoice::recorded(&w.store.root));
-    crate::engine::ModelChoice::from(flag, false, config, true, recorded).name.unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
+    crate::engine::ModelChoice::from(flag, false, config, true, recorded)
+        .name
+        .unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
 }

@@ -2,15 +2,15 @@
 //! describe_symbol, impact and module_summary. Each returns a typed result rendered as JSON
 //! or text by the same `Answer`.
 
-use crate::present;
 use super::search::{Hit, cite, hit as search_hit, snippet};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::graph::model::{CodeGraph, Node, Rel};
 use crate::graph::query::{self, Link, MatchKind, NodeRef, node_ref};
+use crate::present;
 use crate::search::{self, Ranked};
-use crate::view::ViewData;
 use crate::view::View;
+use crate::view::ViewData;
 use anyhow::Result;
 use petgraph::Direction;
 use serde::Serialize;
@@ -44,7 +44,10 @@ fn definition(ctx: &Ctx, d: u32) -> Definition {
     let node = node_ref(&ctx.graph, Node::Def(d));
     let (start, end) = (node.start_line.unwrap_or(0), node.end_line.unwrap_or(0));
     let path = node.path.as_deref().unwrap_or("");
-    let sig = head_at(ctx, path, start, end).or_else(|| code_at(ctx, path, start, end)).map(|t| first_code_lines(&t, 3)).unwrap_or_default();
+    let sig = head_at(ctx, path, start, end)
+        .or_else(|| code_at(ctx, path, start, end))
+        .map(|t| first_code_lines(&t, 3))
+        .unwrap_or_default();
     Definition { node, signature: sig }
 }
 
@@ -52,9 +55,21 @@ fn definition(ctx: &Ctx, d: u32) -> Definition {
 /// (a class's own head, not its largest method's chunk).
 fn head_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
     let t = &ctx.data.table;
-    let c = ctx.data.file_chunks(path).map(|o| t.chunk(o)).filter(|c| c.start_line <= start && start <= c.end_line).max_by_key(|c| c.start_line)?;
+    let c = ctx
+        .data
+        .file_chunks(path)
+        .map(|o| t.chunk(o))
+        .filter(|c| c.start_line <= start && start <= c.end_line)
+        .max_by_key(|c| c.start_line)?;
     let to = end.min(c.end_line);
-    Some(c.text().lines().skip((start - c.start_line) as usize).take((to - start + 1) as usize).collect::<Vec<_>>().join("\n"))
+    Some(
+        c.text()
+            .lines()
+            .skip((start - c.start_line) as usize)
+            .take((to - start + 1) as usize)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 /// Lines `start..=end` of a file of the view, from its chunks.
@@ -83,7 +98,13 @@ fn first_code_lines(text: &str, n: usize) -> String {
         .lines()
         .skip_while(|l| {
             let t = l.trim_start();
-            t.is_empty() || t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*') || t.starts_with('@') || t.starts_with("\"\"\"")
+            t.is_empty()
+                || t.starts_with("//")
+                || t.starts_with('#')
+                || t.starts_with("/*")
+                || t.starts_with('*')
+                || t.starts_with('@')
+                || t.starts_with("\"\"\"")
         })
         .take(n)
         .collect();
@@ -92,8 +113,17 @@ fn first_code_lines(text: &str, n: usize) -> String {
 
 fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
     let suggestions = query::suggest(&ctx.graph, symbol, 5);
-    let text = format!("{}\nno symbol named \"{symbol}\" in this view{}\n", view_line(&ctx.data.id), did_you_mean(&suggestions));
-    Answer::new(op, Some(ctx.data.id.clone()), serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }), text)
+    let text = format!(
+        "{}\nno symbol named \"{symbol}\" in this view{}\n",
+        view_line(&ctx.data.id),
+        did_you_mean(&suggestions)
+    );
+    Answer::new(
+        op,
+        Some(ctx.data.id.clone()),
+        serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }),
+        text,
+    )
 }
 
 /// `; did you mean: a, b?` (empty without suggestions).
@@ -108,7 +138,13 @@ fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
     };
     let mut out = format!("{symbol}{how}: {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });
     for d in defs.iter().take(10) {
-        out.push_str(&format!("  {} {} ({}-{})\n", present::loc(d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0)), d.node.kind, d.node.start_line.unwrap_or(0), d.node.end_line.unwrap_or(0)));
+        out.push_str(&format!(
+            "  {} {} ({}-{})\n",
+            present::loc(d.node.path.as_deref().unwrap_or(""), d.node.start_line.unwrap_or(0)),
+            d.node.kind,
+            d.node.start_line.unwrap_or(0),
+            d.node.end_line.unwrap_or(0)
+        ));
     }
     out
 }
@@ -131,7 +167,8 @@ fn render_links(title: &str, links: &[Link], out: &mut String) {
 /// colour); plain for Markdown reports.
 pub fn link_line(l: &Link, styled: bool) -> String {
     // A callee is shown where it is defined; its call site, in another file, said apart.
-    let line = if l.site.is_some() { l.node.start_line.unwrap_or(0) } else { l.line.or(l.node.start_line).unwrap_or(0) };
+    let line =
+        if l.site.is_some() { l.node.start_line.unwrap_or(0) } else { l.line.or(l.node.start_line).unwrap_or(0) };
     let verb = match l.relation {
         "calls" => "called at",
         "imports" => "imported at",
@@ -143,13 +180,28 @@ pub fn link_line(l: &Link, styled: bool) -> String {
         _ => String::new(),
     };
     let at = match (&l.node.path, l.node.start_line, l.node.end_line) {
-        (Some(p), Some(s), Some(e)) if styled => format!("{} {} {} ({s}-{e})", present::loc(p, line), l.node.kind, l.node.name),
-        (Some(p), Some(s), Some(e)) => format!("{}:{line}: {} {} ({s}-{e})", present::quote_path(p), l.node.kind, l.node.name),
+        (Some(p), Some(s), Some(e)) if styled => {
+            format!("{} {} {} ({s}-{e})", present::loc(p, line), l.node.kind, l.node.name)
+        }
+        (Some(p), Some(s), Some(e)) => {
+            format!("{}:{line}: {} {} ({s}-{e})", present::quote_path(p), l.node.kind, l.node.name)
+        }
         // A file is its path.
-        (Some(p), _, _) if l.node.kind == "file" => if styled { present::path(p) } else { present::quote_path(p).into_owned() },
-        (Some(p), _, _) => format!("{} {} {}", if styled { present::path(p) } else { present::quote_path(p).into_owned() }, l.node.kind, l.node.name),
+        (Some(p), _, _) if l.node.kind == "file" => {
+            if styled {
+                present::path(p)
+            } else {
+                present::quote_path(p).into_owned()
+            }
+        }
+        (Some(p), _, _) => format!(
+            "{} {} {}",
+            if styled { present::path(p) } else { present::quote_path(p).into_owned() },
+            l.node.kind,
+            l.node.name
+        ),
         // "external" is said once, as the confidence; the kind says what it is.
-        _ if l.node.kind == "external" => format!("{}", l.node.name),
+        _ if l.node.kind == "external" => l.node.name.to_string(),
         _ => format!("{} {}", l.node.kind, l.node.name),
     };
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
@@ -183,7 +235,11 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         let lexical: Vec<Hit> =
             hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
         let suggestions = query::suggest(&ctx.graph, symbol, 5);
-        let mut text = format!("{}\nno definition named \"{symbol}\" in the graph{}", view_line(&ctx.data.id), did_you_mean(&suggestions));
+        let mut text = format!(
+            "{}\nno definition named \"{symbol}\" in the graph{}",
+            view_line(&ctx.data.id),
+            did_you_mean(&suggestions)
+        );
         if lexical.is_empty() {
             text.push('\n');
         } else {
@@ -192,7 +248,14 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
                 text.push_str(&format!("  {}\n", cite(h)));
             }
         }
-        let r = FindDefinition { symbol: symbol.into(), matched: false, match_kind: None, results: vec![], lexical, suggestions };
+        let r = FindDefinition {
+            symbol: symbol.into(),
+            matched: false,
+            match_kind: None,
+            results: vec![],
+            lexical,
+            suggestions,
+        };
         return Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text));
     }
     let results: Vec<Definition> = defs.iter().take(20).map(|&d| definition(&ctx, d)).collect();
@@ -209,7 +272,14 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         ));
         text.push_str(&snippet(&d.signature, 3));
     }
-    let r = FindDefinition { symbol: symbol.into(), matched: true, match_kind: how, results, lexical: vec![], suggestions: vec![] };
+    let r = FindDefinition {
+        symbol: symbol.into(),
+        matched: true,
+        match_kind: how,
+        results,
+        lexical: vec![],
+        suggestions: vec![],
+    };
     Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -260,7 +330,13 @@ fn identifier_at(text: &str, name: &str) -> Option<usize> {
     None
 }
 
-pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usize, cursor: Option<&str>) -> Result<Answer> {
+pub fn find_usages(
+    engine: &Engine,
+    symbol: &str,
+    rev: Option<&str>,
+    limit: usize,
+    cursor: Option<&str>,
+) -> Result<Answer> {
     let ctx = open(engine, rev)?;
     let pager = super::page::Pager::new("find_usages", &ctx.data.key, &(symbol, limit), cursor)?;
     let (defs, _) = query::match_symbol(&ctx.graph, symbol);
@@ -270,23 +346,48 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
     let mut seen: HashSet<(String, u32, u32)> = HashSet::new();
     let def_spans: HashSet<(String, u32)> =
         defs.iter().map(|&d| (ctx.graph.def_path(d).to_string(), ctx.graph.defs[d as usize].start_line)).collect();
-    let graph_links = query::adjacent(&ctx.graph, &starts, &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Direction::Incoming);
+    let graph_links = query::adjacent(
+        &ctx.graph,
+        &starts,
+        &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
+        Direction::Incoming,
+    );
     for l in &graph_links {
         let (Some(p), Some(s), Some(e)) = (l.node.path.clone(), l.node.start_line, l.node.end_line) else { continue };
         if seen.insert((p.clone(), s, e)) {
-            results.push(Usage { path: p, start_line: s, end_line: e, symbol: l.node.name.clone(), kind: l.node.kind.clone(), origin: "graph", relation: Some(l.relation), confidence: Some(l.confidence), line: l.line });
+            results.push(Usage {
+                path: p,
+                start_line: s,
+                end_line: e,
+                symbol: l.node.name.clone(),
+                kind: l.node.kind.clone(),
+                origin: "graph",
+                relation: Some(l.relation),
+                confidence: Some(l.confidence),
+                line: l.line,
+            });
         }
     }
     // Calls from file level (scripts, module initialisers).
     for &s in &starts {
         for e in ctx.graph.g.edges_directed(ctx.graph.node_of(s), Direction::Incoming) {
-            if let Node::File(f) = ctx.graph.g[petgraph::visit::EdgeRef::source(&e)] {
-                if e.weight().rel == Rel::Calls {
-                    let p = ctx.graph.files[f as usize].path.clone();
-                    let line = e.weight().line;
-                    if seen.insert((p.clone(), line, line)) {
-                        results.push(Usage { path: p, start_line: line, end_line: line, symbol: String::new(), kind: "file".into(), origin: "graph", relation: Some("calls"), confidence: Some(e.weight().confidence.name()), line: Some(line) });
-                    }
+            if let Node::File(f) = ctx.graph.g[petgraph::visit::EdgeRef::source(&e)]
+                && e.weight().rel == Rel::Calls
+            {
+                let p = ctx.graph.files[f as usize].path.clone();
+                let line = e.weight().line;
+                if seen.insert((p.clone(), line, line)) {
+                    results.push(Usage {
+                        path: p,
+                        start_line: line,
+                        end_line: line,
+                        symbol: String::new(),
+                        kind: "file".into(),
+                        origin: "graph",
+                        relation: Some("calls"),
+                        confidence: Some(e.weight().confidence.name()),
+                        line: Some(line),
+                    });
                 }
             }
         }
@@ -299,18 +400,32 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
         if def_spans.contains(&(c.path.to_string(), c.start_line)) {
             continue;
         }
-        let covered = results.iter().any(|u| u.path == c.path && u.start_line <= c.end_line && c.start_line <= u.end_line);
+        let covered =
+            results.iter().any(|u| u.path == c.path && u.start_line <= c.end_line && c.start_line <= u.end_line);
         if covered || !seen.insert((c.path.to_string(), c.start_line, c.end_line)) {
             continue;
         }
         // The definition's own chunk is not a usage.
         if defs.iter().any(|&d| {
             let dd = &ctx.graph.defs[d as usize];
-            ctx.graph.def_path(d) == c.path && dd.start_line <= c.start_line && c.end_line <= dd.end_line && c.symbol == dd.qualified
+            ctx.graph.def_path(d) == c.path
+                && dd.start_line <= c.start_line
+                && c.end_line <= dd.end_line
+                && c.symbol == dd.qualified
         }) {
             continue;
         }
-        results.push(Usage { path: c.path.into(), start_line: c.start_line, end_line: c.end_line, symbol: c.symbol.into(), kind: c.kind.into(), origin: "lexical", relation: None, confidence: None, line: Some(c.start_line + c.text()[..at].matches('\n').count() as u32) });
+        results.push(Usage {
+            path: c.path.into(),
+            start_line: c.start_line,
+            end_line: c.end_line,
+            symbol: c.symbol.into(),
+            kind: c.kind.into(),
+            origin: "lexical",
+            relation: None,
+            confidence: None,
+            line: Some(c.start_line + c.text()[..at].matches('\n').count() as u32),
+        });
     }
     let next_cursor = pager.page(&mut results, limit);
     let truncated = next_cursor.is_some();
@@ -332,7 +447,14 @@ pub fn find_usages(engine: &Engine, symbol: &str, rev: Option<&str>, limit: usiz
             (Some(r), Some(c)) => format!("{r}, {c}"),
             _ => "mentions".into(),
         };
-        text.push_str(&format!("{} {} ({}-{}) [{}: {how}]\n", present::loc(&u.path, u.line.unwrap_or(u.start_line)), sym, u.start_line, u.end_line, u.origin));
+        text.push_str(&format!(
+            "{} {} ({}-{}) [{}: {how}]\n",
+            present::loc(&u.path, u.line.unwrap_or(u.start_line)),
+            sym,
+            u.start_line,
+            u.end_line,
+            u.origin
+        ));
     }
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
     let r = FindUsages { symbol: symbol.into(), matched, definitions, results, truncated, next_cursor };
@@ -374,7 +496,8 @@ pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
         let (fdir, fname) = f.path.rsplit_once('/').unwrap_or(("", &f.path));
         let (fstem, fext) = fname.rsplit_once('.').unwrap_or((fname, ""));
         let fl = fstem.to_lowercase();
-        let same_family = fext == ext || matches!((ext, fext), ("ts" | "tsx" | "js" | "jsx", "ts" | "tsx" | "js" | "jsx"));
+        let same_family =
+            fext == ext || matches!((ext, fext), ("ts" | "tsx" | "js" | "jsx", "ts" | "tsx" | "js" | "jsx"));
         if !same_family {
             continue;
         }
@@ -398,7 +521,7 @@ pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
             format!("{lower}_spec"),
             lower.clone(),
         ];
-        if candidates.iter().any(|c| *c == fl) {
+        if candidates.contains(&fl) {
             out.push(f.path.clone());
         }
     }
@@ -408,7 +531,8 @@ pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
 
 /// A directory without the segments that only say where sources or tests live.
 fn package_dir(dir: &str) -> String {
-    const LAYOUT: &[&str] = &["src", "lib", "main", "test", "tests", "spec", "specs", "__tests__", "java", "kotlin", "scala", "unit"];
+    const LAYOUT: &[&str] =
+        &["src", "lib", "main", "test", "tests", "spec", "specs", "__tests__", "java", "kotlin", "scala", "unit"];
     dir.split('/').filter(|s| !s.is_empty() && !LAYOUT.contains(s)).collect::<Vec<_>>().join("/")
 }
 
@@ -449,7 +573,14 @@ pub fn add_tests(g: &CodeGraph, reach: &query::Reach, files: &[&str], out: &mut 
         // Tests inside the same file (Rust `#[cfg(test)] mod tests`, Go examples…).
         if let Some(&fi) = g.by_path.get(f) {
             for d in g.defs.iter().filter(|d| d.file == fi && d.is_test && d.kind != "module") {
-                put(TestRef { path: f.to_string(), symbol: Some(d.qualified.clone()), start_line: Some(d.start_line), end_line: Some(d.end_line), origin: "convention", depth: None });
+                put(TestRef {
+                    path: f.to_string(),
+                    symbol: Some(d.qualified.clone()),
+                    start_line: Some(d.start_line),
+                    end_line: Some(d.end_line),
+                    origin: "convention",
+                    depth: None,
+                });
             }
         }
     }
@@ -496,7 +627,12 @@ fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
     }
     for t in tests.iter().take(50) {
         match (&t.symbol, t.start_line, t.end_line) {
-            (Some(s), Some(a), Some(b)) => out.push_str(&format!("  {} {s} ({a}-{b}) [{}{}]\n", present::loc(&t.path, a), t.origin, t.depth.map(|d| format!(", depth {d}")).unwrap_or_default())),
+            (Some(s), Some(a), Some(b)) => out.push_str(&format!(
+                "  {} {s} ({a}-{b}) [{}{}]\n",
+                present::loc(&t.path, a),
+                t.origin,
+                t.depth.map(|d| format!(", depth {d}")).unwrap_or_default()
+            )),
             _ => out.push_str(&format!("  {} [{}]\n", present::path(&t.path), t.origin)),
         }
     }
@@ -518,11 +654,20 @@ pub struct FindTests {
 pub const TESTS_PER_PAGE: usize = 50;
 
 /// `test_path_pattern`, a regular expression, keeps the tests whose path it matches.
-pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_path_pattern: Option<&str>, cursor: Option<&str>) -> Result<Answer> {
-    let pattern = match test_path_pattern {
-        Some(p) => Some(regex::Regex::new(p).map_err(|e| crate::error::usage(format!("test_path_pattern is not a valid regular expression: {e}")))?),
-        None => None,
-    };
+pub fn find_tests_for(
+    engine: &Engine,
+    symbol: &str,
+    rev: Option<&str>,
+    test_path_pattern: Option<&str>,
+    cursor: Option<&str>,
+) -> Result<Answer> {
+    let pattern =
+        match test_path_pattern {
+            Some(p) => Some(regex::Regex::new(p).map_err(|e| {
+                crate::error::usage(format!("test_path_pattern is not a valid regular expression: {e}"))
+            })?),
+            None => None,
+        };
     let keep = |t: &TestRef| pattern.as_ref().is_none_or(|re| re.is_match(&t.path));
     let ctx = open(engine, rev)?;
     let pager = super::page::Pager::new("find_tests_for", &ctx.data.key, &(symbol, test_path_pattern), cursor)?;
@@ -533,7 +678,14 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_pat
         if let Some(&fi) = ctx.graph.by_path.get(symbol) {
             let mut tests: Vec<TestRef> = conventional_tests(&ctx.graph, symbol)
                 .into_iter()
-                .map(|p| TestRef { path: p, symbol: None, start_line: None, end_line: None, origin: "convention", depth: None })
+                .map(|p| TestRef {
+                    path: p,
+                    symbol: None,
+                    start_line: None,
+                    end_line: None,
+                    origin: "convention",
+                    depth: None,
+                })
                 .filter(|t| keep(t))
                 .collect();
             let _ = fi;
@@ -549,7 +701,8 @@ pub fn find_tests_for(engine: &Engine, symbol: &str, rev: Option<&str>, test_pat
     let mut tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
     let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
     let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
-    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
+    let mut text =
+        format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
     if let Some(p) = test_path_pattern {
         text.push_str(&format!("tests whose path matches /{p}/\n"));
     }
@@ -594,7 +747,11 @@ pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         subclasses: query::adjacent(g, &starts, &inh, Direction::Incoming),
         tests: tests_for(&ctx, &main, 3),
     };
-    let mut text = format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &r.definitions, how.unwrap_or(MatchKind::Exact)));
+    let mut text = format!(
+        "{}\n{}",
+        view_line(&ctx.data.id),
+        matched_line(symbol, &r.definitions, how.unwrap_or(MatchKind::Exact))
+    );
     if let Some(d) = r.definitions.first() {
         text.push_str(&snippet(&d.signature, 3));
     }
@@ -652,7 +809,10 @@ pub fn impact_of(g: &CodeGraph, defs: &[u32], max_depth: usize) -> (query::Reach
 pub fn walk_note(reach: &query::Reach, max_depth: usize) -> String {
     let mut notes = Vec::new();
     if reach.cut > 0 {
-        notes.push(format!("stopped at depth {max_depth}: {} one hop further (raise --max-depth)", present::count(reach.cut, "definition", "definitions")));
+        notes.push(format!(
+            "stopped at depth {max_depth}: {} one hop further (raise --max-depth)",
+            present::count(reach.cut, "definition", "definitions")
+        ));
     }
     if reach.truncated {
         notes.push(format!("stopped at {} definitions", query::MAX_NODES));
@@ -697,7 +857,10 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
         text.push_str(&format!("  … {} more\n", reach.confident.len() - 80));
     }
     if !reach.possible.is_empty() {
-        text.push_str(&format!("possible direct callers, matched by name only (not followed): {}\n", reach.possible.len()));
+        text.push_str(&format!(
+            "possible direct callers, matched by name only (not followed): {}\n",
+            reach.possible.len()
+        ));
         for l in reach.possible.iter().take(20) {
             text.push_str(&format!("  {}\n", link_line(l, true)));
         }
@@ -710,7 +873,19 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
     let tests_to_rerun = to_rerun(&tests);
     let mut results = reach.confident;
     results.extend(reach.possible);
-    let r = Impact { symbol: subject.into(), matched: true, max_depth, definitions, results, confident, truncated: reach.truncated, cut: reach.cut, tests, tests_to_rerun, by_file };
+    let r = Impact {
+        symbol: subject.into(),
+        matched: true,
+        max_depth,
+        definitions,
+        results,
+        confident,
+        truncated: reach.truncated,
+        cut: reach.cut,
+        tests,
+        tests_to_rerun,
+        by_file,
+    };
     Answer::new("impact", Some(ctx.data.id.clone()), &r, text)
 }
 
@@ -738,19 +913,35 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usi
         if m.len() == 1 { g.by_path.get(m[0]) } else { None }
     }) else {
         let text = format!("{}\nno file \"{path}\" in this view\n", view_line(&ctx.data.id));
-        return Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), serde_json::json!({"path": path, "matched": false}), text));
+        return Ok(Answer::new(
+            "module_summary",
+            Some(ctx.data.id.clone()),
+            serde_json::json!({"path": path, "matched": false}),
+            text,
+        ));
     };
     let file = &g.files[fi as usize];
-    let definitions: Vec<NodeRef> =
-        g.defs.iter().enumerate().filter(|(_, d)| d.file == fi).map(|(i, _)| node_ref(g, Node::Def(i as u32))).collect();
+    let definitions: Vec<NodeRef> = g
+        .defs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.file == fi)
+        .map(|(i, _)| node_ref(g, Node::Def(i as u32)))
+        .collect();
     let imports = query::adjacent(g, &[Node::File(fi)], &[Rel::Imports], Direction::Outgoing);
     // Dependents: files importing this one, and definitions elsewhere calling into it.
     let mut dependents = query::adjacent(g, &[Node::File(fi)], &[Rel::Imports], Direction::Incoming);
-    let own: Vec<Node> = g.defs.iter().enumerate().filter(|(_, d)| d.file == fi).map(|(i, _)| Node::Def(i as u32)).collect();
-    let mut callers: Vec<Link> = query::adjacent(g, &own, &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], Direction::Incoming)
-        .into_iter()
-        .filter(|l| l.node.path.as_deref() != Some(file.path.as_str()))
-        .collect();
+    let own: Vec<Node> =
+        g.defs.iter().enumerate().filter(|(_, d)| d.file == fi).map(|(i, _)| Node::Def(i as u32)).collect();
+    let mut callers: Vec<Link> = query::adjacent(
+        g,
+        &own,
+        &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
+        Direction::Incoming,
+    )
+    .into_iter()
+    .filter(|l| l.node.path.as_deref() != Some(file.path.as_str()))
+    .collect();
     callers.dedup_by(|a, b| a.node.path == b.node.path && a.node.name == b.node.name);
     dependents.extend(callers);
     let tests = conventional_tests(g, &file.path);
@@ -759,17 +950,44 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usi
     definitions.truncate(limit);
     imports.truncate(limit);
     dependents.truncate(limit);
-    let mut text = format!("{}\n{} ({}, {} definitions)\n", view_line(&ctx.data.id), present::path(&file.path), file.lang.name(), total.0);
+    let mut text = format!(
+        "{}\n{} ({}, {} definitions)\n",
+        view_line(&ctx.data.id),
+        present::path(&file.path),
+        file.lang.name(),
+        total.0
+    );
     for d in definitions.iter().take(80) {
         let depth = d.name.matches('.').count();
-        text.push_str(&format!("  {}{} {} {}-{}\n", "  ".repeat(depth.min(4)), d.kind, d.name, d.start_line.unwrap_or(0), d.end_line.unwrap_or(0)));
+        text.push_str(&format!(
+            "  {}{} {} {}-{}\n",
+            "  ".repeat(depth.min(4)),
+            d.kind,
+            d.name,
+            d.start_line.unwrap_or(0),
+            d.end_line.unwrap_or(0)
+        ));
     }
     render_links("imports", &imports, &mut text);
     render_links("dependents", &dependents, &mut text);
-    text.push_str(&format!("tests: {}\n", if tests.is_empty() { "(none by convention)".to_string() } else { tests.join(", ") }));
+    text.push_str(&format!(
+        "tests: {}\n",
+        if tests.is_empty() { "(none by convention)".to_string() } else { tests.join(", ") }
+    ));
     if total.0 > definitions.len() || total.1 > imports.len() || total.2 > dependents.len() {
-        text.push_str(&format!("(limited to {limit} per list: {} definitions, {} imports, {} dependents in all)\n", total.0, total.1, total.2));
+        text.push_str(&format!(
+            "(limited to {limit} per list: {} definitions, {} imports, {} dependents in all)\n",
+            total.0, total.1, total.2
+        ));
     }
-    let r = ModuleSummary { path: file.path.clone(), matched: true, language: file.lang.name().into(), definitions, imports, dependents, tests };
+    let r = ModuleSummary {
+        path: file.path.clone(),
+        matched: true,
+        language: file.lang.name().into(),
+        definitions,
+        imports,
+        dependents,
+        tests,
+    };
     Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), &r, text))
 }

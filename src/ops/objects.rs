@@ -16,19 +16,36 @@ pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
     let (doc_files, doc_keys, snapshots) = crate::docsource::export_files(&engine.ws)?;
     let (segments, n_revs) = needed_segments(engine, revs, &doc_keys)?;
     let (n, bytes) = pack::export(&engine.ws.store, &segments, &doc_files, to)?;
-    let mut text = format!("exported {n} segments ({}) for {n_revs} revision(s) to {}\n", indicatif::HumanBytes(bytes), to.display());
+    let mut text = format!(
+        "exported {n} segments ({}) for {n_revs} revision(s) to {}\n",
+        indicatif::HumanBytes(bytes),
+        to.display()
+    );
     if snapshots > 0 {
         text.push_str(&format!("with the current snapshot of {snapshots} documentation source(s)\n"));
     }
-    Ok(Answer::new("objects_export", None, serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string(), "doc_snapshots": snapshots}), text))
+    Ok(Answer::new(
+        "objects_export",
+        None,
+        serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string(), "doc_snapshots": snapshots}),
+        text,
+    ))
 }
 
 /// The segments the views of `revs` (default HEAD) need — chunks, lexical and graph objects of
 /// their blobs and the vectors of every model for their chunks — indexing what is missing
 /// first. Returns (object directory, segment name) pairs and the number of revisions.
-pub fn needed_segments(engine: &Engine, revs: &[String], extra_keys: &[crate::store::Key]) -> Result<(BTreeSet<(usize, String)>, usize)> {
+pub fn needed_segments(
+    engine: &Engine,
+    revs: &[String],
+    extra_keys: &[crate::store::Key],
+) -> Result<(BTreeSet<(usize, String)>, usize)> {
     let ws = &engine.ws;
-    let specs: Vec<ViewSpec> = if revs.is_empty() { vec![ViewSpec::Rev("HEAD".into())] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
+    let specs: Vec<ViewSpec> = if revs.is_empty() {
+        vec![ViewSpec::Rev("HEAD".into())]
+    } else {
+        revs.iter().map(|r| engine.spec(Some(r))).collect()
+    };
     let mut keys: HashSet<crate::store::Key> = HashSet::new();
     for s in &specs {
         let view = View::open(ws, s)?;
@@ -38,7 +55,11 @@ pub fn needed_segments(engine: &Engine, revs: &[String], extra_keys: &[crate::st
     }
     keys.extend(extra_keys.iter().copied());
     let mut segments: BTreeSet<(usize, String)> = BTreeSet::new();
-    for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
+    for (name, fp) in [
+        (layer::CHUNKS, layer::chunks_fingerprint()),
+        (layer::LEXICAL, layer::lexical_fingerprint()),
+        (layer::GRAPH, layer::graph_fingerprint()),
+    ] {
         let cat = ws.store.catalogs(name, &fp)?;
         for k in &keys {
             if let Some(f) = cat.get(k) {
@@ -76,7 +97,11 @@ pub fn needed_segments(engine: &Engine, revs: &[String], extra_keys: &[crate::st
 /// have cannot be checked and are left out.
 pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let ws = &engine.ws;
-    let current = [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())];
+    let current = [
+        (layer::CHUNKS, layer::chunks_fingerprint()),
+        (layer::LEXICAL, layer::lexical_fingerprint()),
+        (layer::GRAPH, layer::graph_fingerprint()),
+    ];
     let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
     // Staged beside the store one segment at a time (checked on the way), then installed or
     // adopted, and removed.
@@ -99,15 +124,26 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
         let new = pack::install(&ws.store, &staging, segments);
         let _ = std::fs::remove_dir_all(&staging);
         let new = new?;
-        let mut text = format!("imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n", from.display());
+        let mut text = format!(
+            "imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n",
+            from.display()
+        );
         let docs = crate::docsource::import_files(ws, doc_files)?;
         if docs.snapshots + docs.refused.len() > 0 {
-            text.push_str(&format!("imported {} documentation snapshot(s) ({} new page texts)\n", docs.snapshots, docs.texts));
+            text.push_str(&format!(
+                "imported {} documentation snapshot(s) ({} new page texts)\n",
+                docs.snapshots, docs.texts
+            ));
         }
         for r in &docs.refused {
             text.push_str(&format!("refused {r}\n"));
         }
-        return Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "new": new, "trusted": true, "docs": docs}), text));
+        return Ok(Answer::new(
+            "objects_import",
+            None,
+            serde_json::json!({"segments": total, "new": new, "trusted": true, "docs": docs}),
+            text,
+        ));
     }
     // A page's text can only be checked against its site by crawling it again.
     let doc_note = doc_files.iter().any(|(rel, _)| rel.starts_with("sources/")).then(|| {
@@ -125,7 +161,9 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
         keys.dedup();
         let wanted: Vec<(crate::store::Key, crate::index::adopt::Content)> = keys
             .into_iter()
-            .filter_map(|k| gix::ObjectId::try_from(&k.0[..hash_len]).ok().map(|id| (k, crate::index::adopt::Content::Odb(id))))
+            .filter_map(|k| {
+                gix::ObjectId::try_from(&k.0[..hash_len]).ok().map(|id| (k, crate::index::adopt::Content::Odb(id)))
+            })
             .collect();
         let model = engine.embedder().ok();
         crate::index::adopt::adopt(ws, &staging, &wanted, model.as_deref())
@@ -133,10 +171,10 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let _ = std::fs::remove_dir_all(&staging);
     let a = result?;
     // The model named for this import is the store's from now on, as `index --model` makes it.
-    if let (true, Some(name), true) = (engine.model.from_flag, engine.model.name.as_deref(), a.vectors > 0) {
-        if let Err(e) = crate::engine::ModelChoice::record(&ws.store.root, name) {
-            tracing::warn!("could not record the model for this store: {e:#}");
-        }
+    if let (true, Some(name), true) = (engine.model.from_flag, engine.model.name.as_deref(), a.vectors > 0)
+        && let Err(e) = crate::engine::ModelChoice::record(&ws.store.root, name)
+    {
+        tracing::warn!("could not record the model for this store: {e:#}");
     }
     let mut text = format!(
         "imported {total} segments from {}: objects of {} blobs and {} vectors checked and adopted",
@@ -145,7 +183,10 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
         a.vectors
     );
     if a.unverifiable > 0 {
-        text.push_str(&format!("; {} blobs left out (not in this repository, so they cannot be checked: fetch them, then import again)", a.unverifiable));
+        text.push_str(&format!(
+            "; {} blobs left out (not in this repository, so they cannot be checked: fetch them, then import again)",
+            a.unverifiable
+        ));
     }
     text.push('\n');
     for r in &a.rejected {

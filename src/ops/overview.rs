@@ -22,13 +22,45 @@ pub struct Overview {
 
 /// Dependency names that identify a framework, per ecosystem.
 const FRAMEWORKS: &[(&str, &str)] = &[
-    ("react", "React"), ("next", "Next.js"), ("vue", "Vue"), ("@angular/core", "Angular"), ("svelte", "Svelte"), ("express", "Express"),
-    ("fastify", "Fastify"), ("@nestjs/core", "NestJS"), ("jest", "Jest"), ("vitest", "Vitest"), ("mocha", "Mocha"), ("typescript", "TypeScript"),
-    ("django", "Django"), ("flask", "Flask"), ("fastapi", "FastAPI"), ("pytest", "pytest"), ("numpy", "NumPy"), ("pandas", "pandas"), ("torch", "PyTorch"),
-    ("tokio", "Tokio"), ("axum", "axum"), ("actix-web", "Actix Web"), ("serde", "Serde"), ("clap", "clap"), ("tantivy", "tantivy"),
-    ("github.com/gin-gonic/gin", "Gin"), ("github.com/spf13/cobra", "Cobra"), ("google.golang.org/grpc", "gRPC"), ("github.com/prometheus/client_golang", "Prometheus client"),
-    ("spring-boot", "Spring Boot"), ("junit", "JUnit"), ("rails", "Ruby on Rails"), ("rspec", "RSpec"), ("laravel/framework", "Laravel"), ("symfony", "Symfony"),
-    ("Microsoft.AspNetCore", "ASP.NET Core"), ("UnityEngine", "Unity"), ("xunit", "xUnit"), ("NUnit", "NUnit"),
+    ("react", "React"),
+    ("next", "Next.js"),
+    ("vue", "Vue"),
+    ("@angular/core", "Angular"),
+    ("svelte", "Svelte"),
+    ("express", "Express"),
+    ("fastify", "Fastify"),
+    ("@nestjs/core", "NestJS"),
+    ("jest", "Jest"),
+    ("vitest", "Vitest"),
+    ("mocha", "Mocha"),
+    ("typescript", "TypeScript"),
+    ("django", "Django"),
+    ("flask", "Flask"),
+    ("fastapi", "FastAPI"),
+    ("pytest", "pytest"),
+    ("numpy", "NumPy"),
+    ("pandas", "pandas"),
+    ("torch", "PyTorch"),
+    ("tokio", "Tokio"),
+    ("axum", "axum"),
+    ("actix-web", "Actix Web"),
+    ("serde", "Serde"),
+    ("clap", "clap"),
+    ("tantivy", "tantivy"),
+    ("github.com/gin-gonic/gin", "Gin"),
+    ("github.com/spf13/cobra", "Cobra"),
+    ("google.golang.org/grpc", "gRPC"),
+    ("github.com/prometheus/client_golang", "Prometheus client"),
+    ("spring-boot", "Spring Boot"),
+    ("junit", "JUnit"),
+    ("rails", "Ruby on Rails"),
+    ("rspec", "RSpec"),
+    ("laravel/framework", "Laravel"),
+    ("symfony", "Symfony"),
+    ("Microsoft.AspNetCore", "ASP.NET Core"),
+    ("UnityEngine", "Unity"),
+    ("xunit", "xUnit"),
+    ("NUnit", "NUnit"),
 ];
 
 pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
@@ -58,16 +90,42 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
     top_directories.truncate(12);
 
     let manifest_names = [
-        "package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "Pipfile", "pom.xml",
-        "build.gradle", "build.gradle.kts", "settings.gradle", "Gemfile", "composer.json", "Package.swift", "build.sbt", "CMakeLists.txt",
-        "Makefile", "Dockerfile", "docker-compose.yml", "tsconfig.json", "deno.json", "mix.exs", "Justfile", "justfile", "Taskfile.yml", "tox.ini", "noxfile.py",
+        "package.json",
+        "Cargo.toml",
+        "go.mod",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Pipfile",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "Gemfile",
+        "composer.json",
+        "Package.swift",
+        "build.sbt",
+        "CMakeLists.txt",
+        "Makefile",
+        "Dockerfile",
+        "docker-compose.yml",
+        "tsconfig.json",
+        "deno.json",
+        "mix.exs",
+        "Justfile",
+        "justfile",
+        "Taskfile.yml",
+        "tox.ini",
+        "noxfile.py",
     ];
     let mut manifests: Vec<String> = view
         .files
         .iter()
         .filter(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path);
-            (manifest_names.contains(&name) || name.ends_with(".csproj") || name.ends_with(".sln")) && f.path.matches('/').count() <= 2
+            (manifest_names.contains(&name) || name.ends_with(".csproj") || name.ends_with(".sln"))
+                && f.path.matches('/').count() <= 2
         })
         .map(|f| f.path.clone())
         .collect();
@@ -86,7 +144,24 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
     // tree uses, not the project: it counts only when nothing else does.
     let auxiliary = |p: &str| {
         p.split('/').rev().skip(1).any(|d| {
-            matches!(d, "tools" | "tool" | "scripts" | "examples" | "example" | "docs" | "doc" | "documentation" | "testdata" | "hack" | "third_party" | "vendor" | "fixtures" | "bench" | "benchmarks")
+            matches!(
+                d,
+                "tools"
+                    | "tool"
+                    | "scripts"
+                    | "examples"
+                    | "example"
+                    | "docs"
+                    | "doc"
+                    | "documentation"
+                    | "testdata"
+                    | "hack"
+                    | "third_party"
+                    | "vendor"
+                    | "fixtures"
+                    | "bench"
+                    | "benchmarks"
+            )
         })
     };
     let own: Vec<&String> = manifests.iter().filter(|m| !auxiliary(m)).collect();
@@ -97,7 +172,9 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
         for (dep, fw) in FRAMEWORKS {
             let hit = match name {
                 "package.json" | "composer.json" => text.contains(&format!("\"{dep}\"")),
-                "Cargo.toml" => text.lines().any(|l| l.trim_start().starts_with(&format!("{dep} ")) || l.trim_start().starts_with(&format!("{dep}="))),
+                "Cargo.toml" => text.lines().any(|l| {
+                    l.trim_start().starts_with(&format!("{dep} ")) || l.trim_start().starts_with(&format!("{dep}="))
+                }),
                 _ => text.contains(dep),
             };
             if hit && !frameworks.contains(&fw.to_string()) {
@@ -107,12 +184,20 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
         let dir = m.rsplit_once('/').map(|(d, _)| format!("cd {d} && ")).unwrap_or_default();
         match name {
             "package.json" => {
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-                    if let Some(scripts) = v["scripts"].as_object() {
-                        for (k, _) in scripts {
-                            let kind = if k.contains("test") { "test" } else if k.contains("build") { "build" } else if matches!(k.as_str(), "start" | "dev" | "serve") { "run" } else { continue };
-                            add(kind, format!("{dir}npm run {k}"));
-                        }
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+                    && let Some(scripts) = v["scripts"].as_object()
+                {
+                    for (k, _) in scripts {
+                        let kind = if k.contains("test") {
+                            "test"
+                        } else if k.contains("build") {
+                            "build"
+                        } else if matches!(k.as_str(), "start" | "dev" | "serve") {
+                            "run"
+                        } else {
+                            continue;
+                        };
+                        add(kind, format!("{dir}npm run {k}"));
                     }
                 }
             }
@@ -143,11 +228,21 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
             }
             "Makefile" => {
                 for l in text.lines() {
-                    if let Some((target, _)) = l.split_once(':') {
-                        if !target.is_empty() && !target.starts_with(['.', '\t', ' ', '#']) && target.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') {
-                            let kind = if target.contains("test") { "test" } else if target.contains("build") || target == "all" { "build" } else if matches!(target, "run" | "serve" | "start") { "run" } else { continue };
-                            add(kind, format!("{dir}make {target}"));
-                        }
+                    if let Some((target, _)) = l.split_once(':')
+                        && !target.is_empty()
+                        && !target.starts_with(['.', '\t', ' ', '#'])
+                        && target.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_')
+                    {
+                        let kind = if target.contains("test") {
+                            "test"
+                        } else if target.contains("build") || target == "all" {
+                            "build"
+                        } else if matches!(target, "run" | "serve" | "start") {
+                            "run"
+                        } else {
+                            continue;
+                        };
+                        add(kind, format!("{dir}make {target}"));
                     }
                 }
             }
@@ -160,26 +255,57 @@ pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
             _ => {}
         }
     }
-    let entry_names = ["main.go", "main.rs", "__main__.py", "manage.py", "app.py", "main.py", "index.js", "index.ts", "server.js", "server.ts", "Program.cs", "main.c", "main.cpp", "Main.java", "Main.kt", "main.swift", "cli.py"];
+    let entry_names = [
+        "main.go",
+        "main.rs",
+        "__main__.py",
+        "manage.py",
+        "app.py",
+        "main.py",
+        "index.js",
+        "index.ts",
+        "server.js",
+        "server.ts",
+        "Program.cs",
+        "main.c",
+        "main.cpp",
+        "Main.java",
+        "Main.kt",
+        "main.swift",
+        "cli.py",
+    ];
     let mut entry_points: Vec<String> = view
         .files
         .iter()
         .filter(|f| {
             let name = f.path.rsplit('/').next().unwrap_or(&f.path);
-            (entry_names.contains(&name) || f.path.starts_with("bin/") || f.path.starts_with("cmd/") && name.ends_with(".go") || f.path.contains("/bin/") && f.path.ends_with(".rs"))
+            (entry_names.contains(&name)
+                || f.path.starts_with("bin/")
+                || f.path.starts_with("cmd/") && name.ends_with(".go")
+                || f.path.contains("/bin/") && f.path.ends_with(".rs"))
                 && !crate::graph::model::is_test_path(&f.path)
         })
         .map(|f| f.path.clone())
         .collect();
     entry_points.sort_by_key(|p| (p.matches('/').count(), p.clone()));
     entry_points.truncate(20);
-    let o = Overview { files: view.files.len(), languages, manifests, frameworks, entry_points, commands, top_directories };
+    let o =
+        Overview { files: view.files.len(), languages, manifests, frameworks, entry_points, commands, top_directories };
     let mut text = format!("{}\n{} files\n", view_line(&view.id), o.files);
     let langs: Vec<String> = o.languages.iter().take(8).map(|(l, n)| format!("{l} {n}")).collect();
     text.push_str(&format!("languages: {}\n", if langs.is_empty() { "(no code)".into() } else { langs.join(", ") }));
-    text.push_str(&format!("frameworks: {}\n", if o.frameworks.is_empty() { "(none detected)".into() } else { o.frameworks.join(", ") }));
-    text.push_str(&format!("manifests: {}\n", if o.manifests.is_empty() { "(none)".into() } else { o.manifests.join(", ") }));
-    text.push_str(&format!("entry points: {}\n", if o.entry_points.is_empty() { "(none detected)".into() } else { o.entry_points.join(", ") }));
+    text.push_str(&format!(
+        "frameworks: {}\n",
+        if o.frameworks.is_empty() { "(none detected)".into() } else { o.frameworks.join(", ") }
+    ));
+    text.push_str(&format!(
+        "manifests: {}\n",
+        if o.manifests.is_empty() { "(none)".into() } else { o.manifests.join(", ") }
+    ));
+    text.push_str(&format!(
+        "entry points: {}\n",
+        if o.entry_points.is_empty() { "(none detected)".into() } else { o.entry_points.join(", ") }
+    ));
     for (k, v) in &o.commands {
         text.push_str(&format!("{k}: {}\n", v.join(" | ")));
     }

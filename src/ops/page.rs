@@ -25,7 +25,11 @@ impl Pager {
                     .strip_prefix('p')
                     .and_then(|r| r.split_once('-'))
                     .and_then(|(n, fp)| Some((n.parse::<usize>().ok()?, fp)))
-                    .ok_or_else(|| crate::error::usage(format!("`{c}` is not a cursor (cursors come from `next_cursor` of a list answer)")))?;
+                    .ok_or_else(|| {
+                        crate::error::usage(format!(
+                            "`{c}` is not a cursor (cursors come from `next_cursor` of a list answer)"
+                        ))
+                    })?;
                 if fp != fingerprint {
                     return Err(crate::error::usage(format!(
                         "cursor `{c}` belongs to another question or another state of the view (the files changed since); ask again without a cursor"

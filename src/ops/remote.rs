@@ -21,7 +21,10 @@ pub const REF: &str = "refs/lynx/objects";
 /// Where the remote's ref is kept locally (it also keeps the segment blobs reachable, so a
 /// later push can tell the remote what it already has).
 pub fn tracking_ref(remote: &str) -> String {
-    let simple = !remote.is_empty() && !remote.starts_with('.') && remote.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')) && !remote.contains("..");
+    let simple = !remote.is_empty()
+        && !remote.starts_with('.')
+        && remote.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && !remote.contains("..");
     if simple {
         format!("refs/lynx/remotes/{remote}/objects")
     } else {
@@ -105,7 +108,11 @@ fn write_tree(engine: &Engine, segments: &BTreeMap<String, ObjectId>) -> Result<
     let mut dirs: BTreeMap<&str, Vec<Entry>> = BTreeMap::new();
     for (name, oid) in segments {
         let (dir, rest) = name.split_once('/').context("segment names are dir/rest")?;
-        dirs.entry(dir).or_default().push(Entry { mode: EntryKind::Blob.into(), filename: format!("{rest}.parquet").into(), oid: *oid });
+        dirs.entry(dir).or_default().push(Entry {
+            mode: EntryKind::Blob.into(),
+            filename: format!("{rest}.parquet").into(),
+            oid: *oid,
+        });
     }
     let mut root = Vec::new();
     for (dir, mut entries) in dirs {
@@ -162,12 +169,28 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
             }
         }
         if let (Some(t), false, 0) = (tip, prune, new) {
-            let r = Pushed { remote: remote.into(), reference: REF, commit: Some(t.to_string()), segments: tree.len(), new_segments: 0, new_bytes: 0, pruned: false, up_to_date: true };
-            let text = format!("{remote} {REF} already holds the {} segments of {n_revs} revision(s): nothing to send\n", needed.len());
+            let r = Pushed {
+                remote: remote.into(),
+                reference: REF,
+                commit: Some(t.to_string()),
+                segments: tree.len(),
+                new_segments: 0,
+                new_bytes: 0,
+                pruned: false,
+                up_to_date: true,
+            };
+            let text = format!(
+                "{remote} {REF} already holds the {} segments of {n_revs} revision(s): nothing to send\n",
+                needed.len()
+            );
             return Ok(Answer::new("push", None, &r, text));
         }
         let tree_id = write_tree(engine, &tree)?.to_string();
-        let msg = format!("git lynx: {} segments ({new} new) for {}", tree.len(), if revs.is_empty() { "HEAD".to_string() } else { revs.join(" ") });
+        let msg = format!(
+            "git lynx: {} segments ({new} new) for {}",
+            tree.len(),
+            if revs.is_empty() { "HEAD".to_string() } else { revs.join(" ") }
+        );
         let mut args = vec!["commit-tree", tree_id.as_str(), "-m", msg.as_str()];
         let parent = tip.filter(|_| !prune).map(|t| t.to_string());
         if let Some(p) = &parent {
@@ -178,7 +201,16 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
         match git(engine, &["push", "--quiet", "--no-verify", remote, &spec]) {
             Ok(_) => {
                 git(engine, &["update-ref", &tracking_ref(remote), &commit])?;
-                let r = Pushed { remote: remote.into(), reference: REF, commit: Some(commit.clone()), segments: tree.len(), new_segments: new, new_bytes: bytes, pruned: prune, up_to_date: false };
+                let r = Pushed {
+                    remote: remote.into(),
+                    reference: REF,
+                    commit: Some(commit.clone()),
+                    segments: tree.len(),
+                    new_segments: new,
+                    new_bytes: bytes,
+                    pruned: prune,
+                    up_to_date: false,
+                };
                 let text = format!(
                     "pushed {new} new segments ({}) to {remote} {REF}; it holds {} segments{} (commit {})\n",
                     indicatif::HumanBytes(bytes),
@@ -206,10 +238,16 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     };
     let ws = &engine.ws;
     let listed = segments_of(engine, tip)?;
-    let missing: Vec<(&String, &ObjectId)> = listed.iter().filter(|(name, _)| ws.store.find_segment(name).is_none()).collect();
+    let missing: Vec<(&String, &ObjectId)> =
+        listed.iter().filter(|(name, _)| ws.store.find_segment(name).is_none()).collect();
     if missing.is_empty() {
         let text = format!("{remote} {REF}: all {} segments are already here\n", listed.len());
-        return Ok(Answer::new("fetch", None, serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": 0}), text));
+        return Ok(Answer::new(
+            "fetch",
+            None,
+            serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": 0}),
+            text,
+        ));
     }
     // Laid out as an object directory and imported: hashes, pipeline and blobs checked.
     let staging = crate::fsutil::temp_path_for(&ws.store.root.join("fetch"));
@@ -220,7 +258,9 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
             // The size from the object's header, before a byte of it is inflated.
             let size = repo.find_header(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.size();
             if size > limit {
-                bail!("refusing {REF} of {remote}: segment {name} is {size} bytes, over the limit of {limit} (nothing was imported)");
+                bail!(
+                    "refusing {REF} of {remote}: segment {name} is {size} bytes, over the limit of {limit} (nothing was imported)"
+                );
             }
             let data = repo.find_blob(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.detach().data;
             crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &data)?;
@@ -229,8 +269,18 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     })();
     let _ = std::fs::remove_dir_all(&staging);
     let imported = result.with_context(|| format!("importing the segments of {remote} {REF}"))?;
-    let text = format!("fetched {} new of {} segments from {remote} {REF}\n{}", missing.len(), listed.len(), imported.text.replace(&staging.display().to_string(), "the fetched ref"));
-    let mut a = Answer::new("fetch", None, serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": missing.len()}), text);
+    let text = format!(
+        "fetched {} new of {} segments from {remote} {REF}\n{}",
+        missing.len(),
+        listed.len(),
+        imported.text.replace(&staging.display().to_string(), "the fetched ref")
+    );
+    let mut a = Answer::new(
+        "fetch",
+        None,
+        serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": missing.len()}),
+        text,
+    );
     a.data.insert("import".into(), serde_json::Value::Object(imported.data));
     Ok(a)
 }

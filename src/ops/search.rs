@@ -171,7 +171,9 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
 fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewData, query: &str) -> Vec<String> {
     let Ok(graph) = engine.graph(view, data) else { return Vec::new() };
     let mut out: Vec<String> = Vec::new();
-    for word in query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).filter(|w| w.len() >= 3) {
+    for word in
+        query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).filter(|w| w.len() >= 3)
+    {
         for s in crate::graph::query::suggest(&graph, word, 3) {
             if !out.contains(&s) {
                 out.push(s);
@@ -211,7 +213,11 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
     let terms = search::query_terms(data, query, &qa);
     let history = engine.history(data);
     let history = history.as_deref().filter(|_| s.history > 0.0).map(|h| (h, s.history));
-    let matched = if mode == Mode::Dense { vec![Vec::new(); ords.len()] } else { search::bm25::explain(&data.table, &terms, history, &ords) };
+    let matched = if mode == Mode::Dense {
+        vec![Vec::new(); ords.len()]
+    } else {
+        search::bm25::explain(&data.table, &terms, history, &ords)
+    };
     let priors = priors(engine, data, query, mode);
     let fusion = match mode {
         Mode::Hybrid => s.fusion.clone(),
@@ -223,7 +229,8 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
         let terms = matched.get(next).cloned().unwrap_or_default();
         next += 1;
         let Some(r) = by_ord.get(&ord) else { continue };
-        let prior: Vec<PriorWhy> = priors.explain(data, ord).into_iter().map(|(p, f)| PriorWhy { prior: p.to_string(), factor: f }).collect();
+        let prior: Vec<PriorWhy> =
+            priors.explain(data, ord).into_iter().map(|(p, f)| PriorWhy { prior: p.to_string(), factor: f }).collect();
         let product: f32 = prior.iter().map(|p| p.factor).product();
         h.explain = Some(Explanation {
             sparse: r.sparse_rank.map(|rank| SparseWhy { rank, bm25: r.sparse_score.unwrap_or(0.0), terms }),
@@ -242,7 +249,11 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
 fn render_explanation(e: &Explanation) -> String {
     let mut parts = Vec::new();
     if let Some(sp) = &e.sparse {
-        let terms: Vec<String> = sp.terms.iter().map(|t| format!("{}@{} {:.2}", t.term, format!("{:?}", t.field).to_lowercase(), t.score)).collect();
+        let terms: Vec<String> = sp
+            .terms
+            .iter()
+            .map(|t| format!("{}@{} {:.2}", t.term, format!("{:?}", t.field).to_lowercase(), t.score))
+            .collect();
         parts.push(format!("bm25 #{} {:.2} [{}]", sp.rank, sp.bm25, terms.join(", ")));
     }
     if let Some(d) = &e.dense {
@@ -299,7 +310,9 @@ pub fn retrieve(
             // Asked for by name, dense retrieval without a model is an error, not a quiet
             // lexical answer.
             Err(reason) if requested == Mode::Dense => {
-                return Err(crate::error::usage(format!("dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model")));
+                return Err(crate::error::usage(format!(
+                    "dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model"
+                )));
             }
             Err(reason) => {
                 // A missing model is explained once per session (a server answers many
@@ -316,10 +329,17 @@ pub fn retrieve(
     };
     let mode = if dense.is_none() { Mode::Sparse } else { requested };
     let history = engine.history(data);
-    let history = history.as_deref().filter(|_| engine.ws.config.search.history > 0.0).map(|h| (h, engine.ws.config.search.history));
+    let history = history
+        .as_deref()
+        .filter(|_| engine.ws.config.search.history > 0.0)
+        .map(|h| (h, engine.ws.config.search.history));
     let qa = engine.query_analysis();
-    let (sparse_hits, bm25_scores) =
-        if mode == Mode::Dense { (Vec::new(), None) } else { let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa); (h, Some(s)) };
+    let (sparse_hits, bm25_scores) = if mode == Mode::Dense {
+        (Vec::new(), None)
+    } else {
+        let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa);
+        (h, Some(s))
+    };
     let mut query_vector = None;
     let dense_hits = match (&dense, mode) {
         (Some(m), Mode::Dense | Mode::Hybrid) => {
@@ -335,7 +355,9 @@ pub fn retrieve(
     let top_sparse = sparse_hits.first().map(|h| h.1);
     let top_dense = dense_hits.first().map(|h| h.1);
     let ranked = match mode {
-        Mode::Sparse => sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect(),
+        Mode::Sparse => {
+            sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect()
+        }
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
         Mode::Hybrid => {
             let s = &engine.ws.config.search;
@@ -413,7 +435,9 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
     // sources) still orders the merged list. By rank alone a documentation section would sit
     // beside the best code hit whatever either scored.
     if args.cursor.is_some() {
-        return Err(crate::error::usage("cursors page one source at a time: pass --source NAME (MCP: source) with the cursor"));
+        return Err(crate::error::usage(
+            "cursors page one source at a time: pass --source NAME (MCP: source) with the cursor",
+        ));
     }
     let mut all: Vec<(f64, usize, Hit)> = Vec::new();
     let mut files: Vec<(f64, usize, search::rank::RankedFile)> = Vec::new();
@@ -537,34 +561,79 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
         let mut files = search::rank::rank_files(data, &r.ranked, want);
         let next_cursor = pager.page(&mut files, k);
-        let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results: Vec::new(), files, next_cursor, suggestions: Vec::new(), score_scale: Some(scale) };
+        let result = SearchResult {
+            query: args.query.clone(),
+            mode: r.mode,
+            note,
+            filters: args.filters.clone(),
+            results: Vec::new(),
+            files,
+            next_cursor,
+            suggestions: Vec::new(),
+            score_scale: Some(scale),
+        };
         let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let next_cursor = pager.page(&mut results, k);
-    let suggestions = if results.is_empty() && pager.offset == 0 { nearest_identifiers(engine, &view, data, &args.query) } else { Vec::new() };
+    let suggestions = if results.is_empty() && pager.offset == 0 {
+        nearest_identifiers(engine, &view, data, &args.query)
+    } else {
+        Vec::new()
+    };
     if args.explain {
         explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
     }
-    let result = SearchResult { query: args.query.clone(), mode: r.mode, note, filters: args.filters.clone(), results, files: Vec::new(), next_cursor, suggestions, score_scale: Some(scale) };
+    let result = SearchResult {
+        query: args.query.clone(),
+        mode: r.mode,
+        note,
+        filters: args.filters.clone(),
+        results,
+        files: Vec::new(),
+        next_cursor,
+        suggestions,
+        score_scale: Some(scale),
+    };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
 
 pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize) -> String {
     if !r.files.is_empty() {
-        let mut out = format!("{} · mode: {} · {} file{}\n", view_line(view), r.mode.name(), r.files.len(), if r.files.len() == 1 { "" } else { "s" });
+        let mut out = format!(
+            "{} · mode: {} · {} file{}\n",
+            view_line(view),
+            r.mode.name(),
+            r.files.len(),
+            if r.files.len() == 1 { "" } else { "s" }
+        );
         if let Some(n) = &r.note {
             out.push_str(&format!("note: {n}\n"));
         }
         for (i, f) in r.files.iter().enumerate() {
             let best = if f.symbol.is_empty() { String::new() } else { format!(" {}", f.symbol) };
-            out.push_str(&format!("{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n", i + 1, crate::present::path(&f.path), format_score(f.score), f.start_line, f.end_line, f.chunks, if f.chunks == 1 { "" } else { "s" }));
+            out.push_str(&format!(
+                "{}. {} ({}) — best at {}-{}{best}; {} chunk{}\n",
+                i + 1,
+                crate::present::path(&f.path),
+                format_score(f.score),
+                f.start_line,
+                f.end_line,
+                f.chunks,
+                if f.chunks == 1 { "" } else { "s" }
+            ));
         }
         out.push_str(&super::page::more_line(r.next_cursor.as_deref()));
         return out;
     }
-    let mut out = format!("{} · mode: {} · {} result{}\n", view_line(view), r.mode.name(), r.results.len(), if r.results.len() == 1 { "" } else { "s" });
+    let mut out = format!(
+        "{} · mode: {} · {} result{}\n",
+        view_line(view),
+        r.mode.name(),
+        r.results.len(),
+        if r.results.len() == 1 { "" } else { "s" }
+    );
     if let Some(n) = &r.note {
         out.push_str(&format!("note: {n}\n"));
     }

@@ -37,7 +37,10 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
                 })
                 .collect();
             if ords.is_empty() {
-                return Err(crate::error::usage(format!("no indexed chunk of `{f}`{} in this view", a.line.map(|l| format!(" at line {l}")).unwrap_or_default())));
+                return Err(crate::error::usage(format!(
+                    "no indexed chunk of `{f}`{} in this view",
+                    a.line.map(|l| format!(" at line {l}")).unwrap_or_default()
+                )));
             }
             let text = ords.iter().map(|&o| t.chunk(o).text()).collect::<Vec<_>>().join("\n");
             (ords, text)
@@ -67,7 +70,14 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
             } else {
                 model.embed_documents(&[text.as_str()])?
             };
-            (Mode::Dense, m.search(&q, pool, allowed.as_deref()).into_iter().enumerate().map(|(i, (o, s))| Ranked::dense(i, o, s)).collect())
+            (
+                Mode::Dense,
+                m.search(&q, pool, allowed.as_deref())
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (o, s))| Ranked::dense(i, o, s))
+                    .collect(),
+            )
         }
         Err(reason) => {
             notes.push(format!("results are lexical only: {reason}"));
@@ -85,7 +95,17 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         Some(f) => format!("similar to {f}{}", a.line.map(|l| format!(":{l}")).unwrap_or_default()),
         None => "similar to snippet".into(),
     };
-    let r = SearchResult { query, mode, note: (!notes.is_empty()).then(|| notes.join("; ")), filters: a.filters.clone(), results, files: Vec::new(), next_cursor: None, suggestions: Vec::new(), score_scale: None };
+    let r = SearchResult {
+        query,
+        mode,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        filters: a.filters.clone(),
+        results,
+        files: Vec::new(),
+        next_cursor: None,
+        suggestions: Vec::new(),
+        score_scale: None,
+    };
     let text = render(&data.id, &r, a.snippet_lines);
     Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))
 }

@@ -10,7 +10,11 @@ use anyhow::Result;
 
 /// Records a source in the local configuration. A documentation source is then crawled or
 /// extracted and indexed at once when `fetch` can open the sources (the first snapshot).
-pub fn add(ws: &Workspace, sc: SourceConfig, fetch: Option<impl FnOnce() -> Result<crate::sources::Sources>>) -> Result<Answer> {
+pub fn add(
+    ws: &Workspace,
+    sc: SourceConfig,
+    fetch: Option<impl FnOnce() -> Result<crate::sources::Sources>>,
+) -> Result<Answer> {
     crate::config::check_source_name(&sc.name)?;
     let shown = match sc.kind {
         SourceType::Webdoc => {
@@ -19,7 +23,8 @@ pub fn add(ws: &Workspace, sc: SourceConfig, fetch: Option<impl FnOnce() -> Resu
             sc.url.join(" ")
         }
         _ => {
-            let exists = std::path::Path::new(&sc.path).exists() || ws.repo.workdir.as_ref().is_some_and(|w| w.join(&sc.path).exists());
+            let exists = std::path::Path::new(&sc.path).exists()
+                || ws.repo.workdir.as_ref().is_some_and(|w| w.join(&sc.path).exists());
             if !exists {
                 return Err(error::usage(format!("{} does not exist", sc.path)));
             }

@@ -90,7 +90,11 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
     let mut indexed_per_layer = Vec::new();
     let mut any_indexed = false;
     let mut seen_segments: HashSet<(usize, String)> = HashSet::new();
-    for (name, fp) in [(layer::CHUNKS, layer::chunks_fingerprint()), (layer::LEXICAL, layer::lexical_fingerprint()), (layer::GRAPH, layer::graph_fingerprint())] {
+    for (name, fp) in [
+        (layer::CHUNKS, layer::chunks_fingerprint()),
+        (layer::LEXICAL, layer::lexical_fingerprint()),
+        (layer::GRAPH, layer::graph_fingerprint()),
+    ] {
         let cat = ws.store.catalogs(name, &fp)?;
         let mut n = 0;
         for k in &keys {
@@ -134,7 +138,8 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         match ws.repo.head()? {
             Some(_) => {
                 let hv = View::open(ws, &ViewSpec::Rev("HEAD".into()))?;
-                let head_missing: HashSet<crate::store::Key> = hv.distinct_keys().into_iter().filter(|k| !chunk_cat.contains(k)).collect();
+                let head_missing: HashSet<crate::store::Key> =
+                    hv.distinct_keys().into_iter().filter(|k| !chunk_cat.contains(k)).collect();
                 let ok = crate::index::never_stored(ws, &hv, &head_missing).len() == head_missing.len();
                 if !ok {
                     reasons.push("HEAD moved: the current commit has files that are not indexed".into());
@@ -157,7 +162,18 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
         reasons.push(format!("{n} files could not be read"));
     }
     // Dense coverage for the configured model and any other model with vectors.
-    let dense = if with_dense { dense_state(engine, &keys)? } else { Dense { state: "unknown".into(), model: engine.model.name.clone(), model_from: engine.model.origin, reason: None, coverage: 0.0, models: vec![] } };
+    let dense = if with_dense {
+        dense_state(engine, &keys)?
+    } else {
+        Dense {
+            state: "unknown".into(),
+            model: engine.model.name.clone(),
+            model_from: engine.model.origin,
+            reason: None,
+            coverage: 0.0,
+            models: vec![],
+        }
+    };
     let state = if !any_indexed {
         "not indexed"
     } else if missing_segments > 0 || skipped.contains_key("unreadable") {
@@ -209,11 +225,16 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
     if let Ok(rd) = std::fs::read_dir(ws.store.objects().join("catalog")) {
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(fp) = name.strip_prefix(&format!("{}-", layer::VECTORS)).and_then(|s| s.strip_suffix(".cat")) else { continue };
+            let Some(fp) = name.strip_prefix(&format!("{}-", layer::VECTORS)).and_then(|s| s.strip_suffix(".cat"))
+            else {
+                continue;
+            };
             let cat = ws.store.catalogs(layer::VECTORS, fp)?;
             let covered = hashes.iter().filter(|h| cat.contains(h)).count();
             let info: Option<layer::VectorLayerInfo> =
-                std::fs::read_to_string(layer::vector_info_path(ws.store.objects(), fp)).ok().and_then(|s| serde_json::from_str(&s).ok());
+                std::fs::read_to_string(layer::vector_info_path(ws.store.objects(), fp))
+                    .ok()
+                    .and_then(|s| serde_json::from_str(&s).ok());
             models.push(VectorCoverage {
                 fingerprint: fp.to_string(),
                 model: info.map(|i| i.model).unwrap_or_else(|| "(unknown)".into()),
@@ -228,15 +249,29 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
         Ok(m) => {
             let cov = models.iter().find(|v| v.configured).map(|v| v.coverage).unwrap_or(0.0);
             Dense {
-                state: if cov >= 0.999 { "ready".into() } else if cov > 0.0 { "partial".into() } else { "missing".into() },
+                state: if cov >= 0.999 {
+                    "ready".into()
+                } else if cov > 0.0 {
+                    "partial".into()
+                } else {
+                    "missing".into()
+                },
                 model: Some(m.name().to_string()),
                 model_from: engine.model.origin,
-                reason: (cov < 0.999).then(|| "vectors for the configured model are incomplete; `git lynx index` computes them".into()),
+                reason: (cov < 0.999)
+                    .then(|| "vectors for the configured model are incomplete; `git lynx index` computes them".into()),
                 coverage: cov,
                 models,
             }
         }
-        Err(reason) => Dense { state: "off".into(), model: engine.model.name.clone(), model_from: engine.model.origin, reason: Some(reason), coverage: 0.0, models },
+        Err(reason) => Dense {
+            state: "off".into(),
+            model: engine.model.name.clone(),
+            model_from: engine.model.origin,
+            reason: Some(reason),
+            coverage: 0.0,
+            models,
+        },
     })
 }
 
@@ -260,13 +295,22 @@ pub fn render_health(h: &Health) -> String {
         h.dense.state,
         h.dense.model.as_deref().unwrap_or("no model"),
         h.dense.model_from,
-        if h.dense.state == "off" || h.dense.state == "unknown" { String::new() } else { format!(", {:.0}% of chunks", h.dense.coverage * 100.0) }
+        if h.dense.state == "off" || h.dense.state == "unknown" {
+            String::new()
+        } else {
+            format!(", {:.0}% of chunks", h.dense.coverage * 100.0)
+        }
     ));
     if let Some(r) = &h.dense.reason {
         out.push_str(&format!("  {r}\n"));
     }
     for m in h.dense.models.iter().filter(|m| !m.configured) {
-        out.push_str(&format!("  other vectors: {} [{}] cover {:.0}% (kept; not used by the configured model)\n", m.model, m.fingerprint, m.coverage * 100.0));
+        out.push_str(&format!(
+            "  other vectors: {} [{}] cover {:.0}% (kept; not used by the configured model)\n",
+            m.model,
+            m.fingerprint,
+            m.coverage * 100.0
+        ));
     }
     if !h.skipped.is_empty() {
         let parts: Vec<String> = h.skipped.iter().map(|(k, n)| format!("{k} {n}")).collect();
@@ -277,7 +321,9 @@ pub fn render_health(h: &Health) -> String {
         h.store.path,
         h.store.segments,
         indicatif::HumanBytes(h.store.bytes),
-        h.last_update.map(|t| format!(", last update {}s ago", crate::fsutil::now_secs().saturating_sub(t))).unwrap_or_default()
+        h.last_update
+            .map(|t| format!(", last update {}s ago", crate::fsutil::now_secs().saturating_sub(t)))
+            .unwrap_or_default()
     ));
     for a in &h.store.alternates {
         out.push_str(&format!("  alternate: {a}\n"));
@@ -335,7 +381,8 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
             let ws = &s.engine.ws;
             match crate::docsource::load(ws, &s.name, None)? {
                 Some(snap) => {
-                    let verb = if snap.kind == crate::config::SourceType::Webdoc { "last crawl" } else { "last extraction" };
+                    let verb =
+                        if snap.kind == crate::config::SourceType::Webdoc { "last crawl" } else { "last extraction" };
                     text.push_str(&format!(
                         "    {verb} {} (snapshot {}): {} pages, {} failed, {} skipped; {} snapshot{} kept\n",
                         crate::present::when(snap.created),
@@ -347,7 +394,11 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
                         if crate::docsource::snapshot_ids(ws, &s.name).len() == 1 { "" } else { "s" },
                     ));
                     for p in snap.failures.iter().chain(&snap.skipped).take(5) {
-                        text.push_str(&format!("      {}: {}\n", if p.target.is_empty() { "…" } else { &p.target }, p.reason));
+                        text.push_str(&format!(
+                            "      {}: {}\n",
+                            if p.target.is_empty() { "…" } else { &p.target },
+                            p.reason
+                        ));
                     }
                     item["snapshot"] = serde_json::json!({
                         "id": snap.id, "created": snap.created, "pages": snap.pages.len(), "failures": snap.failures, "skipped": snap.skipped,
@@ -355,7 +406,10 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
                     });
                 }
                 None => {
-                    text.push_str(&format!("    never fetched: `git lynx update-source-index {}` crawls or reads it\n", s.name));
+                    text.push_str(&format!(
+                        "    never fetched: `git lynx update-source-index {}` crawls or reads it\n",
+                        s.name
+                    ));
                     item["snapshot"] = serde_json::Value::Null;
                 }
             }
@@ -365,13 +419,25 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
     if !sources.ignored_fields.is_empty() {
         text.push_str(&format!("ignored LynxMCP config fields: {}\n", sources.ignored_fields.join(", ")));
     }
-    Ok(Answer::new("list_sources", None, serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }), text))
+    Ok(Answer::new(
+        "list_sources",
+        None,
+        serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }),
+        text,
+    ))
 }
 
 /// One line on a new snapshot: pages, what was new, what failed or was skipped.
 pub fn snapshot_line(s: &crate::docsource::Snapshot) -> String {
     let verb = if s.kind == crate::config::SourceType::Webdoc { "crawled" } else { "extracted" };
-    let mut line = format!("{verb} {} page{} ({} new) in {:.1} s, snapshot {}", s.pages.len(), if s.pages.len() == 1 { "" } else { "s" }, s.new_texts, s.millis / 1000.0, s.id);
+    let mut line = format!(
+        "{verb} {} page{} ({} new) in {:.1} s, snapshot {}",
+        s.pages.len(),
+        if s.pages.len() == 1 { "" } else { "s" },
+        s.new_texts,
+        s.millis / 1000.0,
+        s.id
+    );
     if !s.failures.is_empty() {
         line.push_str(&format!("; {} failed", s.failures.len()));
     }

@@ -24,12 +24,12 @@ impl Repo {
     pub fn explain_path(&self, rel: &str) -> Result<PathFacts> {
         let repo = self.local();
         let mut f = PathFacts::default();
-        if let Some(w) = &self.workdir {
-            if let Ok(md) = std::fs::symlink_metadata(w.join(rel)) {
-                f.exists = true;
-                f.symlink = md.file_type().is_symlink();
-                f.size = md.is_file().then(|| md.len());
-            }
+        if let Some(w) = &self.workdir
+            && let Ok(md) = std::fs::symlink_metadata(w.join(rel))
+        {
+            f.exists = true;
+            f.symlink = md.file_type().is_symlink();
+            f.size = md.is_file().then_some(md.len());
         }
         let index = repo.index_or_empty()?;
         if let Some(e) = index.entry_by_path(rel.as_bytes().as_bstr()) {
@@ -45,7 +45,8 @@ impl Repo {
         }
         f.ignored = platform.is_excluded();
         let state = gix::worktree::IndexPersistedOrInMemory::Persisted(index);
-        let mut attrs = repo.attributes_only(&state, gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping)?;
+        let mut attrs =
+            repo.attributes_only(&state, gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping)?;
         let mut out = attrs.selected_attribute_matches(["linguist-generated", "linguist-vendored", "diff"]);
         attrs.at_entry(rel, None)?.matching_attributes(&mut out);
         let mut generated_said = false;
@@ -66,7 +67,11 @@ impl Repo {
             }
         }
         if !generated_said && super::generated_by_name(rel) {
-            f.attributes.push(("generated".into(), "its name (a minified file, source map or lockfile; `-linguist-generated` in .gitattributes keeps it)".into()));
+            f.attributes.push((
+                "generated".into(),
+                "its name (a minified file, source map or lockfile; `-linguist-generated` in .gitattributes keeps it)"
+                    .into(),
+            ));
         }
         Ok(f)
     }

@@ -9,7 +9,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Directories never worth indexing in a plain folder.
-const SKIP_DIRS: &[&str] = &[".git", ".hg", ".svn", ".lynx", "node_modules", "target", "__pycache__", ".venv", "venv", ".tox", "dist", "build", ".idea", ".vscode"];
+const SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".lynx",
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    "dist",
+    "build",
+    ".idea",
+    ".vscode",
+];
 
 pub struct FolderFilter {
     pub extensions: Vec<String>,
@@ -43,7 +58,8 @@ pub fn folder_files(root: &Path, filter: &FolderFilter, max_size: u64, hash: gix
             return true;
         }
         let rel = e.path().strip_prefix(&root).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
-        !SKIP_DIRS.contains(&&*e.file_name().to_string_lossy()) && !filter.ignore.as_ref().is_some_and(|g| g.is_match(&rel))
+        !SKIP_DIRS.contains(&&*e.file_name().to_string_lossy())
+            && !filter.ignore.as_ref().is_some_and(|g| g.is_match(&rel))
     });
     for e in walk.flatten() {
         let ft = e.file_type();

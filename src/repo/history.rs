@@ -83,18 +83,17 @@ impl Repo {
             out.push(w.clone());
         }
         // Run from a linked worktree, the main one is the parent of the common `.git`.
-        if self.common_dir.file_name().is_some_and(|n| n == ".git") {
-            if let Some(main) = self.common_dir.parent() {
-                if !out.iter().any(|p| p == main) {
-                    out.push(main.to_path_buf());
-                }
-            }
+        if self.common_dir.file_name().is_some_and(|n| n == ".git")
+            && let Some(main) = self.common_dir.parent()
+            && !out.iter().any(|p| p == main)
+        {
+            out.push(main.to_path_buf());
         }
         for wt in repo.worktrees()? {
-            if let Ok(base) = wt.base() {
-                if !out.contains(&base) {
-                    out.push(base);
-                }
+            if let Ok(base) = wt.base()
+                && !out.contains(&base)
+            {
+                out.push(base);
             }
         }
         Ok(out)
@@ -122,15 +121,16 @@ impl Repo {
         let repo = self.local();
         let head = repo.head()?;
         let current = head.referent_name().map(|n| n.to_owned());
-        if let Some(name) = &current {
-            if let Some(Ok(up)) = repo.branch_remote_tracking_ref_name(name.as_ref(), gix::remote::Direction::Fetch) {
-                if repo.try_find_reference(up.as_ref())?.is_some() {
-                    return Ok(Some(up.shorten().to_string()));
-                }
-            }
+        if let Some(name) = &current
+            && let Some(Ok(up)) = repo.branch_remote_tracking_ref_name(name.as_ref(), gix::remote::Direction::Fetch)
+            && repo.try_find_reference(up.as_ref())?.is_some()
+        {
+            return Ok(Some(up.shorten().to_string()));
         }
         let cur_short = current.as_ref().map(|n| n.shorten().to_string());
-        for cand in ["main", "master", "trunk", "develop", "origin/main", "origin/master", "origin/trunk", "origin/develop"] {
+        for cand in
+            ["main", "master", "trunk", "develop", "origin/main", "origin/master", "origin/trunk", "origin/develop"]
+        {
             if Some(cand) == cur_short.as_deref() {
                 continue;
             }
@@ -193,7 +193,13 @@ impl Repo {
             let subject = msg.summary().to_string();
             let body = msg.body().map(|b| b.without_trailer().to_string()).unwrap_or_default();
             let time = commit.time().map(|t| t.seconds).unwrap_or(0);
-            out.push(CommitInfo { id: info.id, parents: info.parent_ids.iter().copied().collect(), subject, body: body.trim().to_string(), time });
+            out.push(CommitInfo {
+                id: info.id,
+                parents: info.parent_ids.iter().copied().collect(),
+                subject,
+                body: body.trim().to_string(),
+                time,
+            });
             if out.len() >= max {
                 break;
             }
@@ -222,9 +228,9 @@ impl Repo {
             .records
             .into_iter()
             .filter_map(|c| match c {
-                C::Addition { entry_mode, path, .. } | C::Deletion { entry_mode, path, .. } | C::Modification { entry_mode, path, .. } => {
-                    (!entry_mode.is_tree()).then(|| path.to_string())
-                }
+                C::Addition { entry_mode, path, .. }
+                | C::Deletion { entry_mode, path, .. }
+                | C::Modification { entry_mode, path, .. } => (!entry_mode.is_tree()).then(|| path.to_string()),
             })
             .collect();
         out.sort();
@@ -241,10 +247,18 @@ impl Repo {
         let mut out = Vec::new();
         for c in changes {
             match c {
-                C::Addition { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'A')),
-                C::Deletion { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'D')),
-                C::Modification { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'M')),
-                C::Rewrite { location, entry_mode, .. } if !entry_mode.is_tree() => out.push((location.to_string(), 'A')),
+                C::Addition { location, entry_mode, .. } if !entry_mode.is_tree() => {
+                    out.push((location.to_string(), 'A'))
+                }
+                C::Deletion { location, entry_mode, .. } if !entry_mode.is_tree() => {
+                    out.push((location.to_string(), 'D'))
+                }
+                C::Modification { location, entry_mode, .. } if !entry_mode.is_tree() => {
+                    out.push((location.to_string(), 'M'))
+                }
+                C::Rewrite { location, entry_mode, .. } if !entry_mode.is_tree() => {
+                    out.push((location.to_string(), 'A'))
+                }
                 _ => {}
             }
         }

@@ -65,7 +65,9 @@ impl SkipReason {
             SkipReason::LfsPointer => "a Git LFS pointer, not the file's content",
             SkipReason::Submodule => "a submodule (gitlink)",
             SkipReason::Symlink => "a symbolic link",
-            SkipReason::Generated => "generated: marked linguist-generated in .gitattributes, or a minified file, source map or lockfile by its name (`-linguist-generated` keeps it)",
+            SkipReason::Generated => {
+                "generated: marked linguist-generated in .gitattributes, or a minified file, source map or lockfile by its name (`-linguist-generated` keeps it)"
+            }
             SkipReason::Vendored => "marked linguist-vendored in .gitattributes",
             SkipReason::NoDiff => "marked -diff in .gitattributes",
             SkipReason::Excluded => "matched an index.exclude pattern in the Lynx configuration",
@@ -130,14 +132,13 @@ impl Repo {
         let abs = path
             .canonicalize()
             .map_err(|e| crate::error::usage(format!("no such directory: {} ({e})", path.display())))?;
-        let found = if environment {
-            gix::discover_with_environment_overrides(&abs)
-        } else {
-            gix::discover(&abs)
-        };
+        let found = if environment { gix::discover_with_environment_overrides(&abs) } else { gix::discover(&abs) };
         let repo = found.map_err(|e| {
             let hint = if environment && crate::env::is_set(crate::env::GIT_DIR) { " (GIT_DIR is set)" } else { "" };
-            crate::error::usage(format!("{} is not inside a git repository{hint} ({e}); run `git init` or pass -C <repo>", abs.display()))
+            crate::error::usage(format!(
+                "{} is not inside a git repository{hint} ({e}); run `git init` or pass -C <repo>",
+                abs.display()
+            ))
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
         let common_dir = repo.common_dir().canonicalize()?;
@@ -148,7 +149,10 @@ impl Repo {
         };
         // A `.lynx` that arrived with the repository is untrusted content: its objects,
         // catalogs and configuration are never used. The store moves into the git directory.
-        if lynx_dir.file_name().is_some_and(|n| n == ".lynx") && lynx_dir.symlink_metadata().is_ok() && store_is_committed(&repo) {
+        if lynx_dir.file_name().is_some_and(|n| n == ".lynx")
+            && lynx_dir.symlink_metadata().is_ok()
+            && store_is_committed(&repo)
+        {
             tracing::warn!(
                 "this repository commits a `.lynx` directory; Lynx never uses committed store content, so its own store is {}",
                 common_dir.join("lynx").display()
@@ -167,9 +171,9 @@ impl Repo {
     }
 
     pub fn workdir(&self) -> Result<&Path> {
-        self.workdir
-            .as_deref()
-            .ok_or_else(|| crate::error::usage("this is a bare repository: the working tree view needs a checkout (use --rev)"))
+        self.workdir.as_deref().ok_or_else(|| {
+            crate::error::usage("this is a bare repository: the working tree view needs a checkout (use --rev)")
+        })
     }
 
     pub fn object_hash(&self) -> gix::hash::Kind {
@@ -307,11 +311,35 @@ pub(crate) fn apply_attributes(
 /// and styles, source maps and package-manager lockfiles. Their text is noise to a search.
 pub fn generated_by_name(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
-    const SUFFIXES: &[&str] = &[".min.js", ".min.mjs", ".min.cjs", ".min.css", ".js.map", ".mjs.map", ".css.map", "-min.js", ".bundle.min.js"];
+    const SUFFIXES: &[&str] = &[
+        ".min.js",
+        ".min.mjs",
+        ".min.cjs",
+        ".min.css",
+        ".js.map",
+        ".mjs.map",
+        ".css.map",
+        "-min.js",
+        ".bundle.min.js",
+    ];
     const LOCKFILES: &[&str] = &[
-        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "cargo.lock", "go.sum",
-        "composer.lock", "poetry.lock", "pipfile.lock", "uv.lock", "gemfile.lock", "podfile.lock", "packages.lock.json",
-        "flake.lock", "mix.lock", "pubspec.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "cargo.lock",
+        "go.sum",
+        "composer.lock",
+        "poetry.lock",
+        "pipfile.lock",
+        "uv.lock",
+        "gemfile.lock",
+        "podfile.lock",
+        "packages.lock.json",
+        "flake.lock",
+        "mix.lock",
+        "pubspec.lock",
     ];
     SUFFIXES.iter().any(|s| name.ends_with(s)) || LOCKFILES.contains(&name.as_str())
 }
@@ -366,7 +394,12 @@ pub fn path_globs<'a>(patterns: impl IntoIterator<Item = &'a str>, what: &str) -
     let mut b = globset::GlobSetBuilder::new();
     let mut any = false;
     for given in patterns {
-        let glob = |p: &str| globset::GlobBuilder::new(p).literal_separator(false).build().map_err(|e| crate::error::usage(format!("invalid {what} `{given}`: {}", e.kind())));
+        let glob = |p: &str| {
+            globset::GlobBuilder::new(p)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| crate::error::usage(format!("invalid {what} `{given}`: {}", e.kind())))
+        };
         let p = given;
         let p = p.trim_start_matches('/');
         let pat = if p.contains('/') { p.to_string() } else { format!("**/{p}") };
@@ -384,7 +417,16 @@ mod glob_tests {
     #[test]
     fn one_rule_for_path_globs() {
         let set = super::path_globs(["*.md", "/src/gen/*.rs", "vendor", "docs/api"], "test").unwrap().unwrap();
-        for yes in ["README.md", "a/b/NOTES.md", "src/gen/x.rs", "src/gen/deep/y.rs", "vendor/lib.c", "x/vendor/y/z.c", "docs/api/index.html", "docs/api"] {
+        for yes in [
+            "README.md",
+            "a/b/NOTES.md",
+            "src/gen/x.rs",
+            "src/gen/deep/y.rs",
+            "vendor/lib.c",
+            "x/vendor/y/z.c",
+            "docs/api/index.html",
+            "docs/api",
+        ] {
             assert!(set.is_match(yes), "{yes} should match");
         }
         for no in ["src/main.rs", "other/src/gen/x.rs", "vendored.c", "docs/apis/x", "xdocs/api/y"] {

@@ -113,7 +113,12 @@ impl Repo {
         list.files.sort_by(|a, b| a.path.cmp(&b.path));
         list.skipped.sort_by(|a, b| a.path.cmp(&b.path));
         let state = gix::worktree::IndexPersistedOrInMemory::Persisted(index);
-        apply_attributes(&repo, &state, gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping, &mut list)?;
+        apply_attributes(
+            &repo,
+            &state,
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+            &mut list,
+        )?;
         Ok(list)
     }
 

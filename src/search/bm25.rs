@@ -54,11 +54,24 @@ pub type History<'a> = Option<(&'a crate::view::history::HistoryField, f32)>;
 
 /// Top `k` chunk ordinals of `table` for the analysed query `terms`, best first (ties: lower
 /// ordinal first), among `allowed` ordinals when given. Statistics are the whole view's.
-pub fn search(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowed: Option<&Allowed>, history: History) -> Vec<(u32, f32)> {
+pub fn search(
+    table: &ChunkTable,
+    terms: &[(String, f32)],
+    k: usize,
+    allowed: Option<&Allowed>,
+    history: History,
+) -> Vec<(u32, f32)> {
     search_with(table, terms, k, allowed, history, &mut Scratch::default())
 }
 
-pub fn search_with(table: &ChunkTable, terms: &[(String, f32)], k: usize, allowed: Option<&Allowed>, history: History, s: &mut Scratch) -> Vec<(u32, f32)> {
+pub fn search_with(
+    table: &ChunkTable,
+    terms: &[(String, f32)],
+    k: usize,
+    allowed: Option<&Allowed>,
+    history: History,
+    s: &mut Scratch,
+) -> Vec<(u32, f32)> {
     let n = table.len();
     if terms.is_empty() || k == 0 || n == 0 {
         return Vec::new();
@@ -103,7 +116,12 @@ pub enum Field {
 
 /// Calls `f(term index, field, ordinal, score)` for every (term, field, chunk) match, in the
 /// fixed order scores are summed in.
-fn each_field_score(table: &ChunkTable, terms: &[(String, f32)], postings: &mut Vec<(u32, u32)>, mut f: impl FnMut(usize, Field, u32, f32)) {
+fn each_field_score(
+    table: &ChunkTable,
+    terms: &[(String, f32)],
+    postings: &mut Vec<(u32, u32)>,
+    mut f: impl FnMut(usize, Field, u32, f32),
+) {
     let n = table.len();
     let docs = n as u64;
     let avg = table.totals.map(|t| (t as f32 / n as f32).max(1e-6));
@@ -146,7 +164,13 @@ fn each_field_score(table: &ChunkTable, terms: &[(String, f32)], postings: &mut 
 
 /// Calls `f(term index, ordinal, score)` for every chunk whose file's history holds a term
 /// (counted only for chunks a field matched).
-fn each_history_score(table: &ChunkTable, terms: &[(String, f32)], h: &crate::view::history::HistoryField, boost: f32, mut f: impl FnMut(usize, u32, f32)) {
+fn each_history_score(
+    table: &ChunkTable,
+    terms: &[(String, f32)],
+    h: &crate::view::history::HistoryField,
+    boost: f32,
+    mut f: impl FnMut(usize, u32, f32),
+) {
     let n = table.len();
     let docs = n as u64;
     let avg_h = (h.total as f32 / n as f32).max(1e-6);
@@ -190,10 +214,10 @@ pub fn explain(table: &ChunkTable, terms: &[(String, f32)], history: History, or
     });
     if let Some((h, boost)) = history {
         each_history_score(table, terms, h, boost, |ti, o, v| {
-            if let Some(&i) = at.get(&o) {
-                if !out[i].is_empty() {
-                    out[i].push(TermScore { term: terms[ti].0.clone(), field: Field::History, score: v });
-                }
+            if let Some(&i) = at.get(&o)
+                && !out[i].is_empty()
+            {
+                out[i].push(TermScore { term: terms[ti].0.clone(), field: Field::History, score: v });
             }
         });
     }
@@ -304,7 +328,11 @@ mod tests {
 
     #[test]
     fn whole_file_scores_ignore_empty_slots() {
-        let files = vec![(0, "retry backoff retry".to_string()), (1, "backoff only here".to_string()), (2, "unrelated words".to_string())];
+        let files = vec![
+            (0, "retry backoff retry".to_string()),
+            (1, "backoff only here".to_string()),
+            (2, "unrelated words".to_string()),
+        ];
         let mut padded = files.clone();
         padded.extend((3..40).map(|f| (f, String::new())));
         let terms = vec!["retry".to_string(), "backoff".to_string()];

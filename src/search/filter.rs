@@ -24,7 +24,11 @@ pub struct Filters {
 
 impl Filters {
     pub fn is_empty(&self) -> bool {
-        self.globs.is_empty() && self.extensions.is_empty() && self.path_contains.as_deref().is_none_or(str::is_empty) && self.pathspecs.is_empty() && self.languages.is_empty()
+        self.globs.is_empty()
+            && self.extensions.is_empty()
+            && self.path_contains.as_deref().is_none_or(str::is_empty)
+            && self.pathspecs.is_empty()
+            && self.languages.is_empty()
     }
 
     /// A path predicate, or a usage error naming the bad glob.
@@ -45,7 +49,14 @@ impl Filters {
         for l in &self.languages {
             langs.extend(crate::lang::Lang::matching(l).map_err(crate::error::usage)?);
         }
-        Ok(PathMatcher { globs, not_globs, exts, contains: self.path_contains.clone().filter(|s| !s.is_empty()), specs, langs })
+        Ok(PathMatcher {
+            globs,
+            not_globs,
+            exts,
+            contains: self.path_contains.clone().filter(|s| !s.is_empty()),
+            specs,
+            langs,
+        })
     }
 
     /// Allowed chunk ordinals of a view (None when nothing is filtered).
@@ -65,7 +76,6 @@ impl Filters {
         Ok(Some(Arc::new(set)))
     }
 }
-
 
 /// One git pathspec (`src/`, `*.py`, `:(exclude)tests`, `:!docs`, `:/README.md`), resolved
 /// against the directory the command ran in.
@@ -193,15 +203,15 @@ impl PathMatcher {
     }
 
     pub fn matches(&self, path: &str) -> bool {
-        if let Some(g) = &self.globs {
-            if !g.is_match(path) {
-                return false;
-            }
+        if let Some(g) = &self.globs
+            && !g.is_match(path)
+        {
+            return false;
         }
-        if let Some(g) = &self.not_globs {
-            if g.is_match(path) {
-                return false;
-            }
+        if let Some(g) = &self.not_globs
+            && g.is_match(path)
+        {
+            return false;
         }
         if !self.exts.is_empty() {
             let lower = path.to_ascii_lowercase();
@@ -209,10 +219,10 @@ impl PathMatcher {
                 return false;
             }
         }
-        if let Some(c) = &self.contains {
-            if !path.contains(c.as_str()) {
-                return false;
-            }
+        if let Some(c) = &self.contains
+            && !path.contains(c.as_str())
+        {
+            return false;
         }
         if !self.specs.is_empty() {
             // As git: a path is in when an including spec matches (or there are only exclusions)
@@ -233,12 +243,24 @@ mod tests {
 
     #[test]
     fn filters_combine() {
-        let f = Filters { globs: vec!["*.rs".into()], extensions: vec![], path_contains: Some("src/".into()), pathspecs: vec![], languages: vec![] };
+        let f = Filters {
+            globs: vec!["*.rs".into()],
+            extensions: vec![],
+            path_contains: Some("src/".into()),
+            pathspecs: vec![],
+            languages: vec![],
+        };
         let m = f.matcher().unwrap();
         assert!(m.matches("src/a/b.rs"));
         assert!(!m.matches("tests/b.rs"));
         assert!(!m.matches("src/b.py"));
-        let f = Filters { globs: vec![], extensions: vec!["py".into(), ".TS".into()], path_contains: None, pathspecs: vec![], languages: vec![] };
+        let f = Filters {
+            globs: vec![],
+            extensions: vec!["py".into(), ".TS".into()],
+            path_contains: None,
+            pathspecs: vec![],
+            languages: vec![],
+        };
         let m = f.matcher().unwrap();
         assert!(m.matches("a/b.py") && m.matches("x.ts") && !m.matches("x.rs"));
         let bad = Filters { globs: vec!["a[".into()], ..Default::default() };
@@ -271,7 +293,12 @@ mod tests {
 
         let f = Filters { pathspecs: vec![r("src", ""), r(":!src/vendor", "")], ..Default::default() };
         let m = f.matcher().unwrap();
-        assert!(m.matches("src/a.py") && !m.matches("src/vendor/b.py") && !m.matches("srcx/a.py") && !m.matches("README.md"));
+        assert!(
+            m.matches("src/a.py")
+                && !m.matches("src/vendor/b.py")
+                && !m.matches("srcx/a.py")
+                && !m.matches("README.md")
+        );
         // Only exclusions: everything else stays.
         let f = Filters { pathspecs: vec![r(":(exclude)*.md", "")], ..Default::default() };
         let m = f.matcher().unwrap();

@@ -29,18 +29,42 @@ pub struct Ranked {
 
 impl Ranked {
     pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: Some(i + 1), dense_rank: None, sparse_score: Some(score), dense_score: None, fused: score, decay: 1.0 }
+        Ranked {
+            ord,
+            score,
+            sparse_rank: Some(i + 1),
+            dense_rank: None,
+            sparse_score: Some(score),
+            dense_score: None,
+            fused: score,
+            decay: 1.0,
+        }
     }
 
     pub fn dense(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked { ord, score, sparse_rank: None, dense_rank: Some(i + 1), sparse_score: None, dense_score: Some(score), fused: score, decay: 1.0 }
+        Ranked {
+            ord,
+            score,
+            sparse_rank: None,
+            dense_rank: Some(i + 1),
+            sparse_score: None,
+            dense_score: Some(score),
+            fused: score,
+            decay: 1.0,
+        }
     }
 }
 
 pub use crate::view::table::Allowed;
 
 /// BM25 candidates for `query` (chunk ordinal, score), best first.
-pub fn sparse(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History) -> Result<Vec<(u32, f32)>> {
+pub fn sparse(
+    view: &ViewData,
+    query: &str,
+    pool: usize,
+    allowed: Option<&Allowed>,
+    history: bm25::History,
+) -> Result<Vec<(u32, f32)>> {
     sparse_with(view, query, pool, allowed, history, &QueryAnalysis::default())
 }
 
@@ -100,7 +124,14 @@ impl Synonyms {
     }
 }
 
-pub fn sparse_with(view: &ViewData, query: &str, pool: usize, allowed: Option<&Allowed>, history: bm25::History, qa: &QueryAnalysis) -> Result<Vec<(u32, f32)>> {
+pub fn sparse_with(
+    view: &ViewData,
+    query: &str,
+    pool: usize,
+    allowed: Option<&Allowed>,
+    history: bm25::History,
+    qa: &QueryAnalysis,
+) -> Result<Vec<(u32, f32)>> {
     Ok(sparse_scored(view, query, pool, allowed, history, qa).0)
 }
 
@@ -141,7 +172,11 @@ pub fn query_terms(view: &ViewData, query: &str, qa: &QueryAnalysis) -> Vec<(Str
 /// `k` as asked, or the largest accepted (`config::MAX_K`) with a note saying so.
 pub fn clamp_k(k: usize) -> (usize, Option<String>) {
     let max = crate::config::MAX_K;
-    if k > max { (max, Some(format!("k = {k} is more than a reading list; answered with the first {max}"))) } else { (k, None) }
+    if k > max {
+        (max, Some(format!("k = {k} is more than a reading list; answered with the first {max}")))
+    } else {
+        (k, None)
+    }
 }
 
 /// Reciprocal Rank Fusion constant.
@@ -151,7 +186,16 @@ pub const RRF_K: f32 = crate::config::DEFAULT_RRF_K;
 /// 1), the dense list `dense_weight` / (k + rank).
 pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0, decay: 1.0 };
+    let blank = |ord: u32| Ranked {
+        ord,
+        score: 0.0,
+        sparse_rank: None,
+        dense_rank: None,
+        sparse_score: None,
+        dense_score: None,
+        fused: 0.0,
+        decay: 1.0,
+    };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.score += 1.0 / (k + (i + 1) as f32);
@@ -165,7 +209,12 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
         e.dense_score = Some(s);
     }
     let mut v: Vec<Ranked> = by_ord.into_values().collect();
-    v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX))).then(a.ord.cmp(&b.ord)));
+    v.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX)))
+            .then(a.ord.cmp(&b.ord))
+    });
     v
 }
 
@@ -176,9 +225,25 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
 /// chunk one retriever missed is not scored as if that retriever had found nothing. Unlike rank
 /// fusion this keeps the margins: a BM25 winner far ahead of the rest is not overtaken by the
 /// dense list's favourite on rank alone.
-pub fn convex(sparse: &[(u32, f32)], dense: &[(u32, f32)], bm25: impl Fn(u32) -> f32, cos: impl Fn(u32) -> Option<f32>, w: f32) -> Vec<Ranked> {
-    let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::with_capacity(sparse.len() + dense.len());
-    let blank = |ord: u32| Ranked { ord, score: 0.0, sparse_rank: None, dense_rank: None, sparse_score: None, dense_score: None, fused: 0.0, decay: 1.0 };
+pub fn convex(
+    sparse: &[(u32, f32)],
+    dense: &[(u32, f32)],
+    bm25: impl Fn(u32) -> f32,
+    cos: impl Fn(u32) -> Option<f32>,
+    w: f32,
+) -> Vec<Ranked> {
+    let mut by_ord: std::collections::HashMap<u32, Ranked> =
+        std::collections::HashMap::with_capacity(sparse.len() + dense.len());
+    let blank = |ord: u32| Ranked {
+        ord,
+        score: 0.0,
+        sparse_rank: None,
+        dense_rank: None,
+        sparse_score: None,
+        dense_score: None,
+        fused: 0.0,
+        decay: 1.0,
+    };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
         let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
         e.sparse_rank = Some(i + 1);
@@ -197,14 +262,20 @@ pub fn convex(sparse: &[(u32, f32)], dense: &[(u32, f32)], bm25: impl Fn(u32) ->
         }
     }
     let smax = v.iter().filter_map(|e| e.sparse_score).fold(0f32, f32::max).max(1e-6);
-    let (cmin, cmax) = v.iter().filter_map(|e| e.dense_score).fold((f32::MAX, f32::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
+    let (cmin, cmax) =
+        v.iter().filter_map(|e| e.dense_score).fold((f32::MAX, f32::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
     let cspan = (cmax - cmin).max(1e-6);
     for e in v.iter_mut() {
         let s = e.sparse_score.unwrap_or(0.0) / smax;
         let c = (e.dense_score.unwrap_or(cmin) - cmin) / cspan;
         e.score = (1.0 - w) * s + w * c;
     }
-    v.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX))).then(a.ord.cmp(&b.ord)));
+    v.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.sparse_rank.unwrap_or(usize::MAX).cmp(&b.sparse_rank.unwrap_or(usize::MAX)))
+            .then(a.ord.cmp(&b.ord))
+    });
     v
 }
 

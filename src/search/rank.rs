@@ -24,7 +24,27 @@ pub fn is_secondary_path(path: &str) -> bool {
     let name = lower.rsplit('/').next().unwrap_or(&lower);
     let dirs: Vec<&str> = lower.split('/').collect();
     dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
-        matches!(*d, "dist" | "build" | "out" | "bundle" | "bundles" | "compiled" | "generated" | "example" | "examples" | "bench" | "benches" | "benchmark" | "benchmarks" | "snippets" | "samples" | "sample" | "demo" | "demos")
+        matches!(
+            *d,
+            "dist"
+                | "build"
+                | "out"
+                | "bundle"
+                | "bundles"
+                | "compiled"
+                | "generated"
+                | "example"
+                | "examples"
+                | "bench"
+                | "benches"
+                | "benchmark"
+                | "benchmarks"
+                | "snippets"
+                | "samples"
+                | "sample"
+                | "demo"
+                | "demos"
+        )
     }) || name.contains(".min.")
         || name.contains(".bundle.")
 }
@@ -34,17 +54,73 @@ pub fn is_secondary_path(path: &str) -> bool {
 pub fn is_vendored_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let dirs: Vec<&str> = lower.split('/').collect();
-    dirs[..dirs.len().saturating_sub(1)].iter().any(|d| matches!(*d, "vendor" | "vendored" | "third_party" | "third-party" | "thirdparty" | "node_modules" | "bower_components" | "external" | "extern" | "deps"))
+    dirs[..dirs.len().saturating_sub(1)].iter().any(|d| {
+        matches!(
+            *d,
+            "vendor"
+                | "vendored"
+                | "third_party"
+                | "third-party"
+                | "thirdparty"
+                | "node_modules"
+                | "bower_components"
+                | "external"
+                | "extern"
+                | "deps"
+        )
+    })
 }
 
 /// Query words that make test files fair game.
-const TEST_WORDS: &[&str] =
-    &["test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "mock", "mocks", "assert", "assertion", "coverage", "bench", "benchmark"];
+const TEST_WORDS: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "tested",
+    "spec",
+    "specs",
+    "fixture",
+    "fixtures",
+    "mock",
+    "mocks",
+    "assert",
+    "assertion",
+    "coverage",
+    "bench",
+    "benchmark",
+];
 /// Query words that make examples, benchmarks and build output fair game.
-const SECONDARY_WORDS: &[&str] = &["example", "examples", "sample", "samples", "demo", "bench", "benchmark", "benchmarks", "dist", "build", "bundle", "snippet", "snippets"];
+const SECONDARY_WORDS: &[&str] = &[
+    "example",
+    "examples",
+    "sample",
+    "samples",
+    "demo",
+    "bench",
+    "benchmark",
+    "benchmarks",
+    "dist",
+    "build",
+    "bundle",
+    "snippet",
+    "snippets",
+];
 /// Query words that make documentation fair game.
-const DOC_WORDS: &[&str] =
-    &["doc", "docs", "documentation", "document", "readme", "changelog", "guide", "tutorial", "example", "examples", "docstring", "config", "configuration"];
+const DOC_WORDS: &[&str] = &[
+    "doc",
+    "docs",
+    "documentation",
+    "document",
+    "readme",
+    "changelog",
+    "guide",
+    "tutorial",
+    "example",
+    "examples",
+    "docstring",
+    "config",
+    "configuration",
+];
 
 pub struct Priors {
     test: f32,
@@ -112,7 +188,12 @@ impl Priors {
     /// Lifts files changed shortly before the view's revision: × (1 + `weight` × 2^(−commits
     /// since the file changed / `half_life`)). Work clusters: the files of the last commits
     /// are the likeliest subject of the next question.
-    pub fn with_recency(mut self, history: std::sync::Arc<crate::view::history::HistoryField>, weight: f32, half_life: f32) -> Priors {
+    pub fn with_recency(
+        mut self,
+        history: std::sync::Arc<crate::view::history::HistoryField>,
+        weight: f32,
+        half_life: f32,
+    ) -> Priors {
         self.recency = Some((history, weight, half_life));
         self
     }
@@ -142,7 +223,7 @@ impl Priors {
         if self.stem != 1.0 && !self.words.is_empty() {
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
             let stem = file.split('.').next().unwrap_or(file).to_lowercase();
-            if self.words.iter().any(|w| *w == stem) {
+            if self.words.contains(&stem) {
                 out.push(("its file is named by a word of the query", self.stem));
             }
         }
@@ -274,10 +355,19 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
     // A qualified name (`QueueManager.Append`, `pkg::Type::method`, `Type#method`) names that
     // member: kept whole (written with dots), besides its parts.
     for token in query.split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')' || c == ',') {
-        let normalized = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').replace("::", ".").replace('#', ".");
+        let normalized =
+            token.trim_matches(|c: char| !c.is_alphanumeric() && c != '_').replace("::", ".").replace('#', ".");
         let parts: Vec<&str> = normalized.split('.').collect();
-        let ident = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_') && !p.chars().next().is_some_and(|c| c.is_ascii_digit());
-        if parts.len() >= 2 && parts.iter().all(|p| ident(p)) && parts.iter().any(|p| p.chars().any(char::is_uppercase) || p.contains('_')) && !out.contains(&normalized) {
+        let ident = |p: &str| {
+            !p.is_empty()
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !p.chars().next().is_some_and(|c| c.is_ascii_digit())
+        };
+        if parts.len() >= 2
+            && parts.iter().all(|p| ident(p))
+            && parts.iter().any(|p| p.chars().any(char::is_uppercase) || p.contains('_'))
+            && !out.contains(&normalized)
+        {
             out.push(normalized.clone());
         }
     }
@@ -300,8 +390,14 @@ mod tests {
 
     #[test]
     fn identifiers_written_like_code() {
-        assert_eq!(query_identifiers("Make `LazilyParsedNumber` implement `Comparable`"), ["LazilyParsedNumber", "Comparable"]);
-        assert_eq!(query_identifiers("fix parse_http_request for JsonReader input"), ["parse_http_request", "JsonReader"]);
+        assert_eq!(
+            query_identifiers("Make `LazilyParsedNumber` implement `Comparable`"),
+            ["LazilyParsedNumber", "Comparable"]
+        );
+        assert_eq!(
+            query_identifiers("fix parse_http_request for JsonReader input"),
+            ["parse_http_request", "JsonReader"]
+        );
         assert!(query_identifiers("where are retries handled").is_empty());
         assert!(query_identifiers("HTTP and URL parsing").is_empty());
         assert_eq!(query_identifiers("QueueManager.Append"), ["QueueManager.Append", "QueueManager"]);

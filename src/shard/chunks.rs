@@ -118,7 +118,10 @@ impl ChunkShard {
         let mut kinds = Vec::new();
         let mut at = 0;
         while at < kinds_raw.len() {
-            let len = kinds_raw.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or_else(|| bad("kinds table"))?;
+            let len = kinds_raw
+                .get(at..at + 2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                .ok_or_else(|| bad("kinds table"))?;
             let s = kinds_raw.get(at + 2..at + 2 + len).ok_or_else(|| bad("kinds table"))?;
             kinds.push(std::str::from_utf8(s).map_err(|_| bad("kind is not UTF-8"))?.to_string());
             at += 2 + len;
@@ -203,7 +206,10 @@ impl ChunkShard {
 
     fn mark_damaged(&self) {
         if !self.damaged.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            tracing::error!("chunk shard {} is damaged (a text does not match its hash); removed, it is rebuilt from its segment", self.file.path.display());
+            tracing::error!(
+                "chunk shard {} is damaged (a text does not match its hash); removed, it is rebuilt from its segment",
+                self.file.path.display()
+            );
             let _ = std::fs::remove_file(&self.file.path);
             DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).push(self.file.path.display().to_string());
         }
@@ -274,7 +280,8 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
     // Where each text block starts in the uncompressed heap: texts never straddle two.
     let mut block_starts: Vec<usize> = vec![0];
     let put = |heap: &mut Vec<u8>, s: &str| -> Result<(u32, u32)> {
-        let off = u32::try_from(heap.len()).map_err(|_| anyhow::anyhow!("segment {name} is too large for a chunk shard"))?;
+        let off =
+            u32::try_from(heap.len()).map_err(|_| anyhow::anyhow!("segment {name} is too large for a chunk shard"))?;
         heap.extend_from_slice(s.as_bytes());
         Ok((off, s.len() as u32))
     };
@@ -296,7 +303,9 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
         recs.extend_from_slice(&c.size.value(r).to_le_bytes());
         let (so, sl) = put(&mut symbols, c.symbol.value(r))?;
         let text = c.text.value(r);
-        if texts.len() - block_starts.last().unwrap() + text.len() > BLOCK && texts.len() > *block_starts.last().unwrap() {
+        if texts.len() - block_starts.last().unwrap() + text.len() > BLOCK
+            && texts.len() > *block_starts.last().unwrap()
+        {
             block_starts.push(texts.len());
         }
         let (to, tl) = put(&mut texts, text)?;
@@ -327,7 +336,10 @@ fn pack_texts(texts: &[u8], starts: &[usize]) -> Result<(Vec<u8>, Vec<u32>)> {
     let mut bounds: Vec<usize> = starts.to_vec();
     bounds.push(texts.len());
     bounds.dedup();
-    let blocks: Vec<Vec<u8>> = bounds.par_windows(2).map(|w| zstd::bulk::compress(&texts[w[0]..w[1]], LEVEL)).collect::<std::io::Result<_>>()?;
+    let blocks: Vec<Vec<u8>> = bounds
+        .par_windows(2)
+        .map(|w| zstd::bulk::compress(&texts[w[0]..w[1]], LEVEL))
+        .collect::<std::io::Result<_>>()?;
     let mut packed = Vec::with_capacity(blocks.iter().map(Vec::len).sum());
     let mut table = Vec::with_capacity(bounds.len() * 2);
     for (b, block) in blocks.iter().enumerate() {
@@ -380,7 +392,10 @@ pub fn summaries(
             }
         };
         if f.loc.row as usize >= shard.rows() {
-            anyhow::bail!("the catalog points past the end of segment {}; run `git lynx doctor --repair`", cat.segment_name(f));
+            anyhow::bail!(
+                "the catalog points past the end of segment {}; run `git lynx doctor --repair`",
+                cat.segment_name(f)
+            );
         }
         let r = shard.meta(f.loc.row as usize);
         out.insert(*k, BlobSummary { status: r.status, size: r.size, lang: r.lang });
@@ -398,16 +413,31 @@ mod tests {
         let chunks: Vec<Chunk> = texts
             .iter()
             .enumerate()
-            .map(|(i, t)| Chunk { symbol: format!("s{n}_{i}"), kind: "function".into(), start_line: i as u32 + 1, end_line: i as u32 + 1, text: t.clone() })
+            .map(|(i, t)| Chunk {
+                symbol: format!("s{n}_{i}"),
+                kind: "function".into(),
+                start_line: i as u32 + 1,
+                end_line: i as u32 + 1,
+                text: t.clone(),
+            })
             .collect();
         let hashes = texts.iter().map(|t| crate::layer::chunk_hash(t)).collect();
-        BlobChunks { key: crate::store::Key::blob(&[n; 20], 0), status: Status::Text, lang: Lang::Python, size: 10, chunks, hashes, encoding: String::new() }
+        BlobChunks {
+            key: crate::store::Key::blob(&[n; 20], 0),
+            status: Status::Text,
+            lang: Lang::Python,
+            size: 10,
+            chunks,
+            hashes,
+            encoding: String::new(),
+        }
     }
 
     #[test]
     fn texts_read_back_from_blocks_and_damage_is_reported() {
         // Texts below, at and far above a block, and a blob without chunks.
-        let texts: Vec<String> = (0..300).map(|i| format!("def f_{i}(x):\n    return x * {i}\n").repeat(1 + (i * 37) % 90)).collect();
+        let texts: Vec<String> =
+            (0..300).map(|i| format!("def f_{i}(x):\n    return x * {i}\n").repeat(1 + (i * 37) % 90)).collect();
         let big = vec!["y = 1\n".repeat(30_000)];
         let blobs = vec![blob(1, &texts), blob(2, &big), blob(3, &[])];
         let (batch, _) = to_batch(&blobs).unwrap();

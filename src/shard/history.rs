@@ -38,7 +38,9 @@ impl HistoryShard {
         }
         // Offsets start at 0, never decrease and end at their tables' ends: every slice below
         // is in bounds.
-        let monotonic = |v: &[u32], len: usize, end: usize| v.len() == len && v[0] == 0 && v.windows(2).all(|w| w[0] <= w[1]) && *v.last().unwrap() as usize == end;
+        let monotonic = |v: &[u32], len: usize, end: usize| {
+            v.len() == len && v[0] == 0 && v.windows(2).all(|w| w[0] <= w[1]) && *v.last().unwrap() as usize == end
+        };
         let (subject_at, row_paths, path_at) = (file.u32s(SUBJECT_AT)?, file.u32s(ROW_PATHS)?, file.u32s(PATH_AT)?);
         if !monotonic(subject_at, rows + 1, file.bytes(SUBJECTS)?.len())
             || !monotonic(row_paths, rows + 1, path_at.len().saturating_sub(1))
@@ -66,7 +68,9 @@ impl HistoryShard {
         };
         let subject = text(SUBJECTS, self.file.u32s(SUBJECT_AT).ok()?, row)?;
         let (row_paths, path_at) = (self.file.u32s(ROW_PATHS).ok()?, self.file.u32s(PATH_AT).ok()?);
-        let paths = (row_paths[row] as usize..row_paths[row + 1] as usize).map(|p| text(PATHS, path_at, p)).collect::<Option<Vec<_>>>()?;
+        let paths = (row_paths[row] as usize..row_paths[row + 1] as usize)
+            .map(|p| text(PATHS, path_at, p))
+            .collect::<Option<Vec<_>>>()?;
         Some(CommitFacts { key: *key, subject, time, paths })
     }
 }
@@ -79,7 +83,8 @@ pub fn build(store: &crate::store::Store, dir: usize, name: &str) -> Result<()> 
 
 /// Writes the shard of a history segment from its decoded rows.
 pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
-    let rows: Vec<CommitFacts> = (0..batch.num_rows()).map(|r| crate::layer::history::read(batch, r)).collect::<Result<_>>()?;
+    let rows: Vec<CommitFacts> =
+        (0..batch.num_rows()).map(|r| crate::layer::history::read(batch, r)).collect::<Result<_>>()?;
     write_facts(lynx_root, name, &rows)
 }
 

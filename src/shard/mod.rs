@@ -151,7 +151,7 @@ impl Writer {
 }
 
 fn pad8(v: &mut Vec<u8>) {
-    while v.len() % 8 != 0 {
+    while !v.len().is_multiple_of(8) {
         v.push(0);
     }
 }
@@ -166,7 +166,11 @@ enum Bytes {
     Mapped(Mmap),
     /// 8-aligned words holding `len` bytes; the lazy sections' ranges are left zero, read from
     /// `file` item by item.
-    Owned { words: Vec<u64>, len: usize, file: std::fs::File },
+    Owned {
+        words: Vec<u64>,
+        len: usize,
+        file: std::fs::File,
+    },
 }
 
 impl std::ops::Deref for Bytes {
@@ -266,21 +270,30 @@ impl File {
     pub fn open(path: &Path, kind: Kind, segment: &str) -> Result<File> {
         let t = std::time::Instant::now();
         let f = Self::open_checked(path, kind, segment)?;
-        tracing::debug!("opened {} shard of {segment} ({} KB) in {:.2} ms", kind.ext(), f.map.len() / 1024, t.elapsed().as_secs_f64() * 1000.0);
+        tracing::debug!(
+            "opened {} shard of {segment} ({} KB) in {:.2} ms",
+            kind.ext(),
+            f.map.len() / 1024,
+            t.elapsed().as_secs_f64() * 1000.0
+        );
         Ok(f)
     }
 
     fn open_checked(path: &Path, kind: Kind, segment: &str) -> Result<File> {
         let f = std::fs::File::open(path).with_context(|| format!("opening shard {}", path.display()))?;
         let map = load_bytes(f, path)?;
-        let bad = |why: &str| -> anyhow::Error { Invalid(format!("shard {} is invalid: {why}", path.display())).into() };
+        let bad =
+            |why: &str| -> anyhow::Error { Invalid(format!("shard {} is invalid: {why}", path.display())).into() };
         let n = map.len();
         if n < 40 || &map[..8] != MAGIC || &map[n - 8..] != END {
             return Err(bad("not a Lynx shard, or truncated"));
         }
         let u32_at = |at: usize| -> Option<u32> { Some(u32::from_le_bytes(map.get(at..at + 4)?.try_into().ok()?)) };
         let u64_at = |at: usize| -> Option<u64> { Some(u64::from_le_bytes(map.get(at..at + 8)?.try_into().ok()?)) };
-        let name_len = map.get(16..18).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize).ok_or_else(|| bad("truncated header"))?;
+        let name_len = map
+            .get(16..18)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+            .ok_or_else(|| bad("truncated header"))?;
         let table_at = (18 + name_len).div_ceil(8) * 8 + 8;
         let count = u32_at(table_at - 8).ok_or_else(|| bad("truncated header"))? as usize;
         if count > 64 {
@@ -339,7 +352,8 @@ impl File {
     }
 
     pub fn bytes(&self, i: usize) -> Result<&[u8]> {
-        let &(off, len) = self.sections.get(i).ok_or_else(|| Invalid(format!("shard of {} lacks section {i}", self.segment)))?;
+        let &(off, len) =
+            self.sections.get(i).ok_or_else(|| Invalid(format!("shard of {} lacks section {i}", self.segment)))?;
         Ok(&self.map[off..off + len])
     }
 
@@ -362,11 +376,13 @@ impl File {
     }
 
     pub fn u32s(&self, i: usize) -> Result<&[u32]> {
-        bytemuck::try_cast_slice(self.bytes(i)?).map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
+        bytemuck::try_cast_slice(self.bytes(i)?)
+            .map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
     }
 
     pub fn f32s(&self, i: usize) -> Result<&[f32]> {
-        bytemuck::try_cast_slice(self.bytes(i)?).map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
+        bytemuck::try_cast_slice(self.bytes(i)?)
+            .map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
     }
 
     /// On-disk size.
@@ -396,16 +412,27 @@ impl Registry {
         cached(&self.chunks, name, || load(store, dir, name, Kind::Chunks, chunks::ChunkShard::open, chunks::build))
     }
 
-    pub fn postings(&self, store: &crate::store::Store, dir: usize, name: &str) -> Result<Arc<postings::PostingsShard>> {
-        cached(&self.postings, name, || load(store, dir, name, Kind::Postings, postings::PostingsShard::open, postings::build))
+    pub fn postings(
+        &self,
+        store: &crate::store::Store,
+        dir: usize,
+        name: &str,
+    ) -> Result<Arc<postings::PostingsShard>> {
+        cached(&self.postings, name, || {
+            load(store, dir, name, Kind::Postings, postings::PostingsShard::open, postings::build)
+        })
     }
 
     pub fn vectors(&self, store: &crate::store::Store, dir: usize, name: &str) -> Result<Arc<vectors::VectorShard>> {
-        cached(&self.vectors, name, || load(store, dir, name, Kind::Vectors, vectors::VectorShard::open, vectors::build))
+        cached(&self.vectors, name, || {
+            load(store, dir, name, Kind::Vectors, vectors::VectorShard::open, vectors::build)
+        })
     }
 
     pub fn history(&self, store: &crate::store::Store, dir: usize, name: &str) -> Result<Arc<history::HistoryShard>> {
-        cached(&self.history, name, || load(store, dir, name, Kind::History, history::HistoryShard::open, history::build))
+        cached(&self.history, name, || {
+            load(store, dir, name, Kind::History, history::HistoryShard::open, history::build)
+        })
     }
 
     /// Forgets every opened shard (after gc or repair removed files).
@@ -433,11 +460,15 @@ impl Checked for postings::PostingsShard {}
 impl Checked for vectors::VectorShard {}
 impl Checked for history::HistoryShard {}
 
-fn cached<T: Checked>(map: &Mutex<HashMap<String, Weak<T>>>, name: &str, open: impl FnOnce() -> Result<T>) -> Result<Arc<T>> {
-    if let Some(s) = map.lock().unwrap_or_else(|e| e.into_inner()).get(name).and_then(Weak::upgrade) {
-        if !s.is_damaged() {
-            return Ok(s);
-        }
+fn cached<T: Checked>(
+    map: &Mutex<HashMap<String, Weak<T>>>,
+    name: &str,
+    open: impl FnOnce() -> Result<T>,
+) -> Result<Arc<T>> {
+    if let Some(s) = map.lock().unwrap_or_else(|e| e.into_inner()).get(name).and_then(Weak::upgrade)
+        && !s.is_damaged()
+    {
+        return Ok(s);
     }
     let s = Arc::new(open()?);
     let mut m = map.lock().unwrap_or_else(|e| e.into_inner());
@@ -463,8 +494,11 @@ fn load<T>(
     match open(&path, name) {
         Ok(s) => return Ok(s),
         Err(e) => {
-            let missing = e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
-                || e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound));
+            let missing =
+                e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+                    || e.chain().any(|c| {
+                        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+                    });
             if !missing {
                 tracing::warn!("{e:#}; rebuilding it from its segment");
                 let _ = std::fs::remove_file(&path);

@@ -47,7 +47,9 @@ impl PostingsShard {
             }
             // Offsets must start at 0, never decrease and end at their arrays' ends: lookups
             // below then never slice out of bounds.
-            let monotonic = |v: &[u32], end: usize| v[0] == 0 && v.windows(2).all(|w| w[0] <= w[1]) && *v.last().unwrap() as usize == end;
+            let monotonic = |v: &[u32], end: usize| {
+                v[0] == 0 && v.windows(2).all(|w| w[0] <= w[1]) && *v.last().unwrap() as usize == end
+            };
             if !monotonic(to, terms.len()) || !monotonic(po, postings.len()) {
                 return Err(bad("dictionary offsets out of order or out of bounds"));
             }
@@ -70,9 +72,12 @@ impl PostingsShard {
 
     /// The encoded postings of `term` (empty when absent).
     fn lookup(&self, d: Dict, term: &str) -> &[u8] {
-        let (Ok(to), Ok(terms), Ok(po), Ok(postings)) =
-            (self.file.u32s(d.term_offs), self.file.bytes(d.terms), self.file.u32s(d.post_offs), self.file.bytes(d.postings))
-        else {
+        let (Ok(to), Ok(terms), Ok(po), Ok(postings)) = (
+            self.file.u32s(d.term_offs),
+            self.file.bytes(d.terms),
+            self.file.u32s(d.post_offs),
+            self.file.bytes(d.postings),
+        ) else {
             return &[];
         };
         let n = to.len() - 1;

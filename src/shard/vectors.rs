@@ -17,7 +17,8 @@ impl VectorShard {
     pub fn open(path: &Path, segment: &str) -> Result<VectorShard> {
         let file = File::open(path, Kind::Vectors, segment)?;
         let head = file.u32s(0)?;
-        let values: &[u16] = bytemuck::try_cast_slice(file.bytes(1)?).map_err(|e| Invalid(format!("vector shard {}: {e}", path.display())))?;
+        let values: &[u16] = bytemuck::try_cast_slice(file.bytes(1)?)
+            .map_err(|e| Invalid(format!("vector shard {}: {e}", path.display())))?;
         let bad = |why: &str| -> anyhow::Error { Invalid(format!("vector shard {}: {why}", path.display())).into() };
         let (&dim, &rows) = match head {
             [d, r] => (d, r),

@@ -31,7 +31,9 @@ pub fn check(bytes: &Bytes) -> Result<()> {
     if bytes.len() as u64 > MAX_SEGMENT_BYTES {
         bail!("the file is {} bytes, over the {MAX_SEGMENT_BYTES}-byte limit of a segment", bytes.len());
     }
-    let meta = ParquetMetaDataReader::new().parse_and_finish(bytes).map_err(|e| anyhow::anyhow!("not a readable Parquet file ({e})"))?;
+    let meta = ParquetMetaDataReader::new()
+        .parse_and_finish(bytes)
+        .map_err(|e| anyhow::anyhow!("not a readable Parquet file ({e})"))?;
     if meta.num_row_groups() > MAX_ROW_GROUPS {
         bail!("{} row groups (at most {MAX_ROW_GROUPS})", meta.num_row_groups());
     }
@@ -58,9 +60,16 @@ pub fn check(bytes: &Bytes) -> Result<()> {
                 _ => 8,
             };
             let is_bytes = col.column_type() == PhysicalType::BYTE_ARRAY;
-            expanded = expanded.saturating_add(chunk_expansion(&bytes[start as usize..(start + len) as usize], codec, width, is_bytes)?);
+            expanded = expanded.saturating_add(chunk_expansion(
+                &bytes[start as usize..(start + len) as usize],
+                codec,
+                width,
+                is_bytes,
+            )?);
             if expanded > MAX_EXPANDED_BYTES {
-                bail!("its columns would expand to more than {MAX_EXPANDED_BYTES} bytes in memory (a decompression bomb?)");
+                bail!(
+                    "its columns would expand to more than {MAX_EXPANDED_BYTES} bytes in memory (a decompression bomb?)"
+                );
             }
         }
     }
@@ -110,7 +119,10 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
                     _ if is_bytes => 4,
                     _ => width.max(1),
                 };
-                total = total.saturating_add(uncompressed as u64).saturating_add(values.saturating_mul(per_value)).saturating_add(values.saturating_mul(4));
+                total = total
+                    .saturating_add(uncompressed as u64)
+                    .saturating_add(values.saturating_mul(per_value))
+                    .saturating_add(values.saturating_mul(4));
             }
             // Index pages and anything else carry no values.
             _ => {}
@@ -126,7 +138,10 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
 fn longest_plain_value(data: &[u8], codec: Compression, uncompressed: usize) -> Result<u64> {
     let plain: std::borrow::Cow<[u8]> = match codec {
         Compression::UNCOMPRESSED => std::borrow::Cow::Borrowed(data),
-        _ => std::borrow::Cow::Owned(zstd::bulk::decompress(data, uncompressed).map_err(|e| anyhow::anyhow!("a dictionary page does not decompress within its stated size ({e})"))?),
+        _ => std::borrow::Cow::Owned(
+            zstd::bulk::decompress(data, uncompressed)
+                .map_err(|e| anyhow::anyhow!("a dictionary page does not decompress within its stated size ({e})"))?,
+        ),
     };
     let (mut at, mut longest) = (0usize, 0u64);
     while at + 4 <= plain.len() {
@@ -230,7 +245,10 @@ impl Compact<'_> {
     }
 
     fn advance(&mut self, n: u64) -> Result<()> {
-        let n = usize::try_from(n).ok().filter(|&n| n <= self.buf.len() - self.at).ok_or_else(|| anyhow::anyhow!("a truncated page header"))?;
+        let n = usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.buf.len() - self.at)
+            .ok_or_else(|| anyhow::anyhow!("a truncated page header"))?;
         self.at += n;
         Ok(())
     }
@@ -248,7 +266,11 @@ impl Compact<'_> {
             }
             let ty = b & 0x0f;
             let delta = b >> 4;
-            let id = if delta == 0 { i16::try_from(self.zigzag()?).map_err(|_| anyhow::anyhow!("a bad field id"))? } else { last.wrapping_add(i16::from(delta)) };
+            let id = if delta == 0 {
+                i16::try_from(self.zigzag()?).map_err(|_| anyhow::anyhow!("a bad field id"))?
+            } else {
+                last.wrapping_add(i16::from(delta))
+            };
             last = id;
             field(self, id, ty)?;
         }
@@ -330,7 +352,8 @@ mod tests {
         // small file (written from a dictionary array, so this test never holds 8 GiB).
         let keys = arrow::array::Int32Array::from(vec![0; 16 * 1024]);
         let values = StringArray::from(vec!["x".repeat(512 << 10)]);
-        let dict = arrow::array::DictionaryArray::<arrow::datatypes::Int32Type>::try_new(keys, Arc::new(values)).unwrap();
+        let dict =
+            arrow::array::DictionaryArray::<arrow::datatypes::Int32Type>::try_new(keys, Arc::new(values)).unwrap();
         // (A column the writer keeps a dictionary for: Lynx writes `text` without one, an
         // attacker's file need not.)
         let schema = Arc::new(Schema::new(vec![Field::new("body", dict.data_type().clone(), false)]));

@@ -42,7 +42,7 @@ impl Catalog {
         if new.is_empty() {
             return;
         }
-        new.sort_by(|a, b| a.0.cmp(&b.0));
+        new.sort_by_key(|a| a.0);
         new.dedup_by(|a, b| a.0 == b.0);
         let old = std::mem::take(&mut self.entries);
         self.entries = merge_sorted(old, new);

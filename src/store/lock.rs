@@ -52,21 +52,22 @@ impl StoreLock {
                 Err(std::fs::TryLockError::WouldBlock) => {
                     if start.elapsed() >= wait {
                         let holder = std::fs::read_to_string(&holder_path).unwrap_or_default();
-                        let holder = if holder.trim().is_empty() { "another process".to_string() } else { holder.trim().to_string() };
+                        let holder = if holder.trim().is_empty() {
+                            "another process".to_string()
+                        } else {
+                            holder.trim().to_string()
+                        };
                         bail!(LockTimeout { holder, waited: start.elapsed(), name: name.to_string() });
                     }
                     std::thread::sleep(sleep.min(wait.saturating_sub(start.elapsed()).max(Duration::from_millis(1))));
                     sleep = (sleep * 2).min(Duration::from_millis(100));
                 }
-                Err(std::fs::TryLockError::Error(e)) => return Err(anyhow::Error::from(e).context(format!("locking {}", path.display()))),
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(anyhow::Error::from(e).context(format!("locking {}", path.display())));
+                }
             }
         }
-        let info = format!(
-            "pid {} ({}) since {}",
-            std::process::id(),
-            purpose,
-            crate::fsutil::now_secs()
-        );
+        let info = format!("pid {} ({}) since {}", std::process::id(), purpose, crate::fsutil::now_secs());
         if let Ok(mut h) = File::create(&holder_path) {
             let _ = h.write_all(info.as_bytes());
         }

@@ -118,14 +118,25 @@ impl Catalogs {
 
     /// The items whose keys these catalogs hold (and `keep` accepts), grouped by the segment
     /// holding their rows, so that each segment is read once. Groups come in segment order.
-    pub fn by_segment<T>(&self, items: impl IntoIterator<Item = (T, Key)>, keep: impl Fn(&Found) -> bool) -> Vec<SegmentGroup<T>> {
+    pub fn by_segment<T>(
+        &self,
+        items: impl IntoIterator<Item = (T, Key)>,
+        keep: impl Fn(&Found) -> bool,
+    ) -> Vec<SegmentGroup<T>> {
         let mut groups: std::collections::BTreeMap<(usize, u32), Vec<(T, Found)>> = Default::default();
         for (item, key) in items {
             if let Some(f) = self.get(&key).filter(|f| keep(f)) {
                 groups.entry((f.dir, f.loc.seg)).or_default().push((item, f));
             }
         }
-        groups.into_iter().map(|((dir, seg), items)| SegmentGroup { dir, name: self.per_dir[dir].segments[seg as usize].clone(), items }).collect()
+        groups
+            .into_iter()
+            .map(|((dir, seg), items)| SegmentGroup {
+                dir,
+                name: self.per_dir[dir].segments[seg as usize].clone(),
+                items,
+            })
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -147,7 +158,8 @@ impl Store {
         let objects = root.join("objects");
         std::fs::create_dir_all(objects.join("catalog"))
             .with_context(|| format!("cannot create the Lynx store at {}", root.display()))?;
-        let trusted: Vec<PathBuf> = trusted.iter().map(|t| std::fs::canonicalize(t).unwrap_or_else(|_| PathBuf::from(t))).collect();
+        let trusted: Vec<PathBuf> =
+            trusted.iter().map(|t| std::fs::canonicalize(t).unwrap_or_else(|_| PathBuf::from(t))).collect();
         let mut dirs = vec![objects.clone()];
         let mut pools = Vec::new();
         for alt in read_alternates(&objects)? {
@@ -205,10 +217,10 @@ impl Store {
     fn rebuild_catalog(&self, path: &Path) -> Result<Catalog> {
         let _lock = lock::StoreLock::acquire(&self.root, "catalog rebuild")?;
         // Another process may have rebuilt it while this one waited.
-        if let Ok(c) = Catalog::load(path) {
-            if path.exists() {
-                return Ok(c);
-            }
+        if let Ok(c) = Catalog::load(path)
+            && path.exists()
+        {
+            return Ok(c);
         }
         pack::rebuild_catalogs(self.objects())?;
         Catalog::load(path).context("the rebuilt catalog is unreadable; run `git lynx doctor --repair`")
@@ -235,11 +247,22 @@ impl Store {
 
     /// Like [`Store::commit`], but the segments' keys replace any entries the catalog has for
     /// them (imported facts, where a newer import supersedes an older one for the same blob).
-    pub fn commit_replacing(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)]) -> Result<()> {
+    pub fn commit_replacing(
+        &self,
+        layer: &str,
+        fingerprint: &str,
+        added: &[(String, Vec<(Key, u32, u32)>)],
+    ) -> Result<()> {
         self.update_catalog(layer, fingerprint, added, true)
     }
 
-    fn update_catalog(&self, layer: &str, fingerprint: &str, added: &[(String, Vec<(Key, u32, u32)>)], replace: bool) -> Result<()> {
+    fn update_catalog(
+        &self,
+        layer: &str,
+        fingerprint: &str,
+        added: &[(String, Vec<(Key, u32, u32)>)],
+        replace: bool,
+    ) -> Result<()> {
         if added.is_empty() {
             return Ok(());
         }
@@ -292,7 +315,10 @@ impl Store {
             Err(e) if dir == 0 && e.downcast_ref::<Damaged>().is_some() => {
                 let moved = self.quarantine(&[name.to_string()]);
                 Err(e.context(match moved {
-                    Ok(()) => format!("quarantined it in {}; run the command again to process its blobs anew", self.root.join("quarantine").display()),
+                    Ok(()) => format!(
+                        "quarantined it in {}; run the command again to process its blobs anew",
+                        self.root.join("quarantine").display()
+                    ),
                     Err(q) => format!("could not quarantine it ({q:#}); run `git lynx doctor --repair`"),
                 }))
             }
@@ -310,13 +336,12 @@ impl Store {
         }
         let dir = self.objects().join("catalog");
         for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?.flatten() {
-            if e.path().extension().is_some_and(|x| x == "cat") {
-                if let Ok(mut cat) = Catalog::load(&e.path()) {
-                    if cat.segments.iter().any(|s| names.contains(s)) {
-                        cat.remove_segments(names);
-                        cat.save(&e.path())?;
-                    }
-                }
+            if e.path().extension().is_some_and(|x| x == "cat")
+                && let Ok(mut cat) = Catalog::load(&e.path())
+                && cat.segments.iter().any(|s| names.contains(s))
+            {
+                cat.remove_segments(names);
+                cat.save(&e.path())?;
             }
         }
         Ok(())
@@ -328,7 +353,9 @@ pub fn encode_segment(layer: &str, fingerprint: &str, batch: &RecordBatch) -> Re
     // Vectors and chunk texts are nearly all distinct: a dictionary (and, for vectors, min/max
     // statistics) only costs the writer time — a fifth of embedding with a static model.
     if batch.schema().fields().iter().any(|f| f.name() == "vector") {
-        props = props.set_dictionary_enabled(false).set_statistics_enabled(parquet::file::properties::EnabledStatistics::None);
+        props = props
+            .set_dictionary_enabled(false)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None);
     } else {
         props = props.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from("text"), false);
     }
@@ -382,15 +409,23 @@ impl std::error::Error for Damaged {}
 /// A segment's bytes, checked against its name when it sits in an object directory's layout
 /// (`<2 hex>/<rest>.parquet`): damaged bytes never reach the Parquet decoder.
 fn read_verified(path: &Path) -> Result<bytes::Bytes> {
-    let bytes = fsutil::read_bounded(path, budget::MAX_SEGMENT_BYTES).with_context(|| format!("opening segment {}", path.display()))?;
-    let name = match (path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()), path.file_stem().and_then(|n| n.to_str())) {
-        (Some(d), Some(f)) if d.len() == 2 && f.len() == 62 && d.bytes().chain(f.bytes()).all(|b| b.is_ascii_hexdigit()) => Some(format!("{d}/{f}")),
+    let bytes = fsutil::read_bounded(path, budget::MAX_SEGMENT_BYTES)
+        .with_context(|| format!("opening segment {}", path.display()))?;
+    let name = match (
+        path.parent().and_then(|p| p.file_name()).and_then(|n| n.to_str()),
+        path.file_stem().and_then(|n| n.to_str()),
+    ) {
+        (Some(d), Some(f))
+            if d.len() == 2 && f.len() == 62 && d.bytes().chain(f.bytes()).all(|b| b.is_ascii_hexdigit()) =>
+        {
+            Some(format!("{d}/{f}"))
+        }
         _ => None,
     };
-    if let Some(name) = name {
-        if !pack::verify_name(&name, &bytes) {
-            return Err(Damaged(path.to_path_buf()).into());
-        }
+    if let Some(name) = name
+        && !pack::verify_name(&name, &bytes)
+    {
+        return Err(Damaged(path.to_path_buf()).into());
     }
     Ok(bytes.into())
 }

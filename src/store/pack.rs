@@ -39,7 +39,8 @@ fn scan_unguarded(bytes: bytes::Bytes) -> Result<Scanned> {
     let mut row = 0u32;
     for b in reader {
         let b = b.context("damaged segment data")?;
-        let col: &FixedSizeBinaryArray = b.column(0).as_any().downcast_ref().context("segment key column has the wrong type")?;
+        let col: &FixedSizeBinaryArray =
+            b.column(0).as_any().downcast_ref().context("segment key column has the wrong type")?;
         for i in 0..col.len() {
             let k = Key(col.value(i).try_into().context("segment key has the wrong width")?);
             match keys.last_mut() {
@@ -106,7 +107,12 @@ pub const PACK_EXT: &str = "lynxpack";
 /// out like an object directory (with catalogs, usable as an alternate), or a `.lynxpack`
 /// file (tar of the same layout plus a manifest).
 /// Writes `segments` (and `extra` files, by relative path under `docs/`) to a directory or pack.
-pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, extra: &[(String, Vec<u8>)], to: &Path) -> Result<(usize, u64)> {
+pub fn export(
+    store: &Store,
+    segments: &BTreeSet<(usize, String)>,
+    extra: &[(String, Vec<u8>)],
+    to: &Path,
+) -> Result<(usize, u64)> {
     let is_pack = to.extension().is_some_and(|e| e == PACK_EXT);
     let mut bytes_total = 0u64;
     if is_pack {
@@ -134,7 +140,9 @@ pub fn export(store: &Store, segments: &BTreeSet<(usize, String)>, extra: &[(Str
             h.set_cksum();
             tar.append_data(&mut h, format!("docs/{rel}"), bytes.as_slice())?;
         }
-        let m = serde_json::to_vec_pretty(&serde_json::json!({"format": "lynxpack-1", "created_by": format!("git-lynx {}", env!("CARGO_PKG_VERSION")), "segments": manifest}))?;
+        let m = serde_json::to_vec_pretty(
+            &serde_json::json!({"format": "lynxpack-1", "created_by": format!("git-lynx {}", env!("CARGO_PKG_VERSION")), "segments": manifest}),
+        )?;
         let mut h = tar::Header::new_gnu();
         h.set_size(m.len() as u64);
         h.set_mode(0o444);
@@ -190,7 +198,8 @@ fn plain(rel: &str) -> bool {
 fn segment_name(path: &str) -> Option<String> {
     let rest = path.strip_suffix(".parquet")?;
     let (dir, file) = rest.split_once('/')?;
-    (dir.len() == 2 && file.len() == 62 && dir.bytes().chain(file.bytes()).all(|b| b.is_ascii_hexdigit())).then(|| rest.to_ascii_lowercase())
+    (dir.len() == 2 && file.len() == 62 && dir.bytes().chain(file.bytes()).all(|b| b.is_ascii_hexdigit()))
+        .then(|| rest.to_ascii_lowercase())
 }
 
 /// What a pack entry is, decided from its name before its bytes are read.
@@ -216,7 +225,11 @@ fn entry_kind(path: &str) -> EntryKind {
 /// Calls `each(kind, bytes)` for every entry of a directory or pack that `wanted` accepts, one
 /// at a time and bounded: names are judged before bytes are read, every entry's size before
 /// it is read (a GNU-sparse entry counts at its expanded size), and the whole pack too.
-fn for_each_entry(from: &Path, wanted: &dyn Fn(&EntryKind) -> bool, each: &mut dyn FnMut(EntryKind, Vec<u8>) -> Result<()>) -> Result<bool> {
+fn for_each_entry(
+    from: &Path,
+    wanted: &dyn Fn(&EntryKind) -> bool,
+    each: &mut dyn FnMut(EntryKind, Vec<u8>) -> Result<()>,
+) -> Result<bool> {
     use std::io::Read;
     let limit = |k: &EntryKind| match k {
         EntryKind::Segment(_) => super::budget::MAX_SEGMENT_BYTES,
@@ -231,7 +244,9 @@ fn for_each_entry(from: &Path, wanted: &dyn Fn(&EntryKind) -> bool, each: &mut d
             }
         }
         let docs = from.join("docs");
-        for e in walkdir::WalkDir::new(&docs).follow_links(false).into_iter().flatten().filter(|e| e.file_type().is_file()) {
+        for e in
+            walkdir::WalkDir::new(&docs).follow_links(false).into_iter().flatten().filter(|e| e.file_type().is_file())
+        {
             let rel = e.path().strip_prefix(&docs).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
             let kind = EntryKind::Extra(rel.clone());
             if plain(&rel) && wanted(&kind) {
@@ -241,7 +256,12 @@ fn for_each_entry(from: &Path, wanted: &dyn Fn(&EntryKind) -> bool, each: &mut d
         }
         return Ok(true);
     }
-    let not_pack = || format!("{} is neither an object directory nor a Lynx pack (.lynxpack, a tar file made by `git lynx objects export`)", from.display());
+    let not_pack = || {
+        format!(
+            "{} is neither an object directory nor a Lynx pack (.lynxpack, a tar file made by `git lynx objects export`)",
+            from.display()
+        )
+    };
     let file = std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
     let mut ar = tar::Archive::new(file);
     let (mut saw_manifest, mut entries, mut total) = (false, 0usize, 0u64);
@@ -266,7 +286,10 @@ fn for_each_entry(from: &Path, wanted: &dyn Fn(&EntryKind) -> bool, each: &mut d
             bail!("refusing {}: it unpacks to more than {MAX_PACK_BYTES} bytes", from.display());
         }
         let mut bytes = Vec::with_capacity(size as usize);
-        (&mut entry).take(size + 1).read_to_end(&mut bytes).with_context(|| format!("{} is damaged", from.display()))?;
+        (&mut entry)
+            .take(size + 1)
+            .read_to_end(&mut bytes)
+            .with_context(|| format!("{} is damaged", from.display()))?;
         if bytes.len() as u64 > size {
             bail!("refusing {}: its entry {path} holds more than it says", from.display());
         }
@@ -301,26 +324,42 @@ pub fn read_extra(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
 /// bytes), within the decoding budget, and read for its layer and fingerprint, then written to
 /// `staging` (an object directory) one at a time; refused whole when any is corrupt or was made
 /// by a pipeline `accept` rejects.
-pub fn read_checked(from: &Path, accept: &dyn Fn(&str, &str) -> bool, staging: &Path) -> Result<Vec<(String, Scanned)>> {
+pub fn read_checked(
+    from: &Path,
+    accept: &dyn Fn(&str, &str) -> bool,
+    staging: &Path,
+) -> Result<Vec<(String, Scanned)>> {
     let mut out = Vec::new();
-    let saw_manifest = for_each_entry(from, &|k| matches!(k, EntryKind::Segment(_) | EntryKind::Manifest), &mut |k, bytes| {
-        let EntryKind::Segment(name) = k else { return Ok(()) };
-        if !verify_name(&name, &bytes) {
-            bail!("refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported", from.display());
-        }
-        let s = scan_bytes(bytes.clone().into()).map_err(|e| anyhow::anyhow!("refusing {}: segment {name} is unreadable ({e:#}); nothing was imported", from.display()))?;
-        if !accept(&s.layer, &s.fingerprint) {
-            bail!(
-                "refusing {}: segment {name} was made by another pipeline ({} layer, fingerprint {}); this build of git-lynx would never use it. Export it again with this version",
-                from.display(),
-                s.layer,
-                s.fingerprint
-            );
-        }
-        fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
-        out.push((name, s));
-        Ok(())
-    })?;
+    let saw_manifest = for_each_entry(
+        from,
+        &|k| matches!(k, EntryKind::Segment(_) | EntryKind::Manifest),
+        &mut |k, bytes| {
+            let EntryKind::Segment(name) = k else { return Ok(()) };
+            if !verify_name(&name, &bytes) {
+                bail!(
+                    "refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported",
+                    from.display()
+                );
+            }
+            let s = scan_bytes(bytes.clone().into()).map_err(|e| {
+                anyhow::anyhow!(
+                    "refusing {}: segment {name} is unreadable ({e:#}); nothing was imported",
+                    from.display()
+                )
+            })?;
+            if !accept(&s.layer, &s.fingerprint) {
+                bail!(
+                    "refusing {}: segment {name} was made by another pipeline ({} layer, fingerprint {}); this build of git-lynx would never use it. Export it again with this version",
+                    from.display(),
+                    s.layer,
+                    s.fingerprint
+                );
+            }
+            fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
+            out.push((name, s));
+            Ok(())
+        },
+    )?;
     if !from.is_dir() && !saw_manifest {
         bail!("{} is not a Lynx pack (no manifest.json)", from.display());
     }
@@ -337,7 +376,8 @@ pub fn install(store: &Store, staging: &Path, segments: Vec<(String, Scanned)>) 
     for (name, s) in segments {
         let path = store.segment_path(0, &name);
         if !path.exists() {
-            let bytes = fsutil::read_bounded(&staging.join(format!("{name}.parquet")), super::budget::MAX_SEGMENT_BYTES)?;
+            let bytes =
+                fsutil::read_bounded(&staging.join(format!("{name}.parquet")), super::budget::MAX_SEGMENT_BYTES)?;
             fsutil::write_atomic(&path, &bytes)?;
             new += 1;
         }

@@ -58,7 +58,9 @@ pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) ->
     let _listing = crate::watch::listing_watcher(&sources.main().engine);
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port)).await.with_context(|| format!("listening on 127.0.0.1:{}", opts.port))?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port))
+            .await
+            .with_context(|| format!("listening on 127.0.0.1:{}", opts.port))?;
         let port = listener.local_addr()?.port();
         let secret = secret();
         let ui = Arc::new(Ui {
@@ -93,7 +95,13 @@ pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) ->
 
 fn open_browser(url: &str) {
     for opener in ["xdg-open", "open"] {
-        if std::process::Command::new(opener).arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().is_ok() {
+        if std::process::Command::new(opener)
+            .arg(url)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .is_ok()
+        {
             return;
         }
     }
@@ -110,7 +118,9 @@ async fn guard(State(ui): State<Arc<Ui>>, req: Request, next: Next) -> Response 
     if !ui.hosts.iter().any(|h| h == host) {
         return refuse(StatusCode::FORBIDDEN, "unknown host: open the link `git lynx ui` printed");
     }
-    let token = req.uri().query().and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned()));
+    let token = req.uri().query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "token").map(|(_, v)| v.into_owned())
+    });
     let cookie_ok = headers
         .get_all(header::COOKIE)
         .iter()
@@ -173,10 +183,15 @@ async fn answer(ui: Arc<Ui>, f: impl FnOnce() -> Result<Answer> + Send + 'static
             Json(v).into_response()
         }
         Ok(Err(e)) => {
-            let status = if crate::error::exit_code(&e) == crate::error::EXIT_USAGE { StatusCode::BAD_REQUEST } else { StatusCode::INTERNAL_SERVER_ERROR };
+            let status = if crate::error::exit_code(&e) == crate::error::EXIT_USAGE {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::INTERNAL_SERVER_ERROR
+            };
             (status, Json(serde_json::json!({"ok": false, "error": format!("{e:#}")}))).into_response()
         }
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"ok": false, "error": e.to_string()}))).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"ok": false, "error": e.to_string()})))
+            .into_response(),
     }
 }
 
@@ -235,7 +250,10 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
                 a
             })
         };
-        let k = opt(&p, "k").map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number"))).transpose()?.map(|k| k.clamp(1, 200));
+        let k = opt(&p, "k")
+            .map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number")))
+            .transpose()?
+            .map(|k| k.clamp(1, 200));
         let filters = crate::search::filter::Filters {
             globs: opt(&p, "glob").into_iter().collect(),
             languages: opt(&p, "language").into_iter().collect(),
@@ -283,7 +301,15 @@ async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
         let impact = ops::nav::impact(engine, &name, rev.as_deref(), 3)?;
         let similar = ops::similar::run(
             engine,
-            &ops::similar::SimilarArgs { snippet: Some(name.clone()), file: None, line: None, k: 5, rev: rev.clone(), filters: Default::default(), snippet_lines: 0 },
+            &ops::similar::SimilarArgs {
+                snippet: Some(name.clone()),
+                file: None,
+                line: None,
+                k: 5,
+                rev: rev.clone(),
+                filters: Default::default(),
+                snippet_lines: 0,
+            },
         );
         let mut extra = serde_json::json!({"usages": envelope(&usages), "impact": envelope(&impact)});
         if let Ok(s) = similar {
@@ -303,7 +329,13 @@ async fn impact(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
             Some("staged") => ops::changes::Range::Staged,
             Some(r) => ops::changes::ImpactRangeArgs::parse(r)?.range,
         };
-        ops::changes::impact_range(engine, &ops::changes::ImpactRangeArgs { range }, 3, ops::changes::ImpactFormat::Markdown, &[])
+        ops::changes::impact_range(
+            engine,
+            &ops::changes::ImpactRangeArgs { range },
+            3,
+            ops::changes::ImpactFormat::Markdown,
+            &[],
+        )
     })
     .await
 }
@@ -315,13 +347,22 @@ async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
         let path = opt(&p, "path").ok_or_else(|| crate::error::usage("which file? (path=…)"))?;
         let engine = source(&ui, &p)?;
         let view = crate::view::View::open(&engine.ws, &engine.spec(opt(&p, "rev").as_deref()))?;
-        let f = view.files.iter().find(|f| f.path == path).ok_or_else(|| crate::error::usage(format!("{path} is not a file of this view")))?;
+        let f = view
+            .files
+            .iter()
+            .find(|f| f.path == path)
+            .ok_or_else(|| crate::error::usage(format!("{path} is not a file of this view")))?;
         let bytes = match &f.content {
             Some(c) => c.as_ref().clone(),
             None => crate::repo::Repo::read_blob(&engine.ws.repo.local(), f.blob)?,
         };
         let text = crate::encoding::text(&bytes).into_owned();
-        Ok(Answer::new("file", Some(view.id.clone()), serde_json::json!({"path": path, "lines": text.lines().count()}), text))
+        Ok(Answer::new(
+            "file",
+            Some(view.id.clone()),
+            serde_json::json!({"path": path, "lines": text.lines().count()}),
+            text,
+        ))
     })
     .await
 }
@@ -348,15 +389,33 @@ struct FeedbackForm {
 
 async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<FeedbackForm>) -> Response {
     if !ui.allow_write {
-        return refuse(StatusCode::FORBIDDEN, "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback");
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback",
+        );
     }
-    answer(ui.clone(), move || ops::feedback::record(&ops::feedback::path(&ui.sources.main().engine.ws), &f.tool, &f.query, &f.outcome, &f.comment)).await
+    answer(ui.clone(), move || {
+        ops::feedback::record(
+            &ops::feedback::path(&ui.sources.main().engine.ws),
+            &f.tool,
+            &f.query,
+            &f.outcome,
+            &f.comment,
+        )
+    })
+    .await
 }
 
 /// The graph explorer for a symbol or a module, the same page `graph export` writes.
 async fn graph_page(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     let r = tokio::task::spawn_blocking(move || -> Result<String> {
-        let args = ops::export::ExportArgs { symbol: opt(&p, "symbol"), module: opt(&p, "module"), out: None, depth: 2, rev: opt(&p, "rev") };
+        let args = ops::export::ExportArgs {
+            symbol: opt(&p, "symbol"),
+            module: opt(&p, "module"),
+            out: None,
+            depth: 2,
+            rev: opt(&p, "rev"),
+        };
         ops::export::page(source(&ui, &p)?, &args)
     })
     .await;

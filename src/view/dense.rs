@@ -2,9 +2,9 @@
 //! vector shards (looked up by the chunk's content hash), and exact top-k search by cosine
 //! over those rows. Nothing is copied or written per view.
 
+use super::table::Allowed;
 use super::table::{ChunkTable, NONE};
 use crate::layer;
-use super::table::Allowed;
 use crate::shard::Registry;
 use crate::shard::vectors::VectorShard;
 use crate::store::{Key, Store};
@@ -26,7 +26,13 @@ pub struct DenseView {
 
 impl DenseView {
     /// Locates the vectors of `table`'s chunks under model fingerprint `fingerprint`.
-    pub fn assemble(store: &Store, shards: &Registry, table: &ChunkTable, fingerprint: &str, dim: usize) -> Result<DenseView> {
+    pub fn assemble(
+        store: &Store,
+        shards: &Registry,
+        table: &ChunkTable,
+        fingerprint: &str,
+        dim: usize,
+    ) -> Result<DenseView> {
         let cat = store.catalogs(layer::VECTORS, fingerprint)?;
         let mut at: HashMap<(usize, u32), u32> = HashMap::new();
         let mut list: Vec<Arc<VectorShard>> = Vec::new();
@@ -43,7 +49,10 @@ impl DenseView {
                 None => {
                     let s = shards.vectors(store, f.dir, cat.segment_name(f))?;
                     if s.dim != dim {
-                        bail!("stored vectors have dimension {} but the model has {dim}; the vector layer is inconsistent", s.dim);
+                        bail!(
+                            "stored vectors have dimension {} but the model has {dim}; the vector layer is inconsistent",
+                            s.dim
+                        );
                     }
                     list.push(s);
                     at.insert(seg, (list.len() - 1) as u32);
@@ -63,7 +72,14 @@ impl DenseView {
     /// A dense side whose ordinal `i` is row `i` of one shard (benchmarks and tests).
     pub fn over_shard(shard: Arc<VectorShard>) -> DenseView {
         let n = shard.rows;
-        DenseView { locs: (0..n as u32).map(|r| (0, r)).collect(), dim: shard.dim, covered: n, live: n, fingerprint: String::new(), shards: vec![shard] }
+        DenseView {
+            locs: (0..n as u32).map(|r| (0, r)).collect(),
+            dim: shard.dim,
+            covered: n,
+            live: n,
+            fingerprint: String::new(),
+            shards: vec![shard],
+        }
     }
 
     pub fn has(&self, ord: u32) -> bool {

@@ -64,7 +64,8 @@ impl HistoryField {
                 _ => list.push((f, 1)),
             }
         }
-        let postings: HashMap<String, Vec<(u32, u32)>> = ids.into_iter().map(|(t, id)| (t, std::mem::take(&mut by_id[id as usize]))).collect();
+        let postings: HashMap<String, Vec<(u32, u32)>> =
+            ids.into_iter().map(|(t, id)| (t, std::mem::take(&mut by_id[id as usize]))).collect();
         let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
         HistoryField { postings, lengths, total, commits: commits.len(), newest }
     }

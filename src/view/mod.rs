@@ -68,8 +68,12 @@ impl ViewData {
     /// in `assembly.missing`).
     pub fn assemble(ws: &Workspace, view: &View) -> Result<ViewData> {
         let max = ws.config.index.max_file_size;
-        let (table, assembly) =
-            table::ChunkTable::assemble(&ws.store, &ws.shards, view.files.iter().map(|f| (f.path.as_str(), f.key)), max)?;
+        let (table, assembly) = table::ChunkTable::assemble(
+            &ws.store,
+            &ws.shards,
+            view.files.iter().map(|f| (f.path.as_str(), f.key)),
+            max,
+        )?;
         Ok(ViewData { id: view.id.clone(), key: content_key(view, max), table, assembly, history: Default::default() })
     }
 
@@ -77,7 +81,6 @@ impl ViewData {
     pub fn file_chunks(&self, path: &str) -> std::ops::Range<u32> {
         self.table.file_chunks(path)
     }
-
 }
 
 /// The content key of a view: its (path, key) list, the layer fingerprints and the size cap.

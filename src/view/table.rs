@@ -159,15 +159,21 @@ impl ChunkTable {
         let mut component_ids: Vec<u32> = Vec::new();
         t.paths.reserve(found.iter().map(|f| f.0.len()).sum());
         for (path, key, c, l) in found {
-            let ci = shard_index(&mut cshard_at, &mut t.chunk_shards, (c.dir, c.loc.seg), || shards.chunks(store, c.dir, chunk_cat.segment_name(c)))?;
-            let li = shard_index(&mut lshard_at, &mut t.lex_shards, (l.dir, l.loc.seg), || shards.postings(store, l.dir, lex_cat.segment_name(l)))?;
+            let ci = shard_index(&mut cshard_at, &mut t.chunk_shards, (c.dir, c.loc.seg), || {
+                shards.chunks(store, c.dir, chunk_cat.segment_name(c))
+            })?;
+            let li = shard_index(&mut lshard_at, &mut t.lex_shards, (l.dir, l.loc.seg), || {
+                shards.postings(store, l.dir, lex_cat.segment_name(l))
+            })?;
             if t.lex_ords.len() < t.lex_shards.len() {
                 t.lex_ords.push(vec![NONE; t.lex_shards[li as usize].rows()]);
             }
             let cs = &t.chunk_shards[ci as usize];
             let ls = &t.lex_shards[li as usize];
             if !rows_fit(c, cs.rows()) || !rows_fit(l, ls.rows()) || c.loc.count != l.loc.count {
-                tracing::warn!("the catalog entry of {path} does not match its segments; run `git lynx doctor --repair`");
+                tracing::warn!(
+                    "the catalog entry of {path} does not match its segments; run `git lynx doctor --repair`"
+                );
                 report.missing += 1;
                 report.missing_keys.push(key);
                 continue;

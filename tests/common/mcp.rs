@@ -27,7 +27,7 @@ impl Client {
     }
 
     pub fn spawn(r: &TestRepo, args: &[&str]) -> Client {
-        let mut child = r.cmd(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = r.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut c = Client { child, stdin, stdout, next: 1, init: Value::Null };
@@ -57,7 +57,8 @@ impl Client {
         loop {
             let mut line = String::new();
             assert!(self.stdout.read_line(&mut line).unwrap() > 0, "server closed stdout");
-            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON-RPC line ({e}): {line}"));
+            let v: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("stdout carried a non-JSON-RPC line ({e}): {line}"));
             if v["id"] == id {
                 return v;
             }
@@ -76,4 +77,3 @@ impl Client {
         self.child.wait().unwrap()
     }
 }
-

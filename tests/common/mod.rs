@@ -95,8 +95,14 @@ impl TestRepo {
         full.extend_from_slice(args);
         let out = self.lynx(&full);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "git lynx {args:?} failed ({}): {stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
-        let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"));
+        assert!(
+            out.status.success(),
+            "git lynx {args:?} failed ({}): {stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"));
         assert_eq!(v["ok"], true, "{v}");
         v
     }
@@ -106,7 +112,8 @@ impl TestRepo {
         let mut full = vec!["--json"];
         full.extend_from_slice(args);
         let out = self.lynx(&full);
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not one JSON object ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not one JSON object ({e}): {}", String::from_utf8_lossy(&out.stdout)))
     }
 
     pub fn text(&self, args: &[&str]) -> String {
