@@ -147,6 +147,61 @@ pub struct Engine {
     pub dense_note_said: std::sync::atomic::AtomicBool,
     synonyms: OnceLock<Option<Arc<crate::search::Synonyms>>>,
     worktree: Mutex<Option<(u64, Arc<View>)>>,
+    /// Questions in flight: background warm-up waits for a pause instead of taking the cores
+    /// from the first questions of a session.
+    pub activity: Activity,
+}
+
+/// Questions in flight and when the last one ended.
+#[derive(Default)]
+pub struct Activity(Mutex<(usize, Option<std::time::Instant>)>);
+
+/// Held while a question is answered (see [`Activity::answering`]).
+pub struct Answering<'a>(&'a Activity);
+
+impl Drop for Answering<'_> {
+    fn drop(&mut self) {
+        let mut a = self.0.0.lock().unwrap_or_else(|e| e.into_inner());
+        a.0 = a.0.saturating_sub(1);
+        a.1 = Some(std::time::Instant::now());
+    }
+}
+
+impl Activity {
+    /// Marks a question as being answered until the guard is dropped.
+    pub fn answering(&self) -> Answering<'_> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).0 += 1;
+        Answering(self)
+    }
+
+    /// Waits before warming caches no question needs yet: for 300 ms without questions, or
+    /// 10 s under a steady stream of them.
+    pub fn before_warm_up(&self) {
+        self.wait_for_pause(std::time::Duration::from_millis(300), std::time::Duration::from_secs(10));
+    }
+
+    /// Counts as the end of a question: a server's first questions come just after it starts.
+    pub fn touch(&self) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(std::time::Instant::now());
+    }
+
+    /// Waits until no question has been in flight for `pause`, or `at_most` has passed.
+    /// Returns at once in a process that has answered no question.
+    pub fn wait_for_pause(&self, pause: std::time::Duration, at_most: std::time::Duration) {
+        let start = std::time::Instant::now();
+        loop {
+            let wait = match *self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+                (0, None) => return,
+                (0, Some(ended)) => pause.saturating_sub(ended.elapsed()),
+                _ => pause,
+            };
+            let left = at_most.saturating_sub(start.elapsed());
+            if wait.is_zero() || left.is_zero() {
+                return;
+            }
+            std::thread::sleep(wait.min(left).max(std::time::Duration::from_millis(1)));
+        }
+    }
 }
 
 /// A view ready to query, with what opening it took.
@@ -217,6 +272,7 @@ impl Engine {
             dense_note_said: Default::default(),
             synonyms: OnceLock::new(),
             worktree: Mutex::new(None),
+            activity: Activity::default(),
         }
     }
 
@@ -541,5 +597,44 @@ impl Engine {
         }
         graphs.insert(data.key.clone(), g.clone());
         Ok(g)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Activity;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn warm_up_waits_for_a_pause_in_the_questions() {
+        let activity = Activity::default();
+        // Nothing asked yet: no wait at all, whatever the pause.
+        let t = Instant::now();
+        activity.wait_for_pause(Duration::from_secs(60), Duration::from_secs(60));
+        assert!(t.elapsed() < Duration::from_secs(30));
+
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let question = activity.answering();
+            let waiter = s.spawn(|| {
+                activity.wait_for_pause(Duration::from_millis(100), Duration::from_secs(60));
+                done.store(true, Ordering::SeqCst);
+                Instant::now()
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(!done.load(Ordering::SeqCst), "the warm-up ran while a question was in flight");
+            let ended = Instant::now();
+            drop(question);
+            let resumed = waiter.join().unwrap();
+            assert!(resumed.duration_since(ended) >= Duration::from_millis(100), "it did not wait for the pause");
+        });
+
+        // A steady stream of questions holds it back no longer than `at_most`.
+        let _busy = activity.answering();
+        let t = Instant::now();
+        activity.wait_for_pause(Duration::from_secs(60), Duration::from_millis(200));
+        let took = t.elapsed();
+        assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(30));
     }
 }

@@ -42,6 +42,11 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
         embedded = d.embedded;
     }
     let opened = engine.open_listed(&view)?;
+    // The graph and the dense side are warmed for later questions, not needed by any now: in a
+    // server they wait for a pause in the questions (a question that needs them builds them).
+    let waited = Instant::now();
+    engine.activity.before_warm_up();
+    let waited = waited.elapsed();
     let _ = engine.graph(&view, &opened.data);
     let _ = engine.dense_for(&view, &opened.data);
     Ok(Update {
@@ -50,7 +55,7 @@ pub fn update(engine: &Engine, reason: &str) -> Result<Update> {
         chunks_embedded: embedded,
         files: view.files.len(),
         catch_up_millis,
-        millis: t.elapsed().as_secs_f64() * 1000.0,
+        millis: (t.elapsed() - waited).as_secs_f64() * 1000.0,
     })
 }
 
@@ -193,6 +198,7 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
         return;
     }
     let invalidator = listing_watcher(&engine);
+    engine.activity.touch();
     std::thread::spawn(move || {
         let _keep = invalidator;
         let root: PathBuf = engine.ws.store.root.clone();

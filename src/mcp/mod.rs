@@ -147,7 +147,9 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                     crate::watch::spawn_for_server(sources.clone());
                 }
                 for (s, view) in sources.list.iter().zip(&views) {
+                    s.engine.activity.touch();
                     if let Ok(opened) = s.engine.open_listed(view) {
+                        s.engine.activity.before_warm_up();
                         if s.graph {
                             let _ = s.engine.graph(view, &opened.data);
                         }
@@ -360,6 +362,7 @@ impl ServerHandler for LynxServer {
                 Ok(s) => s,
                 Err(msg) => return not_ready(msg),
             };
+            let _answering: Vec<_> = sources.list.iter().map(|s| s.engine.activity.answering()).collect();
             let repo = &sources.main().engine.ws.repo;
             let root = repo.workdir.clone().unwrap_or_else(|| repo.common_dir.clone());
             if !repo.common_dir.is_dir() || !root.is_dir() {
