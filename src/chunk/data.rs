@@ -142,15 +142,7 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
     if lang == Lang::Sql {
         for r in sql_refs(text) {
             let line = lines.at(r.offset);
-            out.push(DataFact {
-                kind: r.kind,
-                name: r.name,
-                target: String::new(),
-                access: r.access.into(),
-                columns: r.columns,
-                line,
-                scope: scope_at(defs, line),
-            });
+            out.push(sql_fact(r, line, defs));
         }
         return out;
     }
@@ -163,15 +155,7 @@ pub fn extract(lang: Lang, text: &str, strings: &[(usize, usize)], defs: &[DefFa
         if lit.len() >= 12 && looks_like_sql(lit) {
             for r in sql_refs(lit) {
                 let line = lines.at(s + r.offset);
-                out.push(DataFact {
-                    kind: r.kind,
-                    name: r.name,
-                    target: String::new(),
-                    access: r.access.into(),
-                    columns: r.columns,
-                    line,
-                    scope: scope_at(defs, line),
-                });
+                out.push(sql_fact(r, line, defs));
             }
         } else if procedures && let Some(p) = stored_procedure_name(text, s, e) {
             let line = lines.at(s);
@@ -465,6 +449,19 @@ fn unquote(name: &str) -> String {
 
 /// Tables and procedures of SQL text, with the access each statement makes and the columns it
 /// names (every identifier of the statement that is not a keyword, table or alias).
+/// The fact of an SQL reference found at `line`.
+fn sql_fact(r: SqlRef, line: u32, defs: &[DefFact]) -> DataFact {
+    DataFact {
+        kind: r.kind,
+        name: r.name,
+        target: String::new(),
+        access: r.access.into(),
+        columns: r.columns,
+        line,
+        scope: scope_at(defs, line),
+    }
+}
+
 pub fn sql_refs(sql: &str) -> Vec<SqlRef> {
     static PATTERNS: LazyLock<Vec<(Regex, &'static str, DataKind)>> = LazyLock::new(|| {
         let p = |re: &str| Regex::new(&re.replace("IDENT", IDENT)).unwrap();

@@ -28,30 +28,26 @@ pub struct Ranked {
 }
 
 impl Ranked {
-    pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
+    /// A candidate neither list has scored yet.
+    pub fn unscored(ord: u32) -> Ranked {
         Ranked {
             ord,
-            score,
-            sparse_rank: Some(i + 1),
+            score: 0.0,
+            sparse_rank: None,
             dense_rank: None,
-            sparse_score: Some(score),
+            sparse_score: None,
             dense_score: None,
-            fused: score,
+            fused: 0.0,
             decay: 1.0,
         }
     }
 
+    pub fn sparse(i: usize, ord: u32, score: f32) -> Ranked {
+        Ranked { score, sparse_rank: Some(i + 1), sparse_score: Some(score), fused: score, ..Ranked::unscored(ord) }
+    }
+
     pub fn dense(i: usize, ord: u32, score: f32) -> Ranked {
-        Ranked {
-            ord,
-            score,
-            sparse_rank: None,
-            dense_rank: Some(i + 1),
-            sparse_score: None,
-            dense_score: Some(score),
-            fused: score,
-            decay: 1.0,
-        }
+        Ranked { score, dense_rank: Some(i + 1), dense_score: Some(score), fused: score, ..Ranked::unscored(ord) }
     }
 }
 
@@ -186,24 +182,14 @@ pub const RRF_K: f32 = crate::config::DEFAULT_RRF_K;
 /// 1), the dense list `dense_weight` / (k + rank).
 pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, k: f32) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> = std::collections::HashMap::new();
-    let blank = |ord: u32| Ranked {
-        ord,
-        score: 0.0,
-        sparse_rank: None,
-        dense_rank: None,
-        sparse_score: None,
-        dense_score: None,
-        fused: 0.0,
-        decay: 1.0,
-    };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
-        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        let e = by_ord.entry(ord).or_insert_with(|| Ranked::unscored(ord));
         e.score += 1.0 / (k + (i + 1) as f32);
         e.sparse_rank = Some(i + 1);
         e.sparse_score = Some(s);
     }
     for (i, &(ord, s)) in dense.iter().enumerate() {
-        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        let e = by_ord.entry(ord).or_insert_with(|| Ranked::unscored(ord));
         e.score += dense_weight / (k + (i + 1) as f32);
         e.dense_rank = Some(i + 1);
         e.dense_score = Some(s);
@@ -234,23 +220,13 @@ pub fn convex(
 ) -> Vec<Ranked> {
     let mut by_ord: std::collections::HashMap<u32, Ranked> =
         std::collections::HashMap::with_capacity(sparse.len() + dense.len());
-    let blank = |ord: u32| Ranked {
-        ord,
-        score: 0.0,
-        sparse_rank: None,
-        dense_rank: None,
-        sparse_score: None,
-        dense_score: None,
-        fused: 0.0,
-        decay: 1.0,
-    };
     for (i, &(ord, s)) in sparse.iter().enumerate() {
-        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        let e = by_ord.entry(ord).or_insert_with(|| Ranked::unscored(ord));
         e.sparse_rank = Some(i + 1);
         e.sparse_score = Some(s);
     }
     for (i, &(ord, c)) in dense.iter().enumerate() {
-        let e = by_ord.entry(ord).or_insert_with(|| blank(ord));
+        let e = by_ord.entry(ord).or_insert_with(|| Ranked::unscored(ord));
         e.dense_rank = Some(i + 1);
         e.dense_score = Some(c);
     }
