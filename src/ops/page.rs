@@ -66,17 +66,48 @@ impl Pager {
     }
 }
 
-/// The text line that tells how to get the next page.
+const MORE_CLI: &str = "more: --cursor ";
+const MORE_MCP: &str = "more: cursor ";
+
+/// The text line that tells how to get the next page, naming the command line's flag (an MCP
+/// answer names its argument instead: `for_mcp`).
 pub fn more_line(next: Option<&str>) -> String {
     match next {
-        Some(c) => format!("more: --cursor {c}\n"),
+        Some(c) => format!("{MORE_CLI}{c}\n"),
         None => String::new(),
     }
+}
+
+/// An answer's text as an MCP client reads it: the next page is asked with the `cursor`
+/// argument, not the `--cursor` flag.
+pub fn for_mcp(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(MORE_CLI) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line.strip_prefix(MORE_CLI) {
+            Some(rest) => {
+                out.push_str(MORE_MCP);
+                out.push_str(rest);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out.into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mcp_text_names_the_cursor_argument() {
+        let text = format!("a: 1\n{}", more_line(Some("p10-ab")));
+        assert_eq!(for_mcp(&text), "a: 1\nmore: cursor p10-ab\n");
+        // Only the line this module writes: a hit quoting the flag stays as it is.
+        assert_eq!(for_mcp("  x = \"more: --cursor 1\"\n"), "  x = \"more: --cursor 1\"\n");
+    }
 
     #[test]
     fn pages_cover_a_list_once_and_refuse_foreign_cursors() {
