@@ -399,7 +399,10 @@ impl Engine {
             || !self.watching.load(Ordering::Acquire)
             || !self.fence.get().is_some_and(|pass| pass())
         {
-            return Ok(Arc::new(View::open(&self.ws, spec)?));
+            let t = std::time::Instant::now();
+            let v = View::open(&self.ws, spec)?;
+            tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
+            return Ok(Arc::new(v));
         }
         let generation = self.worktree_gen.load(Ordering::Acquire);
         if let Some((g, v)) = &*self.worktree.lock().unwrap()

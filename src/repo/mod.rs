@@ -217,7 +217,40 @@ impl Repo {
 
     /// The files of a tree, in git's path order, with path-level skips applied.
     pub fn tree_files(&self, tree: ObjectId) -> Result<FileList> {
-        let repo = self.local();
+        self.with_kept(|repo| Repo::list_tree(repo, tree))
+    }
+
+    /// Runs `f` with this thread's long-lived handle on the repository. A fresh handle starts
+    /// with empty object and delta caches, and listing a revision's tree re-inflated every
+    /// delta chain under it: the kept one reuses the trees and bases that revisions share.
+    fn with_kept<R>(&self, f: impl FnOnce(&gix::Repository) -> R) -> R {
+        thread_local! {
+            static KEPT: std::cell::RefCell<Vec<(PathBuf, gix::Repository)>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            let i = match kept.iter().position(|(dir, _)| *dir == self.common_dir) {
+                Some(i) => i,
+                None => {
+                    // One or two repositories per process; more means tests or sources come and go.
+                    if kept.len() >= 4 {
+                        kept.remove(0);
+                    }
+                    let mut repo = self.local();
+                    // Room for the bases of a few trees' delta chains (depth 50 by default),
+                    // where the default keeps 64 entries and a chain evicted its own bases.
+                    repo.objects.set_pack_cache(|| {
+                        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(16 * 1024 * 1024))
+                    });
+                    kept.push((self.common_dir.clone(), repo));
+                    kept.len() - 1
+                }
+            };
+            f(&kept[i].1)
+        })
+    }
+
+    fn list_tree(repo: &gix::Repository, tree: ObjectId) -> Result<FileList> {
         let index = repo.index_from_tree(&tree).with_context(|| format!("reading tree {tree}"))?;
         let mut list = FileList::default();
         for e in index.entries() {
@@ -228,7 +261,7 @@ impl Repo {
             }
         }
         let state = gix::worktree::IndexPersistedOrInMemory::InMemory(index);
-        apply_attributes(&repo, &state, gix::worktree::stack::state::attributes::Source::IdMapping, &mut list)?;
+        apply_attributes(repo, &state, gix::worktree::stack::state::attributes::Source::IdMapping, &mut list)?;
         Ok(list)
     }
 

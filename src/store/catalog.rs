@@ -4,7 +4,9 @@
 use super::{Key, Loc};
 use crate::fsutil;
 use anyhow::{Context, Result, bail};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 const MAGIC: &[u8; 8] = b"LYNXCAT1";
 
@@ -139,9 +141,59 @@ impl Catalog {
         }
     }
 
+    /// The catalog at `path` for reading, decoded once per version of the file in this
+    /// process: a server assembles a view per revision, and decoding a large store's catalog
+    /// (its checksum included) took a millisecond or more each time. A file's last 32 bytes are
+    /// the checksum of the rest, so they and its length name its version.
+    pub fn load_shared(path: &Path) -> Result<Arc<Catalog>> {
+        type Loaded = HashMap<PathBuf, ((u64, [u8; 32]), Arc<Catalog>)>;
+        static LOADED: OnceLock<Mutex<Loaded>> = OnceLock::new();
+        let version = match checksum_of(path) {
+            Ok(Some(v)) => v,
+            // Missing, or too short to be a catalog: the full read says which.
+            Ok(None) => return Catalog::load(path).map(Arc::new),
+            Err(e) => return Err(e).with_context(|| format!("reading catalog {}", path.display())),
+        };
+        let loaded = LOADED.get_or_init(Default::default);
+        if let Some((v, c)) = loaded.lock().unwrap().get(path)
+            && *v == version
+        {
+            return Ok(c.clone());
+        }
+        let bytes = std::fs::read(path).with_context(|| format!("reading catalog {}", path.display()))?;
+        let c = Arc::new(Catalog::decode(&bytes).with_context(|| format!("reading catalog {}", path.display()))?);
+        // The version is what was decoded, not what the file held a moment before.
+        let version = (bytes.len() as u64, bytes[bytes.len() - 32..].try_into().unwrap());
+        let mut map = loaded.lock().unwrap();
+        // A handful of layers and fingerprints per store; more means stores come and go (tests).
+        if map.len() >= 64 {
+            map.clear();
+        }
+        map.insert(path.to_path_buf(), (version, c.clone()));
+        Ok(c)
+    }
+
     pub fn save(&self, path: &Path) -> Result<()> {
         fsutil::write_atomic(path, &self.encode())
     }
+}
+
+/// The length and trailing checksum of a catalog file; None when it is missing or too short.
+fn checksum_of(path: &Path) -> std::io::Result<Option<(u64, [u8; 32])>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = f.metadata()?.len();
+    if len < (MAGIC.len() + 40) as u64 {
+        return Ok(None);
+    }
+    f.seek(SeekFrom::Start(len - 32))?;
+    let mut sum = [0u8; 32];
+    f.read_exact(&mut sum)?;
+    Ok(Some((len, sum)))
 }
 
 pub fn catalog_path(objects: &Path, layer: &str, fingerprint: &str) -> PathBuf {
@@ -192,6 +244,34 @@ mod tests {
         let mut k = [0u8; 33];
         k[0] = b;
         Key(k)
+    }
+
+    #[test]
+    fn a_shared_catalog_is_decoded_once_per_version_of_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chunks-x.cat");
+        assert!(Catalog::load_shared(&path).unwrap().entries.is_empty(), "a missing catalog is empty");
+        let mut c = Catalog::default();
+        c.add("aa/one", &[(key(1), 0, 1)]);
+        c.save(&path).unwrap();
+        let first = Catalog::load_shared(&path).unwrap();
+        assert_eq!(first.get(&key(1)), Some(Loc { seg: 0, row: 0, count: 1 }));
+        assert!(Arc::ptr_eq(&first, &Catalog::load_shared(&path).unwrap()), "unchanged: not decoded again");
+        // A writer replaces the file with one of the same length: the new version is read.
+        let mut d = Catalog::default();
+        d.add("aa/one", &[(key(2), 0, 1)]);
+        assert_eq!(d.encode().len(), c.encode().len());
+        d.save(&path).unwrap();
+        let second = Catalog::load_shared(&path).unwrap();
+        assert_eq!(second.get(&key(1)), None);
+        assert_eq!(second.get(&key(2)), Some(Loc { seg: 0, row: 0, count: 1 }));
+        // A damaged file is an error, as it is for a plain load.
+        let mut bad = d.encode();
+        let n = bad.len();
+        bad[n - 40] ^= 1;
+        bad[n - 1] ^= 1;
+        std::fs::write(&path, &bad).unwrap();
+        assert!(Catalog::load_shared(&path).is_err());
     }
 
     #[test]

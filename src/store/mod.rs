@@ -100,7 +100,7 @@ impl<T> SegmentGroup<T> {
 }
 
 pub struct Catalogs {
-    pub per_dir: Vec<Catalog>,
+    pub per_dir: Vec<std::sync::Arc<Catalog>>,
 }
 
 impl Catalogs {
@@ -183,20 +183,20 @@ impl Store {
         let mut per_dir = Vec::with_capacity(self.dirs.len());
         for (i, d) in self.dirs.iter().enumerate() {
             let path = catalog::catalog_path(d, layer, fingerprint);
-            match Catalog::load(&path) {
+            match Catalog::load_shared(&path) {
                 Ok(c) if i == 0 && c.entries.is_empty() && !path.exists() && self.catalog_lost(layer, fingerprint) => {
                     tracing::warn!("the {layer} catalog is missing; rebuilding the catalogs from the segments");
-                    per_dir.push(self.rebuild_catalog(&path)?)
+                    per_dir.push(std::sync::Arc::new(self.rebuild_catalog(&path)?))
                 }
                 Ok(c) => per_dir.push(c),
                 // A damaged alternate must not stop the local store from working.
                 Err(e) if i > 0 => {
                     tracing::warn!("ignoring alternate catalog: {e:#}");
-                    per_dir.push(Catalog::default())
+                    per_dir.push(Default::default())
                 }
                 Err(e) => {
                     tracing::warn!("{e:#}; rebuilding the catalogs from the segments");
-                    per_dir.push(self.rebuild_catalog(&path)?)
+                    per_dir.push(std::sync::Arc::new(self.rebuild_catalog(&path)?))
                 }
             }
         }
