@@ -95,6 +95,8 @@ fn every_tool_answers_like_the_cli() {
             vec!["search", "add numbers", "-k", "1", "--explain", "--language", "py"],
         ),
         ("find_usages", json!({"symbol": "add", "n_results": 1}), vec!["find-usages", "add", "-k", "1"]),
+        // One bound for `k` on every surface, said in the answer.
+        ("search", json!({"query": "add", "n_results": 1500}), vec!["search", "add", "-k", "1500"]),
         ("context", json!({"symbol": "total", "budget": 120}), vec!["context", "total", "--budget", "120"]),
         ("data_access", json!({}), vec!["data-access"]),
         ("impact", json!({"table": "orders"}), vec!["impact", "--table", "orders"]),
@@ -112,6 +114,8 @@ fn every_tool_answers_like_the_cli() {
         assert_eq!(text, want, "{tool} {args} differs from git lynx {cli:?}");
     }
     assert!(paged > 0, "no case answered with a next page");
+    let (text, _) = c.call("search", json!({"query": "add", "n_results": 1500}));
+    assert!(text.contains("k = 1500 is more than a reading list; answered with the first 1000"), "{text}");
     // The CI gate is the same through MCP: the report format and the checks that tripped.
     let (text, err) =
         c.call("impact", json!({"changes": "main..feature", "format": "markdown", "fail_on": ["callers>0"]}));

@@ -253,4 +253,8 @@ fn a_read_only_interface_says_when_a_question_indexed_a_revision() {
         get(&ui, &format!("/api/search?q=how%20does%20the%20pangolin%20get%20added%3F&rev={newer}"), &cookie);
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["highlight"], serde_json::json!(["pangolin", "get", "added"]), "{v}");
+    // The page's `k` has the bound every surface has, said in the answer.
+    let (status, body) = get(&ui, &format!("/api/search?q=pangolin&k=5000&rev={newer}"), &cookie);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("k = 5000 is more than a reading list; answered with the first 1000"), "{body}");
 }

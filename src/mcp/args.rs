@@ -146,8 +146,9 @@ impl Search {
     pub fn query(&self) -> Result<String> {
         required(&self.query, "query")
     }
+    /// As asked: the search bounds it, with a note (`search::clamp_k`), as for every surface.
     pub fn k(&self, default: usize) -> usize {
-        count(self.n_results, default, 100)
+        self.n_results.as_ref().map_or(default, |c| c.0)
     }
 }
 

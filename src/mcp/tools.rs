@@ -61,7 +61,7 @@ pub const TOOLS: &[ToolSpec] = &[
         schema: || {
             let mut p = common(obj(json!({
                 "query": {"type": "string"},
-                "n_results": {"type": "integer", "description": "default 10"},
+                "n_results": {"type": "integer", "description": format!("default 10; at most {} (more is answered with that many and a note)", crate::config::MAX_K)},
                 "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
                 "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"},
                 "files": {"type": "boolean", "description": "list files (a reading list) instead of chunks"},

@@ -252,8 +252,7 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
         };
         let k = opt(&p, "k")
             .map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number")))
-            .transpose()?
-            .map(|k| k.clamp(1, 200));
+            .transpose()?;
         let filters = crate::search::filter::Filters {
             globs: opt(&p, "glob").into_iter().collect(),
             languages: opt(&p, "language").into_iter().collect(),
