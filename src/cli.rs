@@ -1150,7 +1150,7 @@ pub fn main() -> i32 {
             }
         };
     }
-    match ops::unless_damaged(run(&cli)) {
+    match ops::checked(|| run(&cli)) {
         Ok(answer) => {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
             let action = matches!(

@@ -135,11 +135,14 @@ pub fn view_line(view: &ViewId) -> String {
     }
 }
 
-/// An operation's answer, unless a cache it read turned out damaged while answering (its texts
-/// are checked as they are read): then the answer may be incomplete, so it is an error that
-/// says what happened. The damaged file is already removed and is rebuilt on the next call.
-pub fn unless_damaged(answer: anyhow::Result<Answer>) -> anyhow::Result<Answer> {
-    let damaged = crate::shard::chunks::take_damage();
+/// The answer of `f`, unless a cache turned out damaged while it was answered (texts are
+/// checked as they are read): then the answer may be incomplete, so it is an error that says
+/// what happened. The damaged file is already removed and is rebuilt on the next call. Every
+/// surface (CLI, MCP, UI) answers through this.
+pub fn checked(f: impl FnOnce() -> anyhow::Result<Answer>) -> anyhow::Result<Answer> {
+    let mark = crate::shard::chunks::damage_mark();
+    let answer = f();
+    let damaged = crate::shard::chunks::damage_since(mark);
     if damaged.is_empty() {
         return answer;
     }

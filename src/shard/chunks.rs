@@ -49,12 +49,23 @@ impl std::fmt::Debug for ChunkShard {
     }
 }
 
-/// Set when any chunk shard of this process was found damaged since the last `take_damage`.
+/// Every chunk shard this process found damaged, in the order found (each is removed and
+/// rebuilt, so there are few). Texts are read on any thread of the pool, so an answer cannot
+/// collect its own damage as it goes: it asks what was found while it was being answered.
 static DAMAGE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// The damaged chunk shards found since the last call (their files are already removed).
-pub fn take_damage() -> Vec<String> {
-    std::mem::take(&mut *DAMAGE.lock().unwrap_or_else(|e| e.into_inner()))
+/// A point in the damage found by this process (`damage_mark` before answering).
+#[derive(Debug, Clone, Copy)]
+pub struct DamageMark(usize);
+
+pub fn damage_mark() -> DamageMark {
+    DamageMark(DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).len())
+}
+
+/// The damaged chunk shards found since `mark` (their files are already removed). Answers
+/// given at the same time each see it: one of them read the shard, and the others may have.
+pub fn damage_since(mark: DamageMark) -> Vec<String> {
+    DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).get(mark.0..).unwrap_or_default().to_vec()
 }
 
 /// A row's fixed fields.
@@ -247,7 +258,7 @@ impl ChunkShard {
     }
 
     /// Row `i`'s text (in range), checked against its content hash. A damaged text reads as
-    /// empty and marks the shard damaged (see `take_damage`): never shown, always reported.
+    /// empty and marks the shard damaged (see `damage_since`): never shown, always reported.
     pub fn text(&self, i: usize) -> &str {
         match self.checked_text(i) {
             Some(t) => t,
@@ -462,11 +473,19 @@ mod tests {
         bytes[at] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
         let shard = ChunkShard::open(&path, "ab/cd").unwrap();
+        // An answer that began before the damage was found, one that began while it was being
+        // found (both see it) and one that began after (it does not).
+        let before = damage_mark();
         let read: Vec<&str> = (0..want.len()).map(|i| shard.text(i)).collect();
         let refused = (0..want.len()).filter(|&i| read[i] != want[i]).count();
         assert!(refused > 0 && shard.is_damaged(), "{refused} texts refused");
         assert!((0..want.len()).all(|i| read[i] == want[i] || read[i].is_empty()), "a damaged text was shown");
         assert_eq!(read[want.len() - 2], big[0]);
-        let _ = take_damage();
+        let mine = path.display().to_string();
+        assert!(damage_since(before).contains(&mine), "{:?}", damage_since(before));
+        assert!(!path.exists(), "the damaged shard is removed");
+        let after = damage_mark();
+        let _ = shard.text(0);
+        assert!(!damage_since(after).contains(&mine), "reported once per shard, to answers under way");
     }
 }
