@@ -164,6 +164,11 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `; did you mean: a, b?` (empty without suggestions).
+pub fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() { String::new() } else { format!("; did you mean: {}?", suggestions.join(", ")) }
+}
+
 /// `path:line:` — the location prefix editors and terminals turn into links.
 pub fn loc(p: &str, line: u32) -> String {
     format!("{}:{}:", path(p), paint("32", &line.to_string()))

@@ -444,7 +444,10 @@ mod tests {
     #[test]
     fn lenient_where_agents_are() {
         let s: Search = parse(&map(json!({"query": "x", "n_results": "500", "extensions": ".py", "language": ["python", "go"], "rev": null, "files": null}))).unwrap();
-        assert_eq!(s.k(10), 100, "clamped");
+        // A number in a string is a number; the bound is the search's own (with its note).
+        assert_eq!(s.k(10), 500);
+        let plain: Search = parse(&map(json!({"query": "x"}))).unwrap();
+        assert_eq!(plain.k(10), 10, "the default");
         assert_eq!(s.files, None);
         let f = s.filters.filters();
         assert_eq!(

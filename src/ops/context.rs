@@ -108,7 +108,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
             "{}\nno symbol named \"{}\" in this view{}\n",
             view_line(&ctx.data.id),
             a.symbol,
-            super::nav::did_you_mean(&suggestions)
+            crate::present::did_you_mean(&suggestions)
         );
         let r = ContextSlice {
             symbol: a.symbol.clone(),

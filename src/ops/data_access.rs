@@ -177,7 +177,7 @@ pub fn run(
         None => table.clone(),
     };
     if !matched {
-        text.push_str(&format!("no code touches {what} in this view{}\n", super::nav::did_you_mean(&suggestions)));
+        text.push_str(&format!("no code touches {what} in this view{}\n", crate::present::did_you_mean(&suggestions)));
     } else {
         text.push_str(&format!("{what}: {} access{}\n", results.len(), if results.len() == 1 { "" } else { "es" }));
     }
@@ -221,7 +221,7 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
         let text = format!(
             "{}\nno definition touches {what}{}\n",
             view_line(&ctx.data.id),
-            super::nav::did_you_mean(&suggestions)
+            crate::present::did_you_mean(&suggestions)
         );
         return Ok(Answer::new(
             "impact",

@@ -131,7 +131,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         let text = format!(
             "{}\nno symbol named \"{symbol}\" in this view{}\n",
             view_line(&view),
-            super::nav::did_you_mean(&suggestions)
+            crate::present::did_you_mean(&suggestions)
         );
         let t = Traversal {
             op,

@@ -116,7 +116,7 @@ fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
     let text = format!(
         "{}\nno symbol named \"{symbol}\" in this view{}\n",
         view_line(&ctx.data.id),
-        did_you_mean(&suggestions)
+        crate::present::did_you_mean(&suggestions)
     );
     Answer::new(
         op,
@@ -124,11 +124,6 @@ fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
         serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }),
         text,
     )
-}
-
-/// `; did you mean: a, b?` (empty without suggestions).
-pub fn did_you_mean(suggestions: &[String]) -> String {
-    if suggestions.is_empty() { String::new() } else { format!("; did you mean: {}?", suggestions.join(", ")) }
 }
 
 fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
@@ -238,7 +233,7 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
         let mut text = format!(
             "{}\nno definition named \"{symbol}\" in the graph{}",
             view_line(&ctx.data.id),
-            did_you_mean(&suggestions)
+            crate::present::did_you_mean(&suggestions)
         );
         if lexical.is_empty() {
             text.push('\n');

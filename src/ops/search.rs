@@ -638,7 +638,7 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
         out.push_str(&format!("note: {n}\n"));
     }
     if r.results.is_empty() {
-        out.push_str(&format!("no matches for \"{}\"{}\n", r.query, super::nav::did_you_mean(&r.suggestions)));
+        out.push_str(&format!("no matches for \"{}\"{}\n", r.query, crate::present::did_you_mean(&r.suggestions)));
     }
     for h in &r.results {
         out.push_str(&format!("{}\n", cite(h)));
