@@ -1140,8 +1140,9 @@ pub fn main() -> i32 {
         crate::present::init(!cli.json && !cli.jsonl && cli.color.stdout());
     }
     let op = cli.command.name();
-    // Long-running commands own stdout (serve: JSON-RPC only) and print no answer.
-    if matches!(cli.command, Command::Serve(_) | Command::Watch) {
+    // Long-running commands own stdout (serve: JSON-RPC only; ui: its link) and print no
+    // answer; each of their answers says what was damaged while it was given.
+    if matches!(cli.command, Command::Serve(_) | Command::Watch | Command::Ui { .. }) {
         return match run(&cli) {
             Ok(_) => 0,
             Err(e) => {
