@@ -107,6 +107,11 @@ fn requests_need_the_secret_this_host_and_this_origin() {
     let (status, text) = post(&ui, "/api/feedback", &format!("http://127.0.0.1:{}", ui.port), body);
     assert_eq!((status, text.contains("read-only")), (403, true), "{text}");
     assert!(!r.path().join(".lynx/feedback.jsonl").exists());
+    // The page learns that before anyone types.
+    let (status, text) = get(&ui, &format!("/api/feedback?token={}", ui.token), "");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((status, &v["writable"]), (200, &serde_json::json!(false)), "{text}");
+    assert!(v["why"].as_str().unwrap().contains("--allow-write"), "{text}");
     // Nothing outside the repository can be read: files come from the view's own listing.
     for path in ["../../../../etc/passwd", "/etc/passwd", "src/../../../etc/passwd", ".git/config"] {
         let (status, text) = get(&ui, &format!("/api/file?path={}&token={}", path.replace('/', "%2F"), ui.token), "");
@@ -123,6 +128,9 @@ fn requests_need_the_secret_this_host_and_this_origin() {
     let (status, text) = post(&writer, "/api/feedback", &format!("http://127.0.0.1:{}", writer.port), body);
     assert_eq!(status, 200, "{text}");
     assert!(std::fs::read_to_string(r.path().join(".lynx/feedback.jsonl")).unwrap().contains("helpful"));
+    let (_, text) = get(&writer, &format!("/api/feedback?token={}", writer.token), "");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((&v["writable"], &v["why"]), (&serde_json::json!(true), &serde_json::Value::Null), "{text}");
 }
 
 /// The page's DOM after its scripts ran, and a screenshot kept as a test artefact.
@@ -200,6 +208,9 @@ fn pages_load_in_a_browser_and_search_any_revision() {
 
     let dom = browse(&format!("{}#feedback", ui.url), "feedback").unwrap();
     assert!(dom.contains("data-ready=\"feedback\"") && dom.contains("name=\"outcome\""), "{dom}");
+    // Read-only: the form is disabled and says why before anything is typed.
+    assert!(dom.contains("<fieldset disabled=\"\"") && dom.contains("id=\"read-only\""), "{dom}");
+    assert!(dom.contains("start it with `git lynx ui --allow-write` to record feedback"), "{dom}");
 }
 
 #[test]

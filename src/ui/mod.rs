@@ -13,7 +13,7 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -85,7 +85,7 @@ pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) ->
             .route("/api/impact", get(impact))
             .route("/api/file", get(file))
             .route("/api/config", get(config))
-            .route("/api/feedback", post(feedback))
+            .route("/api/feedback", get(feedback_state).post(feedback))
             .fallback(|| async { (StatusCode::NOT_FOUND, "not found") })
             .layer(middleware::from_fn_with_state(ui.clone(), guard))
             .with_state(ui);
@@ -386,12 +386,19 @@ struct FeedbackForm {
     comment: String,
 }
 
+const READ_ONLY_FEEDBACK: &str =
+    "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback";
+
+/// Whether this interface records feedback, and why not: the page says so before anyone types.
+async fn feedback_state(State(ui): State<Arc<Ui>>) -> Response {
+    let why = (!ui.allow_write).then_some(READ_ONLY_FEEDBACK);
+    Json(serde_json::json!({"ok": true, "operation": "feedback", "writable": ui.allow_write, "why": why}))
+        .into_response()
+}
+
 async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<FeedbackForm>) -> Response {
     if !ui.allow_write {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback",
-        );
+        return refuse(StatusCode::FORBIDDEN, READ_ONLY_FEEDBACK);
     }
     answer(ui.clone(), move || {
         ops::feedback::record(
