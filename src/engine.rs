@@ -13,6 +13,27 @@ use anyhow::Result;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+/// What `Engine::model_status` says.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ModelStatus {
+    pub name: Option<String>,
+    pub origin: &'static str,
+    /// `off`, `not loaded yet`, `loaded` or `unavailable`.
+    pub state: &'static str,
+    pub detail: Option<String>,
+}
+
+impl ModelStatus {
+    /// One line: `embedding model: NAME (ORIGIN), STATE: DETAIL`, or why dense retrieval is off.
+    pub fn line(&self) -> String {
+        let detail = self.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default();
+        match &self.name {
+            None => format!("embedding model: none, dense retrieval is off{detail}"),
+            Some(n) => format!("embedding model: {n} ({}), {}{detail}", self.origin, self.state),
+        }
+    }
+}
+
 /// Which embedding model this process uses (flag > `LYNX_MODEL` > config), or none.
 #[derive(Debug, Clone)]
 pub struct ModelChoice {
@@ -355,6 +376,19 @@ impl Engine {
         let r = load().map_err(|e| format!("reranker `{name}` unavailable: {e:#}"));
         *slot = Some((name.to_string(), r.clone()));
         r
+    }
+
+    /// The embedding model as this process has it, which may differ from the configuration's
+    /// `model.name` (`--model`, `LYNX_MODEL`, the store's record, `--no-dense`): its name, where
+    /// that choice came from, and whether it is loaded. Never loads it.
+    pub fn model_status(&self) -> ModelStatus {
+        let (state, detail) = match (&self.model.name, self.embedder.get()) {
+            (None, _) => ("off", self.model.off_reason.clone()),
+            (Some(_), None) => ("not loaded yet", Some("it loads at the first question that needs it".into())),
+            (Some(_), Some(Ok(_))) => ("loaded", None),
+            (Some(_), Some(Err(e))) => ("unavailable", Some(e.clone())),
+        };
+        ModelStatus { name: self.model.name.clone(), origin: self.model.origin, state, detail }
     }
 
     /// The embedding model, loaded once; `Err(reason)` when dense retrieval is off.

@@ -205,6 +205,8 @@ fn pages_load_in_a_browser_and_search_any_revision() {
 
     let dom = browse(&format!("{}#config", ui.url), "config").unwrap();
     assert!(dom.contains("The configuration is valid."), "{dom}");
+    // The model this process uses, not only the configuration's `model.name`.
+    assert!(dom.contains("embedding model: none, dense retrieval is off: turned off with --no-dense"), "{dom}");
 
     let dom = browse(&format!("{}#feedback", ui.url), "feedback").unwrap();
     assert!(dom.contains("data-ready=\"feedback\"") && dom.contains("name=\"outcome\""), "{dom}");

@@ -368,9 +368,14 @@ async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 
 async fn config(State(ui): State<Arc<Ui>>) -> Response {
     answer(ui.clone(), move || {
-        let ws = &ui.sources.main().engine.ws;
+        let engine = &ui.sources.main().engine;
+        let ws = &engine.ws;
+        // What this process uses beside what the files say: `model.name` below is the
+        // configuration's, which a flag, LYNX_MODEL or the store's record can override.
+        let model = engine.model_status();
         let text = toml::to_string_pretty(&ws.config).unwrap_or_default();
-        Ok(Answer::new("config", None, serde_json::json!({"warnings": ws.config.warnings}), text))
+        let data = serde_json::json!({"warnings": ws.config.warnings, "model": model, "model_line": model.line()});
+        Ok(Answer::new("config", None, data, text))
     })
     .await
 }
