@@ -149,7 +149,7 @@ pub struct Engine {
     pub indexed_on_demand: std::sync::atomic::AtomicUsize,
     /// The commit facts of the most recent tips asked about: a new view at the same commit (the
     /// working tree after an edit, in `serve`) builds its history field without walking again.
-    recent: Mutex<Vec<(String, Arc<Vec<crate::layer::history::CommitFacts>>)>>,
+    recent: Mutex<Vec<(String, Arc<crate::view::history::Recent>)>>,
     /// Assembled views, most recently used last.
     views: Mutex<Vec<(String, Arc<ViewData>)>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
@@ -470,8 +470,8 @@ impl Engine {
         }
         // Assembling says whether anything is missing; only then is there indexing to do.
         let t = std::time::Instant::now();
-        // The commits a history field draws on are read on the other core meanwhile: they
-        // depend on the revision only, not on the assembled table.
+        // The commits a history field draws on are read, and their subjects analysed, on the
+        // other core meanwhile: they depend on the revision only, not on the assembled table.
         let (data, _) = rayon::join(|| ViewData::assemble(&self.ws, view), || self.prefetch_history(view));
         let mut data = data?;
         tracing::debug!(
@@ -558,7 +558,7 @@ impl Engine {
                             crate::view::history::HistoryField::build(&data.table, &commits, s.history_per_file);
                         tracing::debug!(
                             "history field: {} commits read in {:.1} ms, built in {:.1} ms",
-                            commits.len(),
+                            commits.commits.len(),
                             read.as_secs_f64() * 1000.0,
                             (t.elapsed() - read).as_secs_f64() * 1000.0
                         );
@@ -586,12 +586,12 @@ impl Engine {
     }
 
     /// The facts of the commits a history field at `commit` draws on, kept for a few tips.
-    fn recent_commits(&self, commit: &str, max: usize) -> Result<Arc<Vec<crate::layer::history::CommitFacts>>> {
+    fn recent_commits(&self, commit: &str, max: usize) -> Result<Arc<crate::view::history::Recent>> {
         let key = format!("{commit}/{max}");
         if let Some((_, c)) = self.recent.lock().unwrap().iter().find(|(k, _)| *k == key) {
             return Ok(c.clone());
         }
-        let commits = Arc::new(index::history::recent(&self.ws, commit, max)?);
+        let commits = Arc::new(crate::view::history::Recent::new(index::history::recent(&self.ws, commit, max)?));
         let mut cache = self.recent.lock().unwrap();
         if cache.len() >= 4 {
             cache.remove(0);

@@ -20,20 +20,54 @@ pub struct HistoryField {
     newest: Vec<u32>,
 }
 
+/// Commits of a history walk with their subjects analysed once: what a history field needs
+/// that does not depend on the view's table, so it is made on the other core while the view is
+/// assembled, and kept with the walk for the next view at the same tip.
+pub struct Recent {
+    pub commits: Vec<crate::layer::history::CommitFacts>,
+    /// Distinct terms of all subjects.
+    names: Vec<String>,
+    /// Each commit's subject as ids into `names`.
+    terms: Vec<Vec<u32>>,
+}
+
+impl Recent {
+    pub fn new(commits: Vec<crate::layer::history::CommitFacts>) -> Recent {
+        let mut at: HashMap<String, u32> = HashMap::new();
+        let mut names = Vec::new();
+        let terms = commits
+            .iter()
+            .map(|c| {
+                let mut ids = Vec::new();
+                analyze::tokenize(&c.subject, |w| {
+                    let id = match at.get(w) {
+                        Some(&id) => id,
+                        None => {
+                            let id = names.len() as u32;
+                            names.push(w.to_string());
+                            at.insert(w.to_string(), id);
+                            id
+                        }
+                    };
+                    ids.push(id);
+                });
+                ids
+            })
+            .collect();
+        Recent { commits, names, terms }
+    }
+}
+
 impl HistoryField {
-    /// From `commits` (newest first): at most `per_file` subjects per file. Each subject is
-    /// analysed once and its terms interned, so the field costs a few allocations per distinct
-    /// term, not per (file, term).
-    pub fn build(table: &ChunkTable, commits: &[crate::layer::history::CommitFacts], per_file: usize) -> HistoryField {
+    /// From `recent` (newest first): at most `per_file` subjects per file.
+    pub fn build(table: &ChunkTable, recent: &Recent, per_file: usize) -> HistoryField {
         let n = table.file_count();
         let mut taken = vec![0usize; n];
         let mut lengths = vec![0u32; n];
         let mut newest = vec![u32::MAX; n];
-        let mut ids: HashMap<String, u32> = HashMap::new();
         // (term, file) once per occurrence.
         let mut pairs: Vec<(u32, u32)> = Vec::new();
-        for (age, c) in commits.iter().enumerate() {
-            let mut terms: Option<Vec<u32>> = None;
+        for (age, (c, t)) in recent.commits.iter().zip(&recent.terms).enumerate() {
             for p in &c.paths {
                 let Some(f) = table.file_of(p) else { continue };
                 let fi = f as usize;
@@ -42,21 +76,12 @@ impl HistoryField {
                     continue;
                 }
                 taken[fi] += 1;
-                let t = terms.get_or_insert_with(|| {
-                    analyze::tokens(&c.subject)
-                        .into_iter()
-                        .map(|w| {
-                            let next = ids.len() as u32;
-                            *ids.entry(w).or_insert(next)
-                        })
-                        .collect()
-                });
                 lengths[fi] += t.len() as u32;
                 pairs.extend(t.iter().map(|&term| (term, f)));
             }
         }
         pairs.sort_unstable();
-        let mut by_id: Vec<Vec<(u32, u32)>> = vec![Vec::new(); ids.len()];
+        let mut by_id: Vec<Vec<(u32, u32)>> = vec![Vec::new(); recent.names.len()];
         for (term, f) in pairs {
             let list = &mut by_id[term as usize];
             match list.last_mut() {
@@ -64,10 +89,14 @@ impl HistoryField {
                 _ => list.push((f, 1)),
             }
         }
-        let postings: HashMap<String, Vec<(u32, u32)>> =
-            ids.into_iter().map(|(t, id)| (t, std::mem::take(&mut by_id[id as usize]))).collect();
+        let postings: HashMap<String, Vec<(u32, u32)>> = by_id
+            .into_iter()
+            .enumerate()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(id, list)| (recent.names[id].clone(), list))
+            .collect();
         let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
-        HistoryField { postings, lengths, total, commits: commits.len(), newest }
+        HistoryField { postings, lengths, total, commits: recent.commits.len(), newest }
     }
 
     /// How recently `file` changed, from 1 (in the revision's own commit) falling by half every
