@@ -699,6 +699,26 @@ fn a_damaged_snapshot_pointer_is_reported_and_answers_keep_the_newest_snapshot()
     }
 }
 
+/// Adds the site's guide page, alone, as the documentation source `guide`.
+fn add_guide(r: &TestRepo, site: &Site) {
+    let url = format!("{}/docs/guide.html", site.base);
+    r.json(&[
+        "--no-dense",
+        "source",
+        "add",
+        "guide",
+        &url,
+        "--type",
+        "webdoc",
+        "--delay",
+        "0",
+        "--timeout",
+        "1",
+        "--max-pages",
+        "1",
+    ]);
+}
+
 #[test]
 fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_asked() {
     let site = Site::start();
@@ -709,21 +729,7 @@ fn a_documentation_source_answers_at_its_snapshot_whatever_code_revision_is_aske
     r.write("app.py", "def backoff_wait():\n    return 3\n");
     r.commit_all("second");
     r.git(&["tag", "v1", &old]);
-    r.json(&[
-        "--no-dense",
-        "source",
-        "add",
-        "guide",
-        &format!("{}/docs/guide.html", site.base),
-        "--type",
-        "webdoc",
-        "--delay",
-        "0",
-        "--timeout",
-        "1",
-        "--max-pages",
-        "1",
-    ]);
+    add_guide(&r, &site);
     for args in [
         vec!["--no-dense", "search", "wombat backoff", "--rev", "v1"],
         vec!["--no-dense", "search", "wombat backoff", "--rev", "v1", "--source", "ALL"],
@@ -779,21 +785,7 @@ fn documentation_hits_interleave_by_calibrated_score_not_rank() {
         );
     }
     r.commit_all("first");
-    r.json(&[
-        "--no-dense",
-        "source",
-        "add",
-        "guide",
-        &format!("{}/docs/guide.html", site.base),
-        "--type",
-        "webdoc",
-        "--delay",
-        "0",
-        "--timeout",
-        "1",
-        "--max-pages",
-        "1",
-    ]);
+    add_guide(&r, &site);
     let v = r.json(&["--no-dense", "search", "wombat multiplier backoff", "-k", "5", "--source", "ALL"]);
     let sources: Vec<&str> =
         v["results"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap_or("")).collect();

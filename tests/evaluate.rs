@@ -83,52 +83,29 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     let qfile = r.file("q.json");
     let out = r.lynx(&["evaluate", "mine", "--rev-range", "HEAD", "--out", qfile.to_str().unwrap()]);
     assert!(out.status.success());
-    let v = r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--per-question"]);
+    let q = qfile.to_str().unwrap();
+    // `evaluate run` of these questions, lexical, with `extra` arguments.
+    let args = |extra: &[&str]| {
+        let mut a = vec!["--no-dense", "evaluate", "run", q, "--mode", "sparse"];
+        a.extend_from_slice(extra);
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| r.lynx(&args(extra).iter().map(String::as_str).collect::<Vec<_>>());
+    let v = r.json(&args(&["--per-question"]).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(v["questions"], 4);
     let mrr = v["metrics"]["mrr"].as_f64().unwrap();
     assert!(mrr > 0.5, "{v}");
     assert_eq!(v["per_question"].as_array().unwrap().len(), 4);
     assert!(v["identity"]["fingerprints"]["chunks"].is_string());
     let report = r.file("base.json");
-    r.json(&[
-        "--no-dense",
-        "evaluate",
-        "run",
-        qfile.to_str().unwrap(),
-        "--mode",
-        "sparse",
-        "--save",
-        report.to_str().unwrap(),
-    ]);
+    let saved = run(&["--save", report.to_str().unwrap()]);
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
     // Gates: pass, then fail with exit 4.
-    let ok = r.lynx(&[
-        "--no-dense",
-        "evaluate",
-        "run",
-        qfile.to_str().unwrap(),
-        "--mode",
-        "sparse",
-        "--min-recall",
-        "0.1",
-        "--baseline",
-        report.to_str().unwrap(),
-        "--max-recall-drop",
-        "0.0",
-    ]);
+    let ok = run(&["--min-recall", "0.1", "--baseline", report.to_str().unwrap(), "--max-recall-drop", "0.0"]);
     assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stdout));
-    let bad =
-        r.lynx(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--min-recall", "1.01"]);
+    let bad = run(&["--min-recall", "1.01"]);
     assert_eq!(bad.status.code(), Some(4));
-    let slow = r.lynx(&[
-        "--no-dense",
-        "evaluate",
-        "run",
-        qfile.to_str().unwrap(),
-        "--mode",
-        "sparse",
-        "--max-p95-ms",
-        "0.000001",
-    ]);
+    let slow = run(&["--max-p95-ms", "0.000001"]);
     assert_eq!(slow.status.code(), Some(4));
     // Reranked by a cross-encoder: recorded in the report's identity.
     if lynx::embed::onnx::find_library(None).is_some() {
