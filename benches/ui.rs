@@ -66,6 +66,7 @@ fn main() {
         ms
     };
     let t = format!("token={token}");
+    let file = git(&source, &["ls-files", "*.go", "*.rs", "*.py"]).lines().next().unwrap_or("README.md").to_string();
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("dashboard (page + overview)", vec![format!("/?{t}"), format!("/api/overview?{t}")]),
         (
@@ -81,6 +82,10 @@ fn main() {
             ],
         ),
         ("symbol page", vec![format!("/?{t}"), format!("/api/symbol?name=main&{t}")]),
+        ("graph explorer (page + explorer page)", vec![format!("/?{t}"), format!("/graph?symbol=main&{t}")]),
+        ("impact of HEAD~3..HEAD", vec![format!("/?{t}"), format!("/api/impact?range=HEAD~3..HEAD&{t}")]),
+        ("file view", vec![format!("/?{t}"), format!("/api/file?path={file}&{t}")]),
+        ("configuration", vec![format!("/?{t}"), format!("/api/config?{t}")]),
     ];
     for (name, paths) in cases {
         let ms = time(&paths);

@@ -42,6 +42,40 @@ pub struct Origin {
     /// The tool settings of the user's own files alone (no committed file): a tool that writes
     /// is listed only when these, or a flag, would list it.
     pub trusted_tools: ToolsConfig,
+    /// The file each set key came from (dotted path, e.g. `search.k`; the last file that sets
+    /// it wins); a key no file sets has its default.
+    pub keys: std::collections::BTreeMap<String, Layer>,
+}
+
+/// A configuration file, in the order they apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// `~/.config/lynx/config.toml` (see `user_file`).
+    User,
+    /// The committed `lynx.toml`.
+    Team,
+    /// `.lynx/config.toml`.
+    Local,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::User => "user file",
+            Layer::Team => TEAM_FILE,
+            Layer::Local => ".lynx/config.toml",
+        }
+    }
+}
+
+/// One effective setting and where its value came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Setting {
+    pub key: String,
+    pub value: serde_json::Value,
+    /// `default`, or the file that set it (`Layer::name`).
+    pub from: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -487,7 +521,14 @@ impl Config {
         let sets = |t: &Option<toml::Table>, key: &str| {
             t.as_ref().and_then(|t| t.get("model")).and_then(|m| m.as_table()).is_some_and(|m| m.contains_key(key))
         };
+        let mut keys = std::collections::BTreeMap::new();
+        for (layer, t) in [(Layer::User, &user), (Layer::Team, &team), (Layer::Local, &local)] {
+            if let Some(t) = t {
+                set_keys(t, "", layer, &mut keys);
+            }
+        }
         let origin = Origin {
+            keys,
             model_from_team: sets(&team, "name") && !sets(&user, "name") && !sets(&local, "name"),
             model_configured: sets(&team, "name") || sets(&user, "name") || sets(&local, "name"),
             reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
@@ -591,6 +632,51 @@ impl Config {
             check_source_name(&s.name)?;
         }
         Ok(cfg)
+    }
+}
+
+impl Config {
+    /// Every setting's effective value, by dotted key, with where it came from. A table of
+    /// tables (`sources`) is one setting.
+    pub fn settings(&self) -> Vec<Setting> {
+        let mut out = Vec::new();
+        let value = serde_json::to_value(self).unwrap_or_default();
+        flatten_settings(&value, "", &self.origin.keys, &mut out);
+        out
+    }
+}
+
+fn flatten_settings(
+    v: &serde_json::Value,
+    prefix: &str,
+    keys: &std::collections::BTreeMap<String, Layer>,
+    out: &mut Vec<Setting>,
+) {
+    match v {
+        serde_json::Value::Object(m) if prefix.is_empty() || !keys.contains_key(prefix) => {
+            for (k, v) in m {
+                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                flatten_settings(v, &key, keys, out);
+            }
+        }
+        _ => out.push(Setting {
+            key: prefix.to_string(),
+            value: v.clone(),
+            from: keys.get(prefix).map_or("default", |l| l.name()),
+        }),
+    }
+}
+
+/// Records the dotted path of every value a file sets (a table's keys, not the table).
+fn set_keys(t: &toml::Table, prefix: &str, layer: Layer, keys: &mut std::collections::BTreeMap<String, Layer>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(inner) => set_keys(inner, &key, layer, keys),
+            _ => {
+                keys.insert(key, layer);
+            }
+        }
     }
 }
 
@@ -788,6 +874,12 @@ mod tests {
         assert_eq!(c.index.exclude, ["a/**"]);
         assert_eq!(c.search.k, 3);
         assert_eq!(c.search.mode, SearchMode::Hybrid);
+        // Each setting says where its value came from.
+        let from = |key: &str| c.settings().into_iter().find(|s| s.key == key).map(|s| (s.value, s.from)).unwrap();
+        assert_eq!(from("index.max_file_size"), (serde_json::json!(20), ".lynx/config.toml"));
+        assert_eq!(from("index.exclude"), (serde_json::json!(["a/**"]), "lynx.toml"));
+        assert_eq!(from("search.k"), (serde_json::json!(3), "lynx.toml"));
+        assert_eq!(from("search.mode").1, "default");
         std::fs::write(lynx.join(LOCAL_FILE), "[index]\nmax_size = 20\n").unwrap();
         let err = format!("{:#}", Config::load(Some(root.path()), &lynx).unwrap_err());
         assert!(err.contains("max_size"), "{err}");

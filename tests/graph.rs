@@ -383,14 +383,25 @@ fn graph_explorer_fits_a_150_node_module_and_expands_on_click() {
     let url = format!("file://{}", out.display());
     let Some(dom) = rendered_dom(&url, "1280,800") else { return };
     assert_eq!(body_attr(&dom, "data-nodes-shown").as_deref(), Some("150"), "{}", &dom[..dom.len().min(3000)]);
-    assert_eq!(
-        body_attr(&dom, "data-offscreen-at-first-paint").as_deref(),
-        Some("0"),
-        "every node inside the viewport at first paint"
-    );
-    // The same page at a small window still fits.
+    // What the page measures of itself in the browser: drawn nodes (circle and label boxes)
+    // outside the drawing, the smallest label in screen pixels, how many labels are drawn.
+    let readable = |dom: &str, what: &str, min_labels: usize| {
+        let head = &dom[..dom.len().min(600)];
+        assert_eq!(body_attr(dom, "data-offscreen").as_deref(), Some("0"), "{what}: every node inside: {head}");
+        let px: f64 = body_attr(dom, "data-smallest-label-px").unwrap().parse().unwrap();
+        assert!(px >= 11.0, "{what}: labels of {px} px: {head}");
+        let labels: usize = body_attr(dom, "data-labels").unwrap().parse().unwrap();
+        assert!(labels >= min_labels, "{what}: {labels} labels drawn: {head}");
+    };
+    assert_eq!(body_attr(&dom, "data-offscreen-at-first-paint").as_deref(), Some("0"), "at first paint");
+    readable(&dom, "at load", 75);
+    // The same page at a small window still fits, with fewer labels rather than smaller ones.
     let small = rendered_dom(&url, "640,480").unwrap();
-    assert_eq!(body_attr(&small, "data-offscreen-at-first-paint").as_deref(), Some("0"));
+    readable(&small, "small window", 5);
+    // After a click revealed a node, Fit fits what is shown.
+    let fitted = rendered_dom(&format!("{url}#expand=f0&fit"), "1280,800").unwrap();
+    assert_eq!(body_attr(&fitted, "data-nodes-shown").as_deref(), Some("151"));
+    readable(&fitted, "after Fit", 75);
     // Clicking f0 (through the page's own click handler) shows its caller from the other file.
     assert!(
         dom.contains("data-name=\"caller_of_f0\"") && dom.contains("class=\"node hidden\" data-name=\"caller_of_f0\""),

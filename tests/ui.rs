@@ -133,6 +133,51 @@ fn requests_need_the_secret_this_host_and_this_origin() {
     assert_eq!((&v["writable"], &v["why"]), (&serde_json::json!(true), &serde_json::Value::Null), "{text}");
 }
 
+/// The page's own part of a DOM (inside `<main>`).
+fn main_of(dom: &str) -> &str {
+    let start = dom.find("<main").unwrap_or(0);
+    &dom[start..dom[start..].find("</main>").map_or(dom.len(), |e| start + e)]
+}
+
+/// `(path, line)` of every link into the file view.
+fn links_to_files(html: &str) -> Vec<(String, u32)> {
+    html.split("href=\"#file?")
+        .skip(1)
+        .map(|rest| {
+            let query = &rest[..rest.find('"').unwrap()].replace("&amp;", "&");
+            let get = |k: &str| {
+                query.split('&').find_map(|kv| kv.strip_prefix(&format!("{k}="))).unwrap_or("").replace("%2F", "/")
+            };
+            (get("path"), get("line").parse().unwrap_or(0))
+        })
+        .collect()
+}
+
+/// The page's text outside links, code and form controls, tags removed.
+fn outside_links_and_code(html: &str) -> String {
+    let mut s = html.to_string();
+    for (open, close) in [("<a ", "</a>"), ("<pre", "</pre>"), ("<code", "</code>"), ("<select", "</select>")] {
+        while let Some(a) = s.find(open) {
+            let Some(b) = s[a..].find(close) else { break };
+            s.replace_range(a..a + b + close.len(), " ");
+        }
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
+}
+
 /// The page's DOM after its scripts ran, and a screenshot kept as a test artefact.
 fn browse(url: &str, shot: &str) -> Option<String> {
     let chromium = ["chromium", "chromium-browser", "google-chrome"]
@@ -176,6 +221,10 @@ fn pages_load_in_a_browser_and_search_any_revision() {
         return;
     }
     let (r, old) = project();
+    // A file left out (binary), and a committed team setting for the configuration page.
+    std::fs::write(r.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0").unwrap();
+    r.write("lynx.toml", "[search]\nk = 7\n");
+    r.json(&["--no-dense", "index"]);
     let ui = start(&r, &[]);
     let repo_name = r.path().file_name().unwrap().to_string_lossy().into_owned();
 
@@ -183,6 +232,9 @@ fn pages_load_in_a_browser_and_search_any_revision() {
     assert!(dom.contains("data-ready=\"dashboard\""), "{dom}");
     assert!(dom.contains(&format!("class=\"source\" data-name=\"{repo_name}\"")), "{dom}");
     assert!(dom.contains("Recent feedback") && dom.contains("fresh"), "{dom}");
+    // No text dump, and the "why" column says why files are left out.
+    assert!(!main_of(&dom).contains("<pre"), "{dom}");
+    assert!(dom.contains("<td class=\"why\">1 file not indexed: binary 1</td>"), "{dom}");
 
     // A function that exists only in an older commit: found there, not in the working tree.
     let dom = browse(&format!("{}#search?q=only_in_old_version&rev={old}", ui.url), "search-old").unwrap();
@@ -196,15 +248,47 @@ fn pages_load_in_a_browser_and_search_any_revision() {
 
     let dom = browse(&format!("{}#symbol?name=total", ui.url), "symbol").unwrap();
     assert!(dom.contains("data-ready=\"symbol\"") && dom.contains("Square.area"), "callers of total: {dom}");
+    // Rendered from the answer: callers are links to their symbol pages, and every `path:line`
+    // on the page is a link into the file view at that line.
+    assert!(dom.contains("<a class=\"sym\" href=\"#symbol?name=Square.area\">Square.area</a>"), "{dom}");
+    let page = main_of(&dom);
+    assert!(!page.contains("<pre id=\"describe\""), "not the CLI's text: {page}");
+    let locations = links_to_files(page);
+    assert!(locations.iter().any(|(path, line)| path == "src/calc.py" && *line == 6), "the definition: {locations:?}");
+    assert!(locations.iter().any(|(path, _)| path == "src/shapes.py"), "the caller's place: {locations:?}");
+    let bare = outside_links_and_code(page);
+    let unlinked: Vec<&str> =
+        bare.split(|c: char| c.is_whitespace() || c == '(' || c == ')').filter(|w| w.contains(".py:")).collect();
+    assert!(unlinked.is_empty(), "every path:line is a link: {unlinked:?} in {bare}");
+    let (path, line) = &locations[0];
+    let file = browse(&format!("{}#file?path={path}&line={line}", ui.url), "file").unwrap();
+    assert!(
+        file.contains(&format!("class=\"line at\" id=\"L{line}\"")),
+        "the file view opens at {path}:{line}: {file}"
+    );
 
     let dom = browse(&format!("http://127.0.0.1:{}/graph?symbol=add&token={}", ui.port, ui.token), "graph").unwrap();
     assert!(dom.contains("data-offscreen-at-first-paint=\"0\"") && dom.contains("data-name=\"total\""), "{dom}");
 
     let dom = browse(&format!("{}#impact?range=HEAD~1..HEAD", ui.url), "impact").unwrap();
     assert!(dom.contains("data-ready=\"impact\"") && dom.contains("legacy.py"), "{dom}");
+    // A designed page: no Markdown syntax outside code, the deleted definition named.
+    let text = outside_links_and_code(main_of(&dom));
+    for mark in ["###", "**", "|"] {
+        assert!(!text.contains(mark), "`{mark}` on the impact page: {text}");
+    }
+    assert!(dom.contains("class=\"badge deleted\">deleted</span>") && dom.contains("only_in_old_version"), "{dom}");
 
     let dom = browse(&format!("{}#config", ui.url), "config").unwrap();
     assert!(dom.contains("The configuration is valid."), "{dom}");
+    // Each setting with its effective value and the file it came from.
+    let row = |key: &str| {
+        let at = dom.find(&format!("data-key=\"{key}\"")).unwrap_or_else(|| panic!("no row for {key}: {dom}"));
+        dom[at..at + dom[at..].find("</tr>").unwrap()].to_string()
+    };
+    assert!(row("search.k").contains("<code>7</code>") && row("search.k").contains("lynx.toml"), "{}", row("search.k"));
+    assert!(row("search.mode").contains("default"), "{}", row("search.mode"));
+    assert!(row("search.dense_weight").contains("<code>0.4</code>"), "{}", row("search.dense_weight"));
     // The model this process uses, not only the configuration's `model.name`.
     assert!(dom.contains("embedding model: none, dense retrieval is off: turned off with --no-dense"), "{dom}");
 

@@ -32,6 +32,8 @@ struct JsNode {
     test: bool,
     /// Not drawn at first: a neighbour one step beyond the view, shown when a node is expanded.
     hidden: bool,
+    /// Steps from the roots: the page labels near rings first when labels would collide.
+    ring: usize,
     x: f64,
     y: f64,
 }
@@ -195,7 +197,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
         }
     }
     let roots_i: Vec<usize> = roots.iter().filter_map(|r| index.get(r).copied()).collect();
-    let pos = radial_layout(set.len(), &roots_i, &edges);
+    let (pos, ring) = radial_layout(set.len(), shown, &roots_i, &edges);
     let nodes: Vec<JsNode> = set
         .iter()
         .enumerate()
@@ -210,6 +212,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
                 root: roots.contains(&n),
                 test: r.test,
                 hidden: i >= shown,
+                ring: ring[i],
                 x: pos[i].0,
                 y: pos[i].1,
             }
@@ -227,13 +230,16 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
     }))
 }
 
-/// Positions for a neighbourhood, computed once here so the page draws at once: nodes on rings
-/// by their distance from the roots (unreached ones on the outermost ring), each ring wide
-/// enough that neighbours on it keep `SPACING` apart, and ordered by the angle of the node that
-/// reached them so edges between rings stay short.
-fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)> {
+/// Positions for a neighbourhood, computed once here so the page draws at once: the drawn
+/// nodes (the first `shown`) on rings by their distance from the roots (unreached ones on the
+/// outermost ring), each ring wide enough that neighbours on it keep `SPACING` apart, and
+/// ordered by the angle of the node that reached them so edges between rings stay short. The
+/// hidden nodes take no room on the rings (the first view is laid out for what it draws): each
+/// sits on a short arc just outside the drawn node that reveals it. Returns positions and rings.
+fn radial_layout(n: usize, shown: usize, roots: &[usize], edges: &[JsEdge]) -> (Vec<(f64, f64)>, Vec<usize>) {
     const SPACING: f64 = 34.0;
     const RING_GAP: f64 = 120.0;
+    let shown = shown.min(n);
     let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
     for e in edges {
         adj[e.source].push(e.target);
@@ -246,12 +252,12 @@ fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)>
     let mut ring = vec![usize::MAX; n];
     let mut parent = vec![usize::MAX; n];
     let mut queue = std::collections::VecDeque::new();
-    for &r in roots {
+    for &r in roots.iter().filter(|&&r| r < shown) {
         ring[r] = 0;
         queue.push_back(r);
     }
     while let Some(v) = queue.pop_front() {
-        for &w in &adj[v] {
+        for &w in adj[v].iter().filter(|&&w| w < shown) {
             if ring[w] == usize::MAX {
                 ring[w] = ring[v] + 1;
                 parent[w] = v;
@@ -259,16 +265,17 @@ fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)>
             }
         }
     }
-    let deepest = ring.iter().filter(|&&r| r != usize::MAX).max().copied().unwrap_or(0);
-    for r in ring.iter_mut().filter(|r| **r == usize::MAX) {
+    let deepest = ring[..shown].iter().filter(|&&r| r != usize::MAX).max().copied().unwrap_or(0);
+    for r in ring[..shown].iter_mut().filter(|r| **r == usize::MAX) {
         *r = deepest + 1;
     }
     let mut pos = vec![(0.0, 0.0); n];
     let mut angle = vec![0.0f64; n];
-    let rings = ring.iter().max().copied().unwrap_or(0);
+    let rings = ring[..shown].iter().max().copied().unwrap_or(0);
     let mut radius = 0.0f64;
+    let round = |v: f64| (v * 10.0).round() / 10.0;
     for k in 0..=rings {
-        let mut members: Vec<usize> = (0..n).filter(|&i| ring[i] == k).collect();
+        let mut members: Vec<usize> = (0..shown).filter(|&i| ring[i] == k).collect();
         if members.is_empty() {
             continue;
         }
@@ -295,10 +302,44 @@ fn radial_layout(n: usize, roots: &[usize], edges: &[JsEdge]) -> Vec<(f64, f64)>
         for (j, &i) in members.iter().enumerate() {
             let a = turn + step * j as f64;
             angle[i] = a;
-            pos[i] = ((radius * a.cos() * 10.0).round() / 10.0, (radius * a.sin() * 10.0).round() / 10.0);
+            pos[i] = (round(radius * a.cos()), round(radius * a.sin()));
         }
     }
-    pos
+    // Hidden nodes, grouped by the first drawn node they touch, fanned out beyond it.
+    let mut revealed_by: Vec<Vec<usize>> = vec![Vec::new(); shown];
+    for h in shown..n {
+        match adj[h].iter().find(|&&w| w < shown) {
+            Some(&p) => {
+                ring[h] = ring[p] + 1;
+                revealed_by[p].push(h);
+            }
+            None => ring[h] = rings + 1,
+        }
+    }
+    for (p, kids) in revealed_by.iter().enumerate().filter(|(_, k)| !k.is_empty()) {
+        let (px, py) = pos[p];
+        let at_centre = px.hypot(py) < 1.0;
+        let out = if at_centre { 0.0 } else { py.atan2(px) };
+        let m = kids.len() as f64;
+        // At most a half circle facing outwards (a full one around a root at the centre), and
+        // further out when that arc is too short for SPACING between neighbours.
+        let widest = if at_centre { std::f64::consts::TAU } else { std::f64::consts::PI };
+        let reach = (RING_GAP * 0.75).max(m * SPACING / widest);
+        let spread = (m * SPACING / reach).min(widest);
+        let step = if at_centre {
+            spread / m
+        } else if m > 1.0 {
+            spread / (m - 1.0)
+        } else {
+            0.0
+        };
+        let first = if at_centre { 0.0 } else { out - spread / 2.0 };
+        for (j, &h) in kids.iter().enumerate() {
+            let a = first + step * j as f64;
+            pos[h] = (round(px + reach * a.cos()), round(py + reach * a.sin()));
+        }
+    }
+    (pos, ring)
 }
 
 fn escape(s: &str) -> String {
@@ -330,7 +371,8 @@ mod tests {
         // A root, 40 callers, each with a caller of its own, and one node nothing reaches.
         let mut edges: Vec<JsEdge> = (1..=40).map(|i| edge(i, 0)).collect();
         edges.extend((1..=40).map(|i| edge(40 + i, i)));
-        let pos = radial_layout(82, &[0], &edges);
+        let (pos, ring) = radial_layout(82, 82, &[0], &edges);
+        assert_eq!((ring[0], ring[1], ring[41], ring[81]), (0, 1, 2, 3));
         assert_eq!(pos[0], (0.0, 0.0));
         let r = |i: usize| pos[i].0.hypot(pos[i].1);
         let same = |a: f64, b: f64| (a - b).abs() < 0.5;
@@ -346,6 +388,17 @@ mod tests {
                 let d = (pos[i].0 - pos[j].0).hypot(pos[i].1 - pos[j].1);
                 assert!(d >= 30.0, "nodes {i} and {j} are {d} apart");
             }
+        }
+        // Hidden nodes leave the drawn ones where they were and sit beside the node revealing them.
+        let mut with_hidden: Vec<JsEdge> = (1..=40).map(|i| edge(i, 0)).collect();
+        with_hidden.extend((1..=40).map(|i| edge(40 + i, i)));
+        with_hidden.extend((0..5).map(|j| edge(82 + j, 7)));
+        let (hpos, hring) = radial_layout(87, 82, &[0], &with_hidden);
+        assert_eq!(&hpos[..82], &pos[..], "drawn nodes keep their places");
+        for h in 82..87 {
+            assert_eq!(hring[h], 2);
+            let near = (hpos[h].0 - pos[7].0).hypot(hpos[h].1 - pos[7].1);
+            assert!(near < 100.0 && hpos[h].0.hypot(hpos[h].1) > r(7), "hidden {h} beyond its node: {near}");
         }
         // A node sits on the side of the node that reached it.
         for i in 1..=40 {

@@ -80,9 +80,14 @@ pub fn summary(path: &Path) -> Result<Answer> {
     let problems: Vec<&Entry> = entries.iter().rev().filter(|e| e.outcome != "helpful").take(10).collect();
     if !problems.is_empty() {
         out.push_str("recent problems:\n");
-        for e in problems {
+        for e in &problems {
             out.push_str(&format!("  [{}] {} \"{}\": {}\n", e.outcome, e.tool, e.query, e.comment));
         }
     }
-    Ok(Answer::new("feedback", None, serde_json::json!({"entries": entries.len(), "by_tool": by_tool}), out))
+    Ok(Answer::new(
+        "feedback",
+        None,
+        serde_json::json!({"entries": entries.len(), "by_tool": by_tool, "recent_problems": problems}),
+        out,
+    ))
 }

@@ -83,7 +83,8 @@ pub const WATCH_LOCK: &str = "watch.lock";
 /// Health of one engine's default view (working tree, or folder).
 pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health> {
     let ws = &engine.ws;
-    let view = View::open(ws, &engine.spec(None))?;
+    // The engine's listing: under a watcher (`serve`, `ui`) reused until the tree changes.
+    let view = engine.view(&engine.spec(None))?;
     let keys = view.distinct_keys();
     let mut layers = BTreeMap::new();
     let mut missing_segments = 0usize;
@@ -376,6 +377,7 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
         let mut item = serde_json::json!({
             "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description, "description_from": s.committed.then_some(crate::config::TEAM_FILE),
             "state": h.state, "files": h.files, "blobs": h.blobs, "blobs_indexed": h.layers[layer::CHUNKS].blobs_indexed, "reasons": h.reasons,
+            "files_seen": h.files_seen, "files_indexed": h.files_indexed, "skipped": h.skipped,
         });
         if s.config.as_ref().is_some_and(|c| c.kind != crate::config::SourceType::Folder) {
             let ws = &s.engine.ws;

@@ -345,7 +345,7 @@ async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     answer(ui.clone(), move || {
         let path = opt(&p, "path").ok_or_else(|| crate::error::usage("which file? (path=…)"))?;
         let engine = source(&ui, &p)?;
-        let view = crate::view::View::open(&engine.ws, &engine.spec(opt(&p, "rev").as_deref()))?;
+        let view = engine.view(&engine.spec(opt(&p, "rev").as_deref()))?;
         let f = view
             .files
             .iter()
@@ -374,7 +374,17 @@ async fn config(State(ui): State<Arc<Ui>>) -> Response {
         // configuration's, which a flag, LYNX_MODEL or the store's record can override.
         let model = engine.model_status();
         let text = toml::to_string_pretty(&ws.config).unwrap_or_default();
-        let data = serde_json::json!({"warnings": ws.config.warnings, "model": model, "model_line": model.line()});
+        let data = serde_json::json!({
+            "warnings": ws.config.warnings,
+            "model": model,
+            "model_line": model.line(),
+            "settings": ws.config.settings(),
+            "files": {
+                "user file": crate::config::user_file().map(|p| p.display().to_string()),
+                (crate::config::TEAM_FILE): ws.repo.workdir.as_ref().map(|w| w.join(crate::config::TEAM_FILE).display().to_string()),
+                ".lynx/config.toml": ws.repo.lynx_dir.join(crate::config::LOCAL_FILE).display().to_string(),
+            },
+        });
         Ok(Answer::new("config", None, data, text))
     })
     .await
