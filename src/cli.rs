@@ -1193,8 +1193,9 @@ pub fn init_logging(verbose: u8, quiet: bool, ansi: bool) {
         (_, 1) => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LYNX_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default},tantivy=warn,ort=warn")));
+    let filter = crate::env::get(crate::env::LYNX_LOG)
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new(format!("{default},tantivy=warn,ort=warn")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -1593,7 +1594,8 @@ fn run(cli: &Cli) -> Result<Answer> {
 fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
     match what {
         EvalCmd::Mine { rev_range, max, max_files, out } => {
-            let opts = crate::eval::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files };
+            let opts =
+                crate::ops::evaluate::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files };
             ops::evaluate::mine(&workspace(cli)?, &opts, out.as_deref())
         }
         EvalCmd::DataAccess { truth, rev, details } => {

@@ -76,7 +76,7 @@ impl ModelChoice {
         }
         let (name, origin) = match flag {
             Some(f) => (Some(f.to_string()), "--model"),
-            None => (crate::env::get(crate::env::LYNX_MODEL), "LYNX_MODEL"),
+            None => (crate::env::get(crate::env::LYNX_MODEL), crate::env::LYNX_MODEL),
         };
         match name {
             Some(n) if matches!(n.as_str(), "none" | "off") => off("turned off (model set to `none`)", origin),

@@ -19,6 +19,8 @@ pub const LYNX_DOWNLOAD_TIMEOUT: &str = "LYNX_DOWNLOAD_TIMEOUT";
 pub const LYNX_TOOL_WAIT_SECONDS: &str = "LYNX_TOOL_WAIT_SECONDS";
 /// Headless Chromium for webdoc sources with `render_js` (default: found on PATH).
 pub const LYNX_CHROMIUM: &str = "LYNX_CHROMIUM";
+/// Log filter in `tracing`'s syntax (`debug`, `lynx=info,ort=warn`); wins over `-v` / `-q`.
+pub const LYNX_LOG: &str = "LYNX_LOG";
 /// The MCP tool profile.
 pub const LYNX_TOOL_PROFILE: &str = "LYNX_TOOL_PROFILE";
 /// A LynxMCP `config.json` to read sources and settings from.

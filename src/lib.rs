@@ -10,7 +10,6 @@ pub mod encoding;
 pub mod engine;
 pub mod env;
 pub mod error;
-pub mod eval;
 pub mod fsutil;
 pub mod gc;
 pub mod graph;

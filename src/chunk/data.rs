@@ -6,7 +6,7 @@
 //! that depend on a file's path or on other files (Django's default table, a JPQL entity, an
 //! EF `DbSet` property) are resolved per view (`graph::data`).
 
-use crate::chunk::facts::{DefFact, type_kind};
+use crate::chunk::defs::{DefFact, type_kind};
 use crate::lang::Lang;
 use regex::Regex;
 use serde::{Deserialize, Serialize};

@@ -3,6 +3,7 @@
 //! extractor both read this one table, so they agree on symbols and line ranges.
 
 use crate::lang::Lang;
+use serde::{Deserialize, Serialize};
 use tree_sitter::Node;
 
 /// What a definition is. Kept small and language-neutral.
@@ -577,4 +578,32 @@ fn sql_statement<'t>(node: Node<'t>, src: &[u8]) -> Option<DefNode<'t>> {
         body: None,
         owns_following: false,
     })
+}
+
+/// A definition as a blob's stored facts keep it (`chunk::facts`), the form the graph and the
+/// data-access extractor read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DefFact {
+    pub name: String,
+    pub qualified: String,
+    pub kind: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Index of the containing definition, -1 at file level.
+    pub parent: i32,
+    /// Marked as a test by an attribute or annotation (`#[test]`, `@Test`, `[Fact]`…).
+    pub test: bool,
+}
+
+/// True for definition kinds a call can target.
+pub fn callable_kind(kind: &str) -> bool {
+    matches!(kind, "function" | "method" | "constructor" | "macro")
+}
+
+/// True for definition kinds a base clause or a constructor call can target.
+pub fn type_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "class" | "struct" | "interface" | "trait" | "enum" | "object" | "protocol" | "record" | "union" | "type"
+    )
 }

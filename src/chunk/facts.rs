@@ -2,7 +2,7 @@
 //! containment), raw calls, raw bases, imports and receiver-type hints. Nothing here looks at
 //! other files; resolution happens per view (`resolve.rs`).
 
-use crate::chunk::defs::{DefNode, clean_name};
+use crate::chunk::defs::{DefFact, DefNode, clean_name, type_kind};
 use crate::chunk::outline::{Def, Visitor};
 use crate::lang::Lang;
 use serde::{Deserialize, Serialize};
@@ -39,19 +39,6 @@ impl Relation {
             _ => Relation::ExtendsOrImplements,
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DefFact {
-    pub name: String,
-    pub qualified: String,
-    pub kind: String,
-    pub start_line: u32,
-    pub end_line: u32,
-    /// Index of the containing definition, -1 at file level.
-    pub parent: i32,
-    /// Marked as a test by an attribute or annotation (`#[test]`, `@Test`, `[Fact]`…).
-    pub test: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1254,17 +1241,4 @@ fn rust_use(arg: Node, src: &[u8]) -> (String, Vec<String>) {
             }
         }
     }
-}
-
-/// True for definition kinds a call can target.
-pub fn callable_kind(kind: &str) -> bool {
-    matches!(kind, "function" | "method" | "constructor" | "macro")
-}
-
-/// True for definition kinds a base clause or a constructor call can target.
-pub fn type_kind(kind: &str) -> bool {
-    matches!(
-        kind,
-        "class" | "struct" | "interface" | "trait" | "enum" | "object" | "protocol" | "record" | "union" | "type"
-    )
 }

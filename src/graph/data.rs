@@ -4,7 +4,7 @@
 //! its table, Django's default table comes from the app's directory, an EF `DbSet` property
 //! becomes its entity's table.
 
-use super::resolve::FileFacts;
+use super::files::FileFacts;
 use crate::chunk::data::{DataKind, plural, snake};
 use serde::Serialize;
 use std::collections::HashMap;

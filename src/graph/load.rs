@@ -1,7 +1,8 @@
 //! Assembling a view's code graph from the graph-facts layer of its files.
 
+use super::files::FileFacts;
 use super::model::CodeGraph;
-use super::resolve::{self, FileFacts};
+use super::resolve;
 use crate::chunk::facts::Facts;
 use crate::layer;
 use crate::store::Store;

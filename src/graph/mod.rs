@@ -4,6 +4,7 @@
 /// Facts are extracted per blob, with chunking (`chunk::facts`).
 pub use crate::chunk::facts;
 pub mod data;
+pub mod files;
 pub mod load;
 pub mod model;
 pub mod precise;

@@ -153,6 +153,19 @@ pub struct CodeGraph {
 }
 
 impl CodeGraph {
+    /// The node of an external (unresolved) name, made the first time it is asked for.
+    pub fn external_node(&mut self, name: &str) -> petgraph::graph::NodeIndex {
+        if let Some(&i) = self.external_by_name.get(name) {
+            return self.external_nodes[i as usize];
+        }
+        let i = self.externals.len() as u32;
+        self.externals.push(name.to_string());
+        self.external_by_name.insert(name.to_string(), i);
+        let n = self.g.add_node(Node::External(i));
+        self.external_nodes.push(n);
+        n
+    }
+
     pub fn node_of(&self, n: Node) -> NodeIndex {
         match n {
             Node::File(i) => self.file_nodes[i as usize],

@@ -4,8 +4,8 @@
 //! without precise facts keep their heuristic edges, so an index covering part of a repository
 //! (one language, one package) improves exactly that part.
 
+use super::files::FileFacts;
 use super::model::{CodeGraph, Confidence, Edge, Node, Rel};
-use super::resolve::FileFacts;
 use crate::lang::Lang;
 use crate::layer::scip::Occ;
 use petgraph::graph::NodeIndex;
@@ -273,7 +273,7 @@ pub(super) fn add_edges(
     }
     for (from, name, mut edge) in externals {
         let a = cg.node_of(from);
-        let b = super::resolve::external(cg, &name);
+        let b = cg.external_node(&name);
         if seen.insert((a, b, edge.rel)) {
             edge.confidence = Confidence::External;
             cg.g.add_edge(a, b, edge);

@@ -5,8 +5,10 @@
 //! `resolved`, several for a direct call are `ambiguous` (an edge to each), several for a
 //! member call are dropped, none is an external node. Names are case-sensitive.
 
+use super::files::FileFacts;
 use super::model::{CodeGraph, Confidence, DefNode, Edge, FileNode, Node, Rel, is_test_path};
-use crate::chunk::facts::{Facts, Relation, callable_kind, type_kind};
+use crate::chunk::defs::{callable_kind, type_kind};
+use crate::chunk::facts::{Facts, Relation};
 use crate::lang::Lang;
 use std::collections::{HashMap, HashSet};
 
@@ -118,15 +120,6 @@ const BUILTIN_METHODS: &[&str] = &[
     "send",
     "recv",
 ];
-
-/// One file of the view with its facts.
-pub struct FileFacts<'a> {
-    pub path: &'a str,
-    pub lang: Lang,
-    pub facts: &'a Facts,
-    /// What an imported SCIP index says about the file; its edges replace the heuristic ones.
-    pub precise: Option<&'a crate::layer::scip::PreciseFacts>,
-}
 
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
@@ -778,7 +771,7 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             all.dedup();
             if all.is_empty() {
                 if !answered {
-                    let ext = external(&mut cg, &imp.module);
+                    let ext = cg.external_node(&imp.module);
                     cg.g.add_edge(
                         cg.file_nodes[fi],
                         ext,
@@ -921,7 +914,7 @@ fn add_edges(
                 }
             }
             Err(ext_name) => {
-                let to = external(cg, &ext_name);
+                let to = cg.external_node(&ext_name);
                 if seen.insert((from_ix, to, edge.rel)) {
                     edge.confidence = Confidence::External;
                     cg.g.add_edge(from_ix, to, edge);
@@ -929,18 +922,6 @@ fn add_edges(
             }
         }
     }
-}
-
-pub(super) fn external(cg: &mut CodeGraph, name: &str) -> petgraph::graph::NodeIndex {
-    if let Some(&i) = cg.external_by_name.get(name) {
-        return cg.external_nodes[i as usize];
-    }
-    let i = cg.externals.len() as u32;
-    cg.externals.push(name.to_string());
-    cg.external_by_name.insert(name.to_string(), i);
-    let n = cg.g.add_node(Node::External(i));
-    cg.external_nodes.push(n);
-    n
 }
 
 /// (scope def index within the file, variable) → type name.

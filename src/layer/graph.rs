@@ -2,7 +2,8 @@
 //! receiver-type hints and data access, one row per fact (columnar, so other tools can query them too).
 
 use crate::chunk::data::{DataFact, DataKind};
-use crate::chunk::facts::{BaseFact, CallFact, DefFact, Facts, ImportFact, Relation, TypeHint};
+use crate::chunk::defs::DefFact;
+use crate::chunk::facts::{BaseFact, CallFact, Facts, ImportFact, Relation, TypeHint};
 use crate::layer::column as col;
 use crate::store::Key;
 use anyhow::Result;

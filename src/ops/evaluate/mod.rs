@@ -1,17 +1,27 @@
 //! `evaluate mine | run | graph | data-access`: mining question sets from history, running them
 //! with their gates, and scoring the graph and data-access facts against hand-checked truth.
+//!
+//! The machinery: questions mined from a repository's own history (`mine.rs`), run against any
+//! mode or model (`run.rs`), with standard metrics (`metrics.rs`) over a simple question format
+//! (`dataset.rs`); the graph's and data access's truth files (`graph.rs`, `data.rs`).
 
-use super::Answer;
+pub mod data;
+pub mod dataset;
+pub mod graph;
+pub mod metrics;
+pub mod mine;
+pub mod run;
+
 use crate::engine::Engine;
 use crate::error;
-use crate::eval;
+use crate::ops::Answer;
 use crate::workspace::Workspace;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// Mines questions from the commits of a range; writes them to `out` or lists them.
-pub fn mine(ws: &Workspace, opts: &eval::mine::MineOptions, out: Option<&Path>) -> Result<Answer> {
-    let m = eval::mine::mine(&ws.repo, opts)?;
+pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Result<Answer> {
+    let m = mine::mine(&ws.repo, opts)?;
     let mut text = format!(
         "mined {} questions from {} of {} commits in {}\n",
         m.questions.len(),
@@ -34,16 +44,16 @@ pub fn mine(ws: &Workspace, opts: &eval::mine::MineOptions, out: Option<&Path>) 
 }
 
 pub fn data_access(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) -> Result<Answer> {
-    let t = eval::data::load(truth)?;
-    let report = eval::data::run(engine, &t, rev)?;
-    let text = eval::data::render(&report, details);
+    let t = data::load(truth)?;
+    let report = data::run(engine, &t, rev)?;
+    let text = data::render(&report, details);
     Ok(Answer::new("evaluate_data_access", None, &report, text))
 }
 
 pub fn graph(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) -> Result<Answer> {
-    let t = eval::graph::load(truth)?;
-    let report = eval::graph::run(engine, &t, rev)?;
-    let text = eval::graph::render(&report, details);
+    let t = graph::load(truth)?;
+    let report = graph::run(engine, &t, rev)?;
+    let text = graph::render(&report, details);
     Ok(Answer::new("evaluate_graph", None, &report, text))
 }
 
@@ -64,7 +74,7 @@ pub struct RunArgs<'a> {
 
 /// Asks every question (of `split`) at its revision; a failed gate makes the answer exit 4.
 pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answer> {
-    let mut qs = eval::dataset::load(a.questions)?;
+    let mut qs = dataset::load(a.questions)?;
     if let Some(s) = a.split {
         qs.retain(|q| q.split.as_deref().unwrap_or("dev") == s);
         if qs.is_empty() {
@@ -73,7 +83,7 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     }
     let baseline = a
         .baseline
-        .map(|p| -> Result<eval::run::Report> {
+        .map(|p| -> Result<run::Report> {
             let t = std::fs::read_to_string(p)
                 .map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
             serde_json::from_str(&t)
@@ -86,8 +96,8 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     if a.max_recall_drop.is_some() && baseline.is_none() {
         return Err(error::usage("--max-recall-drop needs --baseline"));
     }
-    let opts = eval::run::RunOptions {
-        mode: eval::run::EvalMode::parse(a.mode)?,
+    let opts = run::RunOptions {
+        mode: run::EvalMode::parse(a.mode)?,
         k: a.k.max(1),
         per_question: a.per_question,
         baseline,
@@ -96,12 +106,20 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
         max_p95_ms: a.max_p95_ms,
         rerank: a.reranker.map(str::to_string),
     };
-    let report = eval::run::run(&engine()?, &qs, &opts)?;
+    let report = run::run(&engine()?, &qs, &opts)?;
     if let Some(p) = a.save {
         crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
-    let text = eval::run::render(&report);
+    let text = run::render(&report);
     let failed = report.gates.iter().any(|g| !g.passed);
     let answer = Answer::new("evaluate_run", None, &report, text);
     Ok(if failed { answer.with_exit(error::EXIT_GATE_FAILED) } else { answer })
+}
+
+/// Reads a hand-checked truth file (`what` names its kind in the error).
+pub fn load_truth<T: serde::de::DeserializeOwned>(path: &std::path::Path, what: &str) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| crate::error::usage(format!("{} is not a {what} truth file: {e}", path.display())))
 }

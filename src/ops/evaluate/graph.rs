@@ -110,7 +110,7 @@ fn edges_around(cg: &CodeGraph, nodes: &[Node], rels: &[Rel], out_only: bool) ->
                 }
                 let (a, b) = (cg.g[e.source()], cg.g[e.target()]);
                 if e.weight().rel == Rel::Calls
-                    && matches!(b, Node::Def(d) if crate::chunk::facts::type_kind(&cg.defs[d as usize].kind))
+                    && matches!(b, Node::Def(d) if crate::chunk::defs::type_kind(&cg.defs[d as usize].kind))
                 {
                     continue;
                 }
@@ -214,7 +214,7 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
     // Truth call edges to a class (a constructor) are left out, as the graph's are.
     let is_class = |name: &str| {
         let name = class_of_constructor(name);
-        defs_of(&cg, &name).iter().any(|&d| crate::chunk::facts::type_kind(&cg.defs[d as usize].kind))
+        defs_of(&cg, &name).iter().any(|&d| crate::chunk::defs::type_kind(&cg.defs[d as usize].kind))
     };
     let true_calls: BTreeSet<(String, String)> = pairs(&t.calls).into_iter().filter(|(_, to)| !is_class(to)).collect();
     let calls = score(edges_around(&cg, &symbols, &[Rel::Calls], false), &true_calls, &traps);
