@@ -605,8 +605,10 @@ fn stored_procedure_name(text: &str, s: usize, e: usize) -> Option<String> {
     {
         return None;
     }
-    let stmt_end = text[e..].find(';').map_or(text.len(), |i| e + i).min(e + 400);
-    let stmt_start = text[..s].rfind([';', '{', '}']).map_or(0, |i| i + 1).max(s.saturating_sub(400));
+    // At most 400 bytes either side, cut on character boundaries.
+    let stmt_end = text.floor_char_boundary(text[e..].find(';').map_or(text.len(), |i| e + i).min(e + 400));
+    let stmt_start =
+        text.ceil_char_boundary(text[..s].rfind([';', '{', '}']).map_or(0, |i| i + 1).max(s.saturating_sub(400)));
     let around = &text[stmt_start..stmt_end];
     (around.contains("StoredProcedure") || around.contains("storedProcedure") || around.contains("prepareCall"))
         .then(|| unquote(lit))

@@ -59,8 +59,9 @@ pub fn process_as(key: Key, lang: Lang, content: &[u8], graph: bool) -> Processe
         };
     }
     let (text, encoding) = crate::encoding::decode(content);
-    let (chunks, facts) =
-        if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) };
+    let (chunks, facts) = analysed_or_windows(key, &text, || {
+        if graph { chunks_and_facts(lang, &text) } else { (chunk::chunk(lang, &text), Facts::default()) }
+    });
     let hashes = chunks.iter().map(|c| crate::layer::chunk_hash(&c.text)).collect();
     let terms = chunks.iter().map(|c| ChunkTerms::analyse(&c.text, &c.symbol)).collect();
     Processed {
@@ -75,6 +76,26 @@ pub fn process_as(key: Key, lang: Lang, content: &[u8], graph: bool) -> Processe
         },
         terms: BlobTerms { key, chunks: terms },
         facts: BlobFacts { key, facts },
+    }
+}
+
+/// The chunks and facts `analyse` makes of a blob, or, when one of the analysers gives up on it
+/// (a bug: one file must never stop an index, a search or a server), the blob as plain-text
+/// windows without facts, with a warning naming it. Deterministic like the analysers.
+fn analysed_or_windows(
+    key: Key,
+    text: &str,
+    analyse: impl FnOnce() -> (Vec<chunk::Chunk>, Facts),
+) -> (Vec<chunk::Chunk>, Facts) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(analyse)) {
+        Ok(r) => r,
+        Err(_) => {
+            tracing::warn!(
+                "the analysis of blob {key:?} failed; indexed as plain text without graph facts (please report this file)"
+            );
+            let windows = std::panic::catch_unwind(|| chunk::chunk(Lang::Text, text)).unwrap_or_default();
+            (windows, Facts::default())
+        }
     }
 }
 
@@ -103,4 +124,39 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     facts.fields_on_classes();
     facts.data = chunk::data::extract(lang, text, &strings, &facts.defs);
     (chunks, facts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_analyser_that_gives_up_leaves_the_blob_as_plain_windows() {
+        let text = "line one\nline two\n";
+        let (chunks, facts) = analysed_or_windows(Key::blob(&[7; 20], 0), text, || panic!("an analyser bug"));
+        assert!(!chunks.is_empty() && chunks.iter().any(|c| c.text.contains("line two")), "{chunks:?}");
+        assert!(facts.defs.is_empty() && facts.calls.is_empty());
+        // Analysers that succeed are used as they are.
+        let (chunks, _) = analysed_or_windows(Key::blob(&[7; 20], 0), text, || (Vec::new(), Facts::default()));
+        assert!(chunks.is_empty());
+    }
+
+    #[test]
+    fn a_stored_procedure_call_next_to_wide_characters_is_read() {
+        // The 400-byte windows either side of the literal start or end inside three-byte
+        // characters for one of these paddings.
+        for pad in 0..3 {
+            let wide = "\u{ffff}".repeat(200);
+            let text = format!(
+                "// {wide}{}\nvar o = conn.Query<Order>(\"usp_GetOrders\", commandType: CommandType.StoredProcedure)\n// {wide}\n;\n",
+                " ".repeat(pad)
+            );
+            let p = process_with(Key::blob(&[8; 20], 0), "a.cs", text.as_bytes(), true);
+            assert!(
+                p.facts.facts.data.iter().any(|d| d.name == "usp_GetOrders" && d.access == "call"),
+                "padding {pad}: {:?}",
+                p.facts.facts.data
+            );
+        }
+    }
 }
