@@ -168,6 +168,9 @@ pub struct Engine {
     pub dense_note_said: std::sync::atomic::AtomicBool,
     synonyms: OnceLock<Option<Arc<crate::search::Synonyms>>>,
     worktree: Mutex<Option<(u64, Arc<View>)>>,
+    /// Listings of commits asked about, most recently used last: a commit's tree never
+    /// changes, so a second question there (or at another name for it) lists nothing.
+    commits: Mutex<Vec<(gix::ObjectId, Arc<View>)>>,
     /// Questions in flight: background warm-up waits for a pause instead of taking the cores
     /// from the first questions of a session.
     pub activity: Activity,
@@ -293,6 +296,7 @@ impl Engine {
             dense_note_said: Default::default(),
             synonyms: OnceLock::new(),
             worktree: Mutex::new(None),
+            commits: Mutex::new(Vec::new()),
             activity: Activity::default(),
         }
     }
@@ -429,6 +433,9 @@ impl Engine {
     /// no change (the MCP server's warm path); everything else is listed fresh.
     pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {
         use std::sync::atomic::Ordering;
+        if let ViewSpec::Rev(rev) = spec {
+            return self.commit_view(rev);
+        }
         if *spec != ViewSpec::Worktree
             || !self.watching.load(Ordering::Acquire)
             || !self.fence.get().is_some_and(|pass| pass())
@@ -446,6 +453,33 @@ impl Engine {
         }
         let v = Arc::new(View::open(&self.ws, spec)?);
         *self.worktree.lock().unwrap() = Some((generation, v.clone()));
+        Ok(v)
+    }
+
+    /// A commit's listing, from the process's few most recent ones when it was listed before
+    /// (the configuration that filters it is fixed for the life of the engine).
+    fn commit_view(&self, rev: &str) -> Result<Arc<View>> {
+        /// Listings kept: a monorepo's is tens of megabytes.
+        const KEEP: usize = 4;
+        let commit = self.ws.repo.resolve(rev)?.commit;
+        {
+            let mut kept = self.commits.lock().unwrap();
+            if let Some(i) = kept.iter().position(|(c, _)| *c == commit) {
+                let hit = kept.remove(i);
+                let v = hit.1.clone();
+                kept.push(hit);
+                return Ok(v);
+            }
+        }
+        let t = std::time::Instant::now();
+        let v = Arc::new(View::open(&self.ws, &ViewSpec::Rev(crate::repo::hex(&commit)))?);
+        tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
+        let mut kept = self.commits.lock().unwrap();
+        kept.retain(|(c, _)| *c != commit);
+        kept.push((commit, v.clone()));
+        if kept.len() > KEEP {
+            kept.remove(0);
+        }
         Ok(v)
     }
 

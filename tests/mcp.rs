@@ -197,6 +197,28 @@ fn edits_while_serving_are_reflected() {
     c.close();
 }
 
+/// A revision's listing is kept for the next question there; a name that moves (HEAD after a
+/// commit) names the new commit's listing, never the kept one.
+#[test]
+fn a_moved_revision_name_is_answered_at_its_new_commit() {
+    let r = TestRepo::new();
+    project(&r);
+    let mut c = Client::start(&r, &["--no-watch"]);
+    let (text, _) = c.call("search", json!({"query": "wombatfunction", "rev": "HEAD"}));
+    assert!(text.contains("no matches"), "{text}");
+    let (again, _) = c.call("search", json!({"query": "add", "rev": "HEAD"}));
+    assert!(again.contains("src/calc.py"), "{again}");
+    r.write("src/new.py", "def wombatfunction():\n    return 'committed'\n");
+    let new = r.commit_all("add wombat");
+    let (text, _) = c.call("search", json!({"query": "wombatfunction", "rev": "HEAD"}));
+    assert!(text.contains("src/new.py:1: wombatfunction (1-2, "), "{text}");
+    assert!(text.starts_with(&format!("view: commit {}", &new[..12])), "{text}");
+    // The commit before, asked by its id, is still the old listing.
+    let (old, _) = c.call("search", json!({"query": "wombatfunction", "rev": "HEAD~1"}));
+    assert!(old.contains("no matches"), "{old}");
+    c.close();
+}
+
 #[test]
 fn edits_are_reflected_with_the_watcher_on() {
     let r = TestRepo::new();
