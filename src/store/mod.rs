@@ -42,6 +42,12 @@ impl Key {
     pub fn hint(&self) -> u8 {
         self.0[32]
     }
+
+    /// The first eight bytes as a big-endian number: ordered as the keys are.
+    #[inline]
+    pub fn prefix(&self) -> u64 {
+        u64::from_be_bytes(self.0[..8].try_into().unwrap())
+    }
 }
 
 impl std::fmt::Debug for Key {
