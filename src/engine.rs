@@ -240,6 +240,13 @@ pub struct Opened {
 /// answers at many revisions.
 const MAX_VIEWS: usize = 4;
 
+/// The name of an assembled view in memory: its content key plus what the view was asked as
+/// (the same content can be several views — a clean worktree and its commit — and each answer
+/// names the view that was asked for).
+fn mem_key(view: &View, key: &str) -> String {
+    format!("{key}/{}/{}", view.id.label, view.id.commit.as_deref().unwrap_or(""))
+}
+
 /// Chunks a query may embed before answering; beyond that it answers with partial coverage.
 const QUERY_EMBED_BUDGET_STATIC: usize = 50_000;
 const QUERY_EMBED_BUDGET_TRANSFORMER: usize = 256;
@@ -471,9 +478,21 @@ impl Engine {
                 return Ok(v);
             }
         }
-        let t = std::time::Instant::now();
-        let v = Arc::new(View::open(&self.ws, &ViewSpec::Rev(crate::repo::hex(&commit)))?);
-        tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
+        let hex = crate::repo::hex(&commit);
+        let v = match crate::view::kept::load(&self.ws, &hex) {
+            // A kept view brings its assembled table along: the view is ready before it is asked.
+            Some((view, data)) => {
+                let view = Arc::new(view);
+                self.remember_view(mem_key(&view, &data.key), Arc::new(data));
+                view
+            }
+            None => {
+                let t = std::time::Instant::now();
+                let v = Arc::new(View::open(&self.ws, &ViewSpec::Rev(hex))?);
+                tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
+                v
+            }
+        };
         let mut kept = self.commits.lock().unwrap();
         kept.retain(|(c, _)| *c != commit);
         kept.push((commit, v.clone()));
@@ -486,10 +505,7 @@ impl Engine {
     /// Opens an already listed view: indexes the blobs it lacks, then assembles it from the
     /// shards (kept in memory for the life of the process, a few views at a time).
     pub fn open_listed(&self, view: &View) -> Result<Opened> {
-        let key = crate::view::content_key(view, self.ws.config.index.max_file_size);
-        // The same content can be several views (a clean worktree and its commit): each answer
-        // names the view that was asked for.
-        let mem_key = format!("{key}/{}/{}", view.id.label, view.id.commit.as_deref().unwrap_or(""));
+        let mem_key = mem_key(view, &crate::view::content_key(view, self.ws.config.index.max_file_size));
         {
             let mut views = self.views.lock().unwrap();
             if let Some(i) = views.iter().position(|(k, _)| *k == mem_key) {
@@ -526,15 +542,37 @@ impl Engine {
             }
         }
         let data = Arc::new(data);
+        self.remember_view(mem_key, data.clone());
+        Ok(Opened { data, indexed })
+    }
+
+    /// Keeps an assembled view in memory, dropping the least recently used beyond `MAX_VIEWS`
+    /// with their dense sides and graphs.
+    fn remember_view(&self, mem_key: String, data: Arc<ViewData>) {
         let mut views = self.views.lock().unwrap();
+        views.retain(|(k, _)| *k != mem_key);
         if views.len() >= MAX_VIEWS {
             let (old, _) = views.remove(0);
             self.dense.lock().unwrap().retain(|(k, _), _| !old.starts_with(k.as_str()));
             self.graphs.lock().unwrap().retain(|k, _| !old.starts_with(k.as_str()));
         }
-        views.push((mem_key, data.clone()));
-        drop(views);
-        Ok(Opened { data, indexed })
+        views.push((mem_key, data));
+    }
+
+    /// Writes the assembled view of a revision (with its history field) where the first
+    /// question there in any process reads it back (`view::kept`). False when there is
+    /// nothing to keep: not a commit's view, or one whose blobs are not all indexed yet.
+    pub fn keep_view(&self, view: &View) -> Result<bool> {
+        if view.id.kind != "commit" {
+            return Ok(false);
+        }
+        let opened = self.open_listed(view)?;
+        if self.needs_indexing(view, &opened.data.assembly.missing_keys) {
+            return Ok(false);
+        }
+        let history = self.history(&opened.data);
+        crate::view::kept::write(&self.ws, view, &opened.data, history.as_deref())?;
+        Ok(true)
     }
 
     /// Whether any of `missing` (keys of `view` without objects) can be processed: blobs over

@@ -157,6 +157,13 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
     for c in commits.iter().step_by(5) {
         assert_eq!(answers(r.path(), c), shared[c], "{c}: answers changed after the shards were rebuilt");
     }
+    // `index --rev` kept each revision's assembled view; assembled afresh, each answers the same.
+    let kept = walkdir::WalkDir::new(r.file(".lynx/cache/views")).into_iter().flatten();
+    assert!(kept.filter(|e| e.file_type().is_file()).count() >= commits.len() / 2 - 1);
+    std::fs::remove_dir_all(r.file(".lynx/cache/views")).unwrap();
+    for c in commits.iter().skip(2).step_by(5) {
+        assert_eq!(answers(r.path(), c), shared[c], "{c}: the view assembled afresh answers unlike the kept one");
+    }
 
     // A second clone: for each revision, a store built for that revision alone.
     let alone = tempfile::tempdir().unwrap();
@@ -181,8 +188,8 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         differ.len(),
         commits.len()
     );
-    // Nothing is written per view: the cache holds shards (per segment) and history walks (per
-    // commit, one per indexed revision).
+    // The cache holds shards (per segment), history walks and kept views (per commit, one per
+    // indexed revision).
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
         .flatten()
@@ -191,6 +198,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
     assert!(
         cache.iter().all(|n| n == "shards"
             || n == "walks"
+            || n == "views"
             || n == "tokenizers"
             || n.ends_with(".json")
             || n.starts_with("tok")),
@@ -202,6 +210,83 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         .filter(|e| e.file_type().is_file())
         .count();
     assert!(walks <= commits.len(), "{walks} walks kept for {} revisions", commits.len());
+}
+
+/// The kept view files under the store.
+fn kept_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(r.file(".lynx/cache/views"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// A sparse search at `rev`: its hits, and whether it read a kept view (the debug log says so).
+fn search_at(r: &TestRepo, rev: &str) -> (serde_json::Value, bool) {
+    let out = r
+        .cmd(&["--json", "--no-dense", "search", "retry backoff timeout", "--rev", rev, "-k", "8"])
+        .env("LYNX_LOG", "lynx=debug")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains("kept view of"))
+}
+
+#[test]
+fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() {
+    let r = TestRepo::new();
+    let commits = history(&r, 6);
+    let (a, b) = (&commits[2], &commits[4]);
+    r.json(&["--no-dense", "index", "--rev", a, "--rev", b]);
+    let records = kept_views(&r);
+    assert_eq!(records.len(), 2, "one kept view per indexed revision: {records:?}");
+    let (kept_a, used) = search_at(&r, a);
+    assert!(used, "the first search at an indexed revision reads its kept view");
+    assert!(!kept_a.as_array().unwrap().is_empty());
+    for p in &records {
+        std::fs::remove_file(p).unwrap();
+    }
+    let (assembled_a, used) = search_at(&r, a);
+    assert!(!used);
+    assert_eq!(kept_a, assembled_a, "a kept view answers as the assembled one");
+    let (assembled_b, _) = search_at(&r, b);
+
+    // Written again by the next `index` (nothing new to process), then damaged: refused,
+    // removed, and the answer is the assembled one.
+    r.json(&["--no-dense", "index", "--rev", a, "--rev", b]);
+    let records = kept_views(&r);
+    assert_eq!(records.len(), 2);
+    let of = |rev: &str| records.iter().find(|p| p.to_string_lossy().contains(&rev[2..])).unwrap().clone();
+    let (rec_a, rec_b) = (of(a), of(b));
+    let mut bytes = std::fs::read(&rec_a).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&rec_a, &bytes).unwrap();
+    let (damaged_a, used) = search_at(&r, a);
+    assert!(!used, "a damaged kept view is not read");
+    assert_eq!(damaged_a, assembled_a);
+    assert!(!rec_a.exists(), "a damaged kept view is removed");
+
+    // One revision's record in another's place is refused (it names its own commit).
+    let good_b = std::fs::read(&rec_b).unwrap();
+    let b_name = rec_b.file_name().unwrap().to_string_lossy().into_owned();
+    let a_name = b_name.replacen(b.as_str(), a.as_str(), 1);
+    let misplaced = rec_a.with_file_name(&a_name);
+    std::fs::create_dir_all(misplaced.parent().unwrap()).unwrap();
+    std::fs::write(&misplaced, &good_b).unwrap();
+    let (misplaced_a, used) = search_at(&r, a);
+    assert!(!used, "another revision's kept view is not read");
+    assert_eq!(misplaced_a, assembled_a);
+    assert!(!misplaced.exists());
+    let (kept_b, used) = search_at(&r, b);
+    assert!(used);
+    assert_eq!(kept_b, assembled_b);
+
+    // `gc` removes kept views (`index` makes them again).
+    r.json(&["gc"]);
+    assert!(kept_views(&r).is_empty());
 }
 
 #[test]

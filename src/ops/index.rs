@@ -19,6 +19,7 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
         let mut report = index::index_view(&engine.ws, &view, &engine.progress)?;
         embed(engine, &view, &mut report);
         history(engine, &view, &mut report);
+        keep(engine, &view, &mut report);
         total.add(&report);
         per_view.push(report);
     }
@@ -45,6 +46,23 @@ fn history(engine: &Engine, view: &View, report: &mut IndexReport) {
         Err(e) => tracing::warn!("the history field of {} could not be prepared: {e:#}", view.id.label),
     }
     report.seconds.insert("history".into(), t.elapsed().as_secs_f64());
+    if let Some(total) = report.seconds.get_mut("total") {
+        *total += t.elapsed().as_secs_f64();
+    }
+}
+
+/// Keeps the assembled view of a revision for the first question there (`view::kept`),
+/// again only when this run added blobs to it. Never fails the run.
+fn keep(engine: &Engine, view: &View, report: &mut IndexReport) {
+    let Some(commit) = view.id.commit.as_deref() else { return };
+    if view.id.kind != "commit" || (report.blobs_new == 0 && crate::view::kept::exists(&engine.ws, commit)) {
+        return;
+    }
+    let t = std::time::Instant::now();
+    if let Err(e) = engine.keep_view(view) {
+        tracing::warn!("the view of {} could not be kept: {e:#}", view.id.label);
+    }
+    report.seconds.insert("view".into(), t.elapsed().as_secs_f64());
     if let Some(total) = report.seconds.get_mut("total") {
         *total += t.elapsed().as_secs_f64();
     }

@@ -43,6 +43,24 @@ pub enum SkipReason {
 }
 
 impl SkipReason {
+    pub const ALL: [SkipReason; 10] = [
+        SkipReason::Binary,
+        SkipReason::TooLarge,
+        SkipReason::LfsPointer,
+        SkipReason::Submodule,
+        SkipReason::Symlink,
+        SkipReason::Generated,
+        SkipReason::Vendored,
+        SkipReason::NoDiff,
+        SkipReason::Excluded,
+        SkipReason::Unreadable,
+    ];
+
+    /// The reason `name` names (the inverse of `name`).
+    pub fn from_name(name: &str) -> Option<SkipReason> {
+        SkipReason::ALL.into_iter().find(|r| r.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SkipReason::Binary => "binary",

@@ -162,6 +162,11 @@ impl ChunkShard {
         Ok(ChunkShard { file, rows, kinds, damaged: Default::default(), blocks, loaded })
     }
 
+    /// The segment the shard was derived from.
+    pub fn segment(&self) -> &str {
+        &self.file.segment
+    }
+
     pub fn rows(&self) -> usize {
         self.rows
     }

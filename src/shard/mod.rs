@@ -39,6 +39,8 @@ pub enum Kind {
     Postings = 2,
     Vectors = 3,
     History = 4,
+    /// A view assembled once and kept (`view::kept`); not derived from one segment.
+    View = 5,
 }
 
 impl Kind {
@@ -48,6 +50,7 @@ impl Kind {
             Kind::Postings => "postings",
             Kind::Vectors => "vectors",
             Kind::History => "history",
+            Kind::View => "view",
         }
     }
 
@@ -58,6 +61,7 @@ impl Kind {
             Kind::Postings => 2,
             Kind::Vectors => 2,
             Kind::History => 1,
+            Kind::View => 1,
         }
     }
 
@@ -539,6 +543,7 @@ pub fn check_all(store: &crate::store::Store, repair: bool) -> (usize, Vec<Strin
                 Kind::Postings => postings::PostingsShard::open(&f.path(), &name).is_ok(),
                 Kind::Vectors => vectors::VectorShard::open(&f.path(), &name).is_ok(),
                 Kind::History => history::HistoryShard::open(&f.path(), &name).is_ok(),
+                Kind::View => continue,
             };
             let orphan = store.find_segment(&name).is_none();
             if !valid || (repair && orphan) {

@@ -57,6 +57,11 @@ impl PostingsShard {
         Ok(PostingsShard { rows: stats.len() / 2, file })
     }
 
+    /// The segment the shard was derived from.
+    pub fn segment(&self) -> &str {
+        &self.file.segment
+    }
+
     pub fn rows(&self) -> usize {
         self.rows
     }

@@ -117,3 +117,63 @@ impl HistoryField {
         self.lengths.get(file as usize).copied().unwrap_or(0)
     }
 }
+
+/// Sections a history field takes inside a kept view (`view::kept`): its terms (offsets and
+/// heap), each term's postings (offsets, then (file, occurrences) pairs), the files' lengths and
+/// how many commits back each last changed.
+pub const SECTIONS: usize = 6;
+
+impl HistoryField {
+    /// Appends the field as `SECTIONS` sections, terms in sorted order (the same bytes in any
+    /// process); `total` and `commits` go in the record's header.
+    pub fn encode(&self, w: &mut crate::shard::Writer) {
+        let mut terms: Vec<&String> = self.postings.keys().collect();
+        terms.sort_unstable();
+        let names: Vec<String> = terms.iter().map(|t| t.to_string()).collect();
+        let (at, heap) = super::table::string_table(&names);
+        let mut post_at = Vec::with_capacity(terms.len() + 1);
+        let mut flat = Vec::new();
+        post_at.push(0u32);
+        for t in &terms {
+            flat.extend(self.postings[*t].iter().flat_map(|&(f, n)| [f, n]));
+            post_at.push(flat.len() as u32);
+        }
+        w.section_u32(&at);
+        w.section(heap);
+        w.section_u32(&post_at);
+        w.section_u32(&flat);
+        w.section_u32(&self.lengths);
+        w.section_u32(&self.newest);
+    }
+
+    /// A field written by `encode` for a table of `files` files, checked like the table.
+    pub fn decode(
+        file: &crate::shard::File,
+        at: usize,
+        files: usize,
+        total: u64,
+        commits: usize,
+    ) -> anyhow::Result<HistoryField> {
+        let bad = |why: &str| anyhow::anyhow!("kept view {}: history field: {why}", file.path.display());
+        let names = super::table::strings(file.u32s(at)?, file.bytes(at + 1)?).ok_or_else(|| bad("terms"))?;
+        let post_at = file.u32s(at + 2)?;
+        let flat = file.u32s(at + 3)?;
+        let lengths = file.u32s(at + 4)?.to_vec();
+        let newest = file.u32s(at + 5)?.to_vec();
+        if lengths.len() != files || newest.len() != files {
+            return Err(bad("per-file tables do not match the view"));
+        }
+        let ordered = post_at.first() == Some(&0)
+            && post_at.windows(2).all(|w| w[0] <= w[1] && w[0] % 2 == 0)
+            && post_at.last().is_some_and(|&e| e as usize == flat.len());
+        if post_at.len() != names.len() + 1 || !ordered || flat.chunks(2).any(|p| p[0] as usize >= files) {
+            return Err(bad("postings out of bounds"));
+        }
+        let postings = names
+            .into_iter()
+            .zip(post_at.windows(2))
+            .map(|(t, w)| (t, flat[w[0] as usize..w[1] as usize].chunks_exact(2).map(|p| (p[0], p[1])).collect()))
+            .collect();
+        Ok(HistoryField { postings, lengths, total, commits, newest })
+    }
+}

@@ -3,10 +3,12 @@
 //! built: its chunk table is a list of row locations in shared, per-segment shards
 //! (`table.rs`), its dense side a list of vector locations (`dense.rs`), and whatever depends on
 //! the whole view (BM25 statistics, the resolved graph) is computed from those, exactly, when
-//! asked. Nothing is written per view.
+//! asked. Nothing is written per view, except that `index --rev` keeps the assembled view of
+//! each revision it indexed (`kept.rs`), so the first question there reads it back.
 
 pub mod dense;
 pub mod history;
+pub mod kept;
 pub mod table;
 
 use crate::repo::{self, FileEntry, SkipReason, Skipped};

@@ -432,3 +432,172 @@ impl Allowed {
         self.bits.iter().all(|&w| w == 0)
     }
 }
+
+/// Section numbers of a chunk table inside a kept view (`view::kept`), from its first one.
+const T_FILES: usize = 0;
+const T_KEYS: usize = 1;
+const T_LANGS: usize = 2;
+const T_PATHS: usize = 3;
+const T_TERM_IDS: usize = 4;
+const T_TERM_AT: usize = 5;
+const T_TERMS: usize = 6;
+const T_LOCS: usize = 7;
+const T_TOKENS: usize = 8;
+const T_LEX_ORDS: usize = 9;
+const T_SAME_ROW: usize = 10;
+/// Sections a table takes.
+pub const SECTIONS: usize = 11;
+
+impl ChunkTable {
+    /// The segments whose chunk shards and postings shards the table reads, in the order its
+    /// locations number them.
+    pub fn segments(&self) -> (Vec<String>, Vec<String>) {
+        (
+            self.chunk_shards.iter().map(|s| s.segment().to_string()).collect(),
+            self.lex_shards.iter().map(|s| s.segment().to_string()).collect(),
+        )
+    }
+
+    /// Appends the table as `SECTIONS` sections (its shards are named apart, by `segments`).
+    pub fn encode(&self, w: &mut crate::shard::Writer) {
+        let mut files = Vec::with_capacity(self.files.len() * 6);
+        let mut keys = Vec::with_capacity(self.files.len() * 33);
+        let mut langs = Vec::with_capacity(self.files.len());
+        for f in &self.files {
+            files.extend_from_slice(&[f.path.0, f.path.1, f.first, f.count, f.terms.0, f.terms.1]);
+            keys.extend_from_slice(&f.key.0);
+            langs.push(f.lang as u8);
+        }
+        w.section_u32(&files);
+        w.section(keys);
+        w.section(langs);
+        w.section(self.paths.as_bytes().to_vec());
+        w.section_u32(&self.term_ids);
+        let (at, heap) = string_table(&self.terms);
+        w.section_u32(&at);
+        w.section(heap);
+        w.section_u32(&self.locs.iter().flat_map(|l| [l.file, l.cshard, l.crow]).collect::<Vec<_>>());
+        w.section_u32(&self.tokens.iter().flat_map(|t| [t.content, t.symbol, t.path]).collect::<Vec<_>>());
+        w.section_u32(&self.lex_ords.concat());
+        w.section_u32(&self.same_row);
+    }
+
+    /// A table written by `encode`, over the shards `segments` named (opened again). Every
+    /// number is checked against what it indexes, so a damaged or forged record is refused,
+    /// never read out of bounds; a chain of identical rows must run forward, so it ends.
+    pub fn decode(
+        file: &crate::shard::File,
+        at: usize,
+        chunk_shards: Vec<Arc<ChunkShard>>,
+        lex_shards: Vec<Arc<PostingsShard>>,
+    ) -> Result<ChunkTable> {
+        let bad = |why: &str| anyhow::anyhow!("kept view {}: {why}", file.path.display());
+        let raw_files = file.u32s(at + T_FILES)?;
+        let keys = file.bytes(at + T_KEYS)?;
+        let langs = file.bytes(at + T_LANGS)?;
+        let paths = std::str::from_utf8(file.bytes(at + T_PATHS)?).map_err(|_| bad("paths are not UTF-8"))?;
+        let term_ids = file.u32s(at + T_TERM_IDS)?;
+        let terms = strings(file.u32s(at + T_TERM_AT)?, file.bytes(at + T_TERMS)?).ok_or_else(|| bad("terms"))?;
+        let raw_locs = file.u32s(at + T_LOCS)?;
+        let raw_tokens = file.u32s(at + T_TOKENS)?;
+        let lex_flat = file.u32s(at + T_LEX_ORDS)?;
+        let same_row = file.u32s(at + T_SAME_ROW)?;
+        let n = raw_files.len() / 6;
+        let chunks = raw_locs.len() / 3;
+        if raw_files.len() % 6 != 0 || keys.len() != n * 33 || langs.len() != n {
+            return Err(bad("file tables disagree"));
+        }
+        if raw_locs.len() % 3 != 0 || raw_tokens.len() != raw_locs.len() || same_row.len() != chunks {
+            return Err(bad("chunk tables disagree"));
+        }
+        let mut files = Vec::with_capacity(n);
+        for (i, f) in raw_files.chunks_exact(6).enumerate() {
+            let lang = Lang::from_code(langs[i]).ok_or_else(|| bad("unknown language"))?;
+            let (p0, p1) = (f[0] as usize, f[0] as usize + f[1] as usize);
+            if p1 > paths.len() || !paths.is_char_boundary(p0) || !paths.is_char_boundary(p1) {
+                return Err(bad("a path is out of bounds"));
+            }
+            if f[2] as u64 + f[3] as u64 > chunks as u64 || f[4] as u64 + f[5] as u64 > term_ids.len() as u64 {
+                return Err(bad("a file's chunks or terms are out of bounds"));
+            }
+            let key = Key(keys[i * 33..(i + 1) * 33].try_into().expect("33 bytes"));
+            files.push(FileRec { path: (f[0], f[1]), key, lang, first: f[2], count: f[3], terms: (f[4], f[5]) });
+        }
+        if term_ids.iter().any(|&t| t as usize >= terms.len()) {
+            return Err(bad("a path term is out of bounds"));
+        }
+        let mut locs = Vec::with_capacity(chunks);
+        for l in raw_locs.chunks_exact(3) {
+            let shard = chunk_shards.get(l[1] as usize).ok_or_else(|| bad("a chunk shard is out of bounds"))?;
+            if l[0] as usize >= n || l[2] as usize >= shard.rows() {
+                return Err(bad("a chunk location is out of bounds"));
+            }
+            locs.push(Loc { file: l[0], cshard: l[1], crow: l[2] });
+        }
+        let tokens: Vec<Tokens> =
+            raw_tokens.chunks_exact(3).map(|t| Tokens { content: t[0], symbol: t[1], path: t[2] }).collect();
+        let mut totals = [0u64; 3];
+        for t in &tokens {
+            totals[0] += t.content as u64;
+            totals[1] += t.symbol as u64;
+            totals[2] += t.path as u64;
+        }
+        if lex_shards.iter().map(|s| s.rows()).sum::<usize>() != lex_flat.len() {
+            return Err(bad("postings rows do not match their shards"));
+        }
+        if lex_flat.iter().any(|&o| o != NONE && o as usize >= chunks) {
+            return Err(bad("a postings row points outside the table"));
+        }
+        if same_row.iter().enumerate().any(|(i, &o)| o != NONE && (o as usize >= chunks || o as usize <= i)) {
+            return Err(bad("a chain of identical rows is out of order"));
+        }
+        let mut lex_ords = Vec::with_capacity(lex_shards.len());
+        let mut from = 0;
+        for s in &lex_shards {
+            lex_ords.push(lex_flat[from..from + s.rows()].to_vec());
+            from += s.rows();
+        }
+        let term_at = terms.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        Ok(ChunkTable {
+            files,
+            paths: paths.to_string(),
+            term_ids: term_ids.to_vec(),
+            terms,
+            locs,
+            tokens,
+            chunk_shards,
+            lex_shards,
+            lex_ords,
+            same_row: same_row.to_vec(),
+            totals,
+            by_path: OnceLock::new(),
+            term_at,
+            path_index: OnceLock::new(),
+        })
+    }
+}
+
+/// Strings as offsets (one more than strings, from 0) into one heap.
+pub fn string_table(list: &[String]) -> (Vec<u32>, Vec<u8>) {
+    let mut at = Vec::with_capacity(list.len() + 1);
+    let mut heap = Vec::with_capacity(list.iter().map(String::len).sum());
+    at.push(0);
+    for s in list {
+        heap.extend_from_slice(s.as_bytes());
+        at.push(heap.len() as u32);
+    }
+    (at, heap)
+}
+
+/// The strings of a `string_table`; None when its offsets or text do not hold together.
+pub fn strings(at: &[u32], heap: &[u8]) -> Option<Vec<String>> {
+    if at.first() != Some(&0) || *at.last()? as usize != heap.len() {
+        return None;
+    }
+    at.windows(2)
+        .map(|w| {
+            let s = heap.get(w[0] as usize..w[1] as usize)?;
+            std::str::from_utf8(s).ok().map(str::to_string)
+        })
+        .collect()
+}

@@ -1,0 +1,262 @@
+//! Kept views: a revision's view assembled once — by `index --rev`, which has just made its
+//! objects complete — and written under `.lynx/cache/views`, so the first question at that
+//! revision, in any process, reads one checked file instead of listing the tree, assembling the
+//! chunk table from the catalogs and building the history field. A record holds the listing,
+//! the table (row locations over shards, named by their segments) and the history field; it is
+//! a cache: named by the commit and a fingerprint of everything that shapes the view (layer
+//! fingerprints, size cap, excludes, history settings), checked section by section and number
+//! by number when read, refused — and assembled again — when anything in it does not hold or a
+//! segment it names is gone. A commit's tree and ancestry never change, so a record never goes
+//! stale; `gc` removes them all, and at most `KEEP` (`KEEP_BYTES`) are kept.
+
+use super::history::HistoryField;
+use super::table::{self, ChunkTable};
+use super::{View, ViewData, ViewFile, ViewId};
+use crate::repo::{SkipReason, Skipped};
+use crate::shard::{File, Kind, Writer};
+use crate::store::Key;
+use crate::workspace::Workspace;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Records kept: one per indexed revision, the most recently written, within a disk budget (a
+/// monorepo's record is tens of megabytes).
+const KEEP: usize = 64;
+const KEEP_BYTES: u64 = 512 << 20;
+
+const HEADER: usize = 0;
+const LIST_AT: usize = 1;
+const LIST_PATHS: usize = 2;
+const LIST_BLOBS: usize = 3;
+const LIST_SIZES: usize = 4;
+const LIST_SKIPPED: usize = 5;
+const MISSING: usize = 6;
+const TABLE: usize = 7;
+const HISTORY: usize = TABLE + table::SECTIONS;
+
+#[derive(Serialize, Deserialize)]
+struct Header {
+    commit: String,
+    label: String,
+    id_len: usize,
+    /// The view's content key (`view::content_key`).
+    key: String,
+    chunk_segments: Vec<String>,
+    lex_segments: Vec<String>,
+    skipped: usize,
+    /// The history field's (total, commits), when the record holds one.
+    history: Option<(u64, usize)>,
+}
+
+/// Where the record of `commit` lives, under the settings of `ws`.
+fn record(ws: &Workspace, commit: &str) -> (PathBuf, String) {
+    let name = format!("{commit}-{}", fingerprint(ws));
+    let path = ws.store.root.join("cache").join("views").join(&commit[..2.min(commit.len())]).join(&name);
+    (path, name)
+}
+
+/// Everything besides the commit that shapes a view and its history field.
+fn fingerprint(ws: &Workspace) -> String {
+    let (i, s) = (&ws.config.index, &ws.config.search);
+    let mut h = blake3::Hasher::new();
+    h.update(b"kept view 1\0");
+    for fp in
+        [crate::layer::chunks_fingerprint(), crate::layer::lexical_fingerprint(), crate::layer::history::fingerprint()]
+    {
+        h.update(fp.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(&i.max_file_size.to_le_bytes());
+    for e in &i.exclude {
+        h.update(e.as_bytes());
+        h.update(&[0]);
+    }
+    let history = history_on(ws);
+    h.update(&[history as u8]);
+    h.update(&(s.history_commits as u64).to_le_bytes());
+    h.update(&(s.history_per_file as u64).to_le_bytes());
+    h.finalize().to_hex()[..16].to_string()
+}
+
+/// Whether views at revisions have a history field under these settings.
+pub fn history_on(ws: &Workspace) -> bool {
+    let s = &ws.config.search;
+    (s.history > 0.0 || s.recency > 0.0) && s.history_commits > 0
+}
+
+/// Whether a record of `commit` exists under the current settings.
+pub fn exists(ws: &Workspace, commit: &str) -> bool {
+    record(ws, commit).0.is_file()
+}
+
+/// Writes the record of a view at a commit (atomically), then drops the oldest beyond `KEEP`.
+pub fn write(ws: &Workspace, view: &View, data: &ViewData, history: Option<&HistoryField>) -> Result<()> {
+    let commit = view.id.commit.as_deref().context("only a commit's view is kept")?;
+    let (path, name) = record(ws, commit);
+    let (chunk_segments, lex_segments) = data.table.segments();
+    let header = Header {
+        commit: commit.to_string(),
+        label: view.id.label.clone(),
+        id_len: view.files.first().map_or(20, |f| f.blob.as_bytes().len()),
+        key: data.key.clone(),
+        chunk_segments,
+        lex_segments,
+        skipped: data.assembly.skipped,
+        history: history.map(|h| (h.total, h.commits)),
+    };
+    let mut w = Writer::new(Kind::View, &name);
+    w.section(serde_json::to_vec(&header)?);
+    let paths: Vec<String> = view.files.iter().map(|f| f.path.clone()).collect();
+    let (at, heap) = table::string_table(&paths);
+    w.section_u32(&at);
+    w.section(heap);
+    w.section(view.files.iter().flat_map(|f| f.blob.as_bytes().to_vec()).collect());
+    w.section(view.files.iter().flat_map(|f| f.size.unwrap_or(u64::MAX).to_le_bytes()).collect());
+    let skipped: Vec<(&str, &str)> = view.skipped.iter().map(|s| (s.path.as_str(), s.reason.name())).collect();
+    w.section(serde_json::to_vec(&skipped)?);
+    w.section(data.assembly.missing_keys.iter().flat_map(|k| k.0).collect());
+    data.table.encode(&mut w);
+    if let Some(h) = history {
+        h.encode(&mut w);
+    }
+    crate::fsutil::write_atomic(&path, &w.finish())?;
+    prune(&ws.store.root.join("cache").join("views"));
+    Ok(())
+}
+
+/// The kept view of `commit`, when a record under the current settings exists and holds
+/// together; a record that does not is removed (the view is then assembled as usual).
+pub fn load(ws: &Workspace, commit: &str) -> Option<(View, ViewData)> {
+    let (path, name) = record(ws, commit);
+    if !path.is_file() {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    match read(ws, &path, &name, commit) {
+        Ok(kept) => {
+            tracing::debug!(
+                "kept view of {} files, {} chunks read in {:.2} ms",
+                kept.0.files.len(),
+                kept.1.table.len(),
+                t.elapsed().as_secs_f64() * 1000.0
+            );
+            Some(kept)
+        }
+        Err(e) => {
+            tracing::debug!("kept view {} not used: {e:#}", path.display());
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
+}
+
+fn read(ws: &Workspace, path: &std::path::Path, name: &str, commit: &str) -> Result<(View, ViewData)> {
+    let file = File::open(path, Kind::View, name)?;
+    let bad = |why: &str| anyhow::anyhow!("{why}");
+    let header: Header = serde_json::from_slice(file.bytes(HEADER)?)?;
+    if header.commit != commit || header.id_len == 0 || header.id_len > 64 {
+        return Err(bad("written for another commit"));
+    }
+    // The listing on one core, the shards, table and history field on the other.
+    let (listing, assembled) = rayon::join(|| read_listing(&file, &header), || read_table(ws, &file, &header));
+    let ((files, skipped, missing_keys), (table, history)) = (listing?, assembled?);
+    let id = ViewId { kind: "commit", commit: Some(header.commit), label: header.label };
+    let view = View { id: id.clone(), files, skipped };
+    let assembly = table::Assembly { missing: missing_keys.len(), missing_keys, skipped: header.skipped };
+    let data = ViewData { id, key: header.key, table, assembly, history: Default::default() };
+    if let Some(h) = history
+        && history_on(ws)
+    {
+        let _ = data.history.set(Some(h));
+    }
+    Ok((view, data))
+}
+
+type Listing = (Vec<ViewFile>, Vec<Skipped>, Vec<Key>);
+
+/// The files, the path-level skips and the keys without objects.
+fn read_listing(file: &File, header: &Header) -> Result<Listing> {
+    let bad = |why: &str| anyhow::anyhow!("{why}");
+    let paths = table::strings(file.u32s(LIST_AT)?, file.bytes(LIST_PATHS)?).ok_or_else(|| bad("listing paths"))?;
+    let blobs = file.bytes(LIST_BLOBS)?;
+    let sizes = file.bytes(LIST_SIZES)?;
+    if blobs.len() != paths.len() * header.id_len || sizes.len() != paths.len() * 8 {
+        return Err(bad("listing tables disagree"));
+    }
+    let mut files = Vec::with_capacity(paths.len());
+    for (i, path) in paths.into_iter().enumerate() {
+        let blob = gix::ObjectId::try_from(&blobs[i * header.id_len..(i + 1) * header.id_len])?;
+        let size = u64::from_le_bytes(sizes[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        let key = Key::blob(blob.as_bytes(), crate::repo::lang_hint(&path));
+        files.push(ViewFile { path, blob, key, size: (size != u64::MAX).then_some(size), content: None });
+    }
+    let skipped: Vec<(String, String)> = serde_json::from_slice(file.bytes(LIST_SKIPPED)?)?;
+    let skipped = skipped
+        .into_iter()
+        .map(|(path, r)| Some(Skipped { path, reason: SkipReason::from_name(&r)? }))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| bad("unknown skip reason"))?;
+    let missing = file.bytes(MISSING)?;
+    if missing.len() % 33 != 0 {
+        return Err(bad("missing keys"));
+    }
+    Ok((files, skipped, missing.chunks_exact(33).map(|k| Key(k.try_into().expect("33 bytes"))).collect()))
+}
+
+/// The chunk table over its shards (opened, or built from their segments), and the history field.
+fn read_table(ws: &Workspace, file: &File, header: &Header) -> Result<(ChunkTable, Option<Arc<HistoryField>>)> {
+    let open = |name: &String| {
+        ws.store.find_segment(name).map(|(dir, _)| dir).with_context(|| format!("segment {name} is gone"))
+    };
+    // Opening a shard a server has not opened yet copies and checks megabytes: both cores.
+    use rayon::prelude::*;
+    let (chunk_shards, lex_shards) = rayon::join(
+        || {
+            header
+                .chunk_segments
+                .par_iter()
+                .map(|n| ws.shards.chunks(&ws.store, open(n)?, n))
+                .collect::<Result<Vec<_>>>()
+        },
+        || {
+            header
+                .lex_segments
+                .par_iter()
+                .map(|n| ws.shards.postings(&ws.store, open(n)?, n))
+                .collect::<Result<Vec<_>>>()
+        },
+    );
+    let table = ChunkTable::decode(file, TABLE, chunk_shards?, lex_shards?)?;
+    let history = match header.history {
+        Some((total, commits)) => {
+            Some(Arc::new(HistoryField::decode(file, HISTORY, table.file_count(), total, commits)?))
+        }
+        None => None,
+    };
+    Ok((table, history))
+}
+
+/// Removes the oldest records beyond `KEEP`, or beyond `KEEP_BYTES` in all (the newest stays).
+fn prune(dir: &std::path::Path) {
+    let mut all: Vec<(std::time::SystemTime, u64, PathBuf)> = walkdir::WalkDir::new(dir)
+        .min_depth(2)
+        .max_depth(2)
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().ends_with(crate::fsutil::TMP_SUFFIX))
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            Some((m.modified().ok()?, m.len(), e.into_path()))
+        })
+        .collect();
+    all.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut bytes = 0u64;
+    for (i, (_, len, path)) in all.iter().enumerate() {
+        bytes += len;
+        if i > 0 && (i >= KEEP || bytes > KEEP_BYTES) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
