@@ -43,6 +43,16 @@ REPOS=(
   "bats-core   bats-core/bats-core     d22e41faad59f5fd942a88c992b4913a27a460c4"
   "kingfisher  onevcat/Kingfisher      410984bf301f4fa224fe56277b3f8672cc465c79"
   "scopt       scopt/scopt             75cd14c9e1f517e9d1beb8de9e3427e40630f1cb"
+  "urfave-cli  urfave/cli              1305a08200f7c4d873e28bd2bbad1ff257c6cfc4"
+  "swift-argument-parser  apple/swift-argument-parser  2f77f2fccb6e84fecff338c37b199e33e7dfd119"
+  "scala-js    scala-js/scala-js       70fd9f8002c1441ef34253d53d155fc5b51c26fc"
+  "lualine.nvim  nvim-lualine/lualine.nvim  221ce6b2d999187044529f49da6554a92f740a96"
+  "kong        Kong/kong               22246ef28c16842098369b494eef879222e30c7b"
+  "bash-completion  scop/bash-completion    85661b2563340a85304c4fd41582c2dd97c549f5"
+  "mocha       mochajs/mocha           e6b9ee773481fd739ae24caeb42f32ac0b010f95"
+  "flex        FLEXTool/FLEX           63a6f588841e94e4c3adaa045ff16eb8163f0bb4"
+  "sdwebimage  SDWebImage/SDWebImage   36e79ba485e9bb4d3cd4e3318908866dac5e7b51"
+  "kotlinpoet  square/kotlinpoet       be2de914ce6eb3694092ed4e0f28626cbce1ffe0"
 )
 
 
