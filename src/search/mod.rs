@@ -205,12 +205,15 @@ pub fn rrf_with(sparse: &[(u32, f32)], dense: &[(u32, f32)], dense_weight: f32, 
 }
 
 /// Fuses by a convex combination of normalised scores over the union of both candidate lists:
-/// `(1 - w) * bm25 / max_bm25 + w * (cos - min_cos) / (max_cos - min_cos)`, the extremes taken
-/// over the candidates. Every candidate has both scores, computed rather than assumed (`bm25`
-/// and `cos` give any chunk's exact score; `cos` is `None` for a chunk not yet embedded): a
+/// `(1 - w) * bm25 / max_bm25 + w * max(cos, 0) / max_cos`, the maxima taken over the
+/// candidates. Every candidate has both scores, computed rather than assumed (`bm25` and `cos`
+/// give any chunk's exact score; `cos` is `None` for a chunk not yet embedded, scored 0): a
 /// chunk one retriever missed is not scored as if that retriever had found nothing. Unlike rank
 /// fusion this keeps the margins: a BM25 winner far ahead of the rest is not overtaken by the
-/// dense list's favourite on rank alone.
+/// dense list's favourite on rank alone. Both sides are divided by their best, so each keeps
+/// its own spread: when the cosines of all candidates lie close together (the model does not
+/// tell them apart) the dense side moves the order little, where stretching them to 0..1 gave
+/// its noise the full weight (measured in docs/EVALUATION.md).
 pub fn convex(
     sparse: &[(u32, f32)],
     dense: &[(u32, f32)],
@@ -238,12 +241,10 @@ pub fn convex(
         }
     }
     let smax = v.iter().filter_map(|e| e.sparse_score).fold(0f32, f32::max).max(1e-6);
-    let (cmin, cmax) =
-        v.iter().filter_map(|e| e.dense_score).fold((f32::MAX, f32::MIN), |(lo, hi), c| (lo.min(c), hi.max(c)));
-    let cspan = (cmax - cmin).max(1e-6);
+    let cmax = v.iter().filter_map(|e| e.dense_score).fold(0f32, f32::max).max(1e-6);
     for e in v.iter_mut() {
         let s = e.sparse_score.unwrap_or(0.0) / smax;
-        let c = (e.dense_score.unwrap_or(cmin) - cmin) / cspan;
+        let c = e.dense_score.unwrap_or(0.0).max(0.0) / cmax;
         e.score = (1.0 - w) * s + w * c;
     }
     v.sort_by(|a, b| {
@@ -275,8 +276,8 @@ mod tests {
         let cos = |o: u32| if o == 3 { Some(0.3) } else { panic!("{o} has its cosine already") };
         let v = convex(&sparse, &dense, bm25, cos, 0.4);
         let score = |o: u32| v.iter().find(|r| r.ord == o).unwrap().score;
-        // BM25 / 10; cosine (c - 0.3) / 0.6.
-        let want = |s: f32, c: f32| 0.6 * s / 10.0 + 0.4 * (c - 0.3) / 0.6;
+        // BM25 / 10; cosine / 0.9.
+        let want = |s: f32, c: f32| 0.6 * s / 10.0 + 0.4 * c / 0.9;
         for (o, s, c) in [(1, 10.0, 0.5), (2, 2.0, 0.9), (3, 1.0, 0.3), (4, 4.0, 0.8)] {
             assert!((score(o) - want(s, c)).abs() < 1e-6, "chunk {o}: {} vs {}", score(o), want(s, c));
         }
@@ -292,5 +293,31 @@ mod tests {
         let v = convex(&[(7, 3.0), (8, 3.0)], &[(7, 0.6)], |_| 0.0, |_| None, 0.5);
         assert_eq!(v[0].ord, 7);
         assert!((v[1].score - 0.5).abs() < 1e-6, "{:?}", v[1].score);
+        // A negative cosine counts as none, never below it.
+        let v = convex(&[(7, 3.0), (8, 3.0)], &[(7, 0.6)], |_| 0.0, |_| Some(-0.4), 0.5);
+        assert!((v[1].score - 0.5).abs() < 1e-6, "{:?}", v[1].score);
+    }
+
+    /// The dense side's say depends on how far apart its cosines are: the same BM25 list and
+    /// the same dense favourite, once with cosines the model spreads (a clear semantic match)
+    /// and once with cosines close together (no real preference).
+    #[test]
+    fn convex_gives_the_dense_side_the_weight_of_its_own_spread() {
+        let sparse = [(1u32, 10.0f32), (2, 8.0)];
+        let order = |c1: f32, c2: f32| {
+            let cos = move |o: u32| Some(if o == 1 { c1 } else { c2 });
+            let dense = [(2u32, c2), (1, c1)];
+            let v = convex(&sparse, &dense, |_| unreachable!(), cos, 0.4);
+            (v.iter().map(|r| r.ord).collect::<Vec<_>>(), v[0].score - v[1].score)
+        };
+        // Spread (0.2 against 0.8): chunk 2 overtakes, 0.6·0.8 + 0.4 = 0.88 against 0.6 + 0.1.
+        let (spread, _) = order(0.2, 0.8);
+        assert_eq!(spread, [2, 1]);
+        // Close together (0.50 against 0.52): BM25's lead holds, 0.6 + 0.4·0.50/0.52 = 0.985
+        // against 0.88; min-max scaling would have stretched the 0.02 to the full weight
+        // (0.6 + 0 against 0.48 + 0.4) and let chunk 2 win.
+        let (flat, margin) = order(0.50, 0.52);
+        assert_eq!(flat, [1, 2]);
+        assert!((margin - (0.6 + 0.4 * 0.50 / 0.52 - 0.88)).abs() < 1e-5, "{margin}");
     }
 }
