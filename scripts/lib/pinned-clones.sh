@@ -13,7 +13,7 @@ pinned_clones() {
   local tag=$1 dest=$2
   shift 2
   local wanted=("$@") mirrors=${LYNX_BENCH_MIRRORS:-}
-  local w entry name slug commit found keep url dir src mirror head
+  local w entry name slug commit found keep url dir src mirror head missing
   for w in "${wanted[@]}"; do
     found=0
     for entry in "${REPOS[@]}"; do
@@ -57,6 +57,13 @@ pinned_clones() {
     if [[ $head != "$commit" ]]; then
       echo "$tag: $name: HEAD is $head, expected $commit" >&2
       exit 1
+    fi
+    # A snapshot may lack its largest blobs: HEAD is right but those files are not written.
+    # The index then reads what git has, so say which, and how to make the checkout whole.
+    missing=$(git -C "$dir" ls-files --deleted)
+    if [[ -n $missing ]]; then
+      echo "$tag: $name: $(wc -l <<<"$missing") file(s) of $commit are not in the checkout (their blobs are missing from $src), e.g. $(head -3 <<<"$missing" | tr '\n' ' ')" >&2
+      echo "$tag: $name: fetch them from GitHub (git -C $dir fetch origin $commit && git -C $dir checkout -f $commit), or if they are not source, git -C $dir update-index --skip-worktree -- <paths>" >&2
     fi
     echo "$tag: $name: $url @ $commit"
   done
