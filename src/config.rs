@@ -146,6 +146,12 @@ pub struct SearchConfig {
     pub stem_factor: f32,
     /// Each further chunk of a file already listed is multiplied by this once more (1 = off).
     pub chunk_decay: f32,
+    /// Shares of the best candidate's score added to a chunk defining a symbol the query names,
+    /// to chunks of files whose path holds the query's words, and to a file's best chunk for
+    /// the weight of its other candidates (0 = off; `search::rank::Boosts`).
+    pub definition_boost: f32,
+    pub path_boost: f32,
+    pub coherence: f32,
     /// Drop the words questions are phrased with ("what happens when…") from questions.
     pub question_words: bool,
     /// Weight of English inflections of query words (`retries` → `retry`); 0 = off.
@@ -373,6 +379,9 @@ pub const DEFAULT_SECONDARY_FACTOR: f32 = 0.5;
 pub const DEFAULT_VENDOR_FACTOR: f32 = 0.5;
 pub const DEFAULT_STEM_FACTOR: f32 = 1.1;
 pub const DEFAULT_CHUNK_DECAY: f32 = 0.5;
+pub const DEFAULT_DEFINITION_BOOST: f32 = 0.0;
+pub const DEFAULT_PATH_BOOST: f32 = 0.0;
+pub const DEFAULT_COHERENCE: f32 = 0.2;
 /// Dense candidates: a weak dense list earns its place deeper than the lexical one.
 /// How search retrieves: BM25 and dense fused, dense alone, or BM25 alone. Parsed once, where
 /// it is read (configuration, `--mode`, an MCP argument).
@@ -457,6 +466,9 @@ impl Default for SearchConfig {
             vendor_factor: DEFAULT_VENDOR_FACTOR,
             stem_factor: DEFAULT_STEM_FACTOR,
             chunk_decay: DEFAULT_CHUNK_DECAY,
+            definition_boost: DEFAULT_DEFINITION_BOOST,
+            path_boost: DEFAULT_PATH_BOOST,
+            coherence: DEFAULT_COHERENCE,
             rerank: false,
             deep_min_results: 2,
             deep_sparse_per_term: DEFAULT_DEEP_SPARSE_PER_TERM,
@@ -584,6 +596,17 @@ impl Config {
             return Err(crate::error::usage(format!(
                 "search.dense_weight is the dense share of a convex combination and must be from 0 to 1 (got {w}); use search.fusion = \"rrf\" for a rank-fusion weight"
             )));
+        }
+        for (key, v) in [
+            ("definition_boost", cfg.search.definition_boost),
+            ("path_boost", cfg.search.path_boost),
+            ("coherence", cfg.search.coherence),
+        ] {
+            if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
+                return Err(crate::error::usage(format!(
+                    "search.{key} must be a number from 0 to 10 (a share of the best candidate's score; got {v}); 0 turns it off"
+                )));
+            }
         }
         for (key, v) in [
             ("deep_sparse_per_term", cfg.search.deep_sparse_per_term),

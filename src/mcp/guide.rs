@@ -125,7 +125,7 @@ pub fn guide(
 so scores are 0…1 before the priors. Each hit shows `sparse_rank`/`dense_rank`: a hit found by both retrievers is the most reliable.\n\
 - In every mode, test files count half and docs 0.3 unless the query mentions tests or docs, and the definition of an identifier \
 written like code (`parseConfig`, in backticks) counts 1.5×; in hybrid and sparse, a hit also gains a share (search.file_evidence, 0.25) of the best other hit \
-of its file. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
+of its file, and a file's best hit a share (search.coherence, 0.2) of the best score scaled by the sum of its file's candidates. With `rerank`, `score` is a cross-encoder logit and `original_score` the retrieval score.\n\
 - `dense`: cosine similarity (−1…1); `sparse`: BM25 (unbounded, higher is better).\n\
 - Lists carry `next_cursor`: pass it as `cursor` for the next page instead of asking for a bigger `n_results`. `explain: true` on search says why each hit ranked.\n\
 - Escalate to `deep_search` when the top hits do not mention your terms, or come only from one retriever with low scores.\n\n\

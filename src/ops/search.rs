@@ -83,6 +83,10 @@ pub struct Explanation {
     pub fusion: String,
     /// The score retrieval gave (fused), before priors.
     pub retrieval_score: f32,
+    /// Added before the priors: the query naming the chunk's symbol or path, and its file's
+    /// other candidates (`search::rank::Boosts`).
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub boost: f32,
     /// Multipliers applied after retrieval, e.g. ("test file", 0.5).
     pub priors: Vec<PriorWhy>,
     /// Added for the other hits of the same file.
@@ -91,6 +95,10 @@ pub struct Explanation {
     #[serde(skip_serializing_if = "is_one", default = "one")]
     pub further_chunk: f32,
     pub score: f32,
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
 }
 
 fn is_one(x: &f32) -> bool {
@@ -237,8 +245,9 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
             dense: r.dense_rank.map(|rank| DenseWhy { rank, cosine: r.dense_score.unwrap_or(0.0) }),
             fusion: fusion.clone(),
             retrieval_score: r.fused,
+            boost: r.boost,
             priors: prior,
-            file_evidence: (r.score / r.decay - r.fused * product).max(0.0),
+            file_evidence: (r.score / r.decay - (r.fused + r.boost) * product).max(0.0),
             further_chunk: r.decay,
             score: r.score,
         });
@@ -260,6 +269,9 @@ fn render_explanation(e: &Explanation) -> String {
         parts.push(format!("dense #{} cosine {:.3}", d.rank, d.cosine));
     }
     parts.push(format!("{} {}", e.fusion, format_score(e.retrieval_score)));
+    if e.boost > 0.0 {
+        parts.push(format!("+{} named by the query or its file's other hits", format_score(e.boost)));
+    }
     for p in &e.priors {
         parts.push(format!("×{:.2} {}", p.factor, p.prior));
     }
@@ -375,6 +387,9 @@ pub fn retrieve(
     for r in &mut ranked {
         r.fused = r.score;
     }
+    let s = &engine.ws.config.search;
+    let boosts = search::rank::Boosts { definition: s.definition_boost, path: s.path_boost, coherence: s.coherence };
+    search::rank::boost(data, &mut ranked, query, boosts);
     priors(engine, data, query, mode).apply(data, &mut ranked);
     // Not for cosine alone: a file's chunks all score alike there, so the share would act as
     // a file-length prior (measured worse on two of four sets); BM25 and fused scores fall

@@ -25,6 +25,9 @@ pub struct Ranked {
     pub fused: f32,
     /// The factor of being a further chunk of a file listed higher up (1: the file's first).
     pub decay: f32,
+    /// Added to the retrieval score before the priors: the query naming the chunk's path or the
+    /// symbol it defines, and the weight of its file's other candidates.
+    pub boost: f32,
 }
 
 impl Ranked {
@@ -39,6 +42,7 @@ impl Ranked {
             dense_score: None,
             fused: 0.0,
             decay: 1.0,
+            boost: 0.0,
         }
     }
 

@@ -285,6 +285,168 @@ pub fn file_evidence(data: &ViewData, ranked: &mut [Ranked], share: f32) {
     }
 }
 
+/// Additive lifts, each a share of the best candidate's score (so they mean the same on BM25's
+/// scale and on fused scores), applied before the priors. A multiplier cannot carry a chunk
+/// from the middle of the list to the top; the question naming the thing is strong evidence.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Boosts {
+    /// A chunk that defines a symbol the query names: this share of the best score, half of it
+    /// for a name inside a sentence, ×1.5 when the file's stem is that name too.
+    pub definition: f32,
+    /// A chunk of a file whose name or directory holds the query's words: this share × the
+    /// fraction of the words matched (sentences only: a bare symbol is the definition's).
+    pub path: f32,
+    /// A file's best chunk gains this share × the sum of the file's candidate scores relative
+    /// to the largest file sum: several good chunks point at a file more surely than one.
+    pub coherence: f32,
+}
+
+/// Applies [`Boosts`] to `ranked` in place, recording each lift in [`Ranked::boost`].
+pub fn boost(data: &ViewData, ranked: &mut [Ranked], query: &str, b: Boosts) {
+    let max = ranked.iter().map(|r| r.score).fold(0.0f32, f32::max);
+    if max <= 0.0 {
+        return;
+    }
+    let symbol = symbol_query(query);
+    if b.definition > 0.0 {
+        let (names, scale) = match &symbol {
+            Some(names) => (names.clone(), 1.0),
+            None => {
+                (query_identifiers(query).iter().map(|i| i.rsplit('.').next().unwrap_or(i).to_string()).collect(), 0.5)
+            }
+        };
+        if !names.is_empty() {
+            let unit = b.definition * scale * max;
+            let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+            for r in ranked.iter_mut() {
+                let c = data.table.chunk(r.ord);
+                let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
+                if name.is_empty() || !names.iter().any(|n| n == name) {
+                    continue;
+                }
+                let stem = file_stem(c.path).to_lowercase();
+                let lift = if lower.iter().any(|n| stem_is(&stem, n)) { unit * 1.5 } else { unit };
+                r.boost += lift;
+                r.score += lift;
+            }
+        }
+    }
+    if b.path > 0.0 && symbol.is_none() {
+        let keywords = path_keywords(query);
+        if !keywords.is_empty() {
+            let mut ratio: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+            for r in ranked.iter_mut() {
+                let file = data.table.chunk_file(r.ord);
+                let share = *ratio.entry(file).or_insert_with(|| {
+                    let parts = path_parts(data.table.chunk(r.ord).path);
+                    let matched = keywords.iter().filter(|k| parts.iter().any(|p| word_matches(k, p))).count();
+                    matched as f32 / keywords.len() as f32
+                });
+                if share > 0.0 {
+                    let lift = b.path * max * share;
+                    r.boost += lift;
+                    r.score += lift;
+                }
+            }
+        }
+    }
+    if b.coherence > 0.0 {
+        let max = ranked.iter().map(|r| r.score).fold(0.0f32, f32::max);
+        // Per file: the sum of its candidates' scores and its best candidate.
+        let mut files: std::collections::HashMap<u32, (f32, usize)> = std::collections::HashMap::new();
+        for (i, r) in ranked.iter().enumerate() {
+            let e = files.entry(data.table.chunk_file(r.ord)).or_insert((0.0, i));
+            e.0 += r.score;
+            if r.score > ranked[e.1].score {
+                e.1 = i;
+            }
+        }
+        let top = files.values().map(|f| f.0).fold(0.0f32, f32::max);
+        if top > 0.0 {
+            for &(sum, best) in files.values() {
+                let lift = b.coherence * max * sum / top;
+                ranked[best].boost += lift;
+                ranked[best].score += lift;
+            }
+        }
+    }
+}
+
+/// The names a query asks for when it is one symbol and nothing else (`HTTPAdapter`,
+/// `field_validator`, `Sinatra::Base`, `_private`): the last segment and the whole. A lowercase
+/// word alone (`session`) is a topic, not a name.
+fn symbol_query(query: &str) -> Option<Vec<String>> {
+    let q = query.trim().trim_matches('`');
+    if q.is_empty() || q.contains(char::is_whitespace) {
+        return None;
+    }
+    let normalized = q.replace("::", ".").replace("->", ".").replace(['\\', '#'], ".");
+    let parts: Vec<&str> = normalized.split('.').collect();
+    let ident = |p: &str| {
+        !p.is_empty()
+            && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !p.chars().next().is_some_and(|c| c.is_ascii_digit())
+    };
+    if !parts.iter().all(|p| ident(p)) {
+        return None;
+    }
+    let first = q.chars().next()?;
+    let named = parts.len() > 1
+        || first == '_'
+        || first.is_uppercase()
+        || q.chars().skip(1).any(|c| c.is_uppercase() || c == '_');
+    if !named {
+        return None;
+    }
+    let last = parts.last()?.to_string();
+    let mut out = vec![last.clone()];
+    if normalized != last {
+        out.push(normalized);
+    }
+    Some(out)
+}
+
+fn file_stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file)
+}
+
+/// A file stem names `name` (both lowercase): exactly, without its underscores, or in the plural.
+fn stem_is(stem: &str, name: &str) -> bool {
+    let plain = stem.replace('_', "");
+    [stem, plain.as_str()].iter().any(|s| *s == name || s.strip_suffix('s') == Some(name))
+}
+
+/// The words of a query matched against paths: lowercase, longer than two characters, not
+/// function words.
+fn path_keywords(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in query.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let w = w.to_lowercase();
+        if w.chars().count() > 2 && !crate::analyze::is_stop_word(&w) && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// The words of a file's stem and of its directory's name, split as identifiers are.
+fn path_parts(path: &str) -> Vec<String> {
+    let mut parts = crate::analyze::tokens(file_stem(path));
+    let mut dirs = path.rsplit('/').skip(1);
+    if let Some(dir) = dirs.next() {
+        parts.extend(crate::analyze::tokens(dir));
+    }
+    parts
+}
+
+/// A query word and a path word are the same word, allowing one to extend the other
+/// (`config` / `configuration`, `route` / `router`), from three characters on.
+fn word_matches(keyword: &str, part: &str) -> bool {
+    let (short, long) = if keyword.len() <= part.len() { (keyword, part) } else { (part, keyword) };
+    short == long || (short.len() >= 3 && long.starts_with(short))
+}
+
 /// Each further chunk of a file already listed weighs less: in list order, the n-th chunk of a
 /// file (counting from 0) is multiplied by `decay`ⁿ, and the list is sorted again. A file's first
 /// chunk keeps its score, so the files named and their order of first appearance stay; what
@@ -386,7 +548,27 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::query_identifiers;
+    use super::{query_identifiers, symbol_query, word_matches};
+
+    #[test]
+    fn a_bare_symbol_is_a_name_and_a_lowercase_word_a_topic() {
+        assert_eq!(symbol_query("HTTPAdapter").unwrap(), ["HTTPAdapter"]);
+        assert_eq!(symbol_query("field_validator").unwrap(), ["field_validator"]);
+        assert_eq!(symbol_query("Sinatra::Base").unwrap(), ["Base", "Sinatra.Base"]);
+        assert_eq!(symbol_query(" `_private` ").unwrap(), ["_private"]);
+        assert!(symbol_query("session").is_none());
+        assert!(symbol_query("how are sessions kept").is_none());
+        assert!(symbol_query("v1.2").is_none());
+    }
+
+    #[test]
+    fn path_words_match_when_one_extends_the_other() {
+        assert!(word_matches("config", "configuration"));
+        assert!(word_matches("router", "route"));
+        assert!(word_matches("log", "log"));
+        assert!(!word_matches("handled", "handler"));
+        assert!(!word_matches("at", "attr"));
+    }
 
     #[test]
     fn identifiers_written_like_code() {
