@@ -100,7 +100,9 @@ fn explain_says_why_a_hit_ranked() {
             && fields.contains(&("retry", "path")),
         "{fields:?}"
     );
-    // The parts add up: BM25 is the sum of its term scores, the score is retrieval × priors + file evidence.
+    // The parts add up: BM25 is the sum of its term scores, the score is (retrieval + boost) ×
+    // priors + file evidence; the best hit of a file carries its file's coherence lift.
+    assert!(e["boost"].as_f64().unwrap_or(0.0) > 0.0, "{e}");
     let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
     assert!((sum - e["sparse"]["bm25"].as_f64().unwrap()).abs() < 1e-3, "{e}");
     let test = hits.iter().find(|h| h["path"] == "tests/test_retry.py").expect("test hit");
@@ -113,7 +115,10 @@ fn explain_says_why_a_hit_ranked() {
     for h in hits {
         let e = &h["explain"];
         let product: f64 = e["priors"].as_array().unwrap().iter().map(|p| p["factor"].as_f64().unwrap()).product();
-        let rebuilt = e["retrieval_score"].as_f64().unwrap() * product + e["file_evidence"].as_f64().unwrap();
+        let boost = e["boost"].as_f64().unwrap_or(0.0);
+        let decay = e["further_chunk"].as_f64().unwrap_or(1.0);
+        let rebuilt =
+            ((e["retrieval_score"].as_f64().unwrap() + boost) * product + e["file_evidence"].as_f64().unwrap()) * decay;
         assert!((rebuilt - h["score"].as_f64().unwrap()).abs() < 1e-3, "{h}");
     }
     let t = r.text(&["--no-dense", "search", "retry backoff", "--explain"]);
