@@ -414,7 +414,10 @@ impl Engine {
                 let load = || -> Result<Arc<dyn Embedder>> {
                     let files = embed::resolve::resolve_as(&name, lookup, self.model.allow_download, self.progress.visible())?;
                     let cache = self.ws.store.root.join("cache");
-                    embed::load_files(&files, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref(), Some(&cache))
+                    let t = std::time::Instant::now();
+                    let model = embed::load_files(&files, self.ws.config.model.threads, self.ws.config.model.ort_dylib.as_deref(), Some(&cache))?;
+                    tracing::debug!("loaded model {name} in {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
+                    Ok(model)
                 };
                 load().map_err(|e| {
                     let why = if self.model.from_team {
@@ -597,7 +600,14 @@ impl Engine {
             return Ok(m.clone());
         }
         let build = || -> Result<Arc<DenseView>> {
+            let t = std::time::Instant::now();
             let mut d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
+            tracing::debug!(
+                "dense side: {} of {} chunks in {:.1} ms",
+                d.covered,
+                d.live,
+                t.elapsed().as_secs_f64() * 1000.0
+            );
             let budget =
                 if model.kind() == "static" { QUERY_EMBED_BUDGET_STATIC } else { QUERY_EMBED_BUDGET_TRANSFORMER };
             let missing = d.live - d.covered;

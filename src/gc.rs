@@ -163,6 +163,9 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("views"));
     // Kept history walks are small and made again on use; gc bounds their number.
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("walks"));
+    // Vocabulary records of models no longer used would stay for ever; the current one is
+    // written again at its next load.
+    let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("vocab"));
     Ok(report)
 }
 

@@ -39,7 +39,7 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 fn load_exact(name: &str) -> embed::static_model::StaticModel {
-    embed::static_model::StaticModel::load(name, &fixtures().join(name), "test".into()).unwrap().exact()
+    embed::static_model::StaticModel::load(name, &fixtures().join(name), "test".into(), None).unwrap().exact()
 }
 
 #[test]
@@ -63,6 +63,44 @@ fn static_model_matches_reference_f16_and_f32() {
         load(fixtures().join("tiny-static")).fingerprint(),
         load(fixtures().join("tiny-static-f32")).fingerprint()
     );
+}
+
+/// A static model's vocabulary kept under the store's cache: a second load reads the record
+/// instead of tokenizer.json and embeds exactly as the first; a damaged record is refused and
+/// written again.
+#[test]
+fn static_model_vocabulary_is_kept_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    std::fs::create_dir(&model).unwrap();
+    for f in ["tokenizer.json", "config.json", "model.safetensors"] {
+        std::fs::copy(fixtures().join("tiny-static").join(f), model.join(f)).unwrap();
+    }
+    let cache = dir.path().join("cache");
+    let load = |fp: &str| embed::static_model::StaticModel::load("tiny", &model, fp.into(), Some(&cache)).unwrap();
+    let texts = ["def parse_json_config(file): return json.load(file)", "class HTTPServer: pass", "größe über alles"];
+    let want = load("fp").embed_documents(&texts).unwrap();
+    let record = cache.join("vocab/fp-vocab-1.bin");
+    let kept = std::fs::read(&record).expect("the first load keeps the vocabulary");
+
+    // Without tokenizer.json, ASCII text still embeds from the record alone, identically; text
+    // that needs the tokenizer says which file it could not read.
+    let json = std::fs::read(model.join("tokenizer.json")).unwrap();
+    std::fs::write(model.join("tokenizer.json"), b"{ not json").unwrap();
+    let m = load("fp");
+    assert_eq!(m.embed_documents(&texts[..2]).unwrap(), want[..2 * m.dim()]);
+    let err = m.embed_query("größe").unwrap_err().to_string();
+    assert!(err.contains("tokenizer.json"), "{err}");
+    std::fs::write(model.join("tokenizer.json"), &json).unwrap();
+    assert_eq!(load("fp").embed_documents(&texts).unwrap(), want);
+
+    // One flipped byte: the record is not used, the model loads from tokenizer.json, and the
+    // record is written again.
+    let mut bad = kept.clone();
+    bad[20] ^= 0x40;
+    std::fs::write(&record, &bad).unwrap();
+    assert_eq!(load("fp").embed_documents(&texts).unwrap(), want);
+    assert!(std::fs::read(&record).unwrap() == kept, "the record is written again as it was");
 }
 
 /// The default preparation: identifiers embedded as their words, queries without function
@@ -218,7 +256,7 @@ fn quantized_static_model_uses_mapping_and_weights() {
     ]);
     std::fs::write(dir.path().join("model.safetensors"), st).unwrap();
     // Exact model2vec arithmetic: text preparation is tested on its own.
-    let m = embed::static_model::StaticModel::load("quantized", dir.path(), "test".into()).unwrap().exact();
+    let m = embed::static_model::StaticModel::load("quantized", dir.path(), "test".into(), None).unwrap().exact();
     assert_eq!(m.dim(), dim);
 
     let text = "parse the json config file";

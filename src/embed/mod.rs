@@ -223,7 +223,8 @@ fn files_hash(files: &[std::path::PathBuf], cache_dir: Option<&Path>) -> Result<
     Ok(h.finalize().to_hex()[..16].to_string())
 }
 
-/// Loads the embedder for `files`. `cache_dir` keeps file hashes between runs.
+/// Loads the embedder for `files`. `cache_dir` keeps file hashes (and a static model's
+/// vocabulary) between runs.
 pub fn load_files(
     files: &ModelFiles,
     threads: usize,
@@ -241,7 +242,7 @@ pub fn load_files(
                 fh.as_bytes(),
                 static_model::TEXT_PREP.as_bytes(),
             ]);
-            Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp)?))
+            Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp, cache_dir)?))
         }
         ModelKind::Transformer => {
             let onnx = files.onnx.clone().context("transformer model without an ONNX file")?;

@@ -29,7 +29,10 @@ fn clear_word_cache() {
 }
 
 pub struct StaticModel {
-    tokenizer: Tokenizer,
+    /// Parsed on first use: a model whose vocabulary was read from the cache (`VocabCache`)
+    /// needs it only for text the word-by-word path does not take (non-ASCII).
+    tokenizer: std::sync::OnceLock<std::result::Result<Tokenizer, String>>,
+    dir: std::path::PathBuf,
     /// Tokenize ASCII text word by word through a per-thread cache (verified at load to give
     /// the tokenizer's own ids; code repeats its identifiers endlessly).
     word_cache: bool,
@@ -63,12 +66,23 @@ impl StaticModel {
         self
     }
 
-    pub fn load(name: &str, dir: &Path, fingerprint: String) -> Result<StaticModel> {
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
-        tokenizer.with_padding(None);
-        tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let unk = read_unk_id(dir, &tokenizer);
+    /// Loads the model in `dir`. With `cache`, what tokenizing needs (the verified word pieces)
+    /// is kept there in binary form, so a later process skips parsing tokenizer.json: that
+    /// parse and building the piece maps were most of a warm hybrid search.
+    pub fn load(name: &str, dir: &Path, fingerprint: String, cache: Option<&Path>) -> Result<StaticModel> {
+        let cache_file = cache.map(|c| c.join("vocab").join(format!("{fingerprint}-{VOCAB_VERSION}.bin")));
+        let cached = cache_file.as_deref().and_then(VocabCache::read);
+        let tokenizer = std::sync::OnceLock::new();
+        let (vocab, unk) = match &cached {
+            Some(c) => (c.vocab, c.unk),
+            None => {
+                let tok = parse_tokenizer(dir)?;
+                let unk = read_unk_id(dir, &tok);
+                let vocab = tok.get_vocab_size(false);
+                let _ = tokenizer.set(Ok(tok));
+                (vocab, unk)
+            }
+        };
         let path = dir.join("model.safetensors");
         let file = std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
         // SAFETY: a model file is read-only for the life of the process (model folders are
@@ -116,7 +130,6 @@ impl StaticModel {
             Ok(t) => Some(floats(&t).with_context(|| format!("{}: weights", path.display()))?),
             Err(_) => None,
         };
-        let vocab = tokenizer.get_vocab_size(false);
         if let Some(m) = &mapping {
             if m.len() < vocab {
                 bail!(
@@ -152,6 +165,7 @@ impl StaticModel {
         let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
         let mut m = StaticModel {
             tokenizer,
+            dir: dir.to_path_buf(),
             word_cache: false,
             pieces: None,
             table,
@@ -165,11 +179,16 @@ impl StaticModel {
             name: name.to_string(),
             exact: false,
         };
+        if let Some(c) = cached {
+            m.word_cache = true;
+            m.pieces = Some(c.pieces);
+            return Ok(m);
+        }
         // The fast WordPiece is kept only when it gives the tokenizer's own ids on the probes,
         // lowercasing or not (uncased and cased vocabularies); else the tokenizer tokenizes.
         let agrees = |m: &mut StaticModel, lowercase: bool| {
             clear_word_cache();
-            m.pieces = Pieces::of(&m.tokenizer, lowercase);
+            m.pieces = m.tokenizer().ok().and_then(|t| Pieces::of(t, lowercase));
             m.pieces.is_some() && m.word_cache_agrees()
         };
         if !(agrees(&mut m, true) || agrees(&mut m, false)) {
@@ -177,7 +196,22 @@ impl StaticModel {
         }
         clear_word_cache();
         m.word_cache = m.word_cache_agrees();
+        // Only the verified fast path is worth keeping: without it every text needs the tokenizer.
+        if let (Some(path), Some(pieces), true) = (&cache_file, &m.pieces, m.word_cache) {
+            let record = VocabCache::encode(pieces, vocab, unk);
+            if let Err(e) = crate::fsutil::write_atomic(path, &record) {
+                tracing::debug!("could not keep the vocabulary of {name}: {e:#}");
+            }
+        }
         Ok(m)
+    }
+
+    /// The tokenizer, parsed from the model folder the first time it is needed.
+    fn tokenizer(&self) -> Result<&Tokenizer> {
+        self.tokenizer
+            .get_or_init(|| parse_tokenizer(&self.dir).map_err(|e| format!("{e:#}")))
+            .as_ref()
+            .map_err(|e| anyhow::anyhow!("{e}"))
     }
 
     /// Whether word-by-word tokenization of ASCII text reproduces the tokenizer exactly
@@ -191,7 +225,8 @@ impl StaticModel {
             "unsubscribeListenersAsynchronously xqzzvbnmwk free_9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         ];
         PROBES.iter().all(|p| {
-            let full = self.tokenizer.encode_fast(*p, false).map(|e| e.get_ids().to_vec());
+            let Ok(tok) = self.tokenizer() else { return false };
+            let full = tok.encode_fast(*p, false).map(|e| e.get_ids().to_vec());
             let mut fast = Vec::new();
             full.is_ok_and(|f| self.word_ids(p, &mut fast).is_ok() && f == fast)
         })
@@ -232,7 +267,7 @@ impl StaticModel {
                         let ids: Box<[u32]> = match &self.pieces {
                             Some(p) => p.word(word).into(),
                             None => self
-                                .tokenizer
+                                .tokenizer()?
                                 .encode_fast(word, false)
                                 .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?
                                 .get_ids()
@@ -266,7 +301,11 @@ impl StaticModel {
             self.word_ids(text, &mut v)?;
             v
         } else {
-            self.tokenizer.encode_fast(text, false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?.get_ids().to_vec()
+            self.tokenizer()?
+                .encode_fast(text, false)
+                .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?
+                .get_ids()
+                .to_vec()
         };
         ids.truncate(MAX_TOKENS);
         ids.retain(|&id| Some(id) != self.unk);
@@ -302,6 +341,104 @@ impl StaticModel {
             normalize(out);
         }
         Ok(())
+    }
+}
+
+/// tokenizer.json in `dir`, with padding and truncation off (texts are cut by `MAX_CHARS`).
+fn parse_tokenizer(dir: &Path) -> Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+        .map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
+    tokenizer.with_padding(None);
+    tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(tokenizer)
+}
+
+/// Names the layout of a vocabulary record and the rules that verified it (`PROBES`, `Pieces`).
+const VOCAB_VERSION: &str = "vocab-1";
+const VOCAB_MAGIC: &[u8; 8] = b"LYNXVOC1";
+
+/// What tokenizing needs, read back from a record kept under the store's cache: the verified
+/// word pieces, the vocabulary size and the unknown-token id. The record is named by the
+/// model's fingerprint (the content of its files) and ends with a checksum; anything that does
+/// not hold makes it unread, and the model is loaded from tokenizer.json again.
+struct VocabCache {
+    pieces: Pieces,
+    vocab: usize,
+    unk: Option<u32>,
+}
+
+impl VocabCache {
+    fn encode(p: &Pieces, vocab: usize, unk: Option<u32>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + 12 * (p.first.len() + p.rest.len()) + 8 * vocab);
+        out.extend_from_slice(VOCAB_MAGIC);
+        for n in [p.lowercase as u32, p.unk, p.max_chars as u32, unk.unwrap_or(u32::MAX), vocab as u32] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        for map in [&p.first, &p.rest] {
+            out.extend_from_slice(&(map.len() as u32).to_le_bytes());
+            // In id order: the same vocabulary always makes the same record.
+            let mut entries: Vec<(&Box<str>, &u32)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));
+            for (piece, id) in entries {
+                out.extend_from_slice(&id.to_le_bytes());
+                out.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+                out.extend_from_slice(piece.as_bytes());
+            }
+        }
+        let sum = blake3::hash(&out);
+        out.extend_from_slice(sum.as_bytes());
+        out
+    }
+
+    fn read(path: &Path) -> Option<VocabCache> {
+        let bytes = std::fs::read(path).ok()?;
+        let decoded = VocabCache::decode(&bytes);
+        if decoded.is_none() {
+            tracing::debug!("{} does not hold a vocabulary; reading tokenizer.json", path.display());
+        }
+        decoded
+    }
+
+    fn decode(bytes: &[u8]) -> Option<VocabCache> {
+        let body = bytes.len().checked_sub(32).map(|n| &bytes[..n])?;
+        if blake3::hash(body).as_bytes() != &bytes[body.len()..] || !body.starts_with(VOCAB_MAGIC) {
+            return None;
+        }
+        let mut at = VOCAB_MAGIC.len();
+        let u32_at = |at: &mut usize| -> Option<u32> {
+            let v = u32::from_le_bytes(body.get(*at..*at + 4)?.try_into().ok()?);
+            *at += 4;
+            Some(v)
+        };
+        let lowercase = u32_at(&mut at)? == 1;
+        let unk_piece = u32_at(&mut at)?;
+        let max_chars = u32_at(&mut at)? as usize;
+        let unk = Some(u32_at(&mut at)?).filter(|&u| u != u32::MAX);
+        let vocab = u32_at(&mut at)? as usize;
+        let mut maps = [rustc_hash::FxHashMap::default(), rustc_hash::FxHashMap::default()];
+        for map in &mut maps {
+            let n = u32_at(&mut at)? as usize;
+            // Every entry takes at least 8 bytes: a count beyond that is damage, not a reservation to make.
+            if n > body.len() / 8 {
+                return None;
+            }
+            map.reserve(n);
+            for _ in 0..n {
+                let id = u32_at(&mut at)?;
+                let len = u32_at(&mut at)? as usize;
+                let piece = std::str::from_utf8(body.get(at..at.checked_add(len)?)?).ok()?;
+                at += len;
+                if id as usize >= vocab {
+                    return None;
+                }
+                map.insert(Box::<str>::from(piece), id);
+            }
+        }
+        if at != body.len() || unk_piece as usize >= vocab {
+            return None;
+        }
+        let [first, rest] = maps;
+        Some(VocabCache { pieces: Pieces { first, rest, unk: unk_piece, max_chars, lowercase }, vocab, unk })
     }
 }
 
