@@ -49,6 +49,14 @@ pub fn is_secondary_path(path: &str) -> bool {
         || name.contains(".bundle.")
 }
 
+/// Type declarations written beside the code they describe (`index.d.ts`, `*.pyi` stubs): they
+/// restate every public name with its documentation, so they match questions about behaviour
+/// that the implementation answers.
+pub fn is_declaration_path(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    [".d.ts", ".d.cts", ".d.mts", ".pyi"].iter().any(|s| name.ends_with(s))
+}
+
 /// Code that lives in the repository but is someone else's: vendored dependencies and
 /// third-party trees. A question about the repository is rarely about them.
 pub fn is_vendored_path(path: &str) -> bool {
@@ -105,6 +113,9 @@ const SECONDARY_WORDS: &[&str] = &[
     "snippet",
     "snippets",
 ];
+/// Query words that make type declarations fair game.
+const DECLARATION_WORDS: &[&str] =
+    &["type", "types", "typing", "typings", "typed", "typescript", "declaration", "declarations", "stub", "stubs"];
 /// Query words that make documentation fair game.
 const DOC_WORDS: &[&str] = &[
     "doc",
@@ -126,6 +137,7 @@ pub struct Priors {
     test: f32,
     prose: f32,
     secondary: f32,
+    declaration: f32,
     vendored: f32,
     /// Multiplier of a chunk of a file whose stem is a word of the query.
     stem: f32,
@@ -177,6 +189,7 @@ impl Priors {
             test: if about(TEST_WORDS) { 1.0 } else { f.test },
             prose: if about(DOC_WORDS) { 1.0 } else { f.prose },
             secondary: if about(SECONDARY_WORDS) { 1.0 } else { f.secondary },
+            declaration: if about(DECLARATION_WORDS) { 1.0 } else { f.secondary },
             vendored: if about(&vendor_words) { 1.0 } else { f.vendored },
             stem: f.stem,
             words,
@@ -212,6 +225,8 @@ impl Priors {
             Some(("prose or data file", self.prose))
         } else if crate::graph::model::is_test_path(c.path) {
             Some(("test file", self.test))
+        } else if is_declaration_path(c.path) {
+            Some(("type declarations (.d.ts, .pyi)", self.declaration))
         } else if is_secondary_path(c.path) {
             Some(("secondary code (examples, benchmarks, build output)", self.secondary))
         } else if is_vendored_path(c.path) {
@@ -559,6 +574,16 @@ mod tests {
         assert!(symbol_query("session").is_none());
         assert!(symbol_query("how are sessions kept").is_none());
         assert!(symbol_query("v1.2").is_none());
+    }
+
+    #[test]
+    fn declaration_files_are_told_from_the_code() {
+        for p in ["index.d.ts", "types/index.d.cts", "lib/Foo.D.TS", "requests/api.pyi"] {
+            assert!(super::is_declaration_path(p), "{p}");
+        }
+        for p in ["src/index.ts", "lib/d.ts/main.js", "types.py", "index.d.tsx"] {
+            assert!(!super::is_declaration_path(p), "{p}");
+        }
     }
 
     #[test]
