@@ -1,6 +1,9 @@
 //! The vector layer: one row per distinct chunk content hash, under the embedding model's
 //! fingerprint, so identical chunks anywhere (other files, other revisions) share one vector.
-//! Stored as half-precision floats (unit vectors lose nothing measurable; see docs/BENCHMARKS.md).
+//! Stored as half-precision floats (unit vectors lose nothing measurable; see docs/BENCHMARKS.md),
+//! one fixed-size binary value per vector (`dim` little-endian float16s). Segments written
+//! before that hold a fixed-size list of float16 and are read as well: Parquet writes such a
+//! list one two-byte value at a time, which was a fifth of embedding a repository.
 
 use crate::store::Key;
 use anyhow::{Context, Result, bail};
@@ -8,16 +11,13 @@ use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, FixedSizeListArray, Float16Array, RecordBatch,
 };
 use arrow::datatypes::{DataType, Field, Schema};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 pub fn schema(dim: usize) -> Arc<Schema> {
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::FixedSizeBinary(33), false),
-        Field::new(
-            "vector",
-            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float16, false)), dim as i32),
-            false,
-        ),
+        Field::new("vector", DataType::FixedSizeBinary(2 * dim as i32), false),
     ]))
 }
 
@@ -33,22 +33,28 @@ pub fn to_batch(hashes: &[[u8; 16]], vectors: &[f32], dim: usize) -> Result<(Rec
         key.append_value(k.0)?;
         keys.push((k, i as u32, 1));
     }
-    let values: Float16Array = vectors.iter().map(|&v| half::f16::from_f32(v)).collect::<Vec<_>>().into();
-    let list = FixedSizeListArray::try_new(
-        Arc::new(Field::new("item", DataType::Float16, false)),
-        dim as i32,
-        Arc::new(values) as ArrayRef,
-        None,
-    )?;
-    let cols: Vec<ArrayRef> = vec![Arc::new(key.finish()), Arc::new(list)];
+    let mut bytes = Vec::with_capacity(vectors.len() * 2);
+    for &v in vectors {
+        bytes.extend_from_slice(&half::f16::from_f32(v).to_le_bytes());
+    }
+    let vector = FixedSizeBinaryArray::try_new(2 * dim as i32, bytes.into(), None)?;
+    let cols: Vec<ArrayRef> = vec![Arc::new(key.finish()), Arc::new(vector)];
     Ok((RecordBatch::try_new(schema(dim), cols)?, keys))
 }
 
 /// Typed access to a decoded vector segment.
 pub struct VectorColumns<'a> {
     pub key: &'a FixedSizeBinaryArray,
-    values: &'a Float16Array,
+    values: Values<'a>,
     pub dim: usize,
+}
+
+/// The two forms a segment's vectors come in.
+enum Values<'a> {
+    /// Each vector one binary value of little-endian float16s.
+    Packed(&'a [u8]),
+    /// A fixed-size list of float16 (segments written before the packed form).
+    Listed(&'a Float16Array),
 }
 
 impl<'a> VectorColumns<'a> {
@@ -59,29 +65,61 @@ impl<'a> VectorColumns<'a> {
             .as_any()
             .downcast_ref()
             .context("bad `key` type")?;
-        let list: &FixedSizeListArray = batch
-            .column_by_name("vector")
-            .context("vector segment lacks `vector`")?
-            .as_any()
-            .downcast_ref()
-            .context("bad `vector` type")?;
-        let dim = list.value_length() as usize;
-        let values = list.values().as_any().downcast_ref::<Float16Array>().context("vectors are not float16")?;
+        let column = batch.column_by_name("vector").context("vector segment lacks `vector`")?.as_any();
+        let (values, dim) = if let Some(packed) = column.downcast_ref::<FixedSizeBinaryArray>() {
+            let width = packed.value_length() as usize;
+            if width == 0 || width % 2 != 0 || packed.null_count() > 0 {
+                bail!("vector column of {width}-byte values: not float16 vectors");
+            }
+            let data = packed.value_data();
+            if data.len() != packed.len() * width {
+                bail!("vector column holds {} bytes for {} vectors of {width}", data.len(), packed.len());
+            }
+            (Values::Packed(data), width / 2)
+        } else {
+            let list: &FixedSizeListArray = column.downcast_ref().context("bad `vector` type")?;
+            let values = list.values().as_any().downcast_ref::<Float16Array>().context("vectors are not float16")?;
+            let dim = list.value_length() as usize;
+            if values.len() != list.len() * dim {
+                bail!("vector list holds {} values for {} vectors of {dim}", values.len(), list.len());
+            }
+            (Values::Listed(values), dim)
+        };
+        if dim == 0 {
+            bail!("vectors of dimension 0");
+        }
         Ok(VectorColumns { key, values, dim })
     }
 
     /// Writes row `row`'s vector into `out` (length `dim`).
     pub fn read(&self, row: usize, out: &mut [f32]) {
-        let vals = &self.values.values()[row * self.dim..(row + 1) * self.dim];
-        for (o, v) in out.iter_mut().zip(vals) {
-            *o = v.to_f32();
+        match &self.values {
+            Values::Packed(bytes) => {
+                let vals = &bytes[row * 2 * self.dim..(row + 1) * 2 * self.dim];
+                for (o, b) in out.iter_mut().zip(vals.chunks_exact(2)) {
+                    *o = half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+                }
+            }
+            Values::Listed(values) => {
+                for (o, v) in out.iter_mut().zip(&values.values()[row * self.dim..(row + 1) * self.dim]) {
+                    *o = v.to_f32();
+                }
+            }
         }
     }
 
-    /// Every row's values as f16 bits, row-major.
-    pub fn bits(&self) -> &[u16] {
-        let halves: &[half::f16] = self.values.values().as_ref();
-        bytemuck::cast_slice(halves)
+    /// Every row's values as f16 bits, row-major (borrowed when the column's bytes are aligned).
+    pub fn bits(&self) -> Cow<'_, [u16]> {
+        match &self.values {
+            Values::Packed(bytes) => match bytemuck::try_cast_slice::<u8, u16>(bytes) {
+                Ok(bits) if cfg!(target_endian = "little") => Cow::Borrowed(bits),
+                _ => Cow::Owned(bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect()),
+            },
+            Values::Listed(values) => {
+                let halves: &[half::f16] = values.values().as_ref();
+                Cow::Borrowed(bytemuck::cast_slice(halves))
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -96,6 +134,30 @@ impl<'a> VectorColumns<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A segment of the earlier form (a fixed-size list of float16) reads as the packed one.
+    #[test]
+    fn both_forms_read_alike() {
+        let v = vec![0.6f32, 0.8, 0.0, -1.0, 0.123_456, 0.5];
+        let (packed, _) = to_batch(&[[1; 16], [2; 16]], &v, 3).unwrap();
+        let values: Float16Array = v.iter().map(|&x| half::f16::from_f32(x)).collect::<Vec<_>>().into();
+        let item = Arc::new(Field::new("item", DataType::Float16, false));
+        let list = FixedSizeListArray::try_new(item.clone(), 3, Arc::new(values) as ArrayRef, None).unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("key", DataType::FixedSizeBinary(33), false),
+            Field::new("vector", DataType::FixedSizeList(item, 3), false),
+        ]));
+        let listed = RecordBatch::try_new(schema, vec![packed.column(0).clone(), Arc::new(list)]).unwrap();
+        let (a, b) = (VectorColumns::new(&packed).unwrap(), VectorColumns::new(&listed).unwrap());
+        assert_eq!((a.dim, b.dim), (3, 3));
+        assert_eq!(a.bits(), b.bits());
+        let (mut x, mut y) = ([0f32; 3], [0f32; 3]);
+        for row in 0..2 {
+            a.read(row, &mut x);
+            b.read(row, &mut y);
+            assert_eq!(x, y);
+        }
+    }
 
     #[test]
     fn roundtrip_is_close() {

@@ -57,7 +57,7 @@ pub fn build(store: &crate::store::Store, dir: usize, name: &str) -> Result<()> 
 /// Writes the shard of a vector segment from its decoded rows.
 pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
     let c = VectorColumns::new(batch)?;
-    write_bits(lynx_root, name, c.dim, c.bits()).map(|_| ())
+    write_bits(lynx_root, name, c.dim, &c.bits()).map(|_| ())
 }
 
 /// Writes a vector shard holding `values` (rows × `dim`, row-major, stored as f16); returns its
