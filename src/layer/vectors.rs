@@ -68,7 +68,7 @@ impl<'a> VectorColumns<'a> {
         let column = batch.column_by_name("vector").context("vector segment lacks `vector`")?.as_any();
         let (values, dim) = if let Some(packed) = column.downcast_ref::<FixedSizeBinaryArray>() {
             let width = packed.value_length() as usize;
-            if width == 0 || width % 2 != 0 || packed.null_count() > 0 {
+            if width == 0 || !width.is_multiple_of(2) || packed.null_count() > 0 {
                 bail!("vector column of {width}-byte values: not float16 vectors");
             }
             let data = packed.value_data();
