@@ -188,8 +188,8 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         differ.len(),
         commits.len()
     );
-    // The cache holds shards (per segment), history walks and kept views (per commit, one per
-    // indexed revision).
+    // The cache holds shards (per segment), history walks, kept views (per commit, one per
+    // indexed revision) and the static model's vocabulary.
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
         .flatten()
@@ -199,6 +199,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         cache.iter().all(|n| n == "shards"
             || n == "walks"
             || n == "views"
+            || n == "vocab"
             || n == "tokenizers"
             || n.ends_with(".json")
             || n.starts_with("tok")),
