@@ -266,7 +266,14 @@ fn for_each_entry(
     let mut ar = tar::Archive::new(file);
     let (mut saw_manifest, mut entries, mut total) = (false, 0usize, 0u64);
     for entry in ar.entries().with_context(not_pack)? {
-        let mut entry = entry.with_context(not_pack)?;
+        // Past the first entry it is a pack, damaged: say so, not that it is something else.
+        let mut entry = entry.with_context(|| {
+            if entries == 0 {
+                not_pack()
+            } else {
+                format!("refusing {}: it is damaged (a tar header does not hold); nothing was imported", from.display())
+            }
+        })?;
         entries += 1;
         if entries > MAX_PACK_ENTRIES {
             bail!("{} holds more than {MAX_PACK_ENTRIES} entries; refusing it", from.display());
