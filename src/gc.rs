@@ -166,6 +166,8 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     // Vocabulary records of models no longer used would stay for ever; the current one is
     // written again at its next load.
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("vocab"));
+    // So would the untracked-file lists of working trees since removed.
+    let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("untracked"));
     Ok(report)
 }
 

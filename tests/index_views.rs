@@ -264,3 +264,97 @@ fn indexing_in_small_batches_gives_the_same_answers() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Sets the mtime of everything in the working tree (not `.git`, not the store) to an hour ago,
+/// so the untracked-file list is old enough to be kept.
+fn age_worktree(r: &TestRepo) {
+    let then = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    fn walk(dir: &std::path::Path, then: std::time::SystemTime) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name == ".git" || name == ".lynx" {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                walk(&e.path(), then);
+            }
+            std::fs::File::open(e.path()).unwrap().set_modified(then).unwrap();
+        }
+        std::fs::File::open(dir).unwrap().set_modified(then).unwrap();
+    }
+    walk(r.path(), then);
+}
+
+/// Searches, returning the paths found and whether the untracked-file list was reused.
+fn search_untracked(r: &TestRepo, word: &str) -> (Vec<String>, bool) {
+    let out = r.cmd(&["--json", "search", word]).env("LYNX_LOG", "debug").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths = v["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+    let log = String::from_utf8_lossy(&out.stderr);
+    let reused = log.contains("untracked files:") && log.contains("kept,");
+    (paths, reused)
+}
+
+#[test]
+fn the_kept_untracked_list_sees_every_kind_of_change() {
+    let r = TestRepo::new();
+    seed_project(&r, 3);
+    r.write(".gitignore", "ignored/\n");
+    r.commit_all("first");
+    r.json(&["index"]);
+    r.write("notes/a.py", "def aardvarknote():\n    pass\n");
+    r.write("ignored/x.py", "def hiddenheron():\n    pass\n");
+
+    // Fresh directories are not trusted to show a later change in the same tick: walked, not kept.
+    assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], false));
+    assert!(!search_untracked(&r, "aardvarknote").1);
+    age_worktree(&r);
+    assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], false));
+    assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], true));
+
+    // A new file in a directory that was walked.
+    r.write("notes/b.py", "def bisonnote():\n    pass\n");
+    assert_eq!(search_untracked(&r, "bisonnote"), (vec!["notes/b.py".to_string()], false));
+
+    // An ignore file edited in place (its directory's mtime does not move).
+    age_worktree(&r);
+    assert_eq!(search_untracked(&r, "hiddenheron"), (vec![], false));
+    assert_eq!(search_untracked(&r, "hiddenheron"), (vec![], true));
+    std::fs::OpenOptions::new().write(true).truncate(true).open(r.file(".gitignore")).unwrap();
+    assert_eq!(search_untracked(&r, "hiddenheron").0, ["ignored/x.py"]);
+
+    // A tracked file taken out of the index stays in the working tree as an untracked file.
+    r.write(".gitignore", "ignored/\n");
+    age_worktree(&r);
+    assert_eq!(search_untracked(&r, "handler_1").0[0], "src/mod1.py");
+    assert!(search_untracked(&r, "handler_1").1);
+    r.git(&["rm", "-q", "--cached", "src/mod1.py"]);
+    assert_eq!(search_untracked(&r, "handler_1").0[0], "src/mod1.py");
+
+    // A new directory with a file, deep under a walked one; then its removal.
+    age_worktree(&r);
+    search_untracked(&r, "aardvarknote");
+    assert!(search_untracked(&r, "aardvarknote").1);
+    r.write("notes/deeper/c.py", "def caribounote():\n    pass\n");
+    assert_eq!(search_untracked(&r, "caribounote").0, ["notes/deeper/c.py"]);
+    age_worktree(&r);
+    search_untracked(&r, "caribounote");
+    assert!(search_untracked(&r, "caribounote").1);
+    std::fs::remove_dir_all(r.file("notes/deeper")).unwrap();
+    assert!(search_untracked(&r, "caribounote").0.is_empty());
+
+    // A damaged record is walked past and replaced.
+    age_worktree(&r);
+    search_untracked(&r, "aardvarknote");
+    let dir = r.file(".lynx/cache/untracked");
+    let kept: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let mut bytes = std::fs::read(&kept[0]).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&kept[0], &bytes).unwrap();
+    assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], false));
+    assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], true));
+}

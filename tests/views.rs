@@ -189,7 +189,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         commits.len()
     );
     // The cache holds shards (per segment), history walks, kept views (per commit, one per
-    // indexed revision) and the static model's vocabulary.
+    // indexed revision), the static model's vocabulary and the working tree's untracked files.
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
         .flatten()
@@ -200,6 +200,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
             || n == "walks"
             || n == "views"
             || n == "vocab"
+            || n == "untracked"
             || n == "tokenizers"
             || n.ends_with(".json")
             || n.starts_with("tok")),

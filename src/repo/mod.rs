@@ -5,6 +5,7 @@
 pub mod explain;
 pub mod folder;
 pub mod history;
+mod untracked;
 pub mod worktree;
 
 use crate::lang;

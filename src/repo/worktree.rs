@@ -24,7 +24,9 @@ impl Repo {
         let repo = self.local();
         let index = repo.index_or_empty()?;
         let stamp = index.timestamp();
-        let mut pending: Vec<Pending> = Vec::with_capacity(index.entries().len());
+        // Which entries need a look at the disk is decided in order; the lookups (one lstat
+        // each, most of a warm listing) run on every core.
+        let mut steps: Vec<Result<Pending, (&gix::index::Entry, String)>> = Vec::with_capacity(index.entries().len());
         let mut last_path: Option<&BStr> = None;
         for e in index.entries() {
             let rela = e.path(&index);
@@ -34,36 +36,44 @@ impl Repo {
             last_path = Some(rela);
             let path = rela.to_str_lossy().into_owned();
             if let Some(reason) = super::mode_skip(e.mode) {
-                pending.push(Pending::Skip(Skipped { path, reason }));
-                continue;
-            }
-            // Outside a sparse checkout's cone: not on disk, and unchanged by definition.
-            if e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
-                pending.push(Pending::Known(FileEntry { path, blob: e.id, size: None, content: None }));
-                continue;
-            }
-            let abs = workdir.join(&path);
-            let Ok(md) = gix::index::fs::Metadata::from_path_no_follow(&abs) else {
-                continue; // deleted in the working tree
-            };
-            if md.is_symlink() {
-                pending.push(Pending::Skip(Skipped { path, reason: SkipReason::Symlink }));
-                continue;
-            }
-            if md.is_dir() {
-                continue;
-            }
-            let size = md.len();
-            let unchanged = e.stage() == gix::index::entry::Stage::Unconflicted
-                && !e.stat.is_racy(stamp, Default::default())
-                && gix::index::entry::Stat::from_fs(&md).is_ok_and(|disk| e.stat.matches(&disk, Default::default()));
-            if unchanged {
-                pending.push(Pending::Known(FileEntry { path, blob: e.id, size: Some(size), content: None }));
+                steps.push(Ok(Pending::Skip(Skipped { path, reason })));
+            } else if e.flags.contains(gix::index::entry::Flags::SKIP_WORKTREE) {
+                // Outside a sparse checkout's cone: not on disk, and unchanged by definition.
+                steps.push(Ok(Pending::Known(FileEntry { path, blob: e.id, size: None, content: None })));
             } else {
-                pending.push(Pending::Hash { path, size });
+                steps.push(Err((e, path)));
             }
         }
-        for path in untracked(&repo, &index)? {
+        let mut pending: Vec<Pending> = steps
+            .into_par_iter()
+            .with_min_len(256)
+            .filter_map(|step| {
+                let (e, path) = match step {
+                    Ok(p) => return Some(p),
+                    Err(look) => look,
+                };
+                // Deleted in the working tree when it cannot be stat'ed.
+                let md = gix::index::fs::Metadata::from_path_no_follow(&workdir.join(&path)).ok()?;
+                if md.is_symlink() {
+                    return Some(Pending::Skip(Skipped { path, reason: SkipReason::Symlink }));
+                }
+                if md.is_dir() {
+                    return None;
+                }
+                let size = md.len();
+                let unchanged = e.stage() == gix::index::entry::Stage::Unconflicted
+                    && !e.stat.is_racy(stamp, Default::default())
+                    && gix::index::entry::Stat::from_fs(&md)
+                        .is_ok_and(|disk| e.stat.matches(&disk, Default::default()));
+                Some(if unchanged {
+                    Pending::Known(FileEntry { path, blob: e.id, size: Some(size), content: None })
+                } else {
+                    Pending::Hash { path, size }
+                })
+            })
+            .collect();
+        let cache = self.lynx_dir.is_dir().then(|| self.lynx_dir.join("cache"));
+        for path in super::untracked::untracked(&repo, &index, &workdir, cache.as_deref())? {
             let abs = workdir.join(&path);
             match std::fs::symlink_metadata(&abs) {
                 Ok(md) if md.file_type().is_symlink() => {
@@ -141,41 +151,6 @@ impl Repo {
         apply_attributes(&repo, &state, gix::worktree::stack::state::attributes::Source::IdMapping, &mut list)?;
         Ok(list)
     }
-
-    /// Untracked, not ignored files (nested `.gitignore`, negations, `info/exclude` and
-    /// `core.excludesFile` honoured), relative paths.
-    pub fn untracked_files(&self) -> Result<Vec<String>> {
-        let repo = self.local();
-        let index = repo.index_or_empty()?;
-        untracked(&repo, &index)
-    }
-}
-
-fn untracked(repo: &gix::Repository, index: &gix::worktree::Index) -> Result<Vec<String>> {
-    let opts = repo
-        .dirwalk_options()?
-        .emit_untracked(gix::dir::walk::EmissionMode::Matching)
-        .emit_ignored(None)
-        .emit_tracked(false)
-        .recurse_repositories(false)
-        .emit_empty_directories(false);
-    let mut collect = gix::dir::walk::delegate::Collect::default();
-    let none: [&BStr; 0] = [];
-    let interrupt = std::sync::atomic::AtomicBool::new(false);
-    repo.dirwalk(index, none, &interrupt, opts, &mut collect)?;
-    let mut out = Vec::new();
-    for (entry, _) in collect.into_entries_by_path() {
-        if entry.status == gix::dir::entry::Status::Untracked
-            && matches!(entry.disk_kind, Some(gix::dir::entry::Kind::File | gix::dir::entry::Kind::Symlink))
-        {
-            let p = entry.rela_path.to_str_lossy().into_owned();
-            // The store itself is never content (it is also excluded via info/exclude).
-            if !p.starts_with(".lynx/") {
-                out.push(p);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// Reads a working-tree file, applies the to-git conversion and computes its blob id.
