@@ -128,6 +128,42 @@ fn push_and_fetch_over_a_file_remote() {
 }
 
 #[test]
+fn a_trusted_fetch_brings_the_commit_facts_and_search_structures_along() {
+    let root = tempfile::tempdir().unwrap();
+    let r = publish_project(root.path());
+    let url = format!("file://{}", root.path().join("remote.git").display());
+    lynx_json(r.path(), &["push", &url]);
+    let commits: u64 = r.git(&["rev-list", "--count", "HEAD"]).trim().parse().unwrap();
+
+    let trusted = root.path().join("trusted");
+    git_in(root.path(), &["clone", "-q", &url, &trusted.display().to_string()]);
+    lynx_json(&trusted, &["fetch", "--trust", &url]);
+    let shards = trusted.join(".lynx/cache/shards");
+    let built = std::fs::read_dir(&shards).map(|d| d.count()).unwrap_or(0);
+    assert!(built > 0, "the fetched segments' shards are built by the fetch");
+    let idx = lynx_json(&trusted, &["index"]);
+    // (A count of nothing is left out of the answer.)
+    assert_eq!((idx["blobs_new"].as_u64(), idx["commits_new"].as_u64().unwrap_or(0)), (Some(0), 0), "{idx}");
+
+    // The next commit costs its own facts, not the history's again.
+    r.write("src/extra.py", "def quokka_extra():\n    return 'new'\n");
+    r.commit_all("extra");
+    r.git(&["push", "-q", "origin", "main"]);
+    git_in(&trusted, &["pull", "-q", "origin", "main"]);
+    let idx = lynx_json(&trusted, &["index"]);
+    assert_eq!((idx["blobs_new"].as_u64(), idx["commits_new"].as_u64()), (Some(1), Some(1)), "{idx}");
+
+    // Without --trust nothing can check a commit's facts but computing them: they are left out.
+    let checked = root.path().join("checked");
+    git_in(root.path(), &["clone", "-q", &url, &checked.display().to_string()]);
+    git_in(&checked, &["checkout", "-q", "HEAD~1"]);
+    let fetched = lynx_json(&checked, &["fetch", &url]);
+    assert_eq!(fetched["import"]["history_segments_left_out"].as_u64(), Some(1), "{fetched}");
+    let idx = lynx_json(&checked, &["index"]);
+    assert_eq!(idx["commits_new"].as_u64(), Some(commits), "{idx}");
+}
+
+#[test]
 fn a_tampered_segment_on_the_remote_is_refused() {
     let root = tempfile::tempdir().unwrap();
     let r = publish_project(root.path());

@@ -33,8 +33,9 @@ pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
 }
 
 /// The segments the views of `revs` (default HEAD) need — chunks, lexical and graph objects of
-/// their blobs and the vectors of every model for their chunks — indexing what is missing
-/// first. Returns (object directory, segment name) pairs and the number of revisions.
+/// their blobs, the vectors of every model for their chunks, and the history facts of the
+/// commits their history field reads — indexing what is missing first. Returns (object
+/// directory, segment name) pairs and the number of revisions.
 pub fn needed_segments(
     engine: &Engine,
     revs: &[String],
@@ -47,11 +48,19 @@ pub fn needed_segments(
         revs.iter().map(|r| engine.spec(Some(r))).collect()
     };
     let mut keys: HashSet<crate::store::Key> = HashSet::new();
+    let mut commits: HashSet<crate::store::Key> = HashSet::new();
+    let history = &ws.config.search;
+    let with_history = (history.history > 0.0 || history.recency > 0.0) && history.history_commits > 0;
     for s in &specs {
         let view = View::open(ws, s)?;
         // Export what the revision needs; index it first so nothing is missing.
         crate::index::index_view(ws, &view, &engine.progress)?;
         keys.extend(view.files.iter().map(|f| f.key));
+        // A clone indexing the next commit then computes that commit's facts, not a thousand.
+        if let (true, Some(tip)) = (with_history, view.id.commit.as_deref()) {
+            let facts = crate::index::history::recent(ws, tip, history.history_commits)?;
+            commits.extend(facts.iter().map(|f| f.key));
+        }
     }
     keys.extend(extra_keys.iter().copied());
     let mut segments: BTreeSet<(usize, String)> = BTreeSet::new();
@@ -65,6 +74,12 @@ pub fn needed_segments(
             if let Some(f) = cat.get(k) {
                 segments.insert((f.dir, cat.segment_name(f).to_string()));
             }
+        }
+    }
+    let cat = ws.store.catalogs(layer::history::HISTORY, &layer::history::fingerprint())?;
+    for k in &commits {
+        if let Some(f) = cat.get(k) {
+            segments.insert((f.dir, cat.segment_name(f).to_string()));
         }
     }
     // Vectors of every model for those chunks.
@@ -102,7 +117,12 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
         (layer::LEXICAL, layer::lexical_fingerprint()),
         (layer::GRAPH, layer::graph_fingerprint()),
     ];
-    let accept = |l: &str, fp: &str| l == layer::VECTORS || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp);
+    let history_fp = layer::history::fingerprint();
+    let accept = |l: &str, fp: &str| {
+        l == layer::VECTORS
+            || (l == layer::history::HISTORY && fp == history_fp)
+            || current.iter().any(|(cl, cfp)| *cl == l && cfp == fp)
+    };
     // Staged beside the store one segment at a time (checked on the way), then installed or
     // adopted, and removed.
     let staging = crate::fsutil::temp_path_for(&ws.store.root.join("import"));
@@ -121,9 +141,23 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     };
     let total = segments.len();
     if trust {
+        let derived: Vec<(String, crate::shard::Kind)> = segments
+            .iter()
+            .filter_map(|(name, s)| crate::shard::Kind::for_layer(&s.layer).map(|k| (name.clone(), k)))
+            .collect();
         let new = pack::install(&ws.store, &staging, segments);
         let _ = std::fs::remove_dir_all(&staging);
         let new = new?;
+        // Their search structures are built now, on every core, so the first question (or the
+        // next `index`) costs what it adds, not the whole import again.
+        {
+            use rayon::prelude::*;
+            derived.par_iter().for_each(|(name, kind)| {
+                if let Err(e) = crate::shard::build(&ws.store, 0, name, *kind) {
+                    tracing::warn!("the search structure of imported segment {name} is built at its first use: {e:#}");
+                }
+            });
+        }
         let mut text = format!(
             "imported {total} segments from {} ({new} new; hashes verified, contents trusted with --trust)\n",
             from.display()
@@ -149,6 +183,7 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     let doc_note = doc_files.iter().any(|(rel, _)| rel.starts_with("sources/")).then(|| {
         "documentation snapshots were not imported: nothing here can check them against their sites; import with --trust if you trust the exporter, or `git lynx update-source-index` to crawl\n".to_string()
     });
+    let history_left = segments.iter().filter(|(_, s)| s.layer == layer::history::HISTORY).count();
     let result = (|| -> Result<crate::index::adopt::Adoption> {
         pack::stage(&staging, &segments)?;
         let hash_len = ws.repo.object_hash().len_in_bytes();
@@ -192,6 +227,17 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     for r in &a.rejected {
         text.push_str(&format!("refused segment {}: {}\n", r.segment, r.reason));
     }
+    if history_left > 0 {
+        // A commit's facts (subject, changed paths) can only be checked by computing them.
+        text.push_str(&format!(
+            "{history_left} history segment(s) left out: commit facts are computed here when indexing (import with --trust to take them)\n"
+        ));
+    }
     text.push_str(doc_note.as_deref().unwrap_or(""));
-    Ok(Answer::new("objects_import", None, serde_json::json!({"segments": total, "adopted": a}), text))
+    Ok(Answer::new(
+        "objects_import",
+        None,
+        serde_json::json!({"segments": total, "adopted": a, "history_segments_left_out": history_left}),
+        text,
+    ))
 }

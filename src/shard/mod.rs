@@ -76,6 +76,21 @@ impl Kind {
     }
 }
 
+/// Builds the shard of segment `name` (in object directory `dir`) for `kind`, unless a shard
+/// of this version is already there.
+pub fn build(store: &crate::store::Store, dir: usize, name: &str, kind: Kind) -> Result<()> {
+    if File::open(&shard_path(&store.root, kind, name), kind, name).is_ok() {
+        return Ok(());
+    }
+    match kind {
+        Kind::Chunks => chunks::build(store, dir, name),
+        Kind::Postings => postings::build(store, dir, name),
+        Kind::Vectors => vectors::build(store, dir, name),
+        Kind::History => history::build(store, dir, name),
+        Kind::View => Ok(()),
+    }
+}
+
 /// Where the shards of a store live.
 pub fn shards_dir(lynx_root: &Path) -> PathBuf {
     lynx_root.join("cache").join("shards")
