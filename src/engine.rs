@@ -508,7 +508,8 @@ impl Engine {
     /// Opens an already listed view: indexes the blobs it lacks, then assembles it from the
     /// shards (kept in memory for the life of the process, a few views at a time).
     pub fn open_listed(&self, view: &View) -> Result<Opened> {
-        let mem_key = mem_key(view, &crate::view::content_key(view, self.ws.config.index.max_file_size));
+        let content_key = crate::view::content_key(view, self.ws.config.index.max_file_size);
+        let mem_key = mem_key(view, &content_key);
         {
             let mut views = self.views.lock().unwrap();
             if let Some(i) = views.iter().position(|(k, _)| *k == mem_key) {
@@ -520,6 +521,19 @@ impl Engine {
                     return Ok(Opened { data, indexed: None });
                 }
             }
+        }
+        // A process that does not watch the tree (the CLI) keeps the working tree's view on
+        // disk: the next one over the same content reads it instead of assembling it again.
+        let keep_worktree = view.id.kind == "worktree"
+            && view.id.commit.is_some()
+            && !self.watching.load(std::sync::atomic::Ordering::Acquire);
+        if keep_worktree
+            && let Some(data) = crate::view::kept::load_worktree(&self.ws, view, &content_key)
+            && !data.table.is_damaged()
+        {
+            let data = Arc::new(data);
+            self.remember_view(mem_key, data.clone());
+            return Ok(Opened { data, indexed: None });
         }
         // Assembling says whether anything is missing; only then is there indexing to do.
         let t = std::time::Instant::now();
@@ -545,6 +559,12 @@ impl Engine {
             }
         }
         let data = Arc::new(data);
+        if keep_worktree && !self.needs_indexing(view, &data.assembly.missing_keys) {
+            let history = self.history(&data);
+            if let Err(e) = crate::view::kept::write_worktree(&self.ws, view, &data, history.as_deref()) {
+                tracing::debug!("the working tree's view was not kept: {e:#}");
+            }
+        }
         self.remember_view(mem_key, data.clone());
         Ok(Opened { data, indexed })
     }

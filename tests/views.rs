@@ -189,7 +189,8 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         commits.len()
     );
     // The cache holds shards (per segment), history walks, kept views (per commit, one per
-    // indexed revision), the static model's vocabulary and the working tree's untracked files.
+    // indexed revision, and the working tree's latest few), the static model's vocabulary and
+    // the working tree's untracked files.
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
         .flatten()
@@ -199,6 +200,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         cache.iter().all(|n| n == "shards"
             || n == "walks"
             || n == "views"
+            || n == "worktree-views"
             || n == "vocab"
             || n == "untracked"
             || n == "tokenizers"
@@ -289,6 +291,80 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
     // `gc` removes kept views (`index` makes them again).
     r.json(&["gc"]);
     assert!(kept_views(&r).is_empty());
+}
+
+/// The kept working-tree views under the store.
+fn kept_worktree_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(r.file(".lynx/cache/worktree-views"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect()
+}
+
+/// A sparse search of the working tree: its hits, and whether it read a kept view.
+fn search_worktree(r: &TestRepo, query: &str) -> (serde_json::Value, bool) {
+    let out =
+        r.cmd(&["--json", "--no-dense", "search", query, "-k", "8"]).env("LYNX_LOG", "lynx=debug").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains("kept view of the working tree"))
+}
+
+#[test]
+fn the_working_trees_view_is_kept_for_its_content_and_head_only() {
+    let r = TestRepo::new();
+    history(&r, 4);
+    r.write("pkg0/draft.py", "def retry_draft(value):\n    \"\"\"retry the backoff draft\"\"\"\n    return value\n");
+    let q = "retry backoff timeout";
+    let (first, used) = search_worktree(&r, q);
+    assert!(!used, "nothing is kept before the first assembly");
+    assert_eq!(kept_worktree_views(&r).len(), 1, "the assembled working tree is kept");
+    let (second, used) = search_worktree(&r, q);
+    assert!(used, "the same content reads the kept view");
+    assert_eq!(first, second, "a kept view answers as the assembled one");
+
+    // An edit is new content: assembled again, and the answer sees the edit.
+    r.write("pkg0/draft.py", "def zebra_draft(value):\n    \"\"\"zebra crossing\"\"\"\n    return value\n");
+    let (edited, used) = search_worktree(&r, "zebra crossing");
+    assert!(!used, "an edited tree is not answered from the record of its old content");
+    assert_eq!(edited[0]["path"], "pkg0/draft.py", "{edited}");
+    let (again, used) = search_worktree(&r, "zebra crossing");
+    assert!(used);
+    assert_eq!(edited, again);
+    for p in kept_worktree_views(&r) {
+        std::fs::remove_file(p).unwrap();
+    }
+    let (assembled, _) = search_worktree(&r, "zebra crossing");
+    assert_eq!(edited, assembled);
+
+    // A damaged record is refused and removed; the answer is the assembled one.
+    let records = kept_worktree_views(&r);
+    assert_eq!(records.len(), 1);
+    let mut bytes = std::fs::read(&records[0]).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&records[0], &bytes).unwrap();
+    let (damaged, used) = search_worktree(&r, "zebra crossing");
+    assert!(!used, "a damaged record is not read");
+    assert_eq!(damaged, assembled);
+
+    // The same files over a new HEAD (its history field differs) are not the same view.
+    r.commit_all("zebra crossing drafted");
+    let (committed, used) = search_worktree(&r, "zebra crossing");
+    assert!(!used, "a record made over another HEAD is not read");
+    assert_eq!(committed[0]["path"], "pkg0/draft.py");
+
+    // Only the latest few states are kept; `gc` removes them.
+    for i in 0..6 {
+        r.write("pkg1/state.py", &format!("def state_{i}():\n    return {i}\n"));
+        search_worktree(&r, q);
+    }
+    let n = kept_worktree_views(&r).len();
+    assert!((1..=4).contains(&n), "{n} working-tree records kept");
+    r.json(&["gc"]);
+    assert!(kept_worktree_views(&r).is_empty());
 }
 
 #[test]

@@ -38,8 +38,15 @@ impl DenseView {
         let mut list: Vec<Arc<VectorShard>> = Vec::new();
         let mut locs = Vec::with_capacity(table.len());
         let mut covered = 0;
-        for o in table.live() {
-            let Some(f) = cat.get(&Key::hash(&table.chunk_hash(o))) else {
+        // The lookups (a hash per chunk) on both cores; opening shards stays in order.
+        let found: Vec<_> = table
+            .live()
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|o| cat.get(&Key::hash(&table.chunk_hash(o))))
+            .collect();
+        for f in found {
+            let Some(f) = f else {
                 locs.push((NONE, 0));
                 continue;
             };

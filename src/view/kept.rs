@@ -25,6 +25,9 @@ use std::sync::Arc;
 /// monorepo's record is tens of megabytes).
 const KEEP: usize = 64;
 const KEEP_BYTES: u64 = 512 << 20;
+/// Working-tree records kept: every edit makes a new state, and only the latest few are asked
+/// again.
+const KEEP_WORKTREE: usize = 4;
 
 const HEADER: usize = 0;
 const LIST_AT: usize = 1;
@@ -55,6 +58,17 @@ fn record(ws: &Workspace, commit: &str) -> (PathBuf, String) {
     let name = format!("{commit}-{}", fingerprint(ws));
     let path = ws.store.root.join("cache").join("views").join(&commit[..2.min(commit.len())]).join(&name);
     (path, name)
+}
+
+/// Where the record of the working tree's view of content `key` over `head` lives.
+fn worktree_record(ws: &Workspace, key: &str, head: &str) -> (PathBuf, String) {
+    let mut h = blake3::Hasher::new();
+    h.update(b"worktree view\0");
+    h.update(key.as_bytes());
+    h.update(&[0]);
+    h.update(head.as_bytes());
+    let name = format!("{}-{}", &h.finalize().to_hex()[..32], fingerprint(ws));
+    (ws.store.root.join("cache").join("worktree-views").join(&name), name)
 }
 
 /// Everything besides the commit that shapes a view and its history field.
@@ -95,6 +109,34 @@ pub fn exists(ws: &Workspace, commit: &str) -> bool {
 pub fn write(ws: &Workspace, view: &View, data: &ViewData, history: Option<&HistoryField>) -> Result<()> {
     let commit = view.id.commit.as_deref().context("only a commit's view is kept")?;
     let (path, name) = record(ws, commit);
+    let bytes = encode(view, data, history, &name, true)?;
+    crate::fsutil::write_atomic(&path, &bytes)?;
+    prune(&ws.store.root.join("cache").join("views"), 2, KEEP);
+    Ok(())
+}
+
+/// Writes the record of the working tree's view (its table and history field, no listing: the
+/// tree is listed anyway to know its content), then drops the oldest beyond `KEEP_WORKTREE`.
+pub fn write_worktree(ws: &Workspace, view: &View, data: &ViewData, history: Option<&HistoryField>) -> Result<()> {
+    let head = view.id.commit.as_deref().context("a working tree without a commit is not kept")?;
+    let (path, name) = worktree_record(ws, &data.key, head);
+    let bytes = encode(view, data, history, &name, false)?;
+    // Not fsynced: every section is checksummed, so a torn record is refused, and losing one
+    // costs one assembly.
+    let dir = path.parent().context("a record has a directory")?;
+    std::fs::create_dir_all(dir)?;
+    let tmp = crate::fsutil::temp_path_for(&path);
+    std::fs::write(&tmp, &bytes)?;
+    std::fs::rename(&tmp, &path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })?;
+    prune(dir, 1, KEEP_WORKTREE);
+    Ok(())
+}
+
+/// A record's bytes; the listing's sections are left empty unless `listing`.
+fn encode(view: &View, data: &ViewData, history: Option<&HistoryField>, name: &str, listing: bool) -> Result<Vec<u8>> {
+    let commit = view.id.commit.as_deref().context("only a view with a commit is kept")?;
     let (chunk_segments, lex_segments) = data.table.segments();
     let header = Header {
         commit: commit.to_string(),
@@ -106,24 +148,24 @@ pub fn write(ws: &Workspace, view: &View, data: &ViewData, history: Option<&Hist
         skipped: data.assembly.skipped,
         history: history.map(|h| (h.total, h.commits)),
     };
-    let mut w = Writer::new(Kind::View, &name);
+    let mut w = Writer::new(Kind::View, name);
     w.section(serde_json::to_vec(&header)?);
-    let paths: Vec<String> = view.files.iter().map(|f| f.path.clone()).collect();
+    let files: &[ViewFile] = if listing { &view.files } else { &[] };
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let (at, heap) = table::string_table(&paths);
     w.section_u32(&at);
     w.section(heap);
-    w.section(view.files.iter().flat_map(|f| f.blob.as_bytes().to_vec()).collect());
-    w.section(view.files.iter().flat_map(|f| f.size.unwrap_or(u64::MAX).to_le_bytes()).collect());
-    let skipped: Vec<(&str, &str)> = view.skipped.iter().map(|s| (s.path.as_str(), s.reason.name())).collect();
+    w.section(files.iter().flat_map(|f| f.blob.as_bytes().to_vec()).collect());
+    w.section(files.iter().flat_map(|f| f.size.unwrap_or(u64::MAX).to_le_bytes()).collect());
+    let skipped: Vec<(&str, &str)> =
+        if listing { view.skipped.iter().map(|s| (s.path.as_str(), s.reason.name())).collect() } else { Vec::new() };
     w.section(serde_json::to_vec(&skipped)?);
     w.section(data.assembly.missing_keys.iter().flat_map(|k| k.0).collect());
     data.table.encode(&mut w);
     if let Some(h) = history {
         h.encode(&mut w);
     }
-    crate::fsutil::write_atomic(&path, &w.finish())?;
-    prune(&ws.store.root.join("cache").join("views"));
-    Ok(())
+    Ok(w.finish())
 }
 
 /// The kept view of `commit`, when a record under the current settings exists and holds
@@ -143,6 +185,50 @@ pub fn load(ws: &Workspace, commit: &str) -> Option<(View, ViewData)> {
                 t.elapsed().as_secs_f64() * 1000.0
             );
             Some(kept)
+        }
+        Err(e) => {
+            tracing::debug!("kept view {} not used: {e:#}", path.display());
+            let _ = std::fs::remove_file(&path);
+            None
+        }
+    }
+}
+
+/// The kept table and history field of the working tree's `view` (of content `key`), when the
+/// record of that content over the same HEAD exists and holds together; a record that does not
+/// is removed.
+pub fn load_worktree(ws: &Workspace, view: &View, key: &str) -> Option<ViewData> {
+    let head = view.id.commit.as_deref()?;
+    let (path, name) = worktree_record(ws, key, head);
+    if !path.is_file() {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    let read = || -> Result<ViewData> {
+        let file = File::open(&path, Kind::View, &name)?;
+        let header: Header = serde_json::from_slice(file.bytes(HEADER)?)?;
+        if header.commit != head || header.key != key {
+            anyhow::bail!("written for another working tree");
+        }
+        let (table, history) = read_table(ws, &file, &header)?;
+        let missing_keys = read_missing(&file)?;
+        let assembly = table::Assembly { missing: missing_keys.len(), missing_keys, skipped: header.skipped };
+        let data = ViewData { id: view.id.clone(), key: header.key, table, assembly, history: Default::default() };
+        if let Some(h) = history
+            && history_on(ws)
+        {
+            let _ = data.history.set(Some(h));
+        }
+        Ok(data)
+    };
+    match read() {
+        Ok(data) => {
+            tracing::debug!(
+                "kept view of the working tree, {} chunks, read in {:.2} ms",
+                data.table.len(),
+                t.elapsed().as_secs_f64() * 1000.0
+            );
+            Some(data)
         }
         Err(e) => {
             tracing::debug!("kept view {} not used: {e:#}", path.display());
@@ -198,11 +284,16 @@ fn read_listing(file: &File, header: &Header) -> Result<Listing> {
         .map(|(path, r)| Some(Skipped { path, reason: SkipReason::from_name(&r)? }))
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| bad("unknown skip reason"))?;
+    Ok((files, skipped, read_missing(file)?))
+}
+
+/// The keys of the view without objects.
+fn read_missing(file: &File) -> Result<Vec<Key>> {
     let missing = file.bytes(MISSING)?;
     if missing.len() % 33 != 0 {
-        return Err(bad("missing keys"));
+        anyhow::bail!("missing keys");
     }
-    Ok((files, skipped, missing.chunks_exact(33).map(|k| Key(k.try_into().expect("33 bytes"))).collect()))
+    Ok(missing.chunks_exact(33).map(|k| Key(k.try_into().expect("33 bytes"))).collect())
 }
 
 /// The chunk table over its shards (opened, or built from their segments), and the history field.
@@ -238,11 +329,11 @@ fn read_table(ws: &Workspace, file: &File, header: &Header) -> Result<(ChunkTabl
     Ok((table, history))
 }
 
-/// Removes the oldest records beyond `KEEP`, or beyond `KEEP_BYTES` in all (the newest stays).
-fn prune(dir: &std::path::Path) {
+/// Removes the oldest records beyond `keep`, or beyond `KEEP_BYTES` in all (the newest stays).
+fn prune(dir: &std::path::Path, depth: usize, keep: usize) {
     let mut all: Vec<(std::time::SystemTime, u64, PathBuf)> = walkdir::WalkDir::new(dir)
-        .min_depth(2)
-        .max_depth(2)
+        .min_depth(depth)
+        .max_depth(depth)
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file() && !e.file_name().to_string_lossy().ends_with(crate::fsutil::TMP_SUFFIX))
@@ -255,7 +346,7 @@ fn prune(dir: &std::path::Path) {
     let mut bytes = 0u64;
     for (i, (_, len, path)) in all.iter().enumerate() {
         bytes += len;
-        if i > 0 && (i >= KEEP || bytes > KEEP_BYTES) {
+        if i > 0 && (i >= keep || bytes > KEEP_BYTES) {
             let _ = std::fs::remove_file(path);
         }
     }
