@@ -523,11 +523,11 @@ impl Engine {
             }
         }
         // A process that does not watch the tree (the CLI) keeps the working tree's view on
-        // disk: the next one over the same content reads it instead of assembling it again.
-        let keep_worktree = view.id.kind == "worktree"
-            && view.id.commit.is_some()
-            && !self.watching.load(std::sync::atomic::Ordering::Acquire);
-        if keep_worktree
+        // disk, and any process over the same content reads it instead of assembling it again
+        // (a server writes none: it keeps its views in memory, and every save is a new state).
+        let worktree = view.id.kind == "worktree" && view.id.commit.is_some();
+        let keep_worktree = worktree && !self.watching.load(std::sync::atomic::Ordering::Acquire);
+        if worktree
             && let Some(data) = crate::view::kept::load_worktree(&self.ws, view, &content_key)
             && !data.table.is_damaged()
         {
