@@ -535,29 +535,28 @@ impl Engine {
             self.remember_view(mem_key, data.clone());
             return Ok(Opened { data, indexed: None });
         }
-        // Assembling says whether anything is missing; only then is there indexing to do.
+        // What is missing first (catalog lookups), so that a view with blobs to index is
+        // assembled once, after them.
         let t = std::time::Instant::now();
+        let mut indexed = None;
+        let missing = crate::view::table::ChunkTable::missing(&self.ws.store, view.files.iter().map(|f| f.key))?;
+        if self.needs_indexing(view, &missing) {
+            let new = index::ensure(&self.ws, view, &self.progress)?;
+            if new > 0 {
+                indexed = Some(new);
+                self.indexed_on_demand.fetch_add(new, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
         // The commits a history field draws on are read, and their subjects analysed, on the
         // other core meanwhile: they depend on the revision only, not on the assembled table.
         let (data, _) = rayon::join(|| ViewData::assemble(&self.ws, view), || self.prefetch_history(view));
-        let mut data = data?;
+        let data = data?;
         tracing::debug!(
             "assembled {} files, {} chunks in {:.1} ms",
             data.table.file_count(),
             data.table.len(),
             t.elapsed().as_secs_f64() * 1000.0
         );
-        let mut indexed = None;
-        if self.needs_indexing(view, &data.assembly.missing_keys) {
-            // Assemble again even when this process added nothing: another process may have
-            // indexed the missing blobs while this one waited for the store's lock.
-            let new = index::ensure(&self.ws, view, &self.progress)?;
-            data = ViewData::assemble(&self.ws, view)?;
-            if new > 0 {
-                indexed = Some(new);
-                self.indexed_on_demand.fetch_add(new, std::sync::atomic::Ordering::Relaxed);
-            }
-        }
         let data = Arc::new(data);
         if keep_worktree && !self.needs_indexing(view, &data.assembly.missing_keys) {
             let history = self.history(&data);

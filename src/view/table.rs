@@ -106,6 +106,14 @@ pub struct Assembly {
 }
 
 impl ChunkTable {
+    /// The keys among `keys` without chunk or lexical objects (catalog lookups only: what
+    /// `assemble` would find missing, without opening a shard).
+    pub fn missing(store: &Store, keys: impl IntoIterator<Item = Key>) -> Result<Vec<Key>> {
+        let chunk_cat = store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
+        let lex_cat = store.catalogs(layer::LEXICAL, &layer::lexical_fingerprint())?;
+        Ok(keys.into_iter().filter(|k| chunk_cat.get(k).is_none() || lex_cat.get(k).is_none()).collect())
+    }
+
     /// Assembles the table of `files` (path, key) from the shards of their segments. Blobs that
     /// are not text, or over `max_size`, are left out; so are blobs without objects.
     pub fn assemble<'a>(
