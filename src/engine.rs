@@ -557,6 +557,12 @@ impl Engine {
             data.table.len(),
             t.elapsed().as_secs_f64() * 1000.0
         );
+        if worktree
+            && let Some(head) = view.id.commit.as_deref()
+            && let Some(field) = crate::view::kept::worktree_history(&self.ws, head, &data.table)
+        {
+            let _ = data.history.set(Some(Arc::new(field)));
+        }
         let data = Arc::new(data);
         if keep_worktree && !self.needs_indexing(view, &data.assembly.missing_keys) {
             let history = self.history(&data);

@@ -356,6 +356,31 @@ fn the_working_trees_view_is_kept_for_its_content_and_head_only() {
     assert!(!used, "a record made over another HEAD is not read");
     assert_eq!(committed[0]["path"], "pkg0/draft.py");
 
+    // An edit that keeps the file list takes the history field (which now matches the query:
+    // the commit's subject) from the earlier state's record, moved over the new table: the
+    // answer is the one a fresh assembly gives, to the last bit of every score.
+    let mut two = String::from("def zebra_draft(value):\n    \"\"\"zebra crossing, edited\"\"\"\n    return 1\n\n");
+    for i in 0..40 {
+        two.push_str(&format!("\ndef helper_{i}(value):\n    total = value + {i}\n    return total * {i}\n"));
+    }
+    r.write("pkg0/draft.py", &two);
+    let out = r
+        .cmd(&["--json", "--no-dense", "search", "zebra crossing", "-k", "8", "--explain"])
+        .env("LYNX_LOG", "lynx=debug")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("history field taken from the kept view"));
+    let reused: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for p in kept_worktree_views(&r) {
+        std::fs::remove_file(p).unwrap();
+    }
+    let fresh = r.json(&["--no-dense", "search", "zebra crossing", "-k", "8", "--explain"]);
+    assert_eq!(reused["results"], fresh["results"], "a moved history field answers as a built one");
+    assert!(
+        fresh["results"][0]["explain"]["sparse"]["terms"].to_string().contains("\"history\""),
+        "the history field takes part in the answer: {fresh}"
+    );
+
     // Only the latest few states are kept; `gc` removes them.
     for i in 0..6 {
         r.write("pkg1/state.py", &format!("def state_{i}():\n    return {i}\n"));

@@ -95,8 +95,15 @@ impl HistoryField {
             .filter(|(_, list)| !list.is_empty())
             .map(|(id, list)| (recent.names[id].clone(), list))
             .collect();
-        let total = (0..n as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum();
+        let total = total(&lengths, table);
         HistoryField { postings, lengths, total, commits: recent.commits.len(), newest }
+    }
+
+    /// The field over `table`, a table of the same files in the same order as the one it was
+    /// built for (their chunks may differ: only the total depends on them).
+    pub fn over(mut self, table: &ChunkTable) -> HistoryField {
+        self.total = total(&self.lengths, table);
+        self
     }
 
     /// How recently `file` changed, from 1 (in the revision's own commit) falling by half every
@@ -116,6 +123,11 @@ impl HistoryField {
     pub fn length(&self, file: u32) -> u32 {
         self.lengths.get(file as usize).copied().unwrap_or(0)
     }
+}
+
+/// Sum over the table's chunks of their file's history length.
+fn total(lengths: &[u32], table: &ChunkTable) -> u64 {
+    (0..lengths.len() as u32).map(|f| lengths[f as usize] as u64 * table.file_chunk_count(f) as u64).sum()
 }
 
 /// Sections a history field takes inside a kept view (`view::kept`): its terms (offsets and

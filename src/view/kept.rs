@@ -51,6 +51,9 @@ struct Header {
     skipped: usize,
     /// The history field's (total, commits), when the record holds one.
     history: Option<(u64, usize)>,
+    /// The table's `paths_key`.
+    #[serde(default)]
+    paths: String,
 }
 
 /// Where the record of `commit` lives, under the settings of `ws`.
@@ -147,6 +150,7 @@ fn encode(view: &View, data: &ViewData, history: Option<&HistoryField>, name: &s
         lex_segments,
         skipped: data.assembly.skipped,
         history: history.map(|h| (h.total, h.commits)),
+        paths: data.table.paths_key(),
     };
     let mut w = Writer::new(Kind::View, name);
     w.section(serde_json::to_vec(&header)?);
@@ -236,6 +240,39 @@ pub fn load_worktree(ws: &Workspace, view: &View, key: &str) -> Option<ViewData>
             None
         }
     }
+}
+
+/// The history field of an earlier working-tree state over the same HEAD and the same files
+/// (an edit changes contents, rarely the file list), moved over `table`; None when no kept
+/// record has one.
+pub fn worktree_history(ws: &Workspace, head: &str, table: &ChunkTable) -> Option<HistoryField> {
+    if !history_on(ws) {
+        return None;
+    }
+    let dir = ws.store.root.join("cache").join("worktree-views");
+    let suffix = format!("-{}", fingerprint(ws));
+    let mut records: Vec<(std::time::SystemTime, PathBuf, String)> = std::fs::read_dir(&dir)
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_str()?.to_string();
+            let fresh = name.ends_with(&suffix) && !name.starts_with('.');
+            fresh.then(|| Some((e.metadata().ok()?.modified().ok()?, e.path(), name)))?
+        })
+        .collect();
+    records.sort_by_key(|r| std::cmp::Reverse(r.0));
+    let paths = table.paths_key();
+    records.into_iter().find_map(|(_, path, name)| {
+        let file = File::open(&path, Kind::View, &name).ok()?;
+        let header: Header = serde_json::from_slice(file.bytes(HEADER).ok()?).ok()?;
+        let (_, commits) = header.history?;
+        if header.commit != head || header.paths != paths {
+            return None;
+        }
+        let field = HistoryField::decode(&file, HISTORY, table.file_count(), 0, commits).ok()?;
+        tracing::debug!("history field taken from the kept view of an earlier working tree");
+        Some(field.over(table))
+    })
 }
 
 fn read(ws: &Workspace, path: &std::path::Path, name: &str, commit: &str) -> Result<(View, ViewData)> {

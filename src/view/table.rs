@@ -384,6 +384,17 @@ impl ChunkTable {
         }
     }
 
+    /// A hash of the table's file paths in order: tables with the same one have the same files
+    /// at the same indexes (whatever their contents).
+    pub fn paths_key(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        for f in &self.files {
+            h.update(&f.path.1.to_le_bytes());
+        }
+        h.update(self.paths.as_bytes());
+        h.finalize().to_hex()[..32].to_string()
+    }
+
     /// Chunks per file (for statistics over files).
     pub fn file_chunk_count(&self, file: u32) -> u32 {
         self.files[file as usize].count
