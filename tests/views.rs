@@ -216,9 +216,9 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
     assert!(walks <= commits.len(), "{walks} walks kept for {} revisions", commits.len());
 }
 
-/// The kept view files under the store.
-fn kept_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
-    walkdir::WalkDir::new(r.file(".lynx/cache/views"))
+/// The files under a folder of the store.
+fn files_under(r: &TestRepo, rel: &str) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(r.file(rel))
         .into_iter()
         .flatten()
         .filter(|e| e.file_type().is_file())
@@ -226,16 +226,35 @@ fn kept_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A sparse search at `rev`: its hits, and whether it read a kept view (the debug log says so).
-fn search_at(r: &TestRepo, rev: &str) -> (serde_json::Value, bool) {
-    let out = r
-        .cmd(&["--json", "--no-dense", "search", "retry backoff timeout", "--rev", rev, "-k", "8"])
-        .env("LYNX_LOG", "lynx=debug")
-        .output()
-        .unwrap();
+/// The kept view files under the store.
+fn kept_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
+    files_under(r, ".lynx/cache/views")
+}
+
+/// The kept working-tree views under the store.
+fn kept_worktree_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
+    files_under(r, ".lynx/cache/worktree-views")
+}
+
+/// A sparse search (`args` after the query's command): its hits, and whether the debug log
+/// says `marker`.
+fn logged_search(r: &TestRepo, args: &[&str], marker: &str) -> (serde_json::Value, bool) {
+    let mut all = vec!["--json", "--no-dense", "search"];
+    all.extend_from_slice(args);
+    let out = r.cmd(&all).env("LYNX_LOG", "lynx=debug").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains("kept view of"))
+    (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains(marker))
+}
+
+/// A sparse search at `rev`: its hits, and whether it read a kept view.
+fn search_at(r: &TestRepo, rev: &str) -> (serde_json::Value, bool) {
+    logged_search(r, &["retry backoff timeout", "--rev", rev, "-k", "8"], "kept view of")
+}
+
+/// A sparse search of the working tree: its hits, and whether it read a kept view.
+fn search_worktree(r: &TestRepo, query: &str) -> (serde_json::Value, bool) {
+    logged_search(r, &[query, "-k", "8"], "kept view of the working tree")
 }
 
 #[test]
@@ -293,25 +312,6 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
     assert!(kept_views(&r).is_empty());
 }
 
-/// The kept working-tree views under the store.
-fn kept_worktree_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
-    walkdir::WalkDir::new(r.file(".lynx/cache/worktree-views"))
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect()
-}
-
-/// A sparse search of the working tree: its hits, and whether it read a kept view.
-fn search_worktree(r: &TestRepo, query: &str) -> (serde_json::Value, bool) {
-    let out =
-        r.cmd(&["--json", "--no-dense", "search", query, "-k", "8"]).env("LYNX_LOG", "lynx=debug").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains("kept view of the working tree"))
-}
-
 #[test]
 fn the_working_trees_view_is_kept_for_its_content_and_head_only() {
     let r = TestRepo::new();
@@ -364,18 +364,14 @@ fn the_working_trees_view_is_kept_for_its_content_and_head_only() {
         two.push_str(&format!("\ndef helper_{i}(value):\n    total = value + {i}\n    return total * {i}\n"));
     }
     r.write("pkg0/draft.py", &two);
-    let out = r
-        .cmd(&["--json", "--no-dense", "search", "zebra crossing", "-k", "8", "--explain"])
-        .env("LYNX_LOG", "lynx=debug")
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("history field taken from the kept view"));
-    let reused: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (reused, moved) =
+        logged_search(&r, &["zebra crossing", "-k", "8", "--explain"], "history field taken from the kept view");
+    assert!(moved, "the earlier state's history field is taken");
     for p in kept_worktree_views(&r) {
         std::fs::remove_file(p).unwrap();
     }
     let fresh = r.json(&["--no-dense", "search", "zebra crossing", "-k", "8", "--explain"]);
-    assert_eq!(reused["results"], fresh["results"], "a moved history field answers as a built one");
+    assert_eq!(reused, fresh["results"], "a moved history field answers as a built one");
     assert!(
         fresh["results"][0]["explain"]["sparse"]["terms"].to_string().contains("\"history\""),
         "the history field takes part in the answer: {fresh}"

@@ -180,19 +180,27 @@ pub fn load(ws: &Workspace, commit: &str) -> Option<(View, ViewData)> {
         return None;
     }
     let t = std::time::Instant::now();
-    match read(ws, &path, &name, commit) {
+    used(&path, t, read(ws, &path, &name, commit), |kept| {
+        format!("kept view of {} files, {} chunks", kept.0.files.len(), kept.1.table.len())
+    })
+}
+
+/// What reading a record gave: said with its time when it was read, removed when it was not
+/// (it is assembled again, and written again where that is the rule).
+fn used<T>(
+    path: &std::path::Path,
+    start: std::time::Instant,
+    read: Result<T>,
+    what: impl FnOnce(&T) -> String,
+) -> Option<T> {
+    match read {
         Ok(kept) => {
-            tracing::debug!(
-                "kept view of {} files, {} chunks read in {:.2} ms",
-                kept.0.files.len(),
-                kept.1.table.len(),
-                t.elapsed().as_secs_f64() * 1000.0
-            );
+            tracing::debug!("{} read in {:.2} ms", what(&kept), start.elapsed().as_secs_f64() * 1000.0);
             Some(kept)
         }
         Err(e) => {
             tracing::debug!("kept view {} not used: {e:#}", path.display());
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
             None
         }
     }
@@ -225,21 +233,7 @@ pub fn load_worktree(ws: &Workspace, view: &View, key: &str) -> Option<ViewData>
         }
         Ok(data)
     };
-    match read() {
-        Ok(data) => {
-            tracing::debug!(
-                "kept view of the working tree, {} chunks, read in {:.2} ms",
-                data.table.len(),
-                t.elapsed().as_secs_f64() * 1000.0
-            );
-            Some(data)
-        }
-        Err(e) => {
-            tracing::debug!("kept view {} not used: {e:#}", path.display());
-            let _ = std::fs::remove_file(&path);
-            None
-        }
-    }
+    used(&path, t, read(), |data| format!("kept view of the working tree, {} chunks,", data.table.len()))
 }
 
 /// The history field of an earlier working-tree state over the same HEAD and the same files
