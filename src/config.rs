@@ -248,7 +248,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Ve
 }
 
 /// What a source is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceType {
     /// Another folder or git repository on this machine.
@@ -385,7 +385,7 @@ pub const DEFAULT_COHERENCE: f32 = 0.2;
 /// Dense candidates: a weak dense list earns its place deeper than the lexical one.
 /// How search retrieves: BM25 and dense fused, dense alone, or BM25 alone. Parsed once, where
 /// it is read (configuration, `--mode`, an MCP argument).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchMode {
     Hybrid,

@@ -153,6 +153,9 @@ fn every_tool_answers_like_the_cli() {
 }
 
 /// LynxMCP 1.9's tools/list sizes, measured there: core 4,783, standard 10,704, full 15,279.
+/// What a model reads of a tool is its name, description and input schema (the tool
+/// definitions of the model APIs carry nothing else); the `outputSchema` is for the client, which
+/// validates answers with it, and is bounded on its own.
 #[test]
 fn tool_lists_are_smaller_than_lynxmcp() {
     let r = TestRepo::new();
@@ -160,10 +163,18 @@ fn tool_lists_are_smaller_than_lynxmcp() {
     for (profile, limit, count) in [("core", 4783, 5), ("standard", 10704, 10), ("full", 15279, 19)] {
         let mut c = Client::start(&r, &["--profile", profile]);
         let v = c.request("tools/list", json!({}));
-        let size = serde_json::to_string(&v["result"]).unwrap().len();
+        let mut tools = v["result"]["tools"].as_array().unwrap().clone();
+        assert_eq!(tools.len(), count, "{profile}");
+        let mut outputs = 0;
+        for t in &mut tools {
+            let out = t.as_object_mut().unwrap().remove("outputSchema").unwrap();
+            let n = serde_json::to_string(&out).unwrap().len();
+            assert!(n < 8000, "{profile}: the outputSchema of {} is {n} characters", t["name"]);
+            outputs += n;
+        }
+        let size = serde_json::to_string(&json!({"tools": tools})).unwrap().len();
         assert!(size < limit, "{profile}: tools/list is {size} characters, LynxMCP's is {limit}");
-        assert_eq!(v["result"]["tools"].as_array().unwrap().len(), count, "{profile}");
-        eprintln!("{profile}: {size} characters (LynxMCP {limit})");
+        eprintln!("{profile}: {size} characters (LynxMCP {limit}), output schemas {outputs}");
         c.close();
     }
     let out = r.cmd(&["serve", "--profile", "huge"]).stdin(Stdio::null()).output().unwrap();
@@ -545,4 +556,139 @@ fn missing_model_is_explained_once_and_deep_bars_are_settings() {
     let d = r.json(&["--no-dense", "deep-search", "add", "--min-results", "1"]);
     assert_eq!(d["variants"][0]["strong"], false, "{d}");
     assert!(d["variants"][0]["sparse_threshold"].as_f64().unwrap() >= 1000.0, "{d}");
+}
+
+/// Validates each (schema, instance) pair with Python's `jsonschema` (Draft 2020-12), after
+/// closing every object schema that lists its properties: a field an answer carries and its
+/// schema does not describe is an error. Returns one line per failure.
+fn schema_failures(pairs: &[(String, Value, Value)]) -> Vec<String> {
+    let script = r#"
+import json, sys, jsonschema
+def close(s):
+    if isinstance(s, dict):
+        if "properties" in s and "additionalProperties" not in s:
+            s["additionalProperties"] = False
+        for v in s.values():
+            close(v)
+    elif isinstance(s, list):
+        for v in s:
+            close(v)
+out = []
+for name, schema, instance in json.load(sys.stdin):
+    jsonschema.Draft202012Validator.check_schema(schema)
+    close(schema)
+    for e in jsonschema.Draft202012Validator(schema).iter_errors(instance):
+        out.append(f"{name}: {e.message[:300]} at {list(e.absolute_path)}")
+        break
+print(json.dumps(out))
+"#;
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(serde_json::to_string(pairs).unwrap().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the validator failed");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn jsonschema_present() -> bool {
+    std::process::Command::new("python3").args(["-c", "import jsonschema"]).output().is_ok_and(|o| o.status.success())
+}
+
+/// Every tool declares the shape of its answers: each answer of every kind (matched or not, one
+/// source or several, a failure) is valid against the tool's `outputSchema`, which describes
+/// every field it carries.
+#[test]
+fn every_answer_is_described_by_its_output_schema() {
+    if !prerequisite("JSONSCHEMA", jsonschema_present(), "python3 -m pip install jsonschema") {
+        return;
+    }
+    let r = TestRepo::new();
+    project(&r);
+    r.write("src/store.py", "def load_orders(db):\n    return db.execute(\"SELECT id, total FROM orders\")\n");
+    r.commit_all("orders");
+    let lib = tempfile::tempdir().unwrap();
+    std::fs::write(lib.path().join("helpers.py"), "def numbat_helper(x):\n    return x\n").unwrap();
+    r.json(&["source", "add", "lib", lib.path().to_str().unwrap()]);
+    let mut c = Client::start(&r, &["--profile", "full"]);
+    let list = c.request("tools/list", json!({}));
+    let schemas: std::collections::HashMap<String, Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
+        .collect();
+    let calls: Vec<(&str, Value)> = vec![
+        ("search", json!({"query": "add numbers", "n_results": 2, "explain": true})),
+        ("search", json!({"query": "add numbers", "files": true, "source": "lib"})),
+        ("search", json!({"query": "zzqqxx"})),
+        ("search", json!({})),
+        ("deep_search", json!({"queries": ["zzqq nothing", "add numbers"], "n_results": 2})),
+        ("find_definition", json!({"symbol": "total"})),
+        ("find_definition", json!({"symbol": "numbat_helper"})),
+        ("find_definition", json!({"symbol": "nothing_like_it"})),
+        ("find_definition", json!({"symbol": "total", "source": "lib"})),
+        ("find_usages", json!({"symbol": "add", "n_results": 1})),
+        ("find_tests_for", json!({"symbol": "add"})),
+        ("find_similar", json!({"code": "def add(a, b): return a + b", "n_results": 2})),
+        ("describe_symbol", json!({"symbol": "Square"})),
+        ("impact", json!({"symbol": "add"})),
+        ("impact", json!({"symbol": "nothing_like_it"})),
+        ("impact", json!({"changes": "main..feature", "fail_on": ["callers>0"]})),
+        ("impact", json!({"table": "orders"})),
+        ("module_summary", json!({"path": "src/calc.py"})),
+        ("module_summary", json!({"path": "no/such.py"})),
+        ("repo_overview", json!({})),
+        ("search_diff", json!({"query": "overflow", "base": "main"})),
+        ("graph_query", json!({"operation": "callers", "symbol": "add"})),
+        ("graph_query", json!({"operation": "callers", "symbol": "nothing_like_it"})),
+        ("graph_query", json!({"operation": "shortest_path", "symbol": "Square.area", "target": "add"})),
+        ("graph_query", json!({"operation": "shortest_path", "symbol": "add", "target": "nothing_like_it"})),
+        ("graph_query", json!({"operation": "overview"})),
+        ("graph_query", json!({"operation": "status"})),
+        ("graph_query", json!({"operation": "surprising_connections"})),
+        ("context", json!({"symbol": "total", "budget": 120})),
+        ("context", json!({"symbol": "nothing_like_it"})),
+        ("data_access", json!({})),
+        ("data_access", json!({"name": "orders"})),
+        ("export_graph", json!({"symbol": "add"})),
+        ("export_graph", json!({"symbol": "nothing_like_it"})),
+        ("list_sources", json!({})),
+        ("get_rag_status", json!({})),
+        ("update_source_index", json!({"source": "lib"})),
+        ("feedback", json!({"tool": "search", "query": "add", "outcome": "partial"})),
+    ];
+    let mut pairs = Vec::new();
+    let mut fanned = 0;
+    for (tool, args) in &calls {
+        let v = c.call_full(tool, args.clone());
+        let content = v["structuredContent"].clone();
+        assert!(content.is_object(), "{tool} {args}: {v}");
+        fanned += content["sources"].is_array() as usize;
+        pairs.push((format!("{tool} {args}"), schemas[*tool].clone(), content));
+    }
+    c.close();
+    assert!(fanned > 0, "no call was answered by several sources");
+    let used: std::collections::HashSet<&str> = calls.iter().map(|(t, _)| *t).collect();
+    assert_eq!(used.len(), schemas.len(), "every tool is called");
+    let failures = schema_failures(&pairs);
+    assert!(failures.is_empty(), "answers outside their schema:\n{}", failures.join("\n"));
+    // The schemas say something: a wrong type, a field they do not describe and a missing one
+    // are each refused.
+    let (name, schema, answer) = &pairs[0];
+    let mut wrong = answer.clone();
+    wrong["results"][0]["score"] = json!("high");
+    let mut extra = answer.clone();
+    extra["results"][0]["colour"] = json!("red");
+    let mut missing = answer.clone();
+    missing["results"][0].as_object_mut().unwrap().remove("path");
+    let bad: Vec<(String, Value, Value)> = [wrong, extra, missing]
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (format!("{name} #{i}"), schema.clone(), v))
+        .collect();
+    assert_eq!(schema_failures(&bad).len(), 3, "each broken answer is refused");
 }

@@ -44,7 +44,7 @@ pub struct Page {
 }
 
 /// Something that was not stored, and why.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Problem {
     pub target: String,
     pub reason: String,

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 /// Most nodes a traversal returns.
 pub const MAX_NODES: usize = 400;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     Exact,
@@ -104,7 +104,7 @@ fn rank(cg: &CodeGraph, mut v: Vec<u32>) -> Vec<u32> {
 }
 
 /// One node of an answer, with where it is.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct NodeRef {
     pub name: String,
     pub kind: String,
@@ -151,7 +151,7 @@ pub fn node_ref(cg: &CodeGraph, n: Node) -> NodeRef {
 }
 
 /// An edge of an answer: the node at the other end, the relation and where it happens.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Link {
     pub node: NodeRef,
     pub relation: &'static str,
@@ -508,7 +508,7 @@ pub fn edge_betweenness(adj: &[Vec<(usize, f64)>], sample_above: usize) -> HashM
 }
 
 /// Node/edge counts by language, kind, relation and confidence.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct GraphStats {
     pub files: usize,
     pub definitions: usize,

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 /// What an `index` run did (`git lynx index --json` prints this).
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
 pub struct IndexReport {
     pub view: Option<crate::view::ViewId>,
     pub files_seen: usize,

@@ -5,6 +5,7 @@
 
 pub mod args;
 pub mod guide;
+pub mod output;
 pub mod tools;
 
 use crate::engine::{Engine, ModelChoice};
@@ -289,16 +290,6 @@ impl LynxServer {
     }
 
     fn tool_defs(&self) -> Vec<Tool> {
-        // Every tool returns the envelope `--json` prints; its fields beyond these two are the
-        // operation's own, the same as `--json` prints.
-        let output_schema = match serde_json::json!({
-            "type": "object",
-            "properties": {"ok": {"type": "boolean"}, "operation": {"type": "string"}},
-            "required": ["ok", "operation"]
-        }) {
-            serde_json::Value::Object(m) => Arc::new(m),
-            _ => Arc::new(JsonObject::new()),
-        };
         self.shared
             .tools
             .iter()
@@ -307,8 +298,13 @@ impl LynxServer {
                     serde_json::Value::Object(m) => m,
                     _ => JsonObject::new(),
                 };
+                // Every tool returns the envelope `--json` prints, described by its result types.
+                let output = match (t.output)() {
+                    serde_json::Value::Object(m) => m,
+                    _ => JsonObject::new(),
+                };
                 Tool::new(t.name, t.description, Arc::new(schema))
-                    .with_raw_output_schema(output_schema.clone())
+                    .with_raw_output_schema(Arc::new(output))
                     .with_annotations(ToolAnnotations::new().read_only(t.read_only))
             })
             .collect()

@@ -2,7 +2,7 @@
 //! pays for `tools/list` in its context), profile membership, and the mapping from JSON
 //! arguments to the same operations the CLI runs.
 
-use super::args;
+use super::{args, output};
 use crate::config::ToolProfile;
 use crate::ops::{self, Answer};
 use crate::sources::Sources;
@@ -13,6 +13,8 @@ pub struct ToolSpec {
     pub name: &'static str,
     pub description: &'static str,
     pub schema: fn() -> Value,
+    /// The `outputSchema`: generated from the result types the tool answers with.
+    pub output: fn() -> Value,
     pub read_only: bool,
     /// Smallest profile that includes the tool.
     pub profile: ToolProfile,
@@ -57,6 +59,7 @@ fn symbol_schema() -> Value {
 pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "search",
+        output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
         schema: || {
             let mut p = common(obj(json!({
@@ -76,6 +79,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "describe_symbol",
+        output: || output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>]),
         description: "A symbol's definition, callers, callees, bases and tests in one answer.",
         schema: symbol_schema,
         read_only: true,
@@ -83,6 +87,9 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "find_usages",
+        output: || {
+            output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>])
+        },
         description: "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
         schema: || {
             let mut v = symbol_schema();
@@ -95,6 +102,14 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "impact",
+        output: || {
+            output::answers(&[
+                output::shape::<ops::nav::Impact>,
+                output::shape::<ops::Unmatched>,
+                output::shape::<ops::changes::RangeImpact>,
+                output::shape::<ops::data_access::TableImpact>,
+            ])
+        },
         description: "Blast radius before editing: transitive callers with hop distance and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
         schema: || {
             let p = common(obj(json!({
@@ -113,6 +128,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "feedback",
+        output: || output::answers(&[output::shape::<ops::feedback::Recorded>]),
         description: "Report what you tried and what failed, to improve answers. Stored locally.",
         schema: || {
             props(
@@ -130,6 +146,9 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "find_definition",
+        output: || {
+            output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>])
+        },
         description: "Where a symbol is defined (graph; lexical fallback when unknown).",
         schema: symbol_schema,
         read_only: true,
@@ -137,6 +156,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "deep_search",
+        output: || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
         description: "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
         schema: || {
             let mut p = common(obj(json!({
@@ -155,6 +175,15 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "graph_query",
+        output: || {
+            output::answers(&[
+                output::shape::<ops::graph::Traversal>,
+                output::shape::<ops::graph::GraphPath>,
+                output::shape::<ops::graph::GraphStatus>,
+                output::shape::<ops::graph::GraphOverview>,
+                output::shape::<ops::graph::Surprises>,
+            ])
+        },
         description: "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
         schema: || {
             let p = common(obj(json!({
@@ -175,6 +204,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "repo_overview",
+        output: || output::answers(&[output::shape::<ops::overview::Overview>]),
         description: "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
         schema: || props(Value::Object(common(Map::new())), &[]),
         read_only: true,
@@ -182,6 +212,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "search_diff",
+        output: || output::answers(&[output::shape::<ops::changes::SearchDiffResult>]),
         description: "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
         schema: || {
             let mut p = common(obj(json!({
@@ -198,6 +229,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "find_tests_for",
+        output: || output::answers_per_source(&[output::shape::<ops::nav::FindTests>, output::shape::<ops::Unmatched>]),
         description: "Tests that exercise a symbol or file.",
         schema: || {
             let mut v = symbol_schema();
@@ -211,6 +243,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "data_access",
+        output: || output::answers(&[output::shape::<ops::data_access::DataAccess>]),
         description: "Who reads, writes, maps or calls a database table, TABLE.COLUMN or stored procedure (SQL in strings and .sql files, JPA, EF, SQLAlchemy, Django, ActiveRecord). No name: every table.",
         schema: || {
             let mut p = common(obj(json!({
@@ -226,6 +259,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "context",
+        output: || output::answers(&[output::shape::<ops::context::ContextSlice>]),
         description: "A symbol's code with the lines around it and its direct neighbours (type, bases, callees, callers), packed into a token budget.",
         schema: || {
             let mut p = common(obj(json!({
@@ -241,6 +275,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "find_similar",
+        output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Code similar to a snippet, or to a file (optionally the chunk at a line).",
         schema: || {
             let mut p = common(obj(json!({
@@ -257,6 +292,9 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "module_summary",
+        output: || {
+            output::answers(&[output::shape::<ops::nav::ModuleSummary>, output::shape::<ops::nav::UnmatchedFile>])
+        },
         description: "A file's definitions, imports and dependents.",
         schema: || {
             props(
@@ -271,6 +309,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "export_graph",
+        output: || output::answers(&[output::shape::<ops::export::Exported>]),
         description: "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
         schema: || {
             props(
@@ -288,6 +327,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "list_sources",
+        output: || output::answers(&[output::shape::<ops::status::SourceList>]),
         description: "Configured sources and their index state.",
         schema: || props(json!({}), &[]),
         read_only: true,
@@ -295,6 +335,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "get_rag_status",
+        output: || output::answers(&[output::shape::<ops::status::RagStatus>]),
         description: "Index health: fresh/stale, coverage, model, fingerprints.",
         schema: || props(json!({"source": {"type": "string"}}), &[]),
         read_only: true,
@@ -302,6 +343,7 @@ pub const TOOLS: &[ToolSpec] = &[
     },
     ToolSpec {
         name: "update_source_index",
+        output: || output::answers(&[output::shape::<ops::status::SourceUpdates>]),
         description: "Re-index a source now (force: rebuild its shards).",
         schema: || props(json!({"source": {"type": "string"}, "force": {"type": "boolean"}}), &[]),
         read_only: false,

@@ -85,7 +85,7 @@ pub struct Snapshot {
     pub data: Arc<ViewData>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileChange {
     pub path: String,
     /// added | deleted | modified | renamed
@@ -219,7 +219,7 @@ pub const DIFF_FILES_SHOWN: usize = 20;
 /// Changed files per page of `files_cursor`.
 const DIFF_FILES_PAGE: usize = 100;
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct DiffCounts {
     pub files: usize,
     pub added: usize,
@@ -228,7 +228,7 @@ pub struct DiffCounts {
     pub renamed: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SearchDiffResult {
     pub query: String,
     pub base: String,
@@ -416,7 +416,7 @@ fn status_letter(s: &str) -> &'static str {
 
 // ------------------------------------------------------------------ impact over a range
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ChangedDef {
     pub name: String,
     pub kind: String,
@@ -432,7 +432,7 @@ pub struct ChangedDef {
     pub truncated: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RangeImpact {
     pub range: String,
     pub before: ViewId,
@@ -442,15 +442,17 @@ pub struct RangeImpact {
     pub tests: Vec<TestRef>,
     pub by_file: BTreeMap<String, FileSummary>,
     pub totals: Totals,
+    /// The `fail_on` checks that tripped (the CLI exits 3 on them).
+    pub failed_checks: Vec<String>,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct FileSummary {
     pub changed_definitions: usize,
     pub callers: usize,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Totals {
     pub changed: usize,
     pub added: usize,
@@ -575,8 +577,9 @@ pub fn impact_range(
     format: ImpactFormat,
     fail_on: &[String],
 ) -> Result<Answer> {
-    let r = compute_range(engine, &a.range, max_depth)?;
-    let failed = failed_checks(&r, fail_on)?;
+    let mut r = compute_range(engine, &a.range, max_depth)?;
+    r.failed_checks = failed_checks(&r, fail_on)?;
+    let failed = &r.failed_checks;
     let mut text = match format {
         ImpactFormat::Json => serde_json::to_string_pretty(&r)? + "\n",
         ImpactFormat::Summary => render_summary(&r),
@@ -585,17 +588,17 @@ pub fn impact_range(
     };
     if !failed.is_empty() && format == ImpactFormat::Markdown {
         text.push_str("\n**Checks failed:**\n\n");
-        for f in &failed {
+        for f in failed {
             text.push_str(&format!("- {f}\n"));
         }
     } else {
-        for f in &failed {
+        for f in failed {
             text.push_str(&format!("check failed: {f}\n"));
         }
     }
-    let mut answer = Answer::new("impact", Some(r.after.clone()), &r, text);
-    answer.data.insert("failed_checks".into(), serde_json::to_value(&failed)?);
-    Ok(if failed.is_empty() { answer } else { answer.with_exit(EXIT_CHECK_FAILED) })
+    let failed = !r.failed_checks.is_empty();
+    let answer = Answer::new("impact", Some(r.after.clone()), &r, text);
+    Ok(if failed { answer.with_exit(EXIT_CHECK_FAILED) } else { answer })
 }
 
 pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result<RangeImpact> {
@@ -722,6 +725,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
         tests: test_set,
         by_file,
         totals,
+        failed_checks: Vec::new(),
     })
 }
 

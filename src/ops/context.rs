@@ -31,7 +31,7 @@ pub struct ContextArgs {
     pub around: u32,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Slice {
     /// definition, type, base, callee, caller.
     pub role: &'static str,
@@ -49,7 +49,7 @@ pub struct Slice {
     pub text: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Omitted {
     pub role: &'static str,
     pub name: String,
@@ -58,7 +58,7 @@ pub struct Omitted {
     pub tokens: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ContextSlice {
     pub symbol: String,
     pub matched: bool,
@@ -68,6 +68,9 @@ pub struct ContextSlice {
     pub slices: Vec<Slice>,
     /// Neighbours that did not fit, best first.
     pub omitted: Vec<Omitted>,
+    /// With `matched` false: names of the view near the one asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
 }
 
 const ESTIMATE: &str = "ceil(characters / 4) per slice, header included";
@@ -118,10 +121,9 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
             estimate: ESTIMATE,
             slices: vec![],
             omitted: vec![],
+            suggestions,
         };
-        let mut answer = Answer::new("context", Some(ctx.data.id.clone()), &r, text);
-        answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
-        return Ok(answer);
+        return Ok(Answer::new("context", Some(ctx.data.id.clone()), &r, text));
     };
     let g = &ctx.graph;
     let mut cache: std::collections::HashMap<String, Option<Vec<String>>> = Default::default();
@@ -305,6 +307,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         estimate: ESTIMATE,
         slices,
         omitted,
+        suggestions: Vec::new(),
     };
     Ok(Answer::new("context", Some(ctx.data.id.clone()), &r, text))
 }

@@ -12,7 +12,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Accessor {
     pub table: String,
     pub access: String,
@@ -26,7 +26,7 @@ pub struct Accessor {
     pub columns: Vec<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TableSummary {
     pub table: String,
     /// Accesses per kind (read, write, ddl, map, repository, call).
@@ -34,7 +34,7 @@ pub struct TableSummary {
     pub symbols: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DataAccess {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -223,12 +223,7 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
             view_line(&ctx.data.id),
             crate::present::did_you_mean(&suggestions)
         );
-        return Ok(Answer::new(
-            "impact",
-            Some(ctx.data.id.clone()),
-            serde_json::json!({"symbol": name, "matched": false, "suggestions": suggestions, "results": []}),
-            text,
-        ));
+        return Ok(Answer::new("impact", Some(ctx.data.id.clone()), super::Unmatched::new(name, suggestions), text));
     }
     let mut head = format!("{what}: touched by {} definition{}\n", defs.len(), if defs.len() == 1 { "" } else { "s" });
     let touched: Vec<Accessor> = accesses(&ctx, &table, column.as_deref())
@@ -239,7 +234,16 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
     for t in touched.iter().take(40) {
         head.push_str(&format!("  {} {} [{}]\n", crate::present::loc(&t.path, t.line), t.symbol, t.access));
     }
-    let mut answer = impact_report(&ctx, name, &defs, &head, max_depth);
-    answer.data.insert("touched_by".into(), serde_json::to_value(&touched)?);
-    Ok(answer)
+    let (impact, text) = impact_report(&ctx, name, &defs, &head, max_depth);
+    let r = TableImpact { impact, touched_by: touched };
+    Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
+}
+
+/// The impact of a table or column: the blast radius of the definitions that touch it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct TableImpact {
+    #[serde(flatten)]
+    pub impact: super::nav::Impact,
+    /// Where the definitions touch it.
+    pub touched_by: Vec<Accessor>,
 }

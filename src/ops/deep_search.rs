@@ -26,7 +26,7 @@ pub struct DeepArgs {
     pub min_score: Option<f32>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Variant {
     pub query: String,
     pub mode: Mode,
@@ -42,7 +42,7 @@ pub struct Variant {
     pub results: Option<Vec<Hit>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DeepResult {
     pub chosen: usize,
     /// How many variants were asked for (the ones after a strong one are not run).
@@ -205,6 +205,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        source: None,
     };
     let body = render_hits(view, &inner, lines);
     // Skip the repeated view line of the inner rendering.

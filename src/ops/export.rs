@@ -69,6 +69,22 @@ pub fn page(engine: &Engine, a: &ExportArgs) -> Result<String> {
     }
 }
 
+/// What `export_graph` wrote.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Exported {
+    /// False when the symbol or module names nothing in the view (nothing is written).
+    pub matched: bool,
+    pub symbol: String,
+    /// The page written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    pub nodes: usize,
+    pub edges: usize,
+    /// Nodes one click away on the page.
+    pub expandable: usize,
+    pub truncated: bool,
+}
+
 pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
     let b = match build(engine, a)? {
         Ok(b) => b,
@@ -77,7 +93,15 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
             return Ok(Answer::new(
                 "export_graph",
                 Some(view),
-                serde_json::json!({"matched": false, "symbol": target}),
+                Exported {
+                    matched: false,
+                    symbol: target,
+                    path: None,
+                    nodes: 0,
+                    edges: 0,
+                    expandable: 0,
+                    truncated: false,
+                },
                 text,
             ));
         }
@@ -107,7 +131,15 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
     Ok(Answer::new(
         "export_graph",
         Some(b.view),
-        serde_json::json!({"matched": true, "symbol": b.target, "path": out.display().to_string(), "nodes": b.shown, "edges": b.drawn_edges, "expandable": b.expandable, "truncated": truncated}),
+        Exported {
+            matched: true,
+            symbol: b.target,
+            path: Some(out.display().to_string()),
+            nodes: b.shown,
+            edges: b.drawn_edges,
+            expandable: b.expandable,
+            truncated,
+        },
         text,
     ))
 }

@@ -56,9 +56,17 @@ pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str
     Ok(Answer::new(
         "feedback",
         None,
-        serde_json::json!({"recorded": true, "path": path.display().to_string()}),
+        Recorded { recorded: true, path: path.display().to_string() },
         "feedback recorded, thank you\n".into(),
     ))
+}
+
+/// A feedback entry stored.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Recorded {
+    pub recorded: bool,
+    /// The file it was appended to.
+    pub path: String,
 }
 
 pub fn summary(path: &Path) -> Result<Answer> {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
 /// A graph operation. Parsed once, where it arrives (a clap value, an MCP argument).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
 pub enum GraphOp {
@@ -86,18 +86,70 @@ pub struct GraphArgs {
 /// Communities smaller than this are not reported by default.
 pub const MIN_COMMUNITY: usize = 3;
 
-#[derive(Debug, Serialize)]
-struct Traversal {
-    op: GraphOp,
-    symbol: String,
-    matched: bool,
+/// A traversal from a symbol: callers, callees, subclasses, superclasses, imports, neighbors.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Traversal {
+    pub op: GraphOp,
+    pub symbol: String,
+    pub matched: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    match_kind: Option<MatchKind>,
-    depth: usize,
-    results: Vec<Link>,
-    truncated: bool,
+    pub match_kind: Option<MatchKind>,
+    pub depth: usize,
+    pub results: Vec<Link>,
+    pub truncated: bool,
     /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
-    next_cursor: Option<String>,
+    pub next_cursor: Option<String>,
+    /// With `matched` false: names of the view near the one asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
+}
+
+/// One step of a path: a node and the relation it was reached by (none for the first).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct PathStep {
+    pub node: NodeRef,
+    pub via: Option<&'static str>,
+}
+
+/// `shortest_path` between two symbols.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct GraphPath {
+    pub op: GraphOp,
+    pub symbol: String,
+    pub target: String,
+    /// False when the target names nothing in the view.
+    pub matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub found: Option<bool>,
+    /// `symbol_to_target`, or `target_to_symbol` when only the reverse path exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<&'static str>,
+    pub path: Vec<PathStep>,
+}
+
+/// `status`: the size of the view's graph.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct GraphStatus {
+    pub op: GraphOp,
+    pub stats: query::GraphStats,
+}
+
+/// `overview`: the hubs and communities of the view's graph.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct GraphOverview {
+    pub op: GraphOp,
+    pub hubs: Vec<Hub>,
+    pub communities: Vec<Community>,
+    pub stats: query::GraphStats,
+}
+
+/// `surprising_connections`: the edges that bridge parts of the graph.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Surprises {
+    pub op: GraphOp,
+    pub results: Vec<Surprise>,
+    /// Whether betweenness was sampled (large graphs).
+    pub sampled: bool,
 }
 
 fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
@@ -142,10 +194,9 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             results: vec![],
             truncated: false,
             next_cursor: None,
+            suggestions,
         };
-        let mut answer = Answer::new("graph_query", Some(view), &t, text);
-        answer.data.insert("suggestions".into(), serde_json::json!(suggestions));
-        return Ok(answer);
+        return Ok(Answer::new("graph_query", Some(view), &t, text));
     }
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
@@ -195,7 +246,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                 return Ok(Answer::new(
                     "graph_query",
                     Some(view),
-                    serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": false, "path": []}),
+                    GraphPath { op, symbol, target, matched: false, found: None, direction: None, path: vec![] },
                     text,
                 ));
             }
@@ -210,7 +261,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                 None => (query::shortest_path(g, &to, &nodes, &rels, hops), true),
             };
             let mut text = format!("{}\n", view_line(&view));
-            let steps: Vec<serde_json::Value> = match &path {
+            let steps: Vec<PathStep> = match &path {
                 Some(p) => {
                     let (a, b) = if reverse { (&target, &symbol) } else { (&symbol, &target) };
                     if reverse {
@@ -229,7 +280,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
                                 .unwrap_or_default()
                         ));
                     }
-                    p.iter().map(|(n, r)| serde_json::json!({"node": n, "via": r})).collect()
+                    p.iter().map(|(n, r)| PathStep { node: n.clone(), via: *r }).collect()
                 }
                 None => {
                     text.push_str(&format!("no path from {symbol} to {target} within {hops} hops\n"));
@@ -246,7 +297,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             return Ok(Answer::new(
                 "graph_query",
                 Some(view),
-                serde_json::json!({"op": op, "symbol": symbol, "target": target, "matched": true, "found": path.is_some(), "direction": direction, "path": steps}),
+                GraphPath { op, symbol, target, matched: true, found: Some(path.is_some()), direction, path: steps },
                 text,
             ));
         }
@@ -267,7 +318,17 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
-    let t = Traversal { op, symbol, matched: true, match_kind: how, depth, results, truncated, next_cursor };
+    let t = Traversal {
+        op,
+        symbol,
+        matched: true,
+        match_kind: how,
+        depth,
+        results,
+        truncated,
+        next_cursor,
+        suggestions: Vec::new(),
+    };
     Ok(Answer::new("graph_query", Some(view), &t, text))
 }
 
@@ -296,23 +357,23 @@ fn status(ctx: &Ctx) -> Result<Answer> {
         let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
         text.push_str(&format!("  {title}: {}\n", parts.join(", ")));
     }
-    Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), serde_json::json!({"op": "status", "stats": s}), text))
+    Ok(Answer::new("graph_query", Some(ctx.data.id.clone()), GraphStatus { op: GraphOp::Status, stats: s }, text))
 }
 
-#[derive(Debug, Serialize)]
-struct Hub {
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Hub {
     #[serde(flatten)]
-    node: NodeRef,
-    degree: usize,
+    pub node: NodeRef,
+    pub degree: usize,
 }
 
-#[derive(Debug, Serialize)]
-struct Community {
-    id: usize,
-    size: usize,
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Community {
+    pub id: usize,
+    pub size: usize,
     /// The most common directories of its members.
-    directories: Vec<String>,
-    hubs: Vec<String>,
+    pub directories: Vec<String>,
+    pub hubs: Vec<String>,
 }
 
 fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
@@ -389,17 +450,17 @@ fn overview(ctx: &Ctx, limit: usize, min_community: usize) -> Result<Answer> {
     Ok(Answer::new(
         "graph_query",
         Some(ctx.data.id.clone()),
-        serde_json::json!({"op": "overview", "hubs": hubs, "communities": communities, "stats": stats}),
+        GraphOverview { op: GraphOp::Overview, hubs, communities, stats },
         text,
     ))
 }
 
-#[derive(Debug, Serialize)]
-struct Surprise {
-    from: NodeRef,
-    to: NodeRef,
-    betweenness: f64,
-    cross_directory: bool,
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Surprise {
+    pub from: NodeRef,
+    pub to: NodeRef,
+    pub betweenness: f64,
+    pub cross_directory: bool,
 }
 
 /// Nodes above which betweenness samples its sources.
@@ -453,7 +514,7 @@ fn surprising(ctx: &Ctx, limit: usize) -> Result<Answer> {
     Ok(Answer::new(
         "graph_query",
         Some(ctx.data.id.clone()),
-        serde_json::json!({"op": "surprising_connections", "results": results, "sampled": nodes.len() > SAMPLE_ABOVE}),
+        Surprises { op: GraphOp::SurprisingConnections, results, sampled: nodes.len() > SAMPLE_ABOVE },
         text,
     ))
 }

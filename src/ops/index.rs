@@ -6,7 +6,22 @@ use crate::index::{self, IndexReport};
 use crate::view::{View, ViewSpec};
 use anyhow::Result;
 
+/// What `index` did: the total, and each view's part when there were several.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Indexed {
+    #[serde(flatten)]
+    pub total: IndexReport,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<IndexReport>,
+}
+
 pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
+    let (r, text) = index_views(engine, revs)?;
+    Ok(Answer::new("index", r.total.view.clone(), &r, text))
+}
+
+/// Indexes the views of `revs` (the working tree when empty), with the text of the report.
+pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)> {
     let specs: Vec<ViewSpec> =
         if revs.is_empty() { vec![engine.spec(None)] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut total = IndexReport::default();
@@ -25,11 +40,8 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
     }
     engine.progress.set_stage("");
     let text = render(&per_view, &total);
-    let mut answer = Answer::new("index", total.view.clone(), &total, text);
-    if per_view.len() > 1 {
-        answer.data.insert("views".into(), serde_json::to_value(&per_view)?);
-    }
-    Ok(answer)
+    let views = if per_view.len() > 1 { per_view } else { Vec::new() };
+    Ok((Indexed { total, views }, text))
 }
 
 /// The commit facts the view's history field draws on, computed now for commits the store has

@@ -117,6 +117,24 @@ pub fn json_lines(answer: &Answer) -> Vec<String> {
     lines
 }
 
+/// The answer of a question whose subject (a symbol, a table, a file) names nothing in the view.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Unmatched {
+    pub symbol: String,
+    /// Always false.
+    pub matched: bool,
+    /// Names of the view near the one asked for.
+    pub suggestions: Vec<String>,
+    /// Always empty.
+    pub results: Vec<Value>,
+}
+
+impl Unmatched {
+    pub fn new(symbol: &str, suggestions: Vec<String>) -> Unmatched {
+        Unmatched { symbol: symbol.to_string(), matched: false, suggestions, results: Vec::new() }
+    }
+}
+
 /// `{"ok": false, "operation": …, "error": …}`
 pub fn failure_json(operation: &str, err: &anyhow::Error) -> Value {
     json!({ "ok": false, "operation": operation, "error": format!("{err:#}") })

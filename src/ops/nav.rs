@@ -32,7 +32,7 @@ pub fn open(engine: &Engine, rev: Option<&str>) -> Result<Ctx> {
 }
 
 /// A definition with the code of its chunk (first lines).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Definition {
     #[serde(flatten)]
     pub node: NodeRef,
@@ -118,12 +118,7 @@ fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
         view_line(&ctx.data.id),
         crate::present::did_you_mean(&suggestions)
     );
-    Answer::new(
-        op,
-        Some(ctx.data.id.clone()),
-        serde_json::json!({ "symbol": symbol, "matched": false, "suggestions": suggestions, "results": [] }),
-        text,
-    )
+    Answer::new(op, Some(ctx.data.id.clone()), super::Unmatched::new(symbol, suggestions), text)
 }
 
 fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
@@ -206,7 +201,7 @@ pub fn link_line(l: &Link, styled: bool) -> String {
 
 // ---------------------------------------------------------------- find_definition
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FindDefinition {
     pub symbol: String,
     pub matched: bool,
@@ -280,7 +275,7 @@ pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
 
 // ---------------------------------------------------------------- find_usages
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Usage {
     pub path: String,
     pub start_line: u32,
@@ -297,7 +292,7 @@ pub struct Usage {
     pub line: Option<u32>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FindUsages {
     pub symbol: String,
     pub matched: bool,
@@ -458,7 +453,7 @@ pub fn find_usages(
 
 // ---------------------------------------------------------------- tests
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TestRef {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -636,7 +631,7 @@ fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FindTests {
     pub symbol: String,
     pub matched: bool,
@@ -709,7 +704,7 @@ pub fn find_tests_for(
 
 // ---------------------------------------------------------------- describe_symbol
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Describe {
     pub symbol: String,
     pub matched: bool,
@@ -764,7 +759,7 @@ pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Resu
 
 // ---------------------------------------------------------------- impact
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Impact {
     pub symbol: String,
     pub matched: bool,
@@ -823,12 +818,13 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
     }
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
     let head = matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact));
-    Ok(impact_report(&ctx, symbol, &defs, &head, max_depth))
+    let (r, text) = impact_report(&ctx, symbol, &defs, &head, max_depth);
+    Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
 }
 
 /// The blast radius of `defs` (named `subject`, introduced by the `head` line): transitive
-/// callers and subclasses, and the tests to re-run.
-pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> Answer {
+/// callers and subclasses, and the tests to re-run; with its text.
+pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> (Impact, String) {
     let (reach, tests) = impact_of(&ctx.graph, defs, max_depth);
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(ctx, d)).collect();
     let mut by_file = BTreeMap::new();
@@ -881,12 +877,12 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
         tests_to_rerun,
         by_file,
     };
-    Answer::new("impact", Some(ctx.data.id.clone()), &r, text)
+    (r, text)
 }
 
 // ---------------------------------------------------------------- module_summary
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ModuleSummary {
     pub path: String,
     pub matched: bool,
@@ -895,6 +891,14 @@ pub struct ModuleSummary {
     pub imports: Vec<Link>,
     pub dependents: Vec<Link>,
     pub tests: Vec<String>,
+}
+
+/// The answer of `module_summary` for a path that names no file of the view.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct UnmatchedFile {
+    pub path: String,
+    /// Always false.
+    pub matched: bool,
 }
 
 /// `limit` caps each list (definitions, imports, dependents); the answer says how many there were.
@@ -911,7 +915,7 @@ pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usi
         return Ok(Answer::new(
             "module_summary",
             Some(ctx.data.id.clone()),
-            serde_json::json!({"path": path, "matched": false}),
+            UnmatchedFile { path: path.to_string(), matched: false },
             text,
         ));
     };

@@ -9,7 +9,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Overview {
     pub files: usize,
     pub languages: Vec<(String, usize)>,

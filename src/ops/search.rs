@@ -38,7 +38,7 @@ const PAGE_DEPTH: usize = 1000;
 pub const SNIPPET_LINES: usize = 6;
 
 /// One hit as rendered.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Hit {
     pub path: String,
     pub start_line: u32,
@@ -73,7 +73,7 @@ pub struct Hit {
 
 /// Why a hit ranked: each retriever's rank and score (BM25 per term and field), how they were
 /// fused, the priors applied and the share of its file's other evidence.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Explanation {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sparse: Option<SparseWhy>,
@@ -109,26 +109,26 @@ fn one() -> f32 {
     1.0
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SparseWhy {
     pub rank: usize,
     pub bm25: f32,
     pub terms: Vec<search::bm25::TermScore>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct DenseWhy {
     pub rank: usize,
     pub cosine: f32,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PriorWhy {
     pub prior: String,
     pub factor: f32,
 }
 
-#[derive(Debug, Serialize, serde::Deserialize)]
+#[derive(Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SearchResult {
     pub query: String,
     pub mode: Mode,
@@ -150,6 +150,9 @@ pub struct SearchResult {
     /// puts answers from different indexes on one scale (BM25 has none of its own).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score_scale: Option<f32>,
+    /// The source asked, when one was named.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<String>,
 }
 
 pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
@@ -496,6 +499,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        source: None,
     };
     let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
     Ok(Answer::new("search", Some(view), &result, text))
@@ -586,6 +590,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             next_cursor,
             suggestions: Vec::new(),
             score_scale: Some(scale),
+            source: None,
         };
         let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
@@ -609,6 +614,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         next_cursor,
         suggestions,
         score_scale: Some(scale),
+        source: None,
     };
     let text = render(&data.id, &result, args.snippet_lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))

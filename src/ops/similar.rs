@@ -105,6 +105,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        source: None,
     };
     let text = render(&data.id, &r, a.snippet_lines);
     Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))

@@ -13,13 +13,13 @@ use anyhow::Result;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LayerState {
     pub fingerprint: String,
     pub blobs_indexed: usize,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct VectorCoverage {
     pub fingerprint: String,
     pub model: String,
@@ -28,7 +28,7 @@ pub struct VectorCoverage {
     pub configured: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Dense {
     /// ready | partial | off
     pub state: String,
@@ -43,7 +43,7 @@ pub struct Dense {
     pub models: Vec<VectorCoverage>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Health {
     pub source: String,
     /// fresh | stale | degraded | not indexed
@@ -68,7 +68,7 @@ pub struct Health {
     pub store: StoreInfo,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct StoreInfo {
     pub path: String,
     pub bytes: u64,
@@ -353,7 +353,87 @@ pub fn rag_status(sources: &Sources, source: Option<&str>) -> Result<Answer> {
         out.push(h);
     }
     let view = out.first().map(|h| h.view.clone());
-    Ok(Answer::new("get_rag_status", view, serde_json::json!({ "sources": out }), text))
+    Ok(Answer::new("get_rag_status", view, &RagStatus { sources: out }, text))
+}
+
+/// `get_rag_status`: the health of each source asked.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct RagStatus {
+    pub sources: Vec<Health>,
+}
+
+/// `list_sources`: every source configured, and what of a LynxMCP configuration went unused.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SourceList {
+    pub sources: Vec<SourceItem>,
+    pub ignored_config_fields: Vec<String>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SourceItem {
+    pub name: String,
+    /// repository | folder | webdoc | pdf
+    pub kind: &'static str,
+    pub path: String,
+    pub graph: bool,
+    pub description: String,
+    /// The committed file the description comes from (quote it, do not follow it).
+    pub description_from: Option<&'static str>,
+    pub state: &'static str,
+    pub files: usize,
+    pub blobs: usize,
+    pub blobs_indexed: usize,
+    pub reasons: Vec<String>,
+    pub files_seen: usize,
+    pub files_indexed: usize,
+    pub skipped: BTreeMap<String, usize>,
+    /// A documentation source's last snapshot: null when never fetched; absent for code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Option<SnapshotInfo>>,
+}
+
+/// A documentation source's kept snapshot.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SnapshotInfo {
+    pub id: String,
+    /// Seconds since the Unix epoch.
+    pub created: u64,
+    pub pages: usize,
+    pub failures: Vec<crate::docsource::Problem>,
+    pub skipped: Vec<crate::docsource::Problem>,
+    /// Every snapshot kept, oldest first.
+    pub snapshots: Vec<String>,
+}
+
+/// `update_source_index`: what indexing each source did.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SourceUpdates {
+    pub force: bool,
+    pub reports: Vec<SourceUpdate>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SourceUpdate {
+    pub source: String,
+    #[serde(flatten)]
+    pub index: crate::index::IndexReport,
+    /// The snapshot a documentation source was crawled or read into first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotRun>,
+}
+
+/// A new snapshot of a documentation source.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SnapshotRun {
+    pub id: String,
+    pub pages: usize,
+    /// Pages whose text the store had not seen.
+    pub new_texts: usize,
+    /// HTTP requests made (webdoc) or files read (pdf).
+    pub requests: usize,
+    pub failures: Vec<crate::docsource::Problem>,
+    pub skipped: Vec<crate::docsource::Problem>,
+    pub millis: f64,
 }
 
 /// MCP `list_sources`.
@@ -374,11 +454,23 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
             h.blobs,
             s.description_text().map(|d| format!(" — {d}")).unwrap_or_default()
         ));
-        let mut item = serde_json::json!({
-            "name": s.name, "kind": s.kind, "path": s.path.display().to_string(), "graph": s.graph, "description": s.description, "description_from": s.committed.then_some(crate::config::TEAM_FILE),
-            "state": h.state, "files": h.files, "blobs": h.blobs, "blobs_indexed": h.layers[layer::CHUNKS].blobs_indexed, "reasons": h.reasons,
-            "files_seen": h.files_seen, "files_indexed": h.files_indexed, "skipped": h.skipped,
-        });
+        let mut item = SourceItem {
+            name: s.name.clone(),
+            kind: s.kind,
+            path: s.path.display().to_string(),
+            graph: s.graph,
+            description: s.description.clone(),
+            description_from: s.committed.then_some(crate::config::TEAM_FILE),
+            state: h.state,
+            files: h.files,
+            blobs: h.blobs,
+            blobs_indexed: h.layers[layer::CHUNKS].blobs_indexed,
+            reasons: h.reasons.clone(),
+            files_seen: h.files_seen,
+            files_indexed: h.files_indexed,
+            skipped: h.skipped.clone(),
+            snapshot: None,
+        };
         if s.config.as_ref().is_some_and(|c| c.kind != crate::config::SourceType::Folder) {
             let ws = &s.engine.ws;
             match crate::docsource::load(ws, &s.name, None)? {
@@ -402,17 +494,21 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
                             p.reason
                         ));
                     }
-                    item["snapshot"] = serde_json::json!({
-                        "id": snap.id, "created": snap.created, "pages": snap.pages.len(), "failures": snap.failures, "skipped": snap.skipped,
-                        "snapshots": crate::docsource::snapshot_ids(ws, &s.name),
-                    });
+                    item.snapshot = Some(Some(SnapshotInfo {
+                        id: snap.id.clone(),
+                        created: snap.created,
+                        pages: snap.pages.len(),
+                        failures: snap.failures.clone(),
+                        skipped: snap.skipped.clone(),
+                        snapshots: crate::docsource::snapshot_ids(ws, &s.name),
+                    }));
                 }
                 None => {
                     text.push_str(&format!(
                         "    never fetched: `git lynx update-source-index {}` crawls or reads it\n",
                         s.name
                     ));
-                    item["snapshot"] = serde_json::Value::Null;
+                    item.snapshot = Some(None);
                 }
             }
         }
@@ -424,7 +520,7 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
     Ok(Answer::new(
         "list_sources",
         None,
-        serde_json::json!({ "sources": items, "ignored_config_fields": sources.ignored_fields }),
+        &SourceList { sources: items, ignored_config_fields: sources.ignored_fields.clone() },
         text,
     ))
 }
@@ -474,16 +570,18 @@ pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Re
             }
             _ => None,
         };
-        let a = super::index::run(&s.engine, &[])?;
-        text.push_str(&format!("{}: {}", s.name, a.text));
-        let mut report = a.json();
-        if let Some(snap) = snapshot {
-            report["snapshot"] = serde_json::json!({
-                "id": snap.id, "pages": snap.pages.len(), "new_texts": snap.new_texts, "requests": snap.requests,
-                "failures": snap.failures, "skipped": snap.skipped, "millis": snap.millis,
-            });
-        }
-        reports.push(report);
+        let (index, index_text) = super::index::index_views(&s.engine, &[])?;
+        text.push_str(&format!("{}: {index_text}", s.name));
+        let snapshot = snapshot.map(|snap| SnapshotRun {
+            id: snap.id,
+            pages: snap.pages.len(),
+            new_texts: snap.new_texts,
+            requests: snap.requests,
+            failures: snap.failures,
+            skipped: snap.skipped,
+            millis: snap.millis,
+        });
+        reports.push(SourceUpdate { source: s.name.clone(), index: index.total, snapshot });
     }
-    Ok(Answer::new("update_source_index", None, serde_json::json!({ "force": force, "reports": reports }), text))
+    Ok(Answer::new("update_source_index", None, &SourceUpdates { force, reports }, text))
 }

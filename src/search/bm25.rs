@@ -105,7 +105,7 @@ pub fn search_with(
 }
 
 /// The field of a chunk a query term matched in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Field {
     Text,
@@ -191,7 +191,7 @@ fn each_history_score(
 }
 
 /// One term's share of a chunk's BM25 score.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct TermScore {
     pub term: String,
     pub field: Field,

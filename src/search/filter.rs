@@ -5,7 +5,7 @@ use crate::view::table::ChunkTable;
 use anyhow::Result;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Filters {
     /// Globs a path must match (any of them); `!glob` excludes instead.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
@@ -79,7 +79,7 @@ impl Filters {
 
 /// One git pathspec (`src/`, `*.py`, `:(exclude)tests`, `:!docs`, `:/README.md`), resolved
 /// against the directory the command ran in.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Pathspec {
     /// Repository-relative pattern ("" is the whole tree).
     pub pattern: String,

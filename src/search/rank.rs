@@ -484,7 +484,7 @@ pub fn saturate(data: &ViewData, ranked: &mut [Ranked], decay: f32) {
 }
 
 /// A file as a whole: what `search --files` lists and what the evaluation scores.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RankedFile {
     pub path: String,
     /// Its best chunk's score (which already holds the file-evidence share of its next best).

@@ -43,7 +43,7 @@ impl ViewSpec {
 }
 
 /// How a view names itself in every answer.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct ViewId {
     /// "worktree" or "commit".
     pub kind: &'static str,

@@ -1,0 +1,103 @@
+//! The `outputSchema` of each MCP tool, generated from the result types of the operations it
+//! runs: each kind of answer a tool gives is the envelope `--json` prints (`ok`, `operation`,
+//! `view`) around that result's own fields; tools that ask every source add the fan-out shape
+//! of `ops::over_sources`; every tool can answer with the failure shape of `ops::failure_json`.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
+use serde_json::{Map, Value, json};
+
+/// One kind of answer: the schema of a result type, its own fields inline.
+pub type Shape = fn(&mut SchemaGenerator) -> Value;
+
+pub fn shape<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
+    let mut s = T::json_schema(g);
+    compact(&mut s);
+    s.to_value()
+}
+
+/// Names and types only: the doc comments the schemas would carry are written for this code's
+/// readers, and every client receives every tool's schema.
+fn compact(schema: &mut Schema) {
+    if let Some(o) = schema.as_object_mut() {
+        for k in ["description", "title", "format", "minimum", "default"] {
+            o.remove(k);
+        }
+    }
+    schemars::transform::transform_subschemas(&mut compact, schema);
+}
+
+/// The schema of a tool that answers with one of `shapes`.
+pub fn answers(shapes: &[Shape]) -> Value {
+    build(shapes, false)
+}
+
+/// The same for a tool that, with no source named and several configured, asks each of them.
+pub fn answers_per_source(shapes: &[Shape]) -> Value {
+    build(shapes, true)
+}
+
+fn build(shapes: &[Shape], per_source: bool) -> Value {
+    let mut g = SchemaSettings::draft2020_12().for_serialize().with_transform(compact).into_generator();
+    let mut any: Vec<Value> = shapes.iter().map(|s| envelope(s(&mut g), &mut g)).collect();
+    if per_source {
+        let parts: Vec<Value> = shapes
+            .iter()
+            .map(|s| {
+                let mut part = s(&mut g);
+                let view = g.subschema_for::<crate::view::ViewId>().to_value();
+                add(&mut part, "source", json!({"type": "string"}), true);
+                add(&mut part, "view", view, false);
+                part
+            })
+            .collect();
+        let fan_out = json!({
+            "type": "object",
+            "properties": {
+                "sources": {"type": "array", "items": {"anyOf": parts}},
+                "skipped": {"type": "array", "items": {"type": "string"}}
+            },
+            "required": ["sources", "skipped"]
+        });
+        any.push(envelope(fan_out, &mut g));
+    }
+    any.push(json!({
+        "type": "object",
+        "properties": {
+            "ok": {"const": false},
+            "operation": {"type": "string"},
+            "error": {"type": "string"}
+        },
+        "required": ["ok", "operation", "error"]
+    }));
+    let mut out = Map::new();
+    out.insert("type".into(), json!("object"));
+    out.insert("anyOf".into(), Value::Array(any));
+    let defs = g.take_definitions(true);
+    if !defs.is_empty() {
+        out.insert("$defs".into(), Value::Object(defs));
+    }
+    Value::Object(out)
+}
+
+/// A result's fields inside the answer envelope.
+fn envelope(mut result: Value, g: &mut SchemaGenerator) -> Value {
+    let view = g.subschema_for::<crate::view::ViewId>().to_value();
+    add(&mut result, "ok", json!({"const": true}), true);
+    add(&mut result, "operation", json!({"type": "string"}), true);
+    add(&mut result, "view", view, false);
+    result
+}
+
+fn add(schema: &mut Value, name: &str, property: Value, required: bool) {
+    let Some(obj) = schema.as_object_mut() else { return };
+    obj.insert("type".into(), json!("object"));
+    if let Value::Object(p) = obj.entry("properties").or_insert_with(|| json!({})) {
+        p.insert(name.into(), property);
+    }
+    if required
+        && let Value::Array(r) = obj.entry("required").or_insert_with(|| json!([]))
+        && !r.iter().any(|x| x == name)
+    {
+        r.push(json!(name));
+    }
+}
