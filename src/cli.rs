@@ -1384,6 +1384,9 @@ fn run(cli: &Cli) -> Result<Answer> {
             };
             ops::export::run(&engine(cli)?, &args)
         }
+        #[cfg(not(feature = "mcp"))]
+        Command::Serve(_) => Err(crate::docsource::without("mcp", "the MCP server")),
+        #[cfg(feature = "mcp")]
         Command::Serve(a) => {
             let opts = crate::mcp::ServeOptions {
                 dir: cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
@@ -1396,6 +1399,9 @@ fn run(cli: &Cli) -> Result<Answer> {
             crate::mcp::serve(opts)?;
             Ok(Answer::new("serve", None, serde_json::json!({}), String::new()))
         }
+        #[cfg(not(feature = "ui"))]
+        Command::Ui { .. } => Err(crate::docsource::without("ui", "the web UI")),
+        #[cfg(feature = "ui")]
         Command::Ui { port, open, allow_write } => {
             let opts = crate::ui::Options { port: *port, open: *open, allow_write: *allow_write };
             let json = cli.json;

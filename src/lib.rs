@@ -18,6 +18,7 @@ pub mod index;
 pub mod integrate;
 pub mod lang;
 pub mod layer;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod ops;
 pub mod present;
@@ -27,6 +28,7 @@ pub mod search;
 pub mod shard;
 pub mod sources;
 pub mod store;
+#[cfg(feature = "ui")]
 pub mod ui;
 pub mod view;
 pub mod watch;

@@ -8,8 +8,11 @@
 //! Page paths: a web page is its URL (canonical, no fragment); a PDF page is
 //! `file.pdf#page=N`. Both are Markdown to the chunker (`lang::by_path`).
 
+#[cfg(feature = "docs")]
 pub mod crawl;
+#[cfg(feature = "docs")]
 pub mod html;
+#[cfg(feature = "docs")]
 pub mod pdf;
 
 use crate::config::{SourceConfig, SourceType};
@@ -267,6 +270,57 @@ fn new_id(created: u64, pages: &[Page]) -> String {
 
 /// Crawls or extracts `sc` again and makes the result the source's current snapshot. `base`
 /// resolves a relative PDF path.
+/// A new snapshot of a documentation source: a crawl, or the PDFs read.
+#[cfg(feature = "docs")]
+fn take(
+    sc: &SourceConfig,
+    base: &Path,
+    previous: Option<&Snapshot>,
+    texts: &TextStore,
+    progress: &crate::progress::Progress,
+) -> Result<Snapshot> {
+    match sc.kind {
+        SourceType::Webdoc => crawl::run(&crawl::Options::from_config(sc)?, previous, texts, progress),
+        SourceType::Pdf => pdf::run(&pdf::Options::from_config(sc, base), previous, texts, progress),
+        SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
+    }
+}
+
+#[cfg(not(feature = "docs"))]
+fn take(
+    sc: &SourceConfig,
+    _: &Path,
+    _: Option<&Snapshot>,
+    _: &TextStore,
+    _: &crate::progress::Progress,
+) -> Result<Snapshot> {
+    match sc.kind {
+        SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
+        _ => Err(without("docs", "documentation sources")),
+    }
+}
+
+/// Checks a source's settings when it is added (a crawl's URL and limits), not at its first
+/// snapshot.
+pub fn check_settings(sc: &SourceConfig) -> Result<()> {
+    match sc.kind {
+        SourceType::Folder => Ok(()),
+        #[cfg(feature = "docs")]
+        SourceType::Webdoc => crawl::Options::from_config(sc).map(|_| ()),
+        #[cfg(feature = "docs")]
+        SourceType::Pdf => Ok(()),
+        #[cfg(not(feature = "docs"))]
+        SourceType::Webdoc | SourceType::Pdf => Err(without("docs", "documentation sources")),
+    }
+}
+
+/// The error of a feature this build was compiled without.
+pub fn without(feature: &str, what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "this git-lynx was built without {what} (cargo feature `{feature}`); install a build with default features"
+    )
+}
+
 pub fn refresh(
     ws: &Workspace,
     sc: &SourceConfig,
@@ -277,11 +331,7 @@ pub fn refresh(
     let texts = TextStore::open(ws);
     let t = std::time::Instant::now();
     let created = crate::fsutil::now_secs();
-    let mut snap = match sc.kind {
-        SourceType::Webdoc => crawl::run(&crawl::Options::from_config(sc)?, previous.as_ref(), &texts, progress)?,
-        SourceType::Pdf => pdf::run(&pdf::Options::from_config(sc, base), previous.as_ref(), &texts, progress)?,
-        SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
-    };
+    let mut snap = take(sc, base, previous.as_ref(), &texts, progress)?;
     if snap.pages.is_empty() && previous.as_ref().is_some_and(|p| !p.pages.is_empty()) {
         let why = snap
             .failures
@@ -300,6 +350,7 @@ pub fn refresh(
 }
 
 /// An empty snapshot for the collectors to fill.
+#[cfg(feature = "docs")]
 pub(crate) fn empty(kind: SourceType) -> Snapshot {
     Snapshot {
         id: String::new(),

@@ -16,12 +16,9 @@ pub fn add(
     fetch: Option<impl FnOnce() -> Result<crate::sources::Sources>>,
 ) -> Result<Answer> {
     crate::config::check_source_name(&sc.name)?;
+    crate::docsource::check_settings(&sc)?;
     let shown = match sc.kind {
-        SourceType::Webdoc => {
-            // The URL and crawl settings are checked now, not at the first crawl.
-            crate::docsource::crawl::Options::from_config(&sc)?;
-            sc.url.join(" ")
-        }
+        SourceType::Webdoc => sc.url.join(" "),
         _ => {
             let exists = std::path::Path::new(&sc.path).exists()
                 || ws.repo.workdir.as_ref().is_some_and(|w| w.join(&sc.path).exists());
