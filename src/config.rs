@@ -382,7 +382,7 @@ pub const DEFAULT_CHUNK_DECAY: f32 = 0.5;
 pub const DEFAULT_DEFINITION_BOOST: f32 = 0.0;
 pub const DEFAULT_PATH_BOOST: f32 = 0.0;
 pub const DEFAULT_COHERENCE: f32 = 0.2;
-/// Dense candidates: a weak dense list earns its place deeper than the lexical one.
+
 /// How search retrieves: BM25 and dense fused, dense alone, or BM25 alone. Parsed once, where
 /// it is read (configuration, `--mode`, an MCP argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema)]

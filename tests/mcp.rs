@@ -621,6 +621,12 @@ fn every_answer_is_described_by_its_output_schema() {
         .iter()
         .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
         .collect();
+    let inputs: std::collections::HashMap<String, Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["inputSchema"].clone()))
+        .collect();
     let calls: Vec<(&str, Value)> = vec![
         ("search", json!({"query": "add numbers", "n_results": 2, "explain": true})),
         ("search", json!({"query": "add numbers", "files": true, "source": "lib"})),
@@ -662,8 +668,13 @@ fn every_answer_is_described_by_its_output_schema() {
         ("feedback", json!({"tool": "search", "query": "add", "outcome": "partial"})),
     ];
     let mut pairs = Vec::new();
+    let mut asked = Vec::new();
     let mut fanned = 0;
     for (tool, args) in &calls {
+        // Each call is one its tool's inputSchema allows (but the one that leaves out `query`).
+        if args.as_object().is_some_and(|a| !a.is_empty()) || *tool != "search" {
+            asked.push((format!("{tool} {args}"), inputs[*tool].clone(), args.clone()));
+        }
         let v = c.call_full(tool, args.clone());
         let content = v["structuredContent"].clone();
         assert!(content.is_object(), "{tool} {args}: {v}");
@@ -676,6 +687,8 @@ fn every_answer_is_described_by_its_output_schema() {
     assert_eq!(used.len(), schemas.len(), "every tool is called");
     let failures = schema_failures(&pairs);
     assert!(failures.is_empty(), "answers outside their schema:\n{}", failures.join("\n"));
+    let failures = schema_failures(&asked);
+    assert!(failures.is_empty(), "calls outside their tool's inputSchema:\n{}", failures.join("\n"));
     // The schemas say something: a wrong type, a field they do not describe and a missing one
     // are each refused.
     let (name, schema, answer) = &pairs[0];

@@ -1,7 +1,8 @@
 //! Each MCP tool's arguments as one typed struct, deserialized once, after `tools::normalize`
 //! has translated LynxMCP's names and refused unknown ones. Counts take a number or a numeric
 //! string; lists take one string or an array; null is the same as absent. An error names the
-//! argument and what it must be.
+//! argument and what it must be. Each struct is also its tool's `inputSchema` (schemars; a
+//! field's doc comment is what the model reads about it, so keep them short).
 
 use crate::config::SearchMode;
 use crate::ops::changes::ImpactFormat;
@@ -11,6 +12,38 @@ use anyhow::Result;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use std::borrow::Cow;
+
+/// A tool's `inputSchema`: its argument struct's fields, each with its doc comment.
+pub fn schema<T: JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let mut s = T::json_schema(&mut settings.into_generator());
+    // The struct's own doc comment is for this code's readers; the tool's description says it.
+    if let Some(o) = s.as_object_mut() {
+        o.remove("description");
+    }
+    // What to send, briefly: an optional argument is simply left out (null is accepted too).
+    fn types_only(s: &mut Schema) {
+        if let Some(o) = s.as_object_mut() {
+            for k in ["title", "format", "minimum"] {
+                o.remove(k);
+            }
+            if let Some(Value::Array(types)) = o.get("type")
+                && let [one, null] = types.as_slice()
+                && null == "null"
+            {
+                let one = one.clone();
+                o.insert("type".into(), one);
+            }
+        }
+        schemars::transform::transform_subschemas(&mut types_only, s);
+    }
+    types_only(&mut s);
+    s.to_value()
+}
 
 /// Deserializes a tool's arguments, with an error that names the argument.
 pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
@@ -55,6 +88,18 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "Count".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer"})
+    }
+}
+
 /// `count` within 1..=max, else `default`.
 fn count(c: Option<Count>, default: usize, max: usize) -> usize {
     c.map_or(default, |c| c.0.min(max))
@@ -82,6 +127,39 @@ impl<'de> Deserialize<'de> for Strings {
     }
 }
 
+impl JsonSchema for Strings {
+    fn schema_name() -> Cow<'static, str> {
+        "Strings".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "items": {"type": "string"}})
+    }
+}
+
+/// A string argument that takes one of `names`.
+fn one_of(names: &[&str]) -> Schema {
+    json_schema!({"type": "string", "enum": names})
+}
+
+fn modes(_: &mut SchemaGenerator) -> Schema {
+    one_of(&["hybrid", "dense", "sparse"])
+}
+
+fn graph_ops(_: &mut SchemaGenerator) -> Schema {
+    one_of(&GraphOp::names())
+}
+
+fn formats(_: &mut SchemaGenerator) -> Schema {
+    one_of(&["text", "markdown", "json", "summary"])
+}
+
+fn outcomes(_: &mut SchemaGenerator) -> Schema {
+    one_of(crate::ops::feedback::OUTCOMES)
+}
+
 fn strings(s: Option<Strings>) -> Vec<String> {
     s.map(|s| s.0).unwrap_or_default()
 }
@@ -100,18 +178,30 @@ fn graph_op<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<GraphOp, D::
     GraphOp::parse(&s).map_err(|e| serde::de::Error::custom(e.to_string()))
 }
 
-/// Where a question is asked: a source and a revision. Every tool takes them.
-#[derive(Debug, Default, Deserialize)]
+/// Where a question is asked: a source and a revision.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct At {
+    /// Source name; omit for all
     pub source: Option<String>,
+    /// Git revision; omit for the working tree
     pub rev: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// A revision of the repository (tools that read one source: the one named, else the repository).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Rev {
+    /// Git revision; omit for the working tree
+    pub rev: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct FilterArgs {
+    /// Path glob, e.g. src/**/*.rs
     glob: Option<String>,
+    /// e.g. [".py"]
     extensions: Option<Strings>,
     path_contains: Option<String>,
+    /// e.g. python, csharp, ts
     language: Option<Strings>,
 }
 
@@ -127,14 +217,21 @@ impl FilterArgs {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Search {
     query: String,
+    /// default 10; at most 1000 (more is answered with that many and a note)
     n_results: Option<Count>,
+    #[serde(default)]
+    #[schemars(schema_with = "modes")]
     pub mode: Option<SearchMode>,
+    /// cross-encoder rerank (slower)
     pub rerank: Option<bool>,
+    /// list files (a reading list) instead of chunks
     pub files: Option<bool>,
+    /// next_cursor of a previous answer: the next page
     pub cursor: Option<String>,
+    /// say why each hit ranked
     pub explain: Option<bool>,
     #[serde(flatten)]
     pub filters: FilterArgs,
@@ -152,13 +249,18 @@ impl Search {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct DeepSearch {
+    /// Variants, best first
     queries: Strings,
     n_results: Option<Count>,
+    #[serde(default)]
+    #[schemars(schema_with = "modes")]
     pub mode: Option<SearchMode>,
+    /// default 2
     min_results: Option<Count>,
     pub return_all_variants: Option<bool>,
+    /// strong = score at least this
     pub min_score: Option<f32>,
     #[serde(flatten)]
     pub filters: FilterArgs,
@@ -179,8 +281,9 @@ impl DeepSearch {
 }
 
 /// `find_definition`, `describe_symbol`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Symbol {
+    /// Name or Class.method (path:name to pick a file)
     symbol: String,
     #[serde(flatten)]
     pub at: At,
@@ -192,10 +295,13 @@ impl Symbol {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Usages {
+    /// Name or Class.method (path:name to pick a file)
     symbol: String,
+    /// default 50
     n_results: Option<Count>,
+    /// next_cursor of a previous answer
     pub cursor: Option<String>,
     #[serde(flatten)]
     pub at: At,
@@ -210,10 +316,13 @@ impl Usages {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct TestsFor {
+    /// Name or Class.method (path:name to pick a file)
     symbol: String,
+    /// regex the test paths must match
     pub test_path_pattern: Option<String>,
+    /// next_cursor of a previous answer
     pub cursor: Option<String>,
     #[serde(flatten)]
     pub at: At,
@@ -225,13 +334,15 @@ impl TestsFor {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct DataAccess {
     pub name: Option<String>,
+    /// default 100
     n_results: Option<Count>,
+    /// next_cursor of a previous answer
     pub cursor: Option<String>,
     #[serde(flatten)]
-    pub at: At,
+    pub at: Rev,
 }
 
 impl DataAccess {
@@ -240,13 +351,15 @@ impl DataAccess {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Context {
     symbol: String,
+    /// tokens, default 2000 (ceil(chars/4))
     budget: Option<Count>,
+    /// lines around the definition, default 3
     around: Option<Count>,
     #[serde(flatten)]
-    pub at: At,
+    pub at: Rev,
 }
 
 impl Context {
@@ -261,14 +374,21 @@ impl Context {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Impact {
     pub symbol: Option<String>,
     pub changes: Option<String>,
+    /// with changes
+    #[serde(default)]
+    #[schemars(schema_with = "formats")]
     pub format: Option<ImpactFormat>,
+    /// with changes: callers>N, tests>N, deleted, public-api
     fail_on: Option<Strings>,
+    /// a database table instead
     pub table: Option<String>,
+    /// TABLE.COLUMN instead
     pub column: Option<String>,
+    /// default 3
     max_depth: Option<Count>,
     #[serde(flatten)]
     pub at: At,
@@ -283,9 +403,10 @@ impl Impact {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct ModuleSummary {
     path: String,
+    /// per list, default 200
     n_results: Option<Count>,
     #[serde(flatten)]
     pub at: At,
@@ -300,14 +421,25 @@ impl ModuleSummary {
     }
 }
 
-/// `repo_overview`, `list_sources`, `get_rag_status`.
-#[derive(Debug, Deserialize)]
+/// `repo_overview`.
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Plain {
     #[serde(flatten)]
     pub at: At,
 }
 
-#[derive(Debug, Deserialize)]
+/// `list_sources`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Nothing {}
+
+/// `get_rag_status`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Source {
+    /// Source name; omit for all
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Similar {
     pub code: Option<String>,
     pub file: Option<String>,
@@ -325,17 +457,24 @@ impl Similar {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct GraphQuery {
     #[serde(deserialize_with = "graph_op")]
+    #[schemars(schema_with = "graph_ops")]
     pub operation: GraphOp,
     pub symbol: Option<String>,
+    /// shortest_path end
     pub target: Option<String>,
+    /// neighbors filter: calls|contains|inherits|imports|all
     pub relation: Option<String>,
+    /// default 1
     depth: Option<Count>,
     n_results: Option<Count>,
+    /// overview, default 3
     min_community_size: Option<Count>,
+    /// shortest_path, default 6
     max_hops: Option<Count>,
+    /// next_cursor of a previous answer
     pub cursor: Option<String>,
     #[serde(flatten)]
     pub at: At,
@@ -356,10 +495,11 @@ impl GraphQuery {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Export {
     pub symbol: Option<String>,
     pub module: Option<String>,
+    /// file inside the repository
     pub out: Option<String>,
     depth: Option<Count>,
     #[serde(flatten)]
@@ -372,11 +512,13 @@ impl Export {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct SearchDiff {
     query: String,
+    /// default: upstream, else main/master
     pub base: Option<String>,
     n_results: Option<Count>,
+    /// files_cursor of a previous answer: the next page of changed files
     pub cursor: Option<String>,
     #[serde(flatten)]
     pub filters: FilterArgs,
@@ -393,17 +535,18 @@ impl SearchDiff {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Update {
     pub force: Option<bool>,
-    #[serde(flatten)]
-    pub at: At,
+    /// Source name; omit for all
+    pub source: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Feedback {
     pub tool: Option<String>,
     pub query: Option<String>,
+    #[schemars(schema_with = "outcomes")]
     outcome: String,
     pub comment: Option<String>,
 }

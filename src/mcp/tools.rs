@@ -1,13 +1,14 @@
-//! The MCP tool set: names, descriptions and argument schemas (kept short: every client
-//! pays for `tools/list` in its context), profile membership, and the mapping from JSON
-//! arguments to the same operations the CLI runs.
+//! The MCP tool set: names, descriptions (kept short: every client pays for `tools/list` in
+//! its context), the argument type and result types of each tool (its input and output
+//! schemas are generated from them), profile membership, and the mapping from JSON arguments
+//! to the same operations the CLI runs.
 
 use super::{args, output};
 use crate::config::ToolProfile;
 use crate::ops::{self, Answer};
 use crate::sources::Sources;
 use anyhow::{Result, anyhow};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 pub struct ToolSpec {
     pub name: &'static str,
@@ -20,60 +21,12 @@ pub struct ToolSpec {
     pub profile: ToolProfile,
 }
 
-fn props(p: Value, required: &[&str]) -> Value {
-    json!({ "type": "object", "properties": p, "required": required })
-}
-
-/// Arguments most tools share.
-fn common(mut p: Map<String, Value>) -> Map<String, Value> {
-    p.insert("source".into(), json!({"type": "string", "description": "Source name; omit for all"}));
-    p.insert("rev".into(), json!({"type": "string", "description": "Git revision; omit for the working tree"}));
-    p
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
-fn filters() -> Map<String, Value> {
-    obj(json!({
-        "glob": {"type": "string", "description": "Path glob, e.g. src/**/*.rs"},
-        "extensions": {"type": "array", "items": {"type": "string"}, "description": "e.g. [\".py\"]"},
-        "path_contains": {"type": "string"},
-        "language": {"type": "string", "description": "e.g. python, csharp, ts"}
-    }))
-}
-
-fn symbol_schema() -> Value {
-    let mut p = common(obj(
-        json!({"symbol": {"type": "string", "description": "Name or Class.method (path:name to pick a file)"}}),
-    ));
-    p.remove("source");
-    p.insert("source".into(), json!({"type": "string"}));
-    props(Value::Object(p), &["symbol"])
-}
-
 pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "search",
         output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
-        schema: || {
-            let mut p = common(obj(json!({
-                "query": {"type": "string"},
-                "n_results": {"type": "integer", "description": format!("default 10; at most {} (more is answered with that many and a note)", crate::config::MAX_K)},
-                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
-                "rerank": {"type": "boolean", "description": "cross-encoder rerank (slower)"},
-                "files": {"type": "boolean", "description": "list files (a reading list) instead of chunks"},
-                "cursor": {"type": "string", "description": "next_cursor of a previous answer: the next page"},
-                "explain": {"type": "boolean", "description": "say why each hit ranked"}
-            })));
-            p.extend(filters());
-            props(Value::Object(p), &["query"])
-        },
+        schema: args::schema::<args::Search>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -81,7 +34,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "describe_symbol",
         output: || output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>]),
         description: "A symbol's definition, callers, callees, bases and tests in one answer.",
-        schema: symbol_schema,
+        schema: args::schema::<args::Symbol>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -91,12 +44,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>])
         },
         description: "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
-        schema: || {
-            let mut v = symbol_schema();
-            v["properties"]["n_results"] = json!({"type": "integer", "description": "default 50"});
-            v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
-            v
-        },
+        schema: args::schema::<args::Usages>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -111,18 +59,7 @@ pub const TOOLS: &[ToolSpec] = &[
             ])
         },
         description: "Blast radius before editing: transitive callers with hop distance and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
-        schema: || {
-            let p = common(obj(json!({
-                "symbol": {"type": "string"},
-                "changes": {"type": "string"},
-                "format": {"type": "string", "enum": ["text", "markdown", "json", "summary"], "description": "with changes"},
-                "fail_on": {"type": "array", "items": {"type": "string"}, "description": "with changes: callers>N, tests>N, deleted, public-api"},
-                "table": {"type": "string", "description": "a database table instead"},
-                "column": {"type": "string", "description": "TABLE.COLUMN instead"},
-                "max_depth": {"type": "integer", "description": "default 3"}
-            })));
-            props(Value::Object(p), &[])
-        },
+        schema: args::schema::<args::Impact>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -130,17 +67,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "feedback",
         output: || output::answers(&[output::shape::<ops::feedback::Recorded>]),
         description: "Report what you tried and what failed, to improve answers. Stored locally.",
-        schema: || {
-            props(
-                json!({
-                    "tool": {"type": "string"},
-                    "query": {"type": "string"},
-                    "outcome": {"type": "string", "enum": ["helpful", "partial", "unhelpful", "error"]},
-                    "comment": {"type": "string"}
-                }),
-                &["outcome"],
-            )
-        },
+        schema: args::schema::<args::Feedback>,
         read_only: false,
         profile: ToolProfile::Core,
     },
@@ -150,7 +77,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>])
         },
         description: "Where a symbol is defined (graph; lexical fallback when unknown).",
-        schema: symbol_schema,
+        schema: args::schema::<args::Symbol>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -158,18 +85,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "deep_search",
         output: || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
         description: "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
-        schema: || {
-            let mut p = common(obj(json!({
-                "queries": {"type": "array", "items": {"type": "string"}, "description": "Variants, best first"},
-                "n_results": {"type": "integer"},
-                "mode": {"type": "string", "enum": ["hybrid", "dense", "sparse"]},
-                "min_results": {"type": "integer", "description": "default 2"},
-                "min_score": {"type": "number", "description": "strong = score at least this"},
-                "return_all_variants": {"type": "boolean"}
-            })));
-            p.extend(filters());
-            props(Value::Object(p), &["queries"])
-        },
+        schema: args::schema::<args::DeepSearch>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -185,20 +101,7 @@ pub const TOOLS: &[ToolSpec] = &[
             ])
         },
         description: "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
-        schema: || {
-            let p = common(obj(json!({
-                "operation": {"type": "string", "enum": ops::graph::GraphOp::names()},
-                "symbol": {"type": "string"},
-                "target": {"type": "string", "description": "shortest_path end"},
-                "relation": {"type": "string", "description": "neighbors filter: calls|contains|inherits|imports|all"},
-                "depth": {"type": "integer", "description": "default 1"},
-                "max_hops": {"type": "integer", "description": "shortest_path, default 6"},
-                "n_results": {"type": "integer"},
-                "min_community_size": {"type": "integer", "description": "overview, default 3"},
-                "cursor": {"type": "string", "description": "next_cursor of a previous answer"}
-            })));
-            props(Value::Object(p), &["operation"])
-        },
+        schema: args::schema::<args::GraphQuery>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -206,7 +109,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "repo_overview",
         output: || output::answers(&[output::shape::<ops::overview::Overview>]),
         description: "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
-        schema: || props(Value::Object(common(Map::new())), &[]),
+        schema: args::schema::<args::Plain>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -214,16 +117,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "search_diff",
         output: || output::answers(&[output::shape::<ops::changes::SearchDiffResult>]),
         description: "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
-        schema: || {
-            let mut p = common(obj(json!({
-                "query": {"type": "string"},
-                "base": {"type": "string", "description": "default: upstream, else main/master"},
-                "n_results": {"type": "integer"},
-                "cursor": {"type": "string", "description": "files_cursor of a previous answer: the next page of changed files"}
-            })));
-            p.extend(filters());
-            props(Value::Object(p), &["query"])
-        },
+        schema: args::schema::<args::SearchDiff>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -231,13 +125,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "find_tests_for",
         output: || output::answers_per_source(&[output::shape::<ops::nav::FindTests>, output::shape::<ops::Unmatched>]),
         description: "Tests that exercise a symbol or file.",
-        schema: || {
-            let mut v = symbol_schema();
-            v["properties"]["test_path_pattern"] =
-                json!({"type": "string", "description": "regex the test paths must match"});
-            v["properties"]["cursor"] = json!({"type": "string", "description": "next_cursor of a previous answer"});
-            v
-        },
+        schema: args::schema::<args::TestsFor>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -245,15 +133,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "data_access",
         output: || output::answers(&[output::shape::<ops::data_access::DataAccess>]),
         description: "Who reads, writes, maps or calls a database table, TABLE.COLUMN or stored procedure (SQL in strings and .sql files, JPA, EF, SQLAlchemy, Django, ActiveRecord). No name: every table.",
-        schema: || {
-            let mut p = common(obj(json!({
-                "name": {"type": "string"},
-                "n_results": {"type": "integer", "description": "default 100"},
-                "cursor": {"type": "string", "description": "next_cursor of a previous answer"}
-            })));
-            p.remove("source");
-            props(Value::Object(p), &[])
-        },
+        schema: args::schema::<args::DataAccess>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -261,15 +141,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "context",
         output: || output::answers(&[output::shape::<ops::context::ContextSlice>]),
         description: "A symbol's code with the lines around it and its direct neighbours (type, bases, callees, callers), packed into a token budget.",
-        schema: || {
-            let mut p = common(obj(json!({
-                "symbol": {"type": "string"},
-                "budget": {"type": "integer", "description": "tokens, default 2000 (ceil(chars/4))"},
-                "around": {"type": "integer", "description": "lines around the definition, default 3"}
-            })));
-            p.remove("source");
-            props(Value::Object(p), &["symbol"])
-        },
+        schema: args::schema::<args::Context>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -277,16 +149,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "find_similar",
         output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Code similar to a snippet, or to a file (optionally the chunk at a line).",
-        schema: || {
-            let mut p = common(obj(json!({
-                "code": {"type": "string"},
-                "file": {"type": "string"},
-                "line": {"type": "integer"},
-                "n_results": {"type": "integer"}
-            })));
-            p.extend(filters());
-            props(Value::Object(p), &[])
-        },
+        schema: args::schema::<args::Similar>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -296,14 +159,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers(&[output::shape::<ops::nav::ModuleSummary>, output::shape::<ops::nav::UnmatchedFile>])
         },
         description: "A file's definitions, imports and dependents.",
-        schema: || {
-            props(
-                Value::Object(common(obj(
-                    json!({"path": {"type": "string"}, "n_results": {"type": "integer", "description": "per list, default 200"}}),
-                ))),
-                &["path"],
-            )
-        },
+        schema: args::schema::<args::ModuleSummary>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -311,17 +167,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "export_graph",
         output: || output::answers(&[output::shape::<ops::export::Exported>]),
         description: "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
-        schema: || {
-            props(
-                Value::Object(common(obj(json!({
-                    "symbol": {"type": "string"},
-                    "module": {"type": "string"},
-                    "depth": {"type": "integer"},
-                    "out": {"type": "string", "description": "file inside the repository"}
-                })))),
-                &[],
-            )
-        },
+        schema: args::schema::<args::Export>,
         read_only: false,
         profile: ToolProfile::Full,
     },
@@ -329,7 +175,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "list_sources",
         output: || output::answers(&[output::shape::<ops::status::SourceList>]),
         description: "Configured sources and their index state.",
-        schema: || props(json!({}), &[]),
+        schema: args::schema::<args::Nothing>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -337,7 +183,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "get_rag_status",
         output: || output::answers(&[output::shape::<ops::status::RagStatus>]),
         description: "Index health: fresh/stale, coverage, model, fingerprints.",
-        schema: || props(json!({"source": {"type": "string"}}), &[]),
+        schema: args::schema::<args::Source>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -345,7 +191,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "update_source_index",
         output: || output::answers(&[output::shape::<ops::status::SourceUpdates>]),
         description: "Re-index a source now (force: rebuild its shards).",
-        schema: || props(json!({"source": {"type": "string"}, "force": {"type": "boolean"}}), &[]),
+        schema: args::schema::<args::Update>,
         read_only: false,
         profile: ToolProfile::Full,
     },
@@ -556,7 +402,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "data_access" => {
             let a: args::DataAccess = args::parse(&args)?;
             ops::data_access::run(
-                &one(&a.at)?.engine,
+                &sources.main().engine,
                 a.name.as_deref(),
                 a.at.rev.as_deref(),
                 a.n(),
@@ -571,7 +417,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
                 budget: a.budget(),
                 around: a.around(),
             };
-            ops::context::run(&one(&a.at)?.engine, &run)
+            ops::context::run(&sources.main().engine, &run)
         }
         "describe_symbol" => {
             let a: args::Symbol = args::parse(&args)?;
@@ -667,16 +513,16 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::changes::search_diff(&one(&a.at)?.engine, &run)
         }
         "list_sources" => {
-            args::parse::<args::Plain>(&args)?;
+            args::parse::<args::Nothing>(&args)?;
             ops::status::list_sources(sources)
         }
         "get_rag_status" => {
-            let a: args::Plain = args::parse(&args)?;
-            ops::status::rag_status(sources, a.at.source.as_deref())
+            let a: args::Source = args::parse(&args)?;
+            ops::status::rag_status(sources, a.source.as_deref())
         }
         "update_source_index" => {
             let a: args::Update = args::parse(&args)?;
-            ops::status::update_source(sources, a.at.source.as_deref(), a.force.unwrap_or(false))
+            ops::status::update_source(sources, a.source.as_deref(), a.force.unwrap_or(false))
         }
         "feedback" => {
             let a: args::Feedback = args::parse(&args)?;
