@@ -16,11 +16,19 @@ pub fn shape<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
 }
 
 /// Names and types only: the doc comments the schemas would carry are written for this code's
-/// readers, and every client receives every tool's schema.
+/// readers, and every client receives every tool's schema. A number may be null: JSON has no
+/// NaN, and serde_json writes a non-finite float as null.
 fn compact(schema: &mut Schema) {
     if let Some(o) = schema.as_object_mut() {
         for k in ["description", "title", "format", "minimum", "default"] {
             o.remove(k);
+        }
+        match o.get_mut("type") {
+            Some(t @ Value::String(_)) if t == "number" => *t = json!(["number", "null"]),
+            Some(Value::Array(types)) if types.iter().any(|t| t == "number") && !types.iter().any(|t| t == "null") => {
+                types.push(json!("null"))
+            }
+            _ => {}
         }
     }
     schemars::transform::transform_subschemas(&mut compact, schema);
