@@ -433,12 +433,6 @@ impl Engine {
             .clone()
     }
 
-    /// Opens a view, indexing whatever it lacks first.
-    pub fn open_view(&self, spec: &ViewSpec) -> Result<Opened> {
-        let view = self.view(spec)?;
-        self.open_listed(&view)
-    }
-
     /// Lists the files of a view. The working tree's listing is reused while a watcher sees
     /// no change (the MCP server's warm path); everything else is listed fresh.
     pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {

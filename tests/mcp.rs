@@ -97,6 +97,16 @@ fn every_tool_answers_like_the_cli() {
         ("find_usages", json!({"symbol": "add", "n_results": 1}), vec!["find-usages", "add", "-k", "1"]),
         // One bound for `k` on every surface, said in the answer.
         ("search", json!({"query": "add", "n_results": 1500}), vec!["search", "add", "-k", "1500"]),
+        (
+            "deep_search",
+            json!({"queries": ["add numbers"], "n_results": 1500}),
+            vec!["deep-search", "add numbers", "-k", "1500"],
+        ),
+        (
+            "find_similar",
+            json!({"code": "def add(a, b): return a + b", "n_results": 1500}),
+            vec!["find-similar", "def add(a, b): return a + b", "-k", "1500"],
+        ),
         ("context", json!({"symbol": "total", "budget": 120}), vec!["context", "total", "--budget", "120"]),
         ("data_access", json!({}), vec!["data-access"]),
         ("impact", json!({"table": "orders"}), vec!["impact", "--table", "orders"]),
@@ -114,8 +124,15 @@ fn every_tool_answers_like_the_cli() {
         assert_eq!(text, want, "{tool} {args} differs from git lynx {cli:?}");
     }
     assert!(paged > 0, "no case answered with a next page");
-    let (text, _) = c.call("search", json!({"query": "add", "n_results": 1500}));
-    assert!(text.contains("k = 1500 is more than a reading list; answered with the first 1000"), "{text}");
+    for (tool, args) in [
+        ("search", json!({"query": "add", "n_results": 1500})),
+        ("deep_search", json!({"queries": ["add"], "n_results": 1500})),
+        ("find_similar", json!({"code": "def add(a, b): return a + b", "n_results": 1500})),
+        ("search_diff", json!({"query": "overflow", "base": "main", "n_results": 1500})),
+    ] {
+        let (text, _) = c.call(tool, args);
+        assert!(text.contains("k = 1500 is more than a reading list; answered with the first 1000"), "{tool}: {text}");
+    }
     // The CI gate is the same through MCP: the report format and the checks that tripped.
     let (text, err) =
         c.call("impact", json!({"changes": "main..feature", "format": "markdown", "fail_on": ["callers>0"]}));

@@ -272,8 +272,9 @@ impl DeepSearch {
     pub fn variants(&self) -> Vec<String> {
         self.queries.0.clone()
     }
+    /// As asked: the search bounds it, with a note, as on every surface.
     pub fn k(&self) -> usize {
-        count(self.n_results, 10, 100)
+        self.n_results.map_or(10, |c| c.0)
     }
     pub fn min_results(&self, default: usize) -> usize {
         count(self.min_results, default, 50)
@@ -452,8 +453,9 @@ pub struct Similar {
 }
 
 impl Similar {
+    /// As asked: the search bounds it, with a note, as on every surface.
     pub fn k(&self) -> usize {
-        count(self.n_results, 10, 100)
+        self.n_results.map_or(10, |c| c.0)
     }
 }
 
@@ -530,8 +532,9 @@ impl SearchDiff {
     pub fn query(&self) -> Result<String> {
         required(&self.query, "query")
     }
+    /// As asked: the search bounds it, with a note, as on every surface.
     pub fn k(&self) -> usize {
-        count(self.n_results, 10, 100)
+        self.n_results.map_or(10, |c| c.0)
     }
 }
 

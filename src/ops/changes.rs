@@ -325,16 +325,18 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     };
     let allowed = Arc::new(allowed);
     let mode = engine.ws.config.search.mode;
-    let k = crate::search::clamp_k(a.k).0;
+    let (k, clamped) = crate::search::clamp_k(a.k);
     let pool = k.max(engine.ws.config.search.pool);
     // A page of the file list answers with files only.
-    let (results, mode, note) = if d.changed_chunks.is_empty() || paging {
-        (Vec::new(), mode, None)
+    let (results, mode, mut notes) = if d.changed_chunks.is_empty() || paging {
+        (Vec::new(), mode, Vec::new())
     } else {
         let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
         let hits: Vec<Hit> = r.ranked.iter().take(k).map(|x| hit(&d.after.data, x)).collect();
-        (hits, r.mode, (!r.notes.is_empty()).then(|| r.notes.join("; ")))
+        (hits, r.mode, r.notes)
     };
+    notes.extend(clamped);
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
     let res = SearchDiffResult {
         query: a.query.clone(),
         base: base.clone(),

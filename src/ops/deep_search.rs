@@ -89,7 +89,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let pool = search_k(a.k).max(engine.ws.config.search.pool);
     let mut out_variants = Vec::new();
     let mut sets: Vec<(Vec<Ranked>, Mode)> = Vec::new();
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = crate::search::clamp_k(a.k).1.into_iter().collect();
     let mut chosen = None;
     for q in &variants {
         let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;

@@ -51,9 +51,9 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let exclude: HashSet<[u8; 16]> = source_ords.iter().map(|&o| t.chunk_hash(o)).collect();
     let exclude_ords: HashSet<u32> = source_ords.iter().copied().collect();
     let allowed = a.filters.allowed(t)?;
-    let k = crate::search::clamp_k(a.k).0;
+    let (k, clamped) = crate::search::clamp_k(a.k);
     let pool = (k + exclude_ords.len()) * 3 + 10;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = clamped.into_iter().collect();
     let (mode, ranked): (Mode, Vec<Ranked>) = match engine.dense_for(&view, &data) {
         Ok(m) => {
             let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
