@@ -259,6 +259,23 @@ const LYNXMCP_NAMES: &[(&str, &str, &str)] = &[
     ("module_summary", "file", "path"),
 ];
 
+/// The argument names a tool takes: its input schema's, generated once per process.
+fn accepted(spec: &ToolSpec) -> &'static [String] {
+    static NAMES: std::sync::OnceLock<std::collections::HashMap<&'static str, Vec<String>>> =
+        std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        TOOLS
+            .iter()
+            .map(|t| {
+                let schema = (t.schema)();
+                let names = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+                (t.name, names)
+            })
+            .collect()
+    });
+    names.get(spec.name).map(Vec::as_slice).unwrap_or_default()
+}
+
 /// The arguments of a call in our names: LynxMCP's names translated, LynxMCP's argument shapes
 /// (`export_graph {target, mode}`, `shortest_path {source, target}`) mapped, and anything the
 /// tool does not take refused with the list of what it does take.
@@ -266,8 +283,7 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
     let Some(spec) = TOOLS.iter().find(|t| t.name == tool) else {
         return Ok(args.clone());
     };
-    let schema = (spec.schema)();
-    let ours: Vec<String> = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+    let ours = accepted(spec);
     // Only names for settings this tool has: `top_k` on a tool without a count is unknown.
     let theirs: Vec<&(&str, &str, &str)> =
         LYNXMCP_NAMES.iter().filter(|(t, _, to)| (*t == "*" || *t == tool) && ours.iter().any(|o| o == to)).collect();
@@ -304,7 +320,7 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
         } else if let Some((_, _, to)) = theirs.iter().find(|(_, from, _)| *from == k) {
             to.to_string()
         } else {
-            let mut accepted: Vec<String> = ours.clone();
+            let mut accepted: Vec<String> = ours.to_vec();
             accepted.extend(theirs.iter().map(|(_, from, _)| from.to_string()));
             accepted.sort();
             accepted.dedup();
