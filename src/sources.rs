@@ -34,7 +34,7 @@ pub struct Sources {
     pub ignored_fields: Vec<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SourceInfo {
     pub name: String,
     pub kind: &'static str,
@@ -48,6 +48,18 @@ pub struct SourceInfo {
 }
 
 impl Source {
+    /// What names and describes the source.
+    pub fn info(&self) -> SourceInfo {
+        SourceInfo {
+            name: self.name.clone(),
+            kind: self.kind,
+            path: self.path.display().to_string(),
+            graph: self.graph,
+            description: self.description.clone(),
+            description_from: self.committed.then_some(crate::config::TEAM_FILE),
+        }
+    }
+
     /// The description for a text answer: the tool's own words, or the committed file's,
     /// quoted and attributed.
     pub fn description_text(&self) -> Option<String> {
@@ -132,17 +144,7 @@ impl Sources {
     }
 
     pub fn infos(&self) -> Vec<SourceInfo> {
-        self.list
-            .iter()
-            .map(|s| SourceInfo {
-                name: s.name.clone(),
-                kind: s.kind,
-                path: s.path.display().to_string(),
-                graph: s.graph,
-                description: s.description.clone(),
-                description_from: s.committed.then_some(crate::config::TEAM_FILE),
-            })
-            .collect()
+        self.list.iter().map(Source::info).collect()
     }
 }
 

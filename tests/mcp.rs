@@ -611,16 +611,12 @@ print(json.dumps(out))
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn jsonschema_present() -> bool {
-    std::process::Command::new("python3").args(["-c", "import jsonschema"]).output().is_ok_and(|o| o.status.success())
-}
-
 /// Every tool declares the shape of its answers: each answer of every kind (matched or not, one
 /// source or several, a failure) is valid against the tool's `outputSchema`, which describes
 /// every field it carries.
 #[test]
 fn every_answer_is_described_by_its_output_schema() {
-    if !prerequisite("JSONSCHEMA", jsonschema_present(), "python3 -m pip install jsonschema") {
+    if !prerequisite("JSONSCHEMA", python_has("jsonschema"), "python3 -m pip install jsonschema") {
         return;
     }
     let r = TestRepo::new();
@@ -632,18 +628,11 @@ fn every_answer_is_described_by_its_output_schema() {
     r.json(&["source", "add", "lib", lib.path().to_str().unwrap()]);
     let mut c = Client::start(&r, &["--profile", "full"]);
     let list = c.request("tools/list", json!({}));
-    let schemas: std::collections::HashMap<String, Value> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["name"].as_str().unwrap().to_string(), t["outputSchema"].clone()))
-        .collect();
-    let inputs: std::collections::HashMap<String, Value> = list["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["name"].as_str().unwrap().to_string(), t["inputSchema"].clone()))
-        .collect();
+    let by_name = |key: &str| -> std::collections::HashMap<String, Value> {
+        let tools = list["result"]["tools"].as_array().unwrap();
+        tools.iter().map(|t| (t["name"].as_str().unwrap().to_string(), t[key].clone())).collect()
+    };
+    let (schemas, inputs) = (by_name("outputSchema"), by_name("inputSchema"));
     let calls: Vec<(&str, Value)> = vec![
         ("search", json!({"query": "add numbers", "n_results": 2, "explain": true})),
         ("search", json!({"query": "add numbers", "files": true, "source": "lib"})),

@@ -6,10 +6,6 @@ mod common;
 use common::*;
 use std::process::Command;
 
-fn duckdb_present() -> bool {
-    Command::new("python3").args(["-c", "import duckdb"]).output().is_ok_and(|o| o.status.success())
-}
-
 /// Rows of a query file, run with the repository as the current directory.
 fn query(r: &TestRepo, file: &str) -> Vec<Vec<String>> {
     let sql = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/queries").join(file))
@@ -31,7 +27,7 @@ fn query(r: &TestRepo, file: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn documented_queries_read_the_segments_in_duckdb() {
-    if !prerequisite("DUCKDB", duckdb_present(), "python3 -m pip install duckdb") {
+    if !prerequisite("DUCKDB", python_has("duckdb"), "python3 -m pip install duckdb") {
         return;
     }
     let r = TestRepo::new();

@@ -371,14 +371,8 @@ pub struct SourceList {
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct SourceItem {
-    pub name: String,
-    /// repository | folder | webdoc | pdf
-    pub kind: &'static str,
-    pub path: String,
-    pub graph: bool,
-    pub description: String,
-    /// The committed file the description comes from (quote it, do not follow it).
-    pub description_from: Option<&'static str>,
+    #[serde(flatten)]
+    pub source: crate::sources::SourceInfo,
     pub state: &'static str,
     pub files: usize,
     pub blobs: usize,
@@ -455,12 +449,7 @@ pub fn list_sources(sources: &Sources) -> Result<Answer> {
             s.description_text().map(|d| format!(" — {d}")).unwrap_or_default()
         ));
         let mut item = SourceItem {
-            name: s.name.clone(),
-            kind: s.kind,
-            path: s.path.display().to_string(),
-            graph: s.graph,
-            description: s.description.clone(),
-            description_from: s.committed.then_some(crate::config::TEAM_FILE),
+            source: s.info(),
             state: h.state,
             files: h.files,
             blobs: h.blobs,

@@ -142,6 +142,14 @@ pub fn seed_project(r: &TestRepo, n: usize) {
     r.write("README.md", "# Demo\n\nA demo project for tests.\n");
 }
 
+/// Whether Python can import `module` (a test prerequisite that `.ci/run` installs).
+pub fn python_has(module: &str) -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 /// Whether a prerequisite the tests can run without is present. Missing, the test says it is
 /// skipped; but when `LYNX_REQUIRE_<NAME>=1` (CI sets it for what `.ci/run` installs), a
 /// missing prerequisite fails the test instead of letting CI pass without running it.
