@@ -102,21 +102,13 @@ fn main() {
     });
     let t = Instant::now();
     let args = lynx::ops::graph::GraphArgs {
-        op: lynx::ops::graph::GraphOp::Overview,
-        symbol: None,
-        target: None,
-        relation: None,
-        depth: 1,
-        rev: None,
-        limit: 20,
-        min_community: lynx::ops::graph::MIN_COMMUNITY,
-        max_hops: None,
-        cursor: None,
+        k: Some(lynx::ops::args::Count(20)),
+        ..lynx::ops::graph::GraphArgs::of(lynx::ops::graph::GraphOp::Overview)
     };
     lynx::ops::graph::run(&engine, &args).unwrap();
     let overview_ms = t.elapsed().as_secs_f64() * 1000.0;
     let t = Instant::now();
-    let args = lynx::ops::graph::GraphArgs { op: lynx::ops::graph::GraphOp::SurprisingConnections, ..args };
+    let args = lynx::ops::graph::GraphArgs { op: Some(lynx::ops::graph::GraphOp::SurprisingConnections), ..args };
     lynx::ops::graph::run(&engine, &args).unwrap();
     let surprising_ms = t.elapsed().as_secs_f64() * 1000.0;
     // Through the CLI (process start, graph build, answer).

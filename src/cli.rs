@@ -5,8 +5,6 @@ use crate::engine::Engine;
 use crate::error;
 use crate::ops::{self, Answer};
 use crate::progress::Progress;
-use crate::search::Mode;
-use crate::search::filter::Filters;
 use crate::workspace::Workspace;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -69,45 +67,45 @@ pub enum Command {
     /// Index the working tree, or the given revisions, into the object store.
     Index(IndexArgs),
     /// Search code: BM25 and embeddings fused (hybrid), or one of them.
-    Search(SearchCmd),
+    Search(ops::search::SearchArgs),
     /// Ask query variants in order; stop at the first strong result set.
-    DeepSearch(DeepCmd),
+    DeepSearch(ops::deep_search::DeepArgs),
     /// Where a symbol is defined (graph, with a lexical fallback).
-    FindDefinition(SymbolCmd),
+    FindDefinition(ops::nav::SymbolArgs),
     /// Who uses a symbol: graph callers and subclasses plus lexical references.
-    FindUsages(UsagesCmd),
+    FindUsages(ops::nav::UsagesArgs),
     /// Tests that exercise a symbol (through the call graph, and by file naming convention).
-    FindTestsFor(TestsCmd),
+    FindTestsFor(ops::nav::TestsArgs),
     /// Code similar to a snippet or to a file's chunks.
-    FindSimilar(SimilarCmd),
+    FindSimilar(ops::similar::SimilarArgs),
     /// Definition, callers, callees, bases and tests of a symbol.
-    DescribeSymbol(SymbolCmd),
+    DescribeSymbol(ops::nav::SymbolArgs),
     /// Who reads, writes, maps or calls a table, column (`TABLE.COLUMN`) or stored procedure;
     /// with no name, every table the code touches.
-    DataAccess(DataAccessCmd),
+    DataAccess(ops::data_access::DataAccessArgs),
     /// A symbol's code, the lines around it and its direct neighbours (type, bases, callees,
     /// callers), packed into a token budget for an agent's context window.
-    Context(ContextCmd),
+    Context(ops::context::ContextArgs),
     /// Blast radius of a symbol, or of changes: `impact SYMBOL`, `impact A..B`, `impact A...B`,
     /// `impact --staged`, `impact` (uncommitted work).
-    Impact(ImpactCmd),
+    Impact(ops::impact::ImpactArgs),
     /// Definitions, imports and dependents of a file.
-    ModuleSummary(ModuleCmd),
+    ModuleSummary(ops::nav::ModuleArgs),
     /// Languages, frameworks, manifests, entry points and build/test/run commands.
-    RepoOverview(ViewOnly),
+    RepoOverview(ops::overview::OverviewArgs),
     /// Graph queries, counts and HTML export.
     Graph {
         #[command(subcommand)]
         what: GraphCmd,
     },
     /// Search only inside changed code (vs the base branch; staged and unstaged work included).
-    SearchDiff(SearchDiffCmd),
+    SearchDiff(ops::changes::SearchDiffArgs),
     /// Alias of `graph query` (the MCP tool's name).
     #[command(hide = true)]
-    GraphQuery(GraphQueryArgs),
+    GraphQuery(ops::graph::GraphArgs),
     /// Alias of `graph export` (the MCP tool's name).
     #[command(hide = true)]
-    ExportGraph(ExportArgs),
+    ExportGraph(ops::export::ExportArgs),
     /// Run the MCP server on stdio (for Claude Code, Cursor, Codex…).
     Serve(ServeCmd),
     /// Keep the working-tree index fresh as files change.
@@ -301,315 +299,6 @@ pub struct ViewArg {
     /// Revision to answer from (default: the working tree).
     #[arg(long, value_name = "REV")]
     pub rev: Option<String>,
-}
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct PageArg {
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    pub cursor: Option<String>,
-}
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct FilterArgs {
-    /// Only paths matching this glob (repeatable).
-    #[arg(long = "glob", value_name = "GLOB")]
-    pub globs: Vec<String>,
-    /// Only files with this extension, e.g. `.rs` (repeatable).
-    #[arg(long = "ext", value_name = "EXT")]
-    pub extensions: Vec<String>,
-    /// Only paths containing this substring.
-    #[arg(long, value_name = "TEXT")]
-    pub path_contains: Option<String>,
-    /// Only files in this language: a name or alias (`python`/`py`, `csharp`/`c#`,
-    /// `typescript`/`ts`…; repeatable).
-    #[arg(long = "language", visible_alias = "lang", value_name = "LANG")]
-    pub languages: Vec<String>,
-    /// git pathspecs after `--`, relative to the current directory: `src/`, `*.py`,
-    /// `:(exclude)tests` or `:!tests`, `:/README.md` (from the top).
-    #[arg(last = true, value_name = "PATHSPEC")]
-    pub pathspecs: Vec<String>,
-}
-
-impl FilterArgs {
-    pub fn filters(&self) -> Result<Filters> {
-        let prefix = if self.pathspecs.is_empty() { String::new() } else { cwd_prefix()? };
-        let pathspecs = self
-            .pathspecs
-            .iter()
-            .map(|p| crate::search::filter::Pathspec::resolve(p, &prefix))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Filters {
-            globs: self.globs.clone(),
-            extensions: self.extensions.clone(),
-            path_contains: self.path_contains.clone(),
-            pathspecs,
-            languages: self.languages.clone(),
-        })
-    }
-}
-
-/// The current directory relative to the worktree root (`src/app/`, or "" at the top or
-/// outside a worktree), where git resolves pathspecs from.
-fn cwd_prefix() -> Result<String> {
-    let repo = crate::repo::Repo::discover_from_env(std::path::Path::new("."))?;
-    Ok(repo.workdir.as_deref().and_then(crate::present::prefix_of).unwrap_or_default())
-}
-
-#[derive(Args, Debug)]
-pub struct SearchCmd {
-    /// What to look for: words, identifiers or a question.
-    pub query: String,
-    /// Number of results [default: search.k of the configuration, 10].
-    #[arg(short = 'k', long = "limit")]
-    pub k: Option<usize>,
-    /// Retrieval mode [default: search.mode of the configuration, hybrid].
-    #[arg(long, value_enum)]
-    pub mode: Option<Mode>,
-    /// Rerank the top candidates with the cross-encoder of `model.reranker`.
-    #[arg(long)]
-    pub rerank: bool,
-    /// Rerank with this cross-encoder (a HuggingFace repo id or a local folder); implies --rerank.
-    #[arg(long, value_name = "NAME|PATH")]
-    pub reranker: Option<String>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = 6)]
-    pub lines: usize,
-    /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
-    #[arg(long)]
-    pub files: bool,
-    /// Print only the paths of the files (ranked; with --exact/--regex: every file with a match).
-    #[arg(short = 'l', long = "files-with-matches")]
-    pub files_with_matches: bool,
-    /// Every line containing exactly this string, at the revision (as `git grep -F`), instead
-    /// of a ranked search.
-    #[arg(long, conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
-    pub exact: bool,
-    /// Every line matching this regular expression, at the revision (as `git grep -E`).
-    #[arg(long, conflicts_with_all = ["mode", "rerank", "reranker", "files"])]
-    pub regex: bool,
-    /// With --exact/--regex: ignore case.
-    #[arg(short = 'i', long)]
-    pub ignore_case: bool,
-    /// With --exact/--regex: match whole words only (as `grep -w`).
-    #[arg(short = 'w', long = "word-regexp")]
-    pub word: bool,
-    /// With --exact/--regex: print each file's number of matching lines (as `grep -c`).
-    #[arg(short = 'c', long = "count")]
-    pub count: bool,
-    /// With --exact/--regex: exit 1 when nothing matches, as grep does (default: 0, "found
-    /// nothing" is an answer).
-    #[arg(long)]
-    pub exit_code: bool,
-    /// The same as --exact: a fixed string, as ripgrep's and grep's -F.
-    #[arg(short = 'F', long = "fixed-strings", conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
-    pub fixed: bool,
-    /// With --exact/--regex: lines of context after each match.
-    #[arg(short = 'A', long = "after-context", value_name = "N")]
-    pub after: Option<usize>,
-    /// With --exact/--regex: lines of context before each match.
-    #[arg(short = 'B', long = "before-context", value_name = "N")]
-    pub before: Option<usize>,
-    /// With --exact/--regex: lines of context before and after each match (-C is git's
-    /// "run in <path>").
-    #[arg(long, value_name = "N")]
-    pub context: Option<usize>,
-    /// Source to search (default: all sources).
-    #[arg(long)]
-    pub source: Option<String>,
-    /// Say why each hit ranked: BM25 terms matched per field, dense similarity, fusion,
-    /// priors applied and file evidence.
-    #[arg(long, conflicts_with_all = ["exact", "regex"])]
-    pub explain: bool,
-    #[command(flatten)]
-    pub page: PageArg,
-    #[command(flatten)]
-    pub view: ViewArg,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-}
-
-#[derive(Args, Debug)]
-pub struct DeepCmd {
-    /// Query variants, tried in order.
-    #[arg(required = true)]
-    pub variants: Vec<String>,
-    /// Number of results.
-    #[arg(short = 'k', long = "limit", default_value_t = 10)]
-    pub k: usize,
-    /// Retrieval mode [default: search.mode of the configuration, hybrid].
-    #[arg(long, value_enum)]
-    pub mode: Option<Mode>,
-    /// Strong hits needed to accept a variant (default: search.deep_min_results, 2).
-    #[arg(long)]
-    pub min_results: Option<usize>,
-    /// Run every variant and include each one's results.
-    #[arg(long)]
-    pub return_all_variants: bool,
-    /// A hit counts as strong when its score reaches this (instead of the per-retriever bars).
-    #[arg(long)]
-    pub min_score: Option<f32>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = 6)]
-    pub lines: usize,
-    #[command(flatten)]
-    pub view: ViewArg,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct SymbolCmd {
-    /// Symbol: qualified (`Class.method`) or leaf name.
-    pub symbol: String,
-    #[command(flatten)]
-    pub view: ViewArg,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct UsagesCmd {
-    /// Symbol: qualified (`Class.method`) or leaf name.
-    pub symbol: String,
-    /// Usages listed at most.
-    #[arg(short = 'k', long = "limit", default_value_t = 50)]
-    pub k: usize,
-    #[command(flatten)]
-    pub page: PageArg,
-    #[command(flatten)]
-    pub view: ViewArg,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct DataAccessCmd {
-    /// Table, `TABLE.COLUMN` or procedure (case-insensitive; schema and quotes ignored).
-    pub name: Option<String>,
-    /// Entries listed at most.
-    #[arg(short = 'k', long = "limit", default_value_t = 100)]
-    pub limit: usize,
-    #[command(flatten)]
-    pub page: PageArg,
-    #[command(flatten)]
-    pub view: ViewArg,
-}
-
-#[derive(Args, Debug)]
-pub struct ContextCmd {
-    /// Symbol: qualified (`Class.method`) or leaf name.
-    pub symbol: String,
-    /// Tokens at most, estimated as ceil(characters / 4) of each slice.
-    #[arg(long, default_value_t = 2000, value_name = "TOKENS")]
-    pub budget: usize,
-    /// Lines shown before and after the definition.
-    #[arg(long, default_value_t = 3, value_name = "LINES")]
-    pub around: u32,
-    #[command(flatten)]
-    pub view: ViewArg,
-}
-
-#[derive(Args, Debug)]
-pub struct ImpactCmd {
-    /// A symbol, or a range `A..B` / `A...B`; omitted: uncommitted work.
-    pub target: Option<String>,
-    /// The staged change (HEAD against the index).
-    #[arg(long)]
-    pub staged: bool,
-    /// A revision against the working tree.
-    #[arg(long, value_name = "REV")]
-    pub since: Option<String>,
-    /// Hops of callers to follow.
-    #[arg(long, default_value_t = 3)]
-    pub max_depth: usize,
-    /// How a range's report is written.
-    #[arg(long, value_enum, default_value = "text")]
-    pub format: ops::changes::ImpactFormat,
-    /// Exit 3 when a check trips: callers>N, tests>N, deleted, public-api (repeatable).
-    #[arg(long = "fail-on", value_name = "CHECK")]
-    pub fail_on: Vec<String>,
-    /// The blast radius of changing a database table: every definition that touches it, their
-    /// callers and tests.
-    #[arg(long, value_name = "TABLE", conflicts_with_all = ["target", "staged", "since", "column"])]
-    pub table: Option<String>,
-    /// The same for one column (`TABLE.COLUMN`): the definitions whose SQL names it.
-    #[arg(long, value_name = "TABLE.COLUMN", conflicts_with_all = ["target", "staged", "since"])]
-    pub column: Option<String>,
-    #[command(flatten)]
-    pub view: ViewArg,
-}
-
-#[derive(Args, Debug)]
-pub struct SearchDiffCmd {
-    /// What to look for inside the changed code.
-    pub query: String,
-    /// Base to compare with (default: upstream, else main/master/trunk/develop).
-    #[arg(long)]
-    pub base: Option<String>,
-    /// Search the changes of this revision (a branch, tag, commit) since its merge base with
-    /// the base, without checking it out (default: the working tree).
-    #[arg(long)]
-    pub rev: Option<String>,
-    /// Continue the list of changed files (`files_cursor` of an earlier answer).
-    #[arg(long)]
-    pub cursor: Option<String>,
-    /// Number of results.
-    #[arg(short = 'k', long = "limit", default_value_t = 10)]
-    pub k: usize,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = 6)]
-    pub lines: usize,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-}
-
-#[derive(Args, Debug)]
-pub struct GraphQueryArgs {
-    #[arg(long = "op", alias = "operation", value_enum)]
-    pub op: ops::graph::GraphOp,
-    #[arg(long)]
-    pub symbol: Option<String>,
-    #[arg(long)]
-    pub target: Option<String>,
-    #[arg(long)]
-    pub relation: Option<String>,
-    #[arg(long, default_value_t = 1)]
-    pub depth: usize,
-    #[arg(short = 'k', long = "limit", default_value_t = 200)]
-    pub limit: usize,
-    /// Smallest community `overview` reports.
-    #[arg(long = "min-community-size", default_value_t = ops::graph::MIN_COMMUNITY)]
-    pub min_community: usize,
-    /// Longest path shortest_path looks for (default 6).
-    #[arg(long = "max-hops")]
-    pub max_hops: Option<usize>,
-    #[command(flatten)]
-    pub page: PageArg,
-    #[command(flatten)]
-    pub view: ViewArg,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct ExportArgs {
-    #[arg(long)]
-    pub symbol: Option<String>,
-    #[arg(long)]
-    pub module: Option<String>,
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    #[arg(long, default_value_t = 2)]
-    pub depth: usize,
-    #[command(flatten)]
-    pub view: ViewArg,
 }
 
 #[derive(Args, Debug)]
@@ -818,64 +507,9 @@ pub struct FeedbackCmd {
 }
 
 #[derive(Args, Debug)]
-pub struct ModuleCmd {
-    /// Path of the file (repository-relative).
-    pub file: String,
-    /// At most this many entries per list (definitions, imports, dependents).
-    #[arg(short = 'k', long = "limit", default_value_t = 200)]
-    pub limit: usize,
-    #[command(flatten)]
-    pub view: ViewArg,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
-pub struct TestsCmd {
-    /// Symbol: qualified (`Class.method`) or leaf name, or a file path.
-    pub symbol: String,
-    /// Keep only tests whose path matches this regular expression.
-    #[arg(long = "test-path-pattern")]
-    pub test_path_pattern: Option<String>,
-    #[command(flatten)]
-    pub page: PageArg,
-    #[command(flatten)]
-    pub view: ViewArg,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
-}
-
-#[derive(Args, Debug)]
 pub struct ViewOnly {
     #[command(flatten)]
     pub view: ViewArg,
-}
-
-#[derive(Args, Debug)]
-pub struct SimilarCmd {
-    /// A code snippet (or use --file).
-    pub snippet: Option<String>,
-    /// Find code similar to this file's chunks.
-    #[arg(long)]
-    pub file: Option<String>,
-    /// With --file: only the chunk at this line.
-    #[arg(long)]
-    pub line: Option<u32>,
-    /// Number of results.
-    #[arg(short = 'k', long = "limit", default_value_t = 10)]
-    pub k: usize,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = 6)]
-    pub lines: usize,
-    #[command(flatten)]
-    pub view: ViewArg,
-    #[command(flatten)]
-    pub filter: FilterArgs,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    pub source: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -886,43 +520,17 @@ pub enum GraphCmd {
         /// overview, surprising_connections (or --op).
         #[arg(
             value_name = "OP",
-            required_unless_present = "op_flag",
-            conflicts_with = "op_flag",
+            required_unless_present = "op",
+            conflicts_with = "op",
             value_enum,
             hide_possible_values = true
         )]
-        op: Option<ops::graph::GraphOp>,
+        operation: Option<ops::graph::GraphOp>,
         /// The symbol (or --symbol).
-        #[arg(value_name = "SYMBOL", conflicts_with = "symbol_flag")]
-        symbol: Option<String>,
-        /// The operation, as a flag (same as OP).
-        #[arg(long = "op", id = "op_flag", value_name = "OP", value_enum, hide_possible_values = true)]
-        op_flag: Option<ops::graph::GraphOp>,
-        /// The symbol, as a flag (same as SYMBOL).
-        #[arg(long = "symbol", id = "symbol_flag", value_name = "SYMBOL")]
-        symbol_flag: Option<String>,
-        /// Target symbol for shortest_path.
-        #[arg(long)]
-        target: Option<String>,
-        /// Relation filter for neighbors (calls, contains, extends, implements, inherits, imports, all).
-        #[arg(long)]
-        relation: Option<String>,
-        /// Hops to follow (callers, callees, neighbors).
-        #[arg(long, default_value_t = 1)]
-        depth: usize,
-        /// Entries listed at most.
-        #[arg(short = 'k', long = "limit", default_value_t = 200)]
-        limit: usize,
-        /// Smallest community `overview` reports.
-        #[arg(long = "min-community-size", default_value_t = ops::graph::MIN_COMMUNITY)]
-        min_community: usize,
-        /// Longest path shortest_path looks for (default 6).
-        #[arg(long = "max-hops")]
-        max_hops: Option<usize>,
+        #[arg(value_name = "SYMBOL", conflicts_with = "symbol")]
+        name: Option<String>,
         #[command(flatten)]
-        page: PageArg,
-        #[command(flatten)]
-        view: ViewArg,
+        args: ops::graph::GraphArgs,
     },
     /// Node and edge counts by language, kind and relation.
     Status(ViewOnly),
@@ -938,22 +546,7 @@ pub enum GraphCmd {
     /// Forget every imported SCIP index (the graph is heuristic again).
     ClearScip,
     /// Write an offline HTML view of a symbol's blast radius or a module's hub.
-    Export {
-        /// Centre the view on this symbol.
-        #[arg(long)]
-        symbol: Option<String>,
-        /// Centre the view on this file (repository-relative path).
-        #[arg(long)]
-        module: Option<String>,
-        /// The HTML file to write (default: .lynx/graph-<name>.html).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Hops from the centre.
-        #[arg(long, default_value_t = 2)]
-        depth: usize,
-        #[command(flatten)]
-        view: ViewArg,
-    },
+    Export(ops::export::ExportArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -1236,154 +829,26 @@ fn engine(cli: &Cli) -> Result<Engine> {
 fn run(cli: &Cli) -> Result<Answer> {
     match &cli.command {
         Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
-        Command::Search(a) if a.exact || a.regex || a.fixed => {
-            if a.source.is_some() {
-                return Err(error::usage(
-                    "--exact and --regex search the repository's files; --source applies to ranked search",
-                ));
-            }
-            let args = ops::grep::GrepArgs {
-                pattern: a.query.clone(),
-                regex: a.regex,
-                ignore_case: a.ignore_case,
-                rev: a.view.rev.clone(),
-                filters: a.filter.filters()?,
-                before: a.before.or(a.context).unwrap_or(0),
-                after: a.after.or(a.context).unwrap_or(0),
-                max: a.k.unwrap_or(1000).max(1),
-                files_only: a.files_with_matches,
-                word: a.word,
-                count: a.count,
-            };
-            let answer = ops::grep::run(&engine(cli)?, &args)?;
+        Command::Search(a) if a.grep.on() => {
+            let answer = ops::grep::run(&engine(cli)?, &a.grep_args()?)?;
             let none = answer.data.get("files").and_then(|f| f.as_array()).is_some_and(|f| f.is_empty());
-            Ok(if a.exit_code && none { answer.with_exit(error::EXIT_FAILURE) } else { answer })
+            Ok(if a.grep.exit_code && none { answer.with_exit(error::EXIT_FAILURE) } else { answer })
         }
         Command::Search(a) => {
-            if a.ignore_case
-                || a.after.is_some()
-                || a.before.is_some()
-                || a.context.is_some()
-                || a.word
-                || a.count
-                || a.exit_code
-            {
-                return Err(error::usage(
-                    "-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches",
-                ));
-            }
-            let mode = a.mode;
-            let args = ops::search::SearchArgs {
-                query: a.query.clone(),
-                k: a.k,
-                rev: a.view.rev.clone(),
-                mode,
-                filters: a.filter.filters()?,
-                snippet_lines: a.lines,
-                rerank: None,
-                files: a.files || a.files_with_matches,
-                paths_only: a.files_with_matches,
-                cursor: a.page.cursor.clone(),
-                explain: a.explain,
-            };
-            let sources = sources(cli)?;
-            let rerank = ops::search::reranker(
-                &sources.list[0].engine.ws.config,
-                a.reranker.as_deref(),
-                a.rerank.then_some(true),
-            );
-            ops::search::run_sources(&sources, a.source.as_deref(), &ops::search::SearchArgs { rerank, ..args })
+            a.grep.refuse_without_pattern()?;
+            ops::search::run_sources(&sources(cli)?, a)
         }
-        Command::DeepSearch(a) => {
-            let e = engine(cli)?;
-            let args = ops::deep_search::DeepArgs {
-                variants: a.variants.clone(),
-                k: a.k,
-                rev: a.view.rev.clone(),
-                mode: a.mode,
-                filters: a.filter.filters()?,
-                min_results: a.min_results.unwrap_or(e.ws.config.search.deep_min_results),
-                return_all_variants: a.return_all_variants,
-                snippet_lines: a.lines,
-                min_score: a.min_score,
-            };
-            match &a.source {
-                None => ops::deep_search::run(&e, &args),
-                Some(_) => on_sources(cli, a.source.as_deref(), |e| ops::deep_search::run(e, &args)),
-            }
-        }
-        Command::FindDefinition(a) => {
-            on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, &a.symbol, a.view.rev.as_deref()))
-        }
-        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| {
-            ops::nav::find_usages(e, &a.symbol, a.view.rev.as_deref(), a.k, a.page.cursor.as_deref())
-        }),
-        Command::FindTestsFor(a) => on_sources(cli, a.source.as_deref(), |e| {
-            ops::nav::find_tests_for(
-                e,
-                &a.symbol,
-                a.view.rev.as_deref(),
-                a.test_path_pattern.as_deref(),
-                a.page.cursor.as_deref(),
-            )
-        }),
-        Command::DescribeSymbol(a) => {
-            on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, &a.symbol, a.view.rev.as_deref()))
-        }
-        Command::DataAccess(a) => ops::data_access::run(
-            &engine(cli)?,
-            a.name.as_deref(),
-            a.view.rev.as_deref(),
-            a.limit,
-            a.page.cursor.as_deref(),
-        ),
-        Command::Context(a) => {
-            let args = ops::context::ContextArgs {
-                symbol: a.symbol.clone(),
-                rev: a.view.rev.clone(),
-                budget: a.budget,
-                around: a.around,
-            };
-            ops::context::run(&engine(cli)?, &args)
-        }
-        Command::Impact(a) => impact(cli, a),
-        Command::SearchDiff(a) => {
-            let args = ops::changes::SearchDiffArgs {
-                query: a.query.clone(),
-                base: a.base.clone(),
-                rev: a.rev.clone(),
-                k: a.k,
-                snippet_lines: a.lines,
-                filters: a.filter.filters()?,
-                cursor: a.cursor.clone(),
-            };
-            ops::changes::search_diff(&engine(cli)?, &args)
-        }
-        Command::GraphQuery(g) => {
-            let args = ops::graph::GraphArgs {
-                op: g.op,
-                symbol: g.symbol.clone(),
-                target: g.target.clone(),
-                relation: g.relation.clone(),
-                depth: g.depth,
-                rev: g.view.rev.clone(),
-                limit: g.limit,
-                min_community: g.min_community,
-                max_hops: g.max_hops,
-                cursor: g.page.cursor.clone(),
-            };
-            on_sources(cli, g.source.as_deref(), |e| ops::graph::run(e, &args))
-        }
-        Command::ExportGraph(e) => {
-            let args = ops::export::ExportArgs {
-                symbol: e.symbol.clone(),
-                module: e.module.clone(),
-                out: e.out.clone(),
-                depth: e.depth,
-                rev: e.view.rev.clone(),
-            };
-            ops::export::run(&engine(cli)?, &args)
-        }
+        Command::DeepSearch(a) => on_sources(cli, a.source.as_deref(), |e| ops::deep_search::run(e, a)),
+        Command::FindDefinition(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, a)),
+        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, a)),
+        Command::FindTestsFor(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, a)),
+        Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, a)),
+        Command::DataAccess(a) => ops::data_access::run(&engine(cli)?, a),
+        Command::Context(a) => ops::context::run(&engine(cli)?, a),
+        Command::Impact(a) => ops::impact::run(&engine(cli)?, a),
+        Command::SearchDiff(a) => on_one(cli, a.source.as_deref(), |e| ops::changes::search_diff(e, a)),
+        Command::GraphQuery(a) => on_sources(cli, a.source.as_deref(), |e| ops::graph::run(e, a)),
+        Command::ExportGraph(a) => on_one(cli, a.source.as_deref(), |e| ops::export::run(e, a)),
         #[cfg(not(feature = "mcp"))]
         Command::Serve(_) => Err(crate::docsource::without("mcp", "the MCP server")),
         #[cfg(feature = "mcp")]
@@ -1472,78 +937,28 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
         Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| {
-            ops::nav::module_summary(e, &a.file, a.view.rev.as_deref(), a.limit.max(1))
-        }),
-        Command::RepoOverview(a) => ops::overview::run(&engine(cli)?, a.view.rev.as_deref()),
-        Command::FindSimilar(a) => {
-            let args = ops::similar::SimilarArgs {
-                snippet: a.snippet.clone(),
-                file: a.file.clone(),
-                line: a.line,
-                k: a.k,
-                rev: a.view.rev.clone(),
-                filters: a.filter.filters()?,
-                snippet_lines: a.lines,
-            };
-            on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, &args))
-        }
+        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::module_summary(e, a)),
+        Command::RepoOverview(a) => on_one(cli, a.source.as_deref(), |e| ops::overview::run(e, a)),
+        Command::FindSimilar(a) => on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, a)),
         Command::Graph { what } => match what {
-            GraphCmd::Query {
-                op,
-                symbol,
-                op_flag,
-                symbol_flag,
-                target,
-                relation,
-                depth,
-                limit,
-                min_community,
-                max_hops,
-                page,
-                view,
-            } => {
+            GraphCmd::Query { operation, name, args } => {
                 let args = ops::graph::GraphArgs {
-                    op: op.or(*op_flag).expect("clap requires OP or --op"),
-                    symbol: symbol.clone().or_else(|| symbol_flag.clone()),
-                    target: target.clone(),
-                    relation: relation.clone(),
-                    depth: *depth,
-                    rev: view.rev.clone(),
-                    limit: *limit,
-                    min_community: *min_community,
-                    max_hops: *max_hops,
-                    cursor: page.cursor.clone(),
+                    op: args.op.or(*operation),
+                    symbol: args.symbol.clone().or_else(|| name.clone()),
+                    ..args.clone()
                 };
-                ops::graph::run(&engine(cli)?, &args)
+                on_sources(cli, args.source.as_deref(), |e| ops::graph::run(e, &args))
             }
             GraphCmd::Status(v) => {
                 let args = ops::graph::GraphArgs {
-                    op: ops::graph::GraphOp::Status,
-                    symbol: None,
-                    target: None,
-                    relation: None,
-                    depth: 1,
-                    rev: v.view.rev.clone(),
-                    limit: 0,
-                    min_community: ops::graph::MIN_COMMUNITY,
-                    max_hops: None,
-                    cursor: None,
+                    at: ops::args::Rev { rev: v.view.rev.clone() },
+                    ..ops::graph::GraphArgs::of(ops::graph::GraphOp::Status)
                 };
                 ops::graph::run(&engine(cli)?, &args)
             }
             GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
             GraphCmd::ClearScip => ops::graph::clear_scip(&engine(cli)?),
-            GraphCmd::Export { symbol, module, out, depth, view } => {
-                let args = ops::export::ExportArgs {
-                    symbol: symbol.clone(),
-                    module: module.clone(),
-                    out: out.clone(),
-                    depth: *depth,
-                    rev: view.rev.clone(),
-                };
-                ops::export::run(&engine(cli)?, &args)
-            }
+            GraphCmd::Export(a) => on_one(cli, a.source.as_deref(), |e| ops::export::run(e, a)),
         },
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => ops::upkeep::gc(&engine(cli)?, a.dry_run, a.reflog_days),
@@ -1652,40 +1067,18 @@ fn on_sources(cli: &Cli, source: Option<&str>, f: impl Fn(&Engine) -> Result<Ans
     }
 }
 
+/// Runs `f` on the repository, or on the named source (a question one source answers).
+fn on_one(cli: &Cli, source: Option<&str>, f: impl FnOnce(&Engine) -> Result<Answer>) -> Result<Answer> {
+    match source {
+        None => f(&engine(cli)?),
+        Some(name) => f(&sources(cli)?.get(name)?.engine),
+    }
+}
+
 fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
     let e = std::sync::Arc::new(engine(cli)?);
     let progress = e.progress.clone();
     crate::sources::Sources::open(e, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)
-}
-
-fn impact(cli: &Cli, a: &ImpactCmd) -> Result<Answer> {
-    let e = engine(cli)?;
-    if let Some(name) = a.table.as_ref().or(a.column.as_ref()) {
-        if a.column.as_ref().is_some_and(|c| !c.contains('.')) {
-            return Err(error::usage("--column takes TABLE.COLUMN (e.g. orders.total)"));
-        }
-        return ops::data_access::impact(&e, name, a.view.rev.as_deref(), a.max_depth);
-    }
-    let range = match (&a.target, a.staged, &a.since) {
-        (Some(t), false, None) if !t.contains("..") => {
-            if !a.fail_on.is_empty() || a.format != ops::changes::ImpactFormat::Text {
-                return Err(error::usage(
-                    "--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol",
-                ));
-            }
-            return ops::nav::impact(&e, t, a.view.rev.as_deref(), a.max_depth);
-        }
-        (Some(t), false, None) => ops::changes::ImpactRangeArgs::parse(t)?.range,
-        (None, true, None) => ops::changes::Range::Staged,
-        (None, false, Some(r)) => ops::changes::Range::Since(r.clone()),
-        (None, false, None) => ops::changes::Range::Uncommitted,
-        _ => {
-            return Err(error::usage(
-                "give one of: SYMBOL, A..B, A...B, --staged, --since REV (or nothing for uncommitted work)",
-            ));
-        }
-    };
-    ops::changes::impact_range(&e, &ops::changes::ImpactRangeArgs { range }, a.max_depth, a.format, &a.fail_on)
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {

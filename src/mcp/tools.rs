@@ -26,7 +26,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "search",
         output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
-        schema: args::schema::<args::Search>,
+        schema: args::schema::<ops::search::SearchArgs>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -34,7 +34,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "describe_symbol",
         output: || output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>]),
         description: "A symbol's definition, callers, callees, bases and tests in one answer.",
-        schema: args::schema::<args::Symbol>,
+        schema: args::schema::<ops::nav::SymbolArgs>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -44,7 +44,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>])
         },
         description: "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
-        schema: args::schema::<args::Usages>,
+        schema: args::schema::<ops::nav::UsagesArgs>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -59,7 +59,7 @@ pub const TOOLS: &[ToolSpec] = &[
             ])
         },
         description: "Blast radius before editing: transitive callers with hop distance and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
-        schema: args::schema::<args::Impact>,
+        schema: args::schema::<ops::impact::ImpactArgs>,
         read_only: true,
         profile: ToolProfile::Core,
     },
@@ -77,7 +77,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>])
         },
         description: "Where a symbol is defined (graph; lexical fallback when unknown).",
-        schema: args::schema::<args::Symbol>,
+        schema: args::schema::<ops::nav::SymbolArgs>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -85,7 +85,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "deep_search",
         output: || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
         description: "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
-        schema: args::schema::<args::DeepSearch>,
+        schema: args::schema::<ops::deep_search::DeepArgs>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -101,7 +101,7 @@ pub const TOOLS: &[ToolSpec] = &[
             ])
         },
         description: "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
-        schema: args::schema::<args::GraphQuery>,
+        schema: args::schema::<ops::graph::GraphArgs>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -109,7 +109,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "repo_overview",
         output: || output::answers(&[output::shape::<ops::overview::Overview>]),
         description: "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
-        schema: args::schema::<args::Plain>,
+        schema: args::schema::<ops::overview::OverviewArgs>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -117,7 +117,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "search_diff",
         output: || output::answers(&[output::shape::<ops::changes::SearchDiffResult>]),
         description: "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
-        schema: args::schema::<args::SearchDiff>,
+        schema: args::schema::<ops::changes::SearchDiffArgs>,
         read_only: true,
         profile: ToolProfile::Standard,
     },
@@ -125,7 +125,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "find_tests_for",
         output: || output::answers_per_source(&[output::shape::<ops::nav::FindTests>, output::shape::<ops::Unmatched>]),
         description: "Tests that exercise a symbol or file.",
-        schema: args::schema::<args::TestsFor>,
+        schema: args::schema::<ops::nav::TestsArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -133,7 +133,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "data_access",
         output: || output::answers(&[output::shape::<ops::data_access::DataAccess>]),
         description: "Who reads, writes, maps or calls a database table, TABLE.COLUMN or stored procedure (SQL in strings and .sql files, JPA, EF, SQLAlchemy, Django, ActiveRecord). No name: every table.",
-        schema: args::schema::<args::DataAccess>,
+        schema: args::schema::<ops::data_access::DataAccessArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -141,7 +141,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "context",
         output: || output::answers(&[output::shape::<ops::context::ContextSlice>]),
         description: "A symbol's code with the lines around it and its direct neighbours (type, bases, callees, callers), packed into a token budget.",
-        schema: args::schema::<args::Context>,
+        schema: args::schema::<ops::context::ContextArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -149,7 +149,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "find_similar",
         output: || output::answers(&[output::shape::<ops::search::SearchResult>]),
         description: "Code similar to a snippet, or to a file (optionally the chunk at a line).",
-        schema: args::schema::<args::Similar>,
+        schema: args::schema::<ops::similar::SimilarArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -159,7 +159,7 @@ pub const TOOLS: &[ToolSpec] = &[
             output::answers(&[output::shape::<ops::nav::ModuleSummary>, output::shape::<ops::nav::UnmatchedFile>])
         },
         description: "A file's definitions, imports and dependents.",
-        schema: args::schema::<args::ModuleSummary>,
+        schema: args::schema::<ops::nav::ModuleArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -167,7 +167,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "export_graph",
         output: || output::answers(&[output::shape::<ops::export::Exported>]),
         description: "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
-        schema: args::schema::<args::Export>,
+        schema: args::schema::<ops::export::ExportArgs>,
         read_only: false,
         profile: ToolProfile::Full,
     },
@@ -341,192 +341,78 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
     Ok(out)
 }
 
-/// Lines of code per hit in tool answers (the CLI's default too, so texts match).
-pub use crate::ops::search::SNIPPET_LINES;
-
 /// Runs a tool. Usage problems come back as errors naming the argument.
 pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: &std::path::Path) -> Result<Answer> {
     let args = normalize(name, args)?;
     // Single-source tools: the named source, else the repository.
-    let one = |at: &args::At| -> Result<&crate::sources::Source> {
-        match &at.source {
+    let one = |source: Option<&str>| -> Result<&crate::sources::Source> {
+        match source {
             Some(s) => sources.get(s),
             None => Ok(sources.main()),
         }
     };
     // Navigation fans out over the sources when none is named.
-    let some = |at: &args::At| sources.select(at.source.as_deref());
-    let config = &sources.list[0].engine.ws.config;
+    let some = |source: Option<&str>| sources.select(source);
     match name {
         "search" => {
-            let a: args::Search = args::parse(&args)?;
-            let run = ops::search::SearchArgs {
-                paths_only: false,
-                query: a.query()?,
-                k: Some(a.k(config.search.k)),
-                rev: a.at.rev.clone(),
-                mode: a.mode,
-                snippet_lines: SNIPPET_LINES,
-                rerank: ops::search::reranker(config, None, a.rerank),
-                files: a.files.unwrap_or(false),
-                cursor: a.cursor.clone(),
-                explain: a.explain.unwrap_or(false),
-                filters: a.filters.filters(),
-            };
-            ops::search::run_sources(sources, a.at.source.as_deref(), &run)
+            let a: ops::search::SearchArgs = args::parse(&args)?;
+            args::required(&a.query, "query")?;
+            ops::search::run_sources(sources, &a)
         }
         "deep_search" => {
-            let a: args::DeepSearch = args::parse(&args)?;
-            let run = ops::deep_search::DeepArgs {
-                variants: a.variants(),
-                k: a.k(),
-                rev: a.at.rev.clone(),
-                mode: a.mode,
-                min_results: a.min_results(config.search.deep_min_results),
-                return_all_variants: a.return_all_variants.unwrap_or(false),
-                snippet_lines: SNIPPET_LINES,
-                min_score: a.min_score,
-                filters: a.filters.filters(),
-            };
-            ops::over_sources(&some(&a.at)?, |e| ops::deep_search::run(e, &run))
+            let a: ops::deep_search::DeepArgs = args::parse(&args)?;
+            ops::over_sources(&some(a.source.as_deref())?, |e| ops::deep_search::run(e, &a))
         }
         "find_definition" => {
-            let a: args::Symbol = args::parse(&args)?;
-            let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| ops::nav::find_definition(e, &symbol, a.at.rev.as_deref()))
+            let a: ops::nav::SymbolArgs = args::parse(&args)?;
+            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_definition(e, &a))
         }
         "find_usages" => {
-            let a: args::Usages = args::parse(&args)?;
-            let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| {
-                ops::nav::find_usages(e, &symbol, a.at.rev.as_deref(), a.n(), a.cursor.as_deref())
-            })
+            let a: ops::nav::UsagesArgs = args::parse(&args)?;
+            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_usages(e, &a))
         }
         "find_tests_for" => {
-            let a: args::TestsFor = args::parse(&args)?;
-            let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| {
-                ops::nav::find_tests_for(
-                    e,
-                    &symbol,
-                    a.at.rev.as_deref(),
-                    a.test_path_pattern.as_deref(),
-                    a.cursor.as_deref(),
-                )
-            })
+            let a: ops::nav::TestsArgs = args::parse(&args)?;
+            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_tests_for(e, &a))
         }
-        "data_access" => {
-            let a: args::DataAccess = args::parse(&args)?;
-            ops::data_access::run(
-                &sources.main().engine,
-                a.name.as_deref(),
-                a.at.rev.as_deref(),
-                a.n(),
-                a.cursor.as_deref(),
-            )
-        }
-        "context" => {
-            let a: args::Context = args::parse(&args)?;
-            let run = ops::context::ContextArgs {
-                symbol: a.symbol()?,
-                rev: a.at.rev.clone(),
-                budget: a.budget(),
-                around: a.around(),
-            };
-            ops::context::run(&sources.main().engine, &run)
-        }
+        "data_access" => ops::data_access::run(&sources.main().engine, &args::parse(&args)?),
+        "context" => ops::context::run(&sources.main().engine, &args::parse(&args)?),
         "describe_symbol" => {
-            let a: args::Symbol = args::parse(&args)?;
-            let symbol = a.symbol()?;
-            ops::over_sources(&some(&a.at)?, |e| ops::nav::describe_symbol(e, &symbol, a.at.rev.as_deref()))
+            let a: ops::nav::SymbolArgs = args::parse(&args)?;
+            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::describe_symbol(e, &a))
         }
         "impact" => {
-            let a: args::Impact = args::parse(&args)?;
-            let engine = &one(&a.at)?.engine;
-            let rev = a.at.rev.as_deref();
-            if let Some(name) = a.table.as_ref().or(a.column.as_ref()).filter(|n| !n.trim().is_empty()) {
-                return ops::data_access::impact(engine, name, rev, a.max_depth());
-            }
-            match (&a.symbol, &a.changes) {
-                (Some(s), _) if !s.trim().is_empty() => ops::nav::impact(engine, s, rev, a.max_depth()),
-                (_, Some(c)) => ops::changes::impact_range(
-                    engine,
-                    &ops::changes::ImpactRangeArgs::parse(c)?,
-                    a.max_depth(),
-                    a.format.unwrap_or(ops::changes::ImpactFormat::Text),
-                    &a.fail_on(),
-                ),
-                _ => Err(crate::error::usage("impact needs `symbol` or `changes`")),
-            }
+            let a: ops::impact::ImpactArgs = args::parse(&args)?;
+            ops::impact::run(&one(a.source.as_deref())?.engine, &a)
         }
         "module_summary" => {
-            let a: args::ModuleSummary = args::parse(&args)?;
-            ops::nav::module_summary(&one(&a.at)?.engine, &a.path()?, a.at.rev.as_deref(), a.n())
+            let a: ops::nav::ModuleArgs = args::parse(&args)?;
+            ops::nav::module_summary(&one(a.source.as_deref())?.engine, &a)
         }
         "repo_overview" => {
-            let a: args::Plain = args::parse(&args)?;
-            ops::overview::run(&one(&a.at)?.engine, a.at.rev.as_deref())
+            let a: ops::overview::OverviewArgs = args::parse(&args)?;
+            ops::overview::run(&one(a.source.as_deref())?.engine, &a)
         }
         "find_similar" => {
-            let a: args::Similar = args::parse(&args)?;
-            let k = a.k();
-            let run = ops::similar::SimilarArgs {
-                snippet: a.code,
-                file: a.file,
-                line: a.line,
-                k,
-                rev: a.at.rev.clone(),
-                filters: a.filters.filters(),
-                snippet_lines: SNIPPET_LINES,
-            };
-            ops::similar::run(&one(&a.at)?.engine, &run)
+            let a: ops::similar::SimilarArgs = args::parse(&args)?;
+            ops::similar::run(&one(a.source.as_deref())?.engine, &a)
         }
         "graph_query" => {
-            let a: args::GraphQuery = args::parse(&args)?;
-            let run = ops::graph::GraphArgs {
-                op: a.operation,
-                symbol: a.symbol.clone(),
-                target: a.target.clone(),
-                relation: a.relation.clone(),
-                depth: a.depth(),
-                rev: a.at.rev.clone(),
-                limit: a.limit(),
-                min_community: a.min_community(),
-                max_hops: a.max_hops(),
-                cursor: a.cursor.clone(),
-            };
-            ops::graph::run(&one(&a.at)?.engine, &run)
+            let a: ops::graph::GraphArgs = args::parse(&args)?;
+            ops::graph::run(&one(a.source.as_deref())?.engine, &a)
         }
         "export_graph" => {
-            let a: args::Export = args::parse(&args)?;
-            let engine = &one(&a.at)?.engine;
-            let out = match &a.out {
-                Some(o) => Some(inside_repository(engine, o)?),
-                None => None,
-            };
-            let run = ops::export::ExportArgs {
-                symbol: a.symbol.clone(),
-                module: a.module.clone(),
-                out,
-                depth: a.depth(),
-                rev: a.at.rev.clone(),
-            };
-            ops::export::run(engine, &run)
+            let mut a: ops::export::ExportArgs = args::parse(&args)?;
+            let engine = &one(a.source.as_deref())?.engine;
+            if let Some(out) = &a.out {
+                a.out = Some(inside_repository(engine, &out.to_string_lossy())?);
+            }
+            ops::export::run(engine, &a)
         }
         "search_diff" => {
-            let a: args::SearchDiff = args::parse(&args)?;
-            let query = a.query()?;
-            let k = a.k();
-            let run = ops::changes::SearchDiffArgs {
-                query,
-                base: a.base.clone(),
-                rev: a.at.rev.clone(),
-                k,
-                snippet_lines: SNIPPET_LINES,
-                filters: a.filters.filters(),
-                cursor: a.cursor.clone(),
-            };
-            ops::changes::search_diff(&one(&a.at)?.engine, &run)
+            let a: ops::changes::SearchDiffArgs = args::parse(&args)?;
+            args::required(&a.query, "query")?;
+            ops::changes::search_diff(&one(a.source.as_deref())?.engine, &a)
         }
         "list_sources" => {
             args::parse::<args::Nothing>(&args)?;

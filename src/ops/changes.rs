@@ -201,17 +201,42 @@ fn changed_chunks(before: &ViewData, after: &ViewData, files: &[FileChange]) -> 
 
 // ------------------------------------------------------------------ search_diff
 
+/// `search_diff`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SearchDiffArgs {
+    /// What to look for inside the changed code.
+    #[schemars(description = "")]
     pub query: String,
+    /// Base to compare with (default: upstream, else main/master/trunk/develop).
+    #[arg(long)]
+    #[schemars(description = "default: upstream, else main/master")]
     pub base: Option<String>,
-    /// The revision whose changes are searched (default: the working tree, against the merge
-    /// base of `base` and HEAD).
+    /// Search the changes of this revision (a branch, tag, commit) since its merge base with
+    /// the base, without checking it out (default: the working tree).
+    #[arg(long)]
+    #[schemars(description = "Git revision; omit for the working tree")]
     pub rev: Option<String>,
-    pub k: usize,
-    pub snippet_lines: usize,
-    pub filters: crate::search::filter::Filters,
-    /// Continues the list of changed files (`files_cursor` of an earlier answer).
+    /// Continue the list of changed files (`files_cursor` of an earlier answer).
+    #[arg(long)]
+    #[schemars(description = "files_cursor of a previous answer: the next page of changed files")]
     pub cursor: Option<String>,
+    /// Number of results [default: 10].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "")]
+    pub k: Option<super::args::Count>,
+    /// Lines of code shown per result in text output.
+    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
+    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[schemars(skip)]
+    pub lines: usize,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub filters: super::args::FilterArgs,
+    /// Ask this source (`git lynx list-sources`).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
 }
 
 /// Changed files listed inline; the rest are counted and reached with `files_cursor`.
@@ -281,7 +306,8 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     };
     let d = diff(engine, &range)?;
     let t = &d.after.data.table;
-    let paths = a.filters.matcher()?;
+    let filters = a.filters.filters()?;
+    let paths = filters.matcher()?;
     let mut per_file: HashMap<&str, usize> = HashMap::new();
     let mut allowed = crate::search::Allowed::new(t.len());
     for &o in &d.changed_chunks {
@@ -309,7 +335,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
             .cmp(per_file.get(x.path.as_str()).unwrap_or(&0))
             .then_with(|| x.path.cmp(&y.path))
     });
-    let question = (&base, &a.rev, &a.filters);
+    let question = (&base, &a.rev, &filters);
     let pager = super::page::Pager::new("search_diff_files", &d.after.data.key, &question, a.cursor.as_deref())?;
     let paging = a.cursor.is_some();
     let files_cursor = if paging {
@@ -325,7 +351,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     };
     let allowed = Arc::new(allowed);
     let mode = engine.ws.config.search.mode;
-    let (k, clamped) = crate::search::clamp_k(a.k);
+    let (k, clamped) = crate::search::clamp_k(a.k.map_or(10, |c| c.0));
     let pool = k.max(engine.ws.config.search.pool);
     // A page of the file list answers with files only.
     let (results, mode, mut notes) = if d.changed_chunks.is_empty() || paging {
@@ -354,7 +380,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         "search_diff",
         Some(d.after.data.id.clone()),
         &res,
-        render_search_diff(&d.after.data.id, &res, a.snippet_lines, paging),
+        render_search_diff(&d.after.data.id, &res, a.lines, paging),
     ))
 }
 

@@ -23,12 +23,24 @@ pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
 }
 
+/// `context`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ContextArgs {
+    /// Symbol: qualified (`Class.method`) or leaf name.
+    #[schemars(description = "")]
     pub symbol: String,
-    pub rev: Option<String>,
-    pub budget: usize,
-    /// Lines shown before and after the definition.
-    pub around: u32,
+    /// Tokens at most, estimated as ceil(characters / 4) of each slice [default: 2000].
+    #[arg(long, value_name = "TOKENS")]
+    #[schemars(description = "tokens, default 2000 (ceil(chars/4))")]
+    pub budget: Option<super::args::Count>,
+    /// Lines shown before and after the definition [default: 3].
+    #[arg(long, value_name = "LINES")]
+    #[serde(default, deserialize_with = "super::args::number")]
+    #[schemars(with = "Option<u32>", description = "lines around the definition, default 3")]
+    pub around: Option<u32>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: super::args::Rev,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -100,10 +112,10 @@ fn header(c: &Candidate) -> String {
 }
 
 pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
-    if a.budget == 0 {
-        return Err(crate::error::usage("--budget must be at least 1 token"));
-    }
-    let ctx = open(engine, a.rev.as_deref())?;
+    super::args::required(&a.symbol, "symbol")?;
+    let budget = super::args::Count::or(a.budget, 2000, 1_000_000);
+    let around = a.around.unwrap_or(3).min(1000);
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let (defs, _) = query::match_symbol(&ctx.graph, &a.symbol);
     let Some(&d) = defs.first() else {
         let suggestions = query::suggest(&ctx.graph, &a.symbol, 5);
@@ -116,7 +128,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         let r = ContextSlice {
             symbol: a.symbol.clone(),
             matched: false,
-            budget: a.budget,
+            budget,
             used: 0,
             estimate: ESTIMATE,
             slices: vec![],
@@ -136,8 +148,8 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let path = g.def_path(d).to_string();
     let lines = lines_of(&path).unwrap_or_default();
     let n = lines.len() as u32;
-    let start = def.start_line.saturating_sub(a.around).max(1);
-    let end = (def.end_line + a.around).min(n.max(def.end_line));
+    let start = def.start_line.saturating_sub(around).max(1);
+    let end = (def.end_line + around).min(n.max(def.end_line));
     let main =
         Candidate { role: "definition", name: def.qualified.clone(), path: path.clone(), start, end, confidence: None };
     let mut slices = Vec::new();
@@ -163,7 +175,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         };
         let text = format!("{}{}", header(&c), body(start, to, &lines));
         let t = estimate_tokens(&text);
-        if t <= a.budget {
+        if t <= budget {
             used += t;
             slices.push(Slice {
                 role: c.role,
@@ -181,11 +193,11 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         if to <= start {
             return Err(crate::error::usage(format!(
                 "--budget {} is too small for even the first line of {} ({t} tokens); give at least {t}",
-                a.budget, main.name
+                budget, main.name
             )));
         }
         // Cut a line at a time from the bottom; big cuts first when far over.
-        let over_lines = ((t - a.budget) / 10).max(1) as u32;
+        let over_lines = ((t - budget) / 10).max(1) as u32;
         to = to.saturating_sub(over_lines).max(start);
         truncated = true;
     }
@@ -265,7 +277,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         let Some(lines) = lines_of(&c.path) else { continue };
         let text = format!("{}{}", header(&c), body(c.start, c.end.min(lines.len() as u32).max(c.start), &lines));
         let t = estimate_tokens(&text);
-        if used + t <= a.budget {
+        if used + t <= budget {
             used += t;
             slices.push(Slice {
                 role: c.role,
@@ -283,7 +295,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
         }
     }
     let mut text =
-        format!("{}\ncontext for {}: {used} of {} tokens ({ESTIMATE})\n", view_line(&ctx.data.id), a.symbol, a.budget);
+        format!("{}\ncontext for {}: {used} of {} tokens ({ESTIMATE})\n", view_line(&ctx.data.id), a.symbol, budget);
     for s in &slices {
         text.push_str(&s.text);
     }
@@ -302,7 +314,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     let r = ContextSlice {
         symbol: a.symbol.clone(),
         matched: true,
-        budget: a.budget,
+        budget,
         used,
         estimate: ESTIMATE,
         slices,

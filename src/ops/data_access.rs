@@ -109,14 +109,29 @@ fn nearest_tables(ctx: &Ctx, table: &str) -> Vec<String> {
     scored.into_iter().take(5).map(|x| x.1.to_string()).collect()
 }
 
-pub fn run(
-    engine: &Engine,
-    name: Option<&str>,
-    rev: Option<&str>,
-    limit: usize,
-    cursor: Option<&str>,
-) -> Result<Answer> {
-    let ctx = open(engine, rev)?;
+/// `data_access`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct DataAccessArgs {
+    /// Table, `TABLE.COLUMN` or procedure (case-insensitive; schema and quotes ignored).
+    #[schemars(description = "")]
+    pub name: Option<String>,
+    /// Entries listed at most [default: 100; at most 10000 a page].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "default 100")]
+    pub k: Option<super::args::Count>,
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer")]
+    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: super::args::Rev,
+}
+
+pub fn run(engine: &Engine, a: &DataAccessArgs) -> Result<Answer> {
+    let (name, limit, cursor) = (a.name.as_deref(), super::args::Count::or(a.k, 100, 10_000), a.cursor.as_deref());
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let pager = Pager::new("data_access", &ctx.data.key, &(name, limit), cursor)?;
     let mut text = format!("{}\n", view_line(&ctx.data.id));
     let Some(name) = name.filter(|n| !n.trim().is_empty()) else {

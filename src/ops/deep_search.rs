@@ -3,27 +3,71 @@
 //! judged on the retrievers' own scores (BM25, cosine), never on fused RRF scores, whose
 //! rank-1 value alone (1/61) would pass any fixed threshold.
 
+use super::args::{Count, FilterArgs, Rev};
 use super::search::{Hit, hit, render as render_hits, retrieve};
 use super::{Answer, view_line};
 use crate::engine::Engine;
-use crate::search::filter::Filters;
 use crate::search::{Mode, Ranked};
 
 use anyhow::Result;
 use serde::Serialize;
 
+/// `deep_search`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct DeepArgs {
+    /// Query variants, tried in order.
+    #[arg(required = true)]
+    #[serde(rename = "queries", deserialize_with = "super::args::strings")]
+    #[schemars(with = "super::args::Strings", description = "Variants, best first")]
     pub variants: Vec<String>,
-    pub k: usize,
-    pub rev: Option<String>,
+    /// Number of results [default: 10].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "")]
+    pub k: Option<Count>,
+    /// Retrieval mode [default: search.mode of the configuration, hybrid].
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    #[schemars(schema_with = "super::args::modes", description = "")]
     pub mode: Option<Mode>,
-    pub filters: Filters,
-    pub min_results: usize,
-    pub return_all_variants: bool,
-    pub snippet_lines: usize,
-    /// A hit is strong when its shown score reaches this, instead of the per-retriever
-    /// thresholds.
+    /// Strong hits needed to accept a variant (default: search.deep_min_results, 2; at most 50).
+    #[arg(long)]
+    #[schemars(description = "default 2")]
+    pub min_results: Option<Count>,
+    /// Run every variant and include each one's results.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[schemars(description = "")]
+    pub return_all_variants: Option<bool>,
+    /// A hit counts as strong when its score reaches this (instead of the per-retriever bars).
+    #[arg(long)]
+    #[schemars(description = "strong = score at least this")]
     pub min_score: Option<f32>,
+    /// Lines of code shown per result in text output.
+    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
+    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[schemars(skip)]
+    pub lines: usize,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub filters: FilterArgs,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+impl DeepArgs {
+    /// Results wanted: as asked (the search bounds it, with a note), else 10.
+    pub fn k(&self) -> usize {
+        self.k.map_or(10, |c| c.0)
+    }
+    /// Strong hits a variant needs: as asked, at most 50, else the configuration's.
+    pub fn min_results(&self, config: &crate::config::Config) -> usize {
+        Count::or(self.min_results, config.search.deep_min_results, 50)
+    }
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -75,9 +119,11 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     if variants.is_empty() {
         return Err(crate::error::usage("deep_search needs at least one non-empty query variant"));
     }
-    let view = engine.view(&engine.spec(a.rev.as_deref()))?;
+    let (k, min_results) = (a.k(), a.min_results(&engine.ws.config));
+    let return_all_variants = a.return_all_variants.unwrap_or(false);
+    let view = engine.view(&engine.spec(a.at.rev.as_deref()))?;
     let data = engine.open_listed(&view)?.data;
-    let allowed = a.filters.allowed(&data.table)?;
+    let allowed = a.filters.filters()?.allowed(&data.table)?;
     let requested = match a.mode {
         Some(m) => m,
         None => engine.ws.config.search.mode,
@@ -86,21 +132,21 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         Ok(m) if m.kind() == "static" => engine.ws.config.search.deep_dense_static,
         _ => engine.ws.config.search.deep_dense_transformer,
     };
-    let pool = search_k(a.k).max(engine.ws.config.search.pool);
+    let pool = search_k(k).max(engine.ws.config.search.pool);
     let mut out_variants = Vec::new();
     let mut sets: Vec<(Vec<Ranked>, Mode)> = Vec::new();
-    let mut notes: Vec<String> = crate::search::clamp_k(a.k).1.into_iter().collect();
+    let mut notes: Vec<String> = crate::search::clamp_k(k).1.into_iter().collect();
     let mut chosen = None;
     for q in &variants {
         let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;
         notes.extend(r.notes.iter().cloned());
-        let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(a.k)).collect();
+        let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(k)).collect();
         let sparse_threshold = sparse_threshold(q, engine.ws.config.search.deep_sparse_per_term);
         let strong_results = match a.min_score {
             Some(min) => top.iter().filter(|x| x.score >= min).count(),
             None => top.iter().filter(|x| is_strong(x, sparse_threshold, dense_threshold)).count(),
         };
-        let strong = strong_results >= a.min_results.max(1);
+        let strong = strong_results >= min_results.max(1);
         out_variants.push(Variant {
             query: q.to_string(),
             mode: r.mode,
@@ -109,12 +155,12 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
             best_sparse: r.top_sparse,
             sparse_threshold,
             best_dense: r.top_dense,
-            results: a.return_all_variants.then(|| top.iter().map(|x| hit(&data, x)).collect()),
+            results: return_all_variants.then(|| top.iter().map(|x| hit(&data, x)).collect()),
         });
         sets.push((top, r.mode));
         if strong && chosen.is_none() {
             chosen = Some(out_variants.len() - 1);
-            if !a.return_all_variants {
+            if !return_all_variants {
                 break;
             }
         }
@@ -143,7 +189,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let warning = (!strong).then(|| {
         format!(
             "no variant found a strong result set (needed {} hits above BM25 {:.1} per query term or cosine {:.2}); these are the strongest weak results — verify before relying on them",
-            a.min_results.max(1),
+            min_results.max(1),
             engine.ws.config.search.deep_sparse_per_term,
             dense_threshold
         )
@@ -166,7 +212,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         mode: *mode,
         results,
     };
-    let text = render(&data.id, &result, a.snippet_lines);
+    let text = render(&data.id, &result, a.lines);
     Ok(Answer::new("deep_search", Some(data.id.clone()), &result, text))
 }
 
@@ -199,7 +245,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         query: r.variants[r.chosen - 1].query.clone(),
         mode: r.mode,
         note: r.note.clone(),
-        filters: Filters::default(),
+        filters: Default::default(),
         results: r.results.clone(),
         files: Vec::new(),
         next_cursor: None,

@@ -13,12 +13,33 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+/// `export_graph`'s arguments on every surface. MCP's `out` is checked to stay inside the
+/// repository before it gets here (`mcp::tools`).
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct ExportArgs {
+    /// Centre the view on this symbol.
+    #[arg(long)]
+    #[schemars(description = "")]
     pub symbol: Option<String>,
+    /// Centre the view on this file (repository-relative path).
+    #[arg(long)]
+    #[schemars(description = "")]
     pub module: Option<String>,
+    /// The HTML file to write (default: .lynx/reports/graph-<name>.html).
+    #[arg(long)]
+    #[schemars(with = "Option<String>", description = "file inside the repository")]
     pub out: Option<PathBuf>,
-    pub depth: usize,
-    pub rev: Option<String>,
+    /// Hops from the centre [default: 2; at most 6].
+    #[arg(long)]
+    #[schemars(description = "")]
+    pub depth: Option<super::args::Count>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: super::args::Rev,
+    /// Ask this source (`git lynx list-sources`).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -146,7 +167,7 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
 
 /// The page, or (when nothing matched) the view and the name asked for.
 fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (crate::view::ViewId, String)>> {
-    let ctx = open(engine, a.rev.as_deref())?;
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let g = &ctx.graph;
     let (roots, title): (Vec<Node>, String) = match (&a.symbol, &a.module) {
         (Some(s), _) => {
@@ -175,7 +196,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
     };
     let mut set: Vec<Node> = roots.clone();
     let mut seen: HashSet<Node> = roots.iter().copied().collect();
-    for (dir, depth) in [(Direction::Incoming, a.depth.max(1)), (Direction::Outgoing, 1)] {
+    for (dir, depth) in [(Direction::Incoming, super::args::Count::or(a.depth, 2, 6)), (Direction::Outgoing, 1)] {
         let mut frontier = roots.clone();
         for _ in 0..depth {
             let mut next = Vec::new();

@@ -1,6 +1,7 @@
 //! `graph_query` (callers | callees | subclasses | superclasses | imports | neighbors |
 //! shortest_path | overview | surprising_connections | status) and `graph status`.
 
+use super::args::Count;
 use super::nav::{Ctx, link_line, open};
 use super::{Answer, view_line};
 use crate::engine::Engine;
@@ -66,21 +67,85 @@ impl std::fmt::Display for GraphOp {
     }
 }
 
-#[derive(Debug, Clone)]
+/// `graph_query`'s arguments on every surface (`graph query OP SYMBOL` is the command line's
+/// shorthand for `--op OP --symbol SYMBOL`).
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct GraphArgs {
-    pub op: GraphOp,
+    /// The operation: callers, callees, subclasses, superclasses, imports, neighbors,
+    /// shortest_path, overview, surprising_connections, status.
+    #[arg(long = "op", alias = "operation", value_name = "OP", value_enum, hide_possible_values = true)]
+    #[serde(rename = "operation", deserialize_with = "graph_op")]
+    #[schemars(schema_with = "graph_ops", description = "")]
+    pub op: Option<GraphOp>,
+    /// The symbol (or a file path, for imports and neighbors).
+    #[arg(long)]
+    #[schemars(description = "")]
     pub symbol: Option<String>,
+    /// Target symbol for shortest_path.
+    #[arg(long)]
+    #[schemars(description = "shortest_path end")]
     pub target: Option<String>,
+    /// Relation filter for neighbors (calls, contains, extends, implements, inherits, imports, all).
+    #[arg(long)]
+    #[schemars(description = "neighbors filter: calls|contains|inherits|imports|all")]
     pub relation: Option<String>,
-    pub depth: usize,
-    pub rev: Option<String>,
-    pub limit: usize,
-    /// Smallest community `overview` reports.
-    pub min_community: usize,
-    /// Longest path `shortest_path` looks for (default 6).
-    pub max_hops: Option<usize>,
-    /// Continue a traversal list from a previous answer's `next_cursor`.
+    /// Hops to follow (callers, callees, neighbors) [default: 1; at most 10].
+    #[arg(long)]
+    #[schemars(description = "default 1")]
+    pub depth: Option<Count>,
+    /// Entries listed at most [default: 200; at most 1000 a page].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "")]
+    pub k: Option<Count>,
+    /// Smallest community `overview` reports [default: 3].
+    #[arg(long = "min-community-size")]
+    #[serde(rename = "min_community_size")]
+    #[schemars(description = "overview, default 3")]
+    pub min_community: Option<Count>,
+    /// Longest path shortest_path looks for [default: 6; at most 50].
+    #[arg(long = "max-hops")]
+    #[schemars(description = "shortest_path, default 6")]
+    pub max_hops: Option<Count>,
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer")]
     pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: super::args::Rev,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+impl GraphArgs {
+    /// The operation `op` with every other argument at its default.
+    pub fn of(op: GraphOp) -> GraphArgs {
+        GraphArgs { op: Some(op), ..Default::default() }
+    }
+    pub fn depth(&self) -> usize {
+        Count::or(self.depth, 1, 10)
+    }
+    pub fn limit(&self) -> usize {
+        Count::or(self.k, 200, 1000)
+    }
+    pub fn min_community(&self) -> usize {
+        Count::or(self.min_community, MIN_COMMUNITY, 100_000)
+    }
+    pub fn max_hops(&self) -> usize {
+        Count::or(self.max_hops, 6, 50)
+    }
+}
+
+fn graph_op<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<GraphOp>, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    GraphOp::parse(&s).map(Some).map_err(|e| serde::de::Error::custom(e.to_string()))
+}
+
+fn graph_ops(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    super::args::one_of(&GraphOp::names())
 }
 
 /// Communities smaller than this are not reported by default.
@@ -165,12 +230,13 @@ fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
 }
 
 pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
-    let op = a.op;
-    let ctx = open(engine, a.rev.as_deref())?;
+    let op = a.op.ok_or_else(|| crate::error::usage("missing required argument `operation` (`--op`)"))?;
+    let (limit, depth) = (a.limit(), a.depth());
+    let ctx = open(engine, a.at.rev.as_deref())?;
     match op {
         GraphOp::Status => return status(&ctx),
-        GraphOp::Overview => return overview(&ctx, a.limit, a.min_community.max(1)),
-        GraphOp::SurprisingConnections => return surprising(&ctx, a.limit),
+        GraphOp::Overview => return overview(&ctx, limit, a.min_community()),
+        GraphOp::SurprisingConnections => return surprising(&ctx, limit),
         _ => {}
     }
     let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
@@ -190,7 +256,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             symbol,
             matched: false,
             match_kind: None,
-            depth: a.depth,
+            depth,
             results: vec![],
             truncated: false,
             next_cursor: None,
@@ -200,10 +266,9 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     }
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
-    let depth = a.depth.max(1);
-    let question = (op.name(), &symbol, &a.relation, depth, a.limit);
+    let question = (op.name(), &symbol, &a.relation, depth, limit);
     let pager = super::page::Pager::new("graph_query", &ctx.data.key, &question, a.cursor.as_deref())?;
-    let want = pager.want(a.limit);
+    let want = pager.want(limit);
     let (mut results, _) = match op {
         GraphOp::Callers => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),
         GraphOp::Callees => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, want),
@@ -252,7 +317,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
             }
             let rels = Rel::parse_filter(a.relation.as_deref().unwrap_or("all"))
                 .unwrap_or_else(|| Rel::parse_filter("all").unwrap());
-            let hops = a.max_hops.unwrap_or(6).max(1);
+            let hops = a.max_hops();
             // Edges are followed in their direction; when the symbol does not reach the target, the
             // target may reach the symbol, which is said plainly.
             let forward = query::shortest_path(g, &nodes, &to, &rels, hops);
@@ -303,7 +368,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         }
         GraphOp::Status | GraphOp::Overview | GraphOp::SurprisingConnections => unreachable!("answered above"),
     };
-    let next_cursor = pager.page(&mut results, a.limit);
+    let next_cursor = pager.page(&mut results, limit);
     let truncated = next_cursor.is_some();
     let mut text = format!(
         "{}\n{op} of {symbol} ({}{}):\n",

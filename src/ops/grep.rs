@@ -11,6 +11,68 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 
+/// The command line's grep options of `search` (`--exact`, `--regex` and what goes with them).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct GrepFlags {
+    /// Every line containing exactly this string, at the revision (as `git grep -F`), instead
+    /// of a ranked search.
+    #[arg(long, conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
+    pub exact: bool,
+    /// Every line matching this regular expression, at the revision (as `git grep -E`).
+    #[arg(long, conflicts_with_all = ["mode", "rerank", "reranker", "files"])]
+    pub regex: bool,
+    /// With --exact/--regex: ignore case.
+    #[arg(short = 'i', long)]
+    pub ignore_case: bool,
+    /// With --exact/--regex: match whole words only (as `grep -w`).
+    #[arg(short = 'w', long = "word-regexp")]
+    pub word: bool,
+    /// With --exact/--regex: print each file's number of matching lines (as `grep -c`).
+    #[arg(short = 'c', long = "count")]
+    pub count: bool,
+    /// With --exact/--regex: exit 1 when nothing matches, as grep does (default: 0, "found
+    /// nothing" is an answer).
+    #[arg(long)]
+    pub exit_code: bool,
+    /// The same as --exact: a fixed string, as ripgrep's and grep's -F.
+    #[arg(short = 'F', long = "fixed-strings", conflicts_with_all = ["regex", "mode", "rerank", "reranker", "files"])]
+    pub fixed: bool,
+    /// With --exact/--regex: lines of context after each match.
+    #[arg(short = 'A', long = "after-context", value_name = "N")]
+    pub after: Option<usize>,
+    /// With --exact/--regex: lines of context before each match.
+    #[arg(short = 'B', long = "before-context", value_name = "N")]
+    pub before: Option<usize>,
+    /// With --exact/--regex: lines of context before and after each match (-C is git's
+    /// "run in <path>").
+    #[arg(long, value_name = "N")]
+    pub context: Option<usize>,
+}
+
+impl GrepFlags {
+    /// Whether the search is a grep (`--exact`, `-F` or `--regex`).
+    pub fn on(&self) -> bool {
+        self.exact || self.regex || self.fixed
+    }
+
+    /// A ranked search given an option that only a grep takes: refused, naming them.
+    pub fn refuse_without_pattern(&self) -> Result<()> {
+        if self.ignore_case
+            || self.after.is_some()
+            || self.before.is_some()
+            || self.context.is_some()
+            || self.word
+            || self.count
+            || self.exit_code
+        {
+            return Err(crate::error::usage(
+                "-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches",
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct GrepArgs {
     pub pattern: String,

@@ -1,6 +1,7 @@
 //! Operations: each is one function returning a typed result plus a text renderer; the CLI
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
+pub mod args;
 pub mod changes;
 pub mod context;
 pub mod data_access;
@@ -12,6 +13,7 @@ pub mod export;
 pub mod feedback;
 pub mod graph;
 pub mod grep;
+pub mod impact;
 pub mod index;
 pub mod model;
 pub mod nav;

@@ -2,6 +2,7 @@
 //! describe_symbol, impact and module_summary. Each returns a typed result rendered as JSON
 //! or text by the same `Answer`.
 
+use super::args::{Count, Rev};
 use super::search::{Hit, cite, hit as search_hit, snippet};
 use super::{Answer, view_line};
 use crate::engine::Engine;
@@ -16,6 +17,103 @@ use petgraph::Direction;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+
+/// `find_definition`'s and `describe_symbol`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct SymbolArgs {
+    /// Symbol: qualified (`Class.method`) or leaf name.
+    #[schemars(description = "Name or Class.method (path:name to pick a file)")]
+    pub symbol: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+impl SymbolArgs {
+    pub fn new(symbol: &str, rev: Option<&str>) -> SymbolArgs {
+        SymbolArgs { symbol: symbol.to_string(), at: Rev { rev: rev.map(String::from) }, source: None }
+    }
+}
+
+/// `find_usages`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct UsagesArgs {
+    /// Symbol: qualified (`Class.method`) or leaf name.
+    #[schemars(description = "Name or Class.method (path:name to pick a file)")]
+    pub symbol: String,
+    /// Usages listed at most [default: 50; at most 500 a page].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "default 50")]
+    pub k: Option<Count>,
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer")]
+    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+impl UsagesArgs {
+    /// Usages a page lists.
+    pub fn limit(&self) -> usize {
+        Count::or(self.k, 50, 500)
+    }
+}
+
+/// `find_tests_for`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct TestsArgs {
+    /// Symbol: qualified (`Class.method`) or leaf name, or a file path.
+    #[schemars(description = "Name or Class.method (path:name to pick a file)")]
+    pub symbol: String,
+    /// Keep only tests whose path matches this regular expression.
+    #[arg(long = "test-path-pattern")]
+    #[schemars(description = "regex the test paths must match")]
+    pub test_path_pattern: Option<String>,
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer")]
+    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+/// `module_summary`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct ModuleArgs {
+    /// Path of the file (repository-relative).
+    #[serde(rename = "path")]
+    #[schemars(description = "")]
+    pub file: String,
+    /// At most this many entries per list (definitions, imports, dependents) [default: 200;
+    /// at most 10000].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "per list, default 200")]
+    pub k: Option<Count>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
 
 /// An opened view with its graph.
 pub struct Ctx {
@@ -216,8 +314,10 @@ pub struct FindDefinition {
     pub suggestions: Vec<String>,
 }
 
-pub fn find_definition(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
-    let ctx = open(engine, rev)?;
+pub fn find_definition(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
+    let symbol = super::args::required(&a.symbol, "symbol")?;
+    let symbol = symbol.as_str();
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
         // Lexical fallback: chunks whose symbol or text mention it.
@@ -320,14 +420,10 @@ fn identifier_at(text: &str, name: &str) -> Option<usize> {
     None
 }
 
-pub fn find_usages(
-    engine: &Engine,
-    symbol: &str,
-    rev: Option<&str>,
-    limit: usize,
-    cursor: Option<&str>,
-) -> Result<Answer> {
-    let ctx = open(engine, rev)?;
+pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
+    let symbol = super::args::required(&a.symbol, "symbol")?;
+    let (symbol, limit, cursor) = (symbol.as_str(), a.limit(), a.cursor.as_deref());
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let pager = super::page::Pager::new("find_usages", &ctx.data.key, &(symbol, limit), cursor)?;
     let (defs, _) = query::match_symbol(&ctx.graph, symbol);
     let leaf = symbol.rsplit(['.', ':']).next().unwrap_or(symbol).to_string();
@@ -644,13 +740,10 @@ pub struct FindTests {
 pub const TESTS_PER_PAGE: usize = 50;
 
 /// `test_path_pattern`, a regular expression, keeps the tests whose path it matches.
-pub fn find_tests_for(
-    engine: &Engine,
-    symbol: &str,
-    rev: Option<&str>,
-    test_path_pattern: Option<&str>,
-    cursor: Option<&str>,
-) -> Result<Answer> {
+pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
+    let symbol = super::args::required(&a.symbol, "symbol")?;
+    let (symbol, rev, test_path_pattern, cursor) =
+        (symbol.as_str(), a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.cursor.as_deref());
     let pattern =
         match test_path_pattern {
             Some(p) => Some(regex::Regex::new(p).map_err(|e| {
@@ -716,8 +809,10 @@ pub struct Describe {
     pub tests: Vec<TestRef>,
 }
 
-pub fn describe_symbol(engine: &Engine, symbol: &str, rev: Option<&str>) -> Result<Answer> {
-    let ctx = open(engine, rev)?;
+pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
+    let symbol = super::args::required(&a.symbol, "symbol")?;
+    let symbol = symbol.as_str();
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
         return Ok(no_match("describe_symbol", &ctx, symbol));
@@ -902,8 +997,10 @@ pub struct UnmatchedFile {
 }
 
 /// `limit` caps each list (definitions, imports, dependents); the answer says how many there were.
-pub fn module_summary(engine: &Engine, path: &str, rev: Option<&str>, limit: usize) -> Result<Answer> {
-    let ctx = open(engine, rev)?;
+pub fn module_summary(engine: &Engine, a: &ModuleArgs) -> Result<Answer> {
+    let path = super::args::required(&a.file, "path")?;
+    let (path, limit) = (path.as_str(), Count::or(a.k, 200, 10_000));
+    let ctx = open(engine, a.at.rev.as_deref())?;
     let g = &ctx.graph;
     let path = path.trim_start_matches("./");
     let Some(&fi) = g.by_path.get(path).or_else(|| {

@@ -63,8 +63,20 @@ const FRAMEWORKS: &[(&str, &str)] = &[
     ("NUnit", "NUnit"),
 ];
 
-pub fn run(engine: &Engine, rev: Option<&str>) -> Result<Answer> {
-    let view = engine.view(&engine.spec(rev))?;
+/// `repo_overview`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct OverviewArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: super::args::Rev,
+    /// Ask this source (`git lynx list-sources`).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
+    let view = engine.view(&engine.spec(a.at.rev.as_deref()))?;
     let repo = engine.ws.repo.local();
     let read = |path: &str| -> Option<String> {
         let f = view.files.iter().find(|f| f.path == path)?;

@@ -1,6 +1,7 @@
 //! `search`: hybrid / dense / sparse retrieval over a view, with path filters applied before
 //! ranking.
 
+use super::args::{Count, FilterArgs, Rev};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
@@ -9,33 +10,105 @@ use crate::view::ViewData;
 use anyhow::Result;
 use serde::Serialize;
 
-#[derive(Debug, Clone)]
+/// `search`'s arguments on every surface. The command line's grep options are here too
+/// (`search --exact` / `--regex` is answered by `grep`); MCP takes the ranked search's.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SearchArgs {
+    /// What to look for: words, identifiers or a question.
+    #[schemars(description = "")]
     pub query: String,
-    /// Results wanted (default: `search.k` of the configuration).
-    pub k: Option<usize>,
-    pub rev: Option<String>,
+    /// Number of results [default: search.k of the configuration, 10].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "default 10; at most 1000 (more is answered with that many and a note)")]
+    pub k: Option<Count>,
+    /// Retrieval mode [default: search.mode of the configuration, hybrid].
+    #[arg(long, value_enum)]
+    #[serde(default)]
+    #[schemars(schema_with = "super::args::modes", description = "")]
     pub mode: Option<Mode>,
-    pub filters: Filters,
-    /// Lines of code shown per hit in the text rendering (0: none).
-    pub snippet_lines: usize,
-    /// Rerank the candidates with this cross-encoder (a repo id or folder).
-    pub rerank: Option<String>,
-    /// Answer with files (ranked by the evidence of their chunks) instead of chunks.
-    pub files: bool,
-    /// With `files`: the text rendering is the paths alone, one per line (`-l`).
-    pub paths_only: bool,
-    /// Continue a list from a previous answer's `next_cursor`.
+    /// Rerank the top candidates with the cross-encoder of `model.reranker`.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[schemars(description = "cross-encoder rerank (slower)")]
+    pub rerank: Option<bool>,
+    /// Rerank with this cross-encoder (a HuggingFace repo id or a local folder); implies --rerank.
+    #[arg(long, value_name = "NAME|PATH")]
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    pub reranker: Option<String>,
+    /// Lines of code shown per result in text output.
+    #[arg(long, default_value_t = SNIPPET_LINES)]
+    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[schemars(skip)]
+    pub lines: usize,
+    /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[schemars(description = "list files (a reading list) instead of chunks")]
+    pub files: Option<bool>,
+    /// Print only the paths of the files (ranked; with --exact/--regex: every file with a match).
+    #[arg(short = 'l', long = "files-with-matches")]
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    pub files_with_matches: bool,
+    #[command(flatten)]
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    pub grep: super::grep::GrepFlags,
+    /// Source to search (default: all sources).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+    /// Say why each hit ranked: BM25 terms matched per field, dense similarity, fusion,
+    /// priors applied and file evidence.
+    #[arg(long, num_args = 0, default_missing_value = "true", conflicts_with_all = ["exact", "regex"])]
+    #[schemars(description = "say why each hit ranked")]
+    pub explain: Option<bool>,
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer: the next page")]
     pub cursor: Option<String>,
-    /// Say why each hit ranked.
-    pub explain: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub filters: FilterArgs,
+}
+
+impl SearchArgs {
+    /// A ranked search for `query` with every other argument at its default.
+    pub fn new(query: &str) -> SearchArgs {
+        SearchArgs { query: query.to_string(), lines: SNIPPET_LINES, ..Default::default() }
+    }
+
+    /// The grep a `search --exact` / `--regex` asks for.
+    pub fn grep_args(&self) -> Result<super::grep::GrepArgs> {
+        if self.source.is_some() {
+            return Err(crate::error::usage(
+                "--exact and --regex search the repository's files; --source applies to ranked search",
+            ));
+        }
+        let g = &self.grep;
+        Ok(super::grep::GrepArgs {
+            pattern: self.query.clone(),
+            regex: g.regex,
+            ignore_case: g.ignore_case,
+            rev: self.at.rev.clone(),
+            filters: self.filters.filters()?,
+            before: g.before.or(g.context).unwrap_or(0),
+            after: g.after.or(g.context).unwrap_or(0),
+            max: self.k.map_or(1000, |c| c.0),
+            files_only: self.files_with_matches,
+            word: g.word,
+            count: g.count,
+        })
+    }
 }
 
 /// How deep the ranking of the candidates after the first `pool` goes (pages past them).
 const PAGE_DEPTH: usize = 1000;
 
-/// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts).
-pub const SNIPPET_LINES: usize = 6;
+pub use super::args::SNIPPET_LINES;
 
 /// One hit as rendered.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -438,7 +511,9 @@ pub fn reranker(config: &crate::config::Config, named: Option<&str>, on: Option<
     }
 }
 
-pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args: &SearchArgs) -> Result<Answer> {
+/// The search asked of `args.source`, or of every source (merged by calibrated score).
+pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Result<Answer> {
+    let source = args.source.as_deref();
     let selected = sources.select(source)?;
     if selected.len() == 1 {
         let mut a = run(&selected[0].engine, args)?;
@@ -480,7 +555,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
             (f.score as f64 / scale, si, f)
         }));
     }
-    let k = args.k.unwrap_or(selected[0].engine.ws.config.search.k);
+    let k = args.k.map_or(selected[0].engine.ws.config.search.k, |c| c.0);
     // Equal calibrated scores: the source listed first.
     all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut all: Vec<Hit> = all.into_iter().map(|x| x.2).collect();
@@ -493,7 +568,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         query: args.query.clone(),
         mode: mode.unwrap_or(Mode::Sparse),
         note: (!notes.is_empty()).then(|| notes.join("; ")),
-        filters: args.filters.clone(),
+        filters: args.filters.filters()?,
         results: all,
         files,
         next_cursor: None,
@@ -501,7 +576,7 @@ pub fn run_sources(sources: &crate::sources::Sources, source: Option<&str>, args
         score_scale: None,
         source: None,
     };
-    let text = if args.paths_only { render_paths(&result) } else { render(&view, &result, args.snippet_lines) };
+    let text = if args.files_with_matches { render_paths(&result) } else { render(&view, &result, args.lines) };
     Ok(Answer::new("search", Some(view), &result, text))
 }
 
@@ -509,7 +584,10 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.query.trim().is_empty() {
         return Err(crate::error::usage("the search query is empty"));
     }
-    let k = args.k.unwrap_or(engine.ws.config.search.k);
+    let k = args.k.map_or(engine.ws.config.search.k, |c| c.0);
+    let filters = args.filters.filters()?;
+    let reranker = reranker(&engine.ws.config, args.reranker.as_deref(), args.rerank);
+    let files = args.files.unwrap_or(false) || args.files_with_matches;
     if k == 0 {
         return Err(crate::error::usage("-k must be at least 1"));
     }
@@ -523,7 +601,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     // dense retrieval is used.
     let (opened, _) = rayon::join(
         || -> Result<_> {
-            let view = engine.view(&engine.spec(args.rev.as_deref()))?;
+            let view = engine.view(&engine.spec(args.at.rev.as_deref()))?;
             let opened = engine.open_listed(&view)?;
             Ok((view, opened))
         },
@@ -535,18 +613,18 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     );
     let (view, opened) = opened?;
     let data = &opened.data;
-    let allowed = args.filters.allowed(&data.table)?;
+    let allowed = filters.allowed(&data.table)?;
     // Pages walk one candidate list, retrieved to the same depth for every page of a question
     // (the depth follows the page size), so each item comes once.
-    let question = (&args.query, requested.name(), &args.filters, &args.rerank, args.files, k);
+    let question = (&args.query, requested.name(), &filters, &reranker, files, k);
     let pager = super::page::Pager::new("search", &data.key, &question, args.cursor.as_deref())?;
     let want = pager.want(k);
     // A file list draws on more chunks than it shows (as the evaluation does: 5 per file asked).
-    let pool = if args.files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
+    let pool = if files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
     let mut r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
     // Pages past the candidates continue with a deeper retrieval's ranking of the rest: the
     // first `pool` keep the ranking a single answer has, and the order stays one fixed list.
-    if !args.files && want > r.ranked.len() && r.ranked.len() >= pool {
+    if !files && want > r.ranked.len() && r.ranked.len() >= pool {
         let deep = retrieve(engine, &view, data, &args.query, requested, PAGE_DEPTH, allowed.as_deref())?;
         let head: std::collections::HashSet<u32> = r.ranked.iter().map(|x| x.ord).collect();
         r.ranked.extend(deep.ranked.into_iter().filter(|x| !head.contains(&x.ord)));
@@ -554,8 +632,8 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     let scale = r.ranked.iter().map(|x| x.fused).fold(0f32, f32::max).max(1e-6);
     let mut notes = r.notes;
     notes.extend(clamped);
-    notes.extend(engine.rev_note(args.rev.as_deref()));
-    let mut results: Vec<Hit> = match &args.rerank {
+    notes.extend(engine.rev_note(args.at.rev.as_deref()));
+    let mut results: Vec<Hit> = match &reranker {
         Some(name) => match engine.reranker(name) {
             Ok(ce) => {
                 let n = r.ranked.len().min(pool);
@@ -576,7 +654,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         notes.push(format!("results {} and after", pager.offset + 1));
     }
     let note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
-    if args.files {
+    if files {
         // Files from a deep candidate list: a file's evidence is all its retrieved chunks.
         let mut files = search::rank::rank_files(data, &r.ranked, want);
         let next_cursor = pager.page(&mut files, k);
@@ -584,7 +662,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             query: args.query.clone(),
             mode: r.mode,
             note,
-            filters: args.filters.clone(),
+            filters: filters.clone(),
             results: Vec::new(),
             files,
             next_cursor,
@@ -592,7 +670,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             score_scale: Some(scale),
             source: None,
         };
-        let text = if args.paths_only { render_paths(&result) } else { render(&data.id, &result, args.snippet_lines) };
+        let text = if args.files_with_matches { render_paths(&result) } else { render(&data.id, &result, args.lines) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let next_cursor = pager.page(&mut results, k);
@@ -601,14 +679,14 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     } else {
         Vec::new()
     };
-    if args.explain {
+    if args.explain.unwrap_or(false) {
         explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
     }
     let result = SearchResult {
         query: args.query.clone(),
         mode: r.mode,
         note,
-        filters: args.filters.clone(),
+        filters: filters.clone(),
         results,
         files: Vec::new(),
         next_cursor,
@@ -616,7 +694,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         score_scale: Some(scale),
         source: None,
     };
-    let text = render(&data.id, &result, args.snippet_lines);
+    let text = render(&data.id, &result, args.lines);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
 

@@ -1,28 +1,54 @@
 //! `find_similar`: code that looks like a snippet or like a file's chunks, by embedding
 //! (byte-identical chunks and the source itself removed); BM25 when dense is off.
 
+use super::args::{Count, FilterArgs, Rev};
 use super::search::{Hit, hit, render};
 use super::{Answer, search::SearchResult};
 use crate::engine::Engine;
-use crate::search::filter::Filters;
 use crate::search::{self, Mode, Ranked};
 
 use anyhow::Result;
 use std::collections::HashSet;
 
+/// `find_similar`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SimilarArgs {
+    /// A code snippet (or use --file).
+    #[serde(rename = "code")]
+    #[schemars(description = "")]
     pub snippet: Option<String>,
+    /// Find code similar to this file's chunks.
+    #[arg(long)]
+    #[schemars(description = "")]
     pub file: Option<String>,
-    /// With `file`: only the chunk covering this line.
+    /// With --file: only the chunk at this line.
+    #[arg(long)]
+    #[schemars(description = "")]
     pub line: Option<u32>,
-    pub k: usize,
-    pub rev: Option<String>,
-    pub filters: Filters,
-    pub snippet_lines: usize,
+    /// Number of results [default: 10].
+    #[arg(short = 'k', long = "limit")]
+    #[serde(rename = "n_results")]
+    #[schemars(description = "")]
+    pub k: Option<Count>,
+    /// Lines of code shown per result in text output.
+    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
+    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[schemars(skip)]
+    pub lines: usize,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub at: Rev,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub filters: FilterArgs,
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
 }
 
 pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
-    let view = engine.view(&engine.spec(a.rev.as_deref()))?;
+    let view = engine.view(&engine.spec(a.at.rev.as_deref()))?;
     let data = engine.open_listed(&view)?.data;
     let t = &data.table;
     // The source: chunks of a file (or the one at a line), or a snippet.
@@ -50,8 +76,9 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     };
     let exclude: HashSet<[u8; 16]> = source_ords.iter().map(|&o| t.chunk_hash(o)).collect();
     let exclude_ords: HashSet<u32> = source_ords.iter().copied().collect();
-    let allowed = a.filters.allowed(t)?;
-    let (k, clamped) = crate::search::clamp_k(a.k);
+    let filters = a.filters.filters()?;
+    let allowed = filters.allowed(t)?;
+    let (k, clamped) = crate::search::clamp_k(a.k.map_or(10, |c| c.0));
     let pool = (k + exclude_ords.len()) * 3 + 10;
     let mut notes: Vec<String> = clamped.into_iter().collect();
     let (mode, ranked): (Mode, Vec<Ranked>) = match engine.dense_for(&view, &data) {
@@ -99,7 +126,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         query,
         mode,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
-        filters: a.filters.clone(),
+        filters,
         results,
         files: Vec::new(),
         next_cursor: None,
@@ -107,6 +134,6 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         score_scale: None,
         source: None,
     };
-    let text = render(&data.id, &r, a.snippet_lines);
+    let text = render(&data.id, &r, a.lines);
     Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))
 }

@@ -251,9 +251,9 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
             })
         };
         let k = opt(&p, "k")
-            .map(|k| k.parse::<usize>().map_err(|_| crate::error::usage("k must be a number")))
+            .map(|k| k.parse::<ops::args::Count>().map_err(|_| crate::error::usage("k must be a positive number")))
             .transpose()?;
-        let filters = crate::search::filter::Filters {
+        let filters = ops::args::FilterArgs {
             globs: opt(&p, "glob").into_iter().collect(),
             languages: opt(&p, "language").into_iter().collect(),
             path_contains: opt(&p, "path"),
@@ -264,28 +264,27 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
                 query,
                 base: Some(base),
                 rev: opt(&p, "rev").filter(|r| r != "worktree"),
-                k: k.unwrap_or(10),
-                snippet_lines: ops::search::SNIPPET_LINES,
+                k,
+                lines: ops::search::SNIPPET_LINES,
                 filters,
                 cursor: opt(&p, "cursor"),
+                source: None,
             };
             return marked(ops::changes::search_diff(source(&ui, &p)?, &args));
         }
-        let config = &ui.sources.main().engine.ws.config;
+        let flag = |name: &str| opt(&p, name).map(|v| v == "1" || v == "true");
         let args = ops::search::SearchArgs {
-            query,
             k,
-            rev: opt(&p, "rev"),
             mode: opt(&p, "mode").map(|m| crate::search::Mode::parse(&m)).transpose()?,
             filters,
-            snippet_lines: ops::search::SNIPPET_LINES,
-            rerank: ops::search::reranker(config, None, opt(&p, "rerank").map(|v| v == "1" || v == "true")),
-            files: opt(&p, "files").is_some_and(|v| v == "1" || v == "true"),
-            paths_only: false,
+            rerank: flag("rerank"),
+            files: flag("files"),
             cursor: opt(&p, "cursor"),
-            explain: false,
+            source: opt(&p, "source"),
+            at: ops::args::Rev { rev: opt(&p, "rev") },
+            ..ops::search::SearchArgs::new(&query)
         };
-        marked(ops::search::run_sources(&ui.sources, opt(&p, "source").as_deref(), &args))
+        marked(ops::search::run_sources(&ui.sources, &args))
     })
     .await
 }
@@ -295,19 +294,21 @@ async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
         let name = opt(&p, "name").ok_or_else(|| crate::error::usage("which symbol? (name=…)"))?;
         let engine = source(&ui, &p)?;
         let rev = opt(&p, "rev");
-        let mut a = ops::nav::describe_symbol(engine, &name, rev.as_deref())?;
-        let usages = ops::nav::find_usages(engine, &name, rev.as_deref(), 50, None)?;
+        let asked = ops::nav::SymbolArgs::new(&name, rev.as_deref());
+        let mut a = ops::nav::describe_symbol(engine, &asked)?;
+        let usages = ops::nav::find_usages(
+            engine,
+            &ops::nav::UsagesArgs { symbol: name.clone(), at: asked.at.clone(), ..Default::default() },
+        )?;
         let impact = ops::nav::impact(engine, &name, rev.as_deref(), 3)?;
         let similar = ops::similar::run(
             engine,
             &ops::similar::SimilarArgs {
                 snippet: Some(name.clone()),
-                file: None,
-                line: None,
-                k: 5,
-                rev: rev.clone(),
-                filters: Default::default(),
-                snippet_lines: 0,
+                k: Some(ops::args::Count(5)),
+                at: asked.at.clone(),
+                lines: 0,
+                ..Default::default()
             },
         );
         let mut extra = serde_json::json!({"usages": envelope(&usages), "impact": envelope(&impact)});
@@ -433,9 +434,8 @@ async fn graph_page(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
         let args = ops::export::ExportArgs {
             symbol: opt(&p, "symbol"),
             module: opt(&p, "module"),
-            out: None,
-            depth: 2,
-            rev: opt(&p, "rev"),
+            at: ops::args::Rev { rev: opt(&p, "rev") },
+            ..Default::default()
         };
         ops::export::page(source(&ui, &p)?, &args)
     })

@@ -1,0 +1,213 @@
+//! The vocabulary operations' argument types are made of. Each operation declares its arguments
+//! once, as one type beside it in `ops/`: clap parses it from the command line (doc comments
+//! are the `--help` text), serde from an MCP call's JSON (field names are the tool's argument
+//! names; `#[schemars(description)]` is what the model reads), and schemars describes it as the
+//! tool's `inputSchema`. Defaults and bounds are the type's own methods, so every surface
+//! answers the same question the same way. Arguments only one surface has are marked so
+//! (`#[arg(skip)]` or `#[serde(skip_deserializing)]`) in the same type.
+
+use crate::search::filter::{Filters, Pathspec};
+use anyhow::Result;
+use clap::Args;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// A positive count: a number, or a number in a string (agents send both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub usize);
+
+impl Count {
+    /// `count` within `1..=max`, else `default`.
+    pub fn or(count: Option<Count>, default: usize, max: usize) -> usize {
+        count.map_or(default, |c| c.0.clamp(1, max))
+    }
+}
+
+impl std::str::FromStr for Count {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Count, String> {
+        match s.trim().parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(Count(n as usize)),
+            _ => Err(format!("`{s}` is not a positive integer")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Count, D::Error> {
+        let n = match Value::deserialize(d)? {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.trim().parse::<u64>().ok(),
+            _ => None,
+        };
+        match n {
+            Some(n) if n >= 1 => Ok(Count(n as usize)),
+            _ => Err(serde::de::Error::custom("must be a positive integer")),
+        }
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "Count".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer"})
+    }
+}
+
+/// One string or a list of strings, for a repeatable option (`--glob A --glob B` on the command
+/// line, `"glob": "A"` or `["A", "B"]` in JSON); null is none.
+pub fn strings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<String>, D::Error> {
+    match Value::deserialize(d)? {
+        Value::Null => Ok(Vec::new()),
+        Value::String(s) => Ok(vec![s]),
+        Value::Array(a) => a
+            .into_iter()
+            .map(|v| match v {
+                Value::String(s) => Ok(s),
+                _ => Err(serde::de::Error::custom("must be a list of strings")),
+            })
+            .collect(),
+        _ => Err(serde::de::Error::custom("must be a list of strings")),
+    }
+}
+
+/// A number that may be zero, given as a number or a number in a string; null is none.
+pub fn number<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u32>, D::Error> {
+    let n = match Value::deserialize(d)? {
+        Value::Null => return Ok(None),
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match n.and_then(|n| u32::try_from(n).ok()) {
+        Some(n) => Ok(Some(n)),
+        None => Err(serde::de::Error::custom("must be a non-negative integer")),
+    }
+}
+
+/// The schema of what `strings` takes.
+pub struct Strings;
+
+impl JsonSchema for Strings {
+    fn schema_name() -> Cow<'static, str> {
+        "Strings".into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "array", "items": {"type": "string"}})
+    }
+}
+
+/// A string argument that takes one of `names`.
+pub fn one_of(names: &[&str]) -> Schema {
+    json_schema!({"type": "string", "enum": names})
+}
+
+/// The retrieval modes, as a schema.
+pub fn modes(_: &mut SchemaGenerator) -> Schema {
+    one_of(&["hybrid", "dense", "sparse"])
+}
+
+/// A required text argument that is not blank.
+pub fn required(s: &str, name: &str) -> Result<String> {
+    if s.trim().is_empty() {
+        Err(crate::error::usage(format!("missing required argument `{name}`")))
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+/// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts, the
+/// command line's `--lines` default).
+pub const SNIPPET_LINES: usize = 6;
+
+pub fn snippet_lines() -> usize {
+    SNIPPET_LINES
+}
+
+/// The revision a question is asked at.
+#[derive(Args, Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct Rev {
+    /// Revision to answer from (default: the working tree).
+    #[arg(long, value_name = "REV")]
+    #[schemars(description = "Git revision; omit for the working tree")]
+    pub rev: Option<String>,
+}
+
+/// Which files a question looks at.
+#[derive(Args, Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct FilterArgs {
+    /// Only paths matching this glob (repeatable).
+    #[arg(long = "glob", value_name = "GLOB")]
+    #[serde(rename = "glob", default, deserialize_with = "strings")]
+    #[schemars(with = "Strings", description = "Path glob, e.g. src/**/*.rs")]
+    pub globs: Vec<String>,
+    /// Only files with this extension, e.g. `.rs` (repeatable).
+    #[arg(long = "ext", value_name = "EXT")]
+    #[serde(default, deserialize_with = "strings")]
+    #[schemars(with = "Strings", description = "e.g. [\".py\"]")]
+    pub extensions: Vec<String>,
+    /// Only paths containing this substring.
+    #[arg(long, value_name = "TEXT")]
+    #[schemars(description = "")]
+    pub path_contains: Option<String>,
+    /// Only files in this language: a name or alias (`python`/`py`, `csharp`/`c#`,
+    /// `typescript`/`ts`…; repeatable).
+    #[arg(long = "language", visible_alias = "lang", value_name = "LANG")]
+    #[serde(rename = "language", default, deserialize_with = "strings")]
+    #[schemars(with = "Strings", description = "e.g. python, csharp, ts")]
+    pub languages: Vec<String>,
+    /// git pathspecs after `--`, relative to the current directory: `src/`, `*.py`,
+    /// `:(exclude)tests` or `:!tests`, `:/README.md` (from the top).
+    #[arg(last = true, value_name = "PATHSPEC")]
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    pub pathspecs: Vec<String>,
+}
+
+impl FilterArgs {
+    /// The filters, pathspecs resolved from the current directory (only the command line has
+    /// them).
+    pub fn filters(&self) -> Result<Filters> {
+        let prefix = if self.pathspecs.is_empty() { String::new() } else { cwd_prefix()? };
+        let pathspecs = self.pathspecs.iter().map(|p| Pathspec::resolve(p, &prefix)).collect::<Result<Vec<_>>>()?;
+        Ok(Filters {
+            globs: self.globs.clone(),
+            extensions: self.extensions.clone(),
+            path_contains: self.path_contains.clone(),
+            pathspecs,
+            languages: self.languages.clone(),
+        })
+    }
+}
+
+/// The current directory relative to the worktree root (`src/app/`, or "" at the top or
+/// outside a worktree), where git resolves pathspecs from.
+fn cwd_prefix() -> Result<String> {
+    let repo = crate::repo::Repo::discover_from_env(std::path::Path::new("."))?;
+    Ok(repo.workdir.as_deref().and_then(crate::present::prefix_of).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_positive_from_either_surface() {
+        assert_eq!("12".parse::<Count>(), Ok(Count(12)));
+        assert!("0".parse::<Count>().is_err() && "-3".parse::<Count>().is_err() && "x".parse::<Count>().is_err());
+        assert_eq!(serde_json::from_value::<Count>(serde_json::json!("7")).unwrap(), Count(7));
+        assert!(serde_json::from_value::<Count>(serde_json::json!(0)).is_err());
+        assert_eq!(Count::or(Some(Count(900)), 50, 500), 500, "bounded");
+        assert_eq!(Count::or(None, 50, 500), 50, "the default");
+    }
+}
