@@ -131,20 +131,11 @@ pub enum Command {
     /// Configured sources and their index state.
     ListSources,
     /// Index health: fresh / stale / degraded / not indexed, coverage, model, writers.
-    GetRagStatus(SourceArg),
+    GetRagStatus(ops::status::StatusArgs),
     /// Re-index a source now (`--force` also rebuilds its shards).
-    UpdateSourceIndex {
-        /// The source to re-index (default: all; also --source NAME).
-        #[arg(value_name = "NAME", conflicts_with = "source")]
-        name: Option<String>,
-        #[command(flatten)]
-        source: SourceArg,
-        /// Also rebuild the source's shards (the per-segment search structures) from its segments.
-        #[arg(long)]
-        force: bool,
-    },
+    UpdateSourceIndex(ops::status::UpdateArgs),
     /// Record feedback (with --outcome), or summarise what agents reported.
-    Feedback(FeedbackCmd),
+    Feedback(ops::feedback::FeedbackArgs),
     /// Share objects: export the segments revisions need, import a teammate's.
     Objects {
         #[command(subcommand)]
@@ -312,13 +303,6 @@ pub struct ServeCmd {
     /// Do not watch the working tree.
     #[arg(long)]
     pub no_watch: bool,
-}
-
-#[derive(Args, Debug, Clone, Default)]
-pub struct SourceArg {
-    /// Source name (default: all).
-    #[arg(long)]
-    pub source: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -491,22 +475,6 @@ pub enum HooksCmd {
 }
 
 #[derive(Args, Debug)]
-pub struct FeedbackCmd {
-    /// helpful | partial | unhelpful | error (records an entry; omit to print the summary).
-    #[arg(long)]
-    pub outcome: Option<String>,
-    /// The command or tool the feedback is about (search, find_usages…).
-    #[arg(long, default_value = "")]
-    pub tool: String,
-    /// The question that was asked.
-    #[arg(long, default_value = "")]
-    pub query: String,
-    /// What was right or wrong.
-    #[arg(long, default_value = "")]
-    pub comment: String,
-}
-
-#[derive(Args, Debug)]
 pub struct ViewOnly {
     #[command(flatten)]
     pub view: ViewArg,
@@ -642,7 +610,7 @@ impl Command {
             Command::Source { .. } => "source",
             Command::ListSources => "list_sources",
             Command::GetRagStatus(_) => "get_rag_status",
-            Command::UpdateSourceIndex { .. } => "update_source_index",
+            Command::UpdateSourceIndex(_) => "update_source_index",
             Command::Feedback(_) => "feedback",
             Command::McpConfig { .. } => "mcp_config",
             Command::Init { .. } => "init",
@@ -892,13 +860,11 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Source { what } => source_cmd(cli, what),
         Command::ListSources => ops::status::list_sources(&sources(cli)?),
         Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
-        Command::UpdateSourceIndex { name, source, force } => {
-            ops::status::update_source(&sources(cli)?, name.as_deref().or(source.source.as_deref()), *force)
-        }
+        Command::UpdateSourceIndex(a) => ops::status::update(&sources(cli)?, a),
         Command::Feedback(f) => {
             let path = ops::feedback::path(&workspace(cli)?);
             match &f.outcome {
-                Some(o) => ops::feedback::record(&path, &f.tool, &f.query, o, &f.comment),
+                Some(_) => ops::feedback::record_args(&path, f),
                 None => ops::feedback::summary(&path),
             }
         }

@@ -1,5 +1,5 @@
 //! Reading an MCP tool's arguments: each tool's argument type (the operation's own, from
-//! `ops`, shared with the command line; a few tools only MCP has are declared here) is
+//! `ops`, shared with the command line and the web page) is
 //! deserialized once, after `tools::normalize` has translated LynxMCP's names and refused
 //! unknown ones, and is the tool's `inputSchema`. Counts take a number or a numeric string;
 //! lists take one string or an array; null is the same as absent. An error names the argument
@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{JsonSchema, Schema};
 
-/// A tool's `inputSchema`: its argument struct's fields, each with its doc comment.
+/// A tool's `inputSchema`: its argument type's fields, each with its `#[schemars(description)]`.
 pub fn schema<T: JsonSchema>() -> Value {
     let mut settings = schemars::generate::SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
@@ -71,45 +71,11 @@ pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
     })
 }
 
-use crate::ops::args::one_of;
 pub use crate::ops::args::required;
-
-fn outcomes(_: &mut SchemaGenerator) -> Schema {
-    one_of(crate::ops::feedback::OUTCOMES)
-}
 
 /// `list_sources`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Nothing {}
-
-/// `get_rag_status`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Source {
-    /// Source name; omit for all
-    pub source: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Update {
-    pub force: Option<bool>,
-    /// Source name; omit for all
-    pub source: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Feedback {
-    pub tool: Option<String>,
-    pub query: Option<String>,
-    #[schemars(schema_with = "outcomes")]
-    outcome: String,
-    pub comment: Option<String>,
-}
-
-impl Feedback {
-    pub fn outcome(&self) -> Result<String> {
-        required(&self.outcome, "outcome")
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -67,7 +67,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "feedback",
         output: || output::answers(&[output::shape::<ops::feedback::Recorded>]),
         description: "Report what you tried and what failed, to improve answers. Stored locally.",
-        schema: args::schema::<args::Feedback>,
+        schema: args::schema::<ops::feedback::FeedbackArgs>,
         read_only: false,
         profile: ToolProfile::Core,
     },
@@ -183,7 +183,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "get_rag_status",
         output: || output::answers(&[output::shape::<ops::status::RagStatus>]),
         description: "Index health: fresh/stale, coverage, model, fingerprints.",
-        schema: args::schema::<args::Source>,
+        schema: args::schema::<ops::status::StatusArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -191,7 +191,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "update_source_index",
         output: || output::answers(&[output::shape::<ops::status::SourceUpdates>]),
         description: "Re-index a source now (force: rebuild its shards).",
-        schema: args::schema::<args::Update>,
+        schema: args::schema::<ops::status::UpdateArgs>,
         read_only: false,
         profile: ToolProfile::Full,
     },
@@ -419,23 +419,11 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::status::list_sources(sources)
         }
         "get_rag_status" => {
-            let a: args::Source = args::parse(&args)?;
+            let a: ops::status::StatusArgs = args::parse(&args)?;
             ops::status::rag_status(sources, a.source.as_deref())
         }
-        "update_source_index" => {
-            let a: args::Update = args::parse(&args)?;
-            ops::status::update_source(sources, a.source.as_deref(), a.force.unwrap_or(false))
-        }
-        "feedback" => {
-            let a: args::Feedback = args::parse(&args)?;
-            ops::feedback::record(
-                feedback,
-                a.tool.as_deref().unwrap_or(""),
-                a.query.as_deref().unwrap_or(""),
-                &a.outcome()?,
-                a.comment.as_deref().unwrap_or(""),
-            )
-        }
+        "update_source_index" => ops::status::update(sources, &args::parse(&args)?),
+        "feedback" => ops::feedback::record_args(feedback, &args::parse(&args)?),
         other => Err(anyhow!("unknown tool `{other}`")),
     }
 }

@@ -24,6 +24,41 @@ pub fn path(ws: &crate::workspace::Workspace) -> std::path::PathBuf {
 
 pub const OUTCOMES: &[&str] = &["helpful", "partial", "unhelpful", "error"];
 
+/// `feedback`'s arguments on every surface (the command line without `--outcome` summarises
+/// instead; MCP and the web page always record).
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct FeedbackArgs {
+    /// helpful | partial | unhelpful | error (records an entry; omit to print the summary).
+    #[arg(long)]
+    #[schemars(required, schema_with = "outcomes", description = "")]
+    pub outcome: Option<String>,
+    /// The command or tool the feedback is about (search, find_usages…).
+    #[arg(long, default_value = "")]
+    #[serde(default)]
+    #[schemars(with = "Option<String>", description = "")]
+    pub tool: String,
+    /// The question that was asked.
+    #[arg(long, default_value = "")]
+    #[serde(default)]
+    #[schemars(with = "Option<String>", description = "")]
+    pub query: String,
+    /// What was right or wrong.
+    #[arg(long, default_value = "")]
+    #[serde(default)]
+    #[schemars(with = "Option<String>", description = "")]
+    pub comment: String,
+}
+
+fn outcomes(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    super::args::one_of(OUTCOMES)
+}
+
+/// Records `a` (its outcome is required here).
+pub fn record_args(path: &Path, a: &FeedbackArgs) -> Result<Answer> {
+    let outcome = super::args::required(a.outcome.as_deref().unwrap_or(""), "outcome")?;
+    record(path, &a.tool, &a.query, &outcome, &a.comment)
+}
+
 pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str) -> Result<Answer> {
     if !OUTCOMES.contains(&outcome) {
         return Err(crate::error::usage(format!("outcome must be one of {}", OUTCOMES.join(", "))));

@@ -344,6 +344,33 @@ pub fn run(engine: &Engine) -> Result<Answer> {
 }
 
 /// MCP `get_rag_status`: one source or all.
+/// `get_rag_status`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct StatusArgs {
+    /// Source name (default: all).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
+/// `update_source_index`'s arguments on every surface.
+#[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct UpdateArgs {
+    /// The source to re-index (default: all; also --source NAME).
+    #[arg(value_name = "NAME", conflicts_with = "source")]
+    #[serde(skip_deserializing)]
+    #[schemars(skip)]
+    pub name: Option<String>,
+    /// Also rebuild the source's shards (the per-segment search structures) from its segments.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    #[schemars(description = "")]
+    pub force: Option<bool>,
+    /// Source name (default: all).
+    #[arg(long)]
+    #[schemars(description = "Source name; omit for all")]
+    pub source: Option<String>,
+}
+
 pub fn rag_status(sources: &Sources, source: Option<&str>) -> Result<Answer> {
     let mut out = Vec::new();
     let mut text = String::new();
@@ -540,6 +567,11 @@ pub fn snapshot_line(s: &crate::docsource::Snapshot) -> String {
 
 /// MCP `update_source_index`: index a source now (a documentation source is crawled or read
 /// again first); `force` also rebuilds its shards.
+/// Re-indexes the source `a` names (all when none).
+pub fn update(sources: &Sources, a: &UpdateArgs) -> Result<Answer> {
+    update_source(sources, a.name.as_deref().or(a.source.as_deref()), a.force.unwrap_or(false))
+}
+
 pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Result<Answer> {
     let mut text = String::new();
     let mut reports = Vec::new();

@@ -15,7 +15,6 @@ use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -391,17 +390,6 @@ async fn config(State(ui): State<Arc<Ui>>) -> Response {
     .await
 }
 
-#[derive(Deserialize)]
-struct FeedbackForm {
-    #[serde(default)]
-    tool: String,
-    #[serde(default)]
-    query: String,
-    outcome: String,
-    #[serde(default)]
-    comment: String,
-}
-
 const READ_ONLY_FEEDBACK: &str =
     "this interface is read-only: start it with `git lynx ui --allow-write` to record feedback";
 
@@ -412,20 +400,11 @@ async fn feedback_state(State(ui): State<Arc<Ui>>) -> Response {
         .into_response()
 }
 
-async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<FeedbackForm>) -> Response {
+async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<ops::feedback::FeedbackArgs>) -> Response {
     if !ui.allow_write {
         return refuse(StatusCode::FORBIDDEN, READ_ONLY_FEEDBACK);
     }
-    answer(ui.clone(), move || {
-        ops::feedback::record(
-            &ops::feedback::path(&ui.sources.main().engine.ws),
-            &f.tool,
-            &f.query,
-            &f.outcome,
-            &f.comment,
-        )
-    })
-    .await
+    answer(ui.clone(), move || ops::feedback::record_args(&ops::feedback::path(&ui.sources.main().engine.ws), &f)).await
 }
 
 /// The graph explorer for a symbol or a module, the same page `graph export` writes.
