@@ -582,6 +582,27 @@ pub enum DebugCmd {
 }
 
 impl Command {
+    /// Whether the command changes things rather than answers a question: `--quiet` silences
+    /// its report when it worked.
+    fn changes_things(&self) -> bool {
+        matches!(
+            self,
+            Command::Index(_)
+                | Command::Gc(_)
+                | Command::UpdateSourceIndex(_)
+                | Command::Init { .. }
+                | Command::Remove { .. }
+                | Command::Rules { .. }
+                | Command::Source { .. }
+                | Command::Objects { .. }
+                | Command::Model { .. }
+                | Command::Hooks { .. }
+                | Command::Man { .. }
+                | Command::Push { .. }
+                | Command::Fetch { .. }
+        )
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Command::Index(_) => "index",
@@ -715,22 +736,7 @@ pub fn main() -> i32 {
     match ops::checked(|| run(&cli)) {
         Ok(answer) => {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
-            let action = matches!(
-                op,
-                "index"
-                    | "gc"
-                    | "update_source_index"
-                    | "init"
-                    | "remove"
-                    | "rules"
-                    | "source"
-                    | "objects"
-                    | "model"
-                    | "hooks"
-                    | "man"
-                    | "push"
-                    | "fetch"
-            );
+            let action = cli.command.changes_things();
             if !cli.quiet || !action || cli.json || cli.jsonl {
                 print_answer(&cli, &answer);
             }
