@@ -5,10 +5,8 @@
 //! lists take one string or an array; null is the same as absent. An error names the argument
 //! and what it must be.
 
-use anyhow::Result;
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use schemars::{JsonSchema, Schema};
 
@@ -46,32 +44,7 @@ pub fn schema<T: JsonSchema>() -> Value {
     s.to_value()
 }
 
-/// Deserializes a tool's arguments, with an error that names the argument.
-pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
-    serde_path_to_error::deserialize(Value::Object(args.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.inner().to_string();
-        let msg = if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-            format!("missing required argument `{field}`")
-        } else if let Some((got, want)) = inner.strip_prefix("invalid type: ").and_then(|r| r.split_once(", expected "))
-        {
-            let want = match want {
-                "f32" | "f64" => "a number",
-                "u32" | "usize" | "u64" => "a positive integer",
-                "a boolean" => "true or false",
-                w => w,
-            };
-            format!("argument `{path}` must be {want}, got {got}")
-        } else if path == "." || path.is_empty() {
-            inner
-        } else {
-            format!("argument `{path}`: {inner}")
-        };
-        crate::error::usage(msg)
-    })
-}
-
-pub use crate::ops::args::required;
+pub use crate::ops::args::{parse, required};
 
 /// `list_sources`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -80,7 +53,7 @@ pub struct Nothing {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Map, json};
 
     fn map(v: Value) -> Map<String, Value> {
         v.as_object().unwrap().clone()

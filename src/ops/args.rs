@@ -10,9 +10,36 @@ use crate::search::filter::{Filters, Pathspec};
 use anyhow::Result;
 use clap::Args;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::borrow::Cow;
+
+/// Reads an argument type from JSON (an MCP call, the web page's parameters), with an error
+/// that names the argument.
+pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
+    serde_path_to_error::deserialize(Value::Object(args.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        let msg = if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+            format!("missing required argument `{field}`")
+        } else if let Some((got, want)) = inner.strip_prefix("invalid type: ").and_then(|r| r.split_once(", expected "))
+        {
+            let want = match want {
+                "f32" | "f64" => "a number",
+                "u32" | "usize" | "u64" => "a positive integer",
+                "a boolean" => "true or false",
+                w => w,
+            };
+            format!("argument `{path}` must be {want}, got {got}")
+        } else if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("argument `{path}`: {inner}")
+        };
+        crate::error::usage(msg)
+    })
+}
 
 /// A positive count: a number, or a number in a string (agents send both).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +102,22 @@ pub fn strings<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Vec<Strin
             })
             .collect(),
         _ => Err(serde::de::Error::custom("must be a list of strings")),
+    }
+}
+
+/// A yes/no argument: true or false, or the same as a string (`"1"`/`"0"` too, as a web form
+/// sends a checkbox); null is none.
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<bool>, D::Error> {
+    let v = Value::deserialize(d)?;
+    match &v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::String(s) => match s.trim() {
+            "true" | "1" => Ok(Some(true)),
+            "false" | "0" => Ok(Some(false)),
+            _ => Err(serde::de::Error::invalid_type(serde::de::Unexpected::Str(s), &"a boolean")),
+        },
+        _ => Err(serde::de::Error::invalid_type(serde::de::Unexpected::Other(&v.to_string()), &"a boolean")),
     }
 }
 
@@ -209,5 +252,17 @@ mod tests {
         assert!(serde_json::from_value::<Count>(serde_json::json!(0)).is_err());
         assert_eq!(Count::or(Some(Count(900)), 50, 500), 500, "bounded");
         assert_eq!(Count::or(None, 50, 500), 50, "the default");
+    }
+
+    #[test]
+    fn flags_read_a_form_and_json_alike() {
+        let read = |v: serde_json::Value| -> Result<crate::ops::search::SearchArgs> { parse(v.as_object().unwrap()) };
+        let form = read(serde_json::json!({"query": "q", "files": "1", "rerank": "0", "n_results": "5"})).unwrap();
+        let json = read(serde_json::json!({"query": "q", "files": true, "rerank": false, "n_results": 5})).unwrap();
+        assert_eq!((form.files, form.rerank, form.k), (Some(true), Some(false), Some(Count(5))));
+        assert_eq!((json.files, json.rerank, json.k), (form.files, form.rerank, form.k));
+        let e = read(serde_json::json!({"query": "q", "files": "yes"})).unwrap_err().to_string();
+        assert!(e.contains("`files` must be true or false"), "{e}");
+        assert_eq!(read(serde_json::json!({"query": "q", "explain": null})).unwrap().explain, None);
     }
 }

@@ -37,6 +37,8 @@ pub struct DeepArgs {
     /// Run every variant and include each one's results.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[schemars(description = "")]
+    #[serde(default, deserialize_with = "super::args::flag")]
+    #[schemars(with = "Option<bool>")]
     pub return_all_variants: Option<bool>,
     /// A hit counts as strong when its score reaches this (instead of the per-retriever bars).
     #[arg(long)]

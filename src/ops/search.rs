@@ -30,6 +30,8 @@ pub struct SearchArgs {
     /// Rerank the top candidates with the cross-encoder of `model.reranker`.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[schemars(description = "cross-encoder rerank (slower)")]
+    #[serde(default, deserialize_with = "super::args::flag")]
+    #[schemars(with = "Option<bool>")]
     pub rerank: Option<bool>,
     /// Rerank with this cross-encoder (a HuggingFace repo id or a local folder); implies --rerank.
     #[arg(long, value_name = "NAME|PATH")]
@@ -44,6 +46,8 @@ pub struct SearchArgs {
     /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[schemars(description = "list files (a reading list) instead of chunks")]
+    #[serde(default, deserialize_with = "super::args::flag")]
+    #[schemars(with = "Option<bool>")]
     pub files: Option<bool>,
     /// Print only the paths of the files (ranked; with --exact/--regex: every file with a match).
     #[arg(short = 'l', long = "files-with-matches")]
@@ -62,6 +66,8 @@ pub struct SearchArgs {
     /// priors applied and file evidence.
     #[arg(long, num_args = 0, default_missing_value = "true", conflicts_with_all = ["exact", "regex"])]
     #[schemars(description = "say why each hit ranked")]
+    #[serde(default, deserialize_with = "super::args::flag")]
+    #[schemars(with = "Option<bool>")]
     pub explain: Option<bool>,
     /// Continue a list from a previous answer's `next_cursor` (same question, same view).
     #[arg(long, value_name = "TOKEN")]

@@ -364,6 +364,8 @@ pub struct UpdateArgs {
     /// Also rebuild the source's shards (the per-segment search structures) from its segments.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[schemars(description = "")]
+    #[serde(default, deserialize_with = "super::args::flag")]
+    #[schemars(with = "Option<bool>")]
     pub force: Option<bool>,
     /// Source name (default: all).
     #[arg(long)]

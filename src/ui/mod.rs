@@ -249,41 +249,29 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
                 a
             })
         };
-        let k = opt(&p, "k")
-            .map(|k| k.parse::<ops::args::Count>().map_err(|_| crate::error::usage("k must be a positive number")))
-            .transpose()?;
-        let filters = ops::args::FilterArgs {
-            globs: opt(&p, "glob").into_iter().collect(),
-            languages: opt(&p, "language").into_iter().collect(),
-            path_contains: opt(&p, "path"),
-            ..Default::default()
-        };
-        if let Some(base) = opt(&p, "base") {
-            let args = ops::changes::SearchDiffArgs {
-                query,
-                base: Some(base),
-                rev: opt(&p, "rev").filter(|r| r != "worktree"),
-                k,
-                lines: ops::search::SNIPPET_LINES,
-                filters,
-                cursor: opt(&p, "cursor"),
-                source: None,
+        // The page's parameter names, read into the same argument types as the command line and
+        // MCP (the page keeps its short names in its links).
+        let mut args = serde_json::Map::new();
+        for k in p.keys() {
+            let name = match k.as_str() {
+                "q" => "query",
+                "k" => "n_results",
+                "path" => "path_contains",
+                "rev" | "base" | "mode" | "glob" | "language" | "files" | "rerank" | "cursor" | "source" => k,
+                _ => continue,
             };
-            return marked(ops::changes::search_diff(source(&ui, &p)?, &args));
+            if let Some(v) = opt(&p, k) {
+                args.insert(name.into(), serde_json::Value::String(v));
+            }
         }
-        let flag = |name: &str| opt(&p, name).map(|v| v == "1" || v == "true");
-        let args = ops::search::SearchArgs {
-            k,
-            mode: opt(&p, "mode").map(|m| crate::search::Mode::parse(&m)).transpose()?,
-            filters,
-            rerank: flag("rerank"),
-            files: flag("files"),
-            cursor: opt(&p, "cursor"),
-            source: opt(&p, "source"),
-            at: ops::args::Rev { rev: opt(&p, "rev") },
-            ..ops::search::SearchArgs::new(&query)
-        };
-        marked(ops::search::run_sources(&ui.sources, &args))
+        if args.contains_key("base") {
+            if args.get("rev").is_some_and(|r| r == "worktree") {
+                args.remove("rev");
+            }
+            let diff: ops::changes::SearchDiffArgs = ops::args::parse(&args)?;
+            return marked(ops::changes::search_diff(source(&ui, &p)?, &diff));
+        }
+        marked(ops::search::run_sources(&ui.sources, &ops::args::parse(&args)?))
     })
     .await
 }
