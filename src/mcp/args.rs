@@ -5,7 +5,6 @@
 //! lists take one string or an array; null is the same as absent. An error names the argument
 //! and what it must be.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use schemars::{JsonSchema, Schema};
@@ -45,10 +44,6 @@ pub fn schema<T: JsonSchema>() -> Value {
 }
 
 pub use crate::ops::args::{parse, required};
-
-/// `list_sources`.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct Nothing {}
 
 #[cfg(test)]
 mod tests {

@@ -175,7 +175,7 @@ pub const TOOLS: &[ToolSpec] = &[
         name: "list_sources",
         output: || output::answers(&[output::shape::<ops::status::SourceList>]),
         description: "Configured sources and their index state.",
-        schema: args::schema::<args::Nothing>,
+        schema: args::schema::<ops::status::ListArgs>,
         read_only: true,
         profile: ToolProfile::Full,
     },
@@ -415,7 +415,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
             ops::changes::search_diff(&one(a.source.as_deref())?.engine, &a)
         }
         "list_sources" => {
-            args::parse::<args::Nothing>(&args)?;
+            args::parse::<ops::status::ListArgs>(&args)?;
             ops::status::list_sources(sources)
         }
         "get_rag_status" => {

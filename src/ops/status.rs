@@ -344,6 +344,10 @@ pub fn run(engine: &Engine) -> Result<Answer> {
 }
 
 /// MCP `get_rag_status`: one source or all.
+/// `list_sources` takes no arguments (an MCP call with any is refused by name).
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct ListArgs {}
+
 /// `get_rag_status`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct StatusArgs {
