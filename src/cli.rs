@@ -812,17 +812,17 @@ fn run(cli: &Cli) -> Result<Answer> {
             a.grep.refuse_without_pattern()?;
             ops::search::run_sources(&sources(cli)?, a)
         }
-        Command::DeepSearch(a) => on_sources(cli, a.source.as_deref(), |e| ops::deep_search::run(e, a)),
-        Command::FindDefinition(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_definition(e, a)),
-        Command::FindUsages(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_usages(e, a)),
-        Command::FindTestsFor(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::find_tests_for(e, a)),
-        Command::DescribeSymbol(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::describe_symbol(e, a)),
+        Command::DeepSearch(a) => on_sources(cli, a.source.name(), |e| ops::deep_search::run(e, a)),
+        Command::FindDefinition(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_definition(e, a)),
+        Command::FindUsages(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_usages(e, a)),
+        Command::FindTestsFor(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_tests_for(e, a)),
+        Command::DescribeSymbol(a) => on_sources(cli, a.source.name(), |e| ops::nav::describe_symbol(e, a)),
         Command::DataAccess(a) => ops::data_access::run(&engine(cli)?, a),
         Command::Context(a) => ops::context::run(&engine(cli)?, a),
         Command::Impact(a) => ops::impact::run(&engine(cli)?, a),
-        Command::SearchDiff(a) => on_one(cli, a.source.as_deref(), |e| ops::changes::search_diff(e, a)),
-        Command::GraphQuery(a) => on_sources(cli, a.source.as_deref(), |e| ops::graph::run(e, a)),
-        Command::ExportGraph(a) => on_one(cli, a.source.as_deref(), |e| ops::export::run(e, a)),
+        Command::SearchDiff(a) => on_one(cli, a.source.name(), |e| ops::changes::search_diff(e, a)),
+        Command::GraphQuery(a) => on_sources(cli, a.source.name(), |e| ops::graph::run(e, a)),
+        Command::ExportGraph(a) => on_one(cli, a.source.name(), |e| ops::export::run(e, a)),
         #[cfg(not(feature = "mcp"))]
         Command::Serve(_) => Err(crate::docsource::without("mcp", "the MCP server")),
         #[cfg(feature = "mcp")]
@@ -909,9 +909,9 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
         Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => on_sources(cli, a.source.as_deref(), |e| ops::nav::module_summary(e, a)),
-        Command::RepoOverview(a) => on_one(cli, a.source.as_deref(), |e| ops::overview::run(e, a)),
-        Command::FindSimilar(a) => on_sources(cli, a.source.as_deref(), |e| ops::similar::run(e, a)),
+        Command::ModuleSummary(a) => on_sources(cli, a.source.name(), |e| ops::nav::module_summary(e, a)),
+        Command::RepoOverview(a) => on_one(cli, a.source.name(), |e| ops::overview::run(e, a)),
+        Command::FindSimilar(a) => on_sources(cli, a.source.name(), |e| ops::similar::run(e, a)),
         Command::Graph { what } => match what {
             GraphCmd::Query { operation, name, args } => {
                 let args = ops::graph::GraphArgs {
@@ -919,7 +919,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                     symbol: args.symbol.clone().or_else(|| name.clone()),
                     ..args.clone()
                 };
-                on_sources(cli, args.source.as_deref(), |e| ops::graph::run(e, &args))
+                on_sources(cli, args.source.name(), |e| ops::graph::run(e, &args))
             }
             GraphCmd::Status(v) => {
                 let args = ops::graph::GraphArgs {
@@ -930,7 +930,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
             GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
             GraphCmd::ClearScip => ops::graph::clear_scip(&engine(cli)?),
-            GraphCmd::Export(a) => on_one(cli, a.source.as_deref(), |e| ops::export::run(e, a)),
+            GraphCmd::Export(a) => on_one(cli, a.source.name(), |e| ops::export::run(e, a)),
         },
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => ops::upkeep::gc(&engine(cli)?, a.dry_run, a.reflog_days),

@@ -82,7 +82,7 @@ mod tests {
         // A number in a string is a number; the bound is the search's own (with its note).
         assert_eq!(s.k, Some(Count(500)));
         let plain: SearchArgs = parse(&map(json!({"query": "x"}))).unwrap();
-        assert_eq!((plain.k, plain.lines), (None, crate::ops::search::SNIPPET_LINES), "the defaults");
+        assert_eq!((plain.k, plain.lines.per_hit), (None, crate::ops::search::SNIPPET_LINES), "the defaults");
         assert_eq!(s.files, None);
         let f = s.filters.filters().unwrap();
         assert_eq!(
@@ -115,6 +115,6 @@ mod tests {
         let e = super::super::tools::normalize("search", &map(json!({"query": "x", "lines": 3}))).unwrap_err();
         assert!(e.to_string().contains("unknown argument `lines`"), "{e}");
         let read: SearchArgs = parse(&map(json!({"query": "x", "lines": 3, "exact": true}))).unwrap();
-        assert!(read.lines == crate::ops::search::SNIPPET_LINES && !read.grep.exact);
+        assert!(read.lines.per_hit == crate::ops::search::SNIPPET_LINES && !read.grep.exact);
     }
 }

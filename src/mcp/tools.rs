@@ -361,25 +361,25 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         }
         "deep_search" => {
             let a: ops::deep_search::DeepArgs = args::parse(&args)?;
-            ops::over_sources(&some(a.source.as_deref())?, |e| ops::deep_search::run(e, &a))
+            ops::over_sources(&some(a.source.name())?, |e| ops::deep_search::run(e, &a))
         }
         "find_definition" => {
             let a: ops::nav::SymbolArgs = args::parse(&args)?;
-            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_definition(e, &a))
+            ops::over_sources(&some(a.source.name())?, |e| ops::nav::find_definition(e, &a))
         }
         "find_usages" => {
             let a: ops::nav::UsagesArgs = args::parse(&args)?;
-            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_usages(e, &a))
+            ops::over_sources(&some(a.source.name())?, |e| ops::nav::find_usages(e, &a))
         }
         "find_tests_for" => {
             let a: ops::nav::TestsArgs = args::parse(&args)?;
-            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::find_tests_for(e, &a))
+            ops::over_sources(&some(a.source.name())?, |e| ops::nav::find_tests_for(e, &a))
         }
         "data_access" => ops::data_access::run(&sources.main().engine, &args::parse(&args)?),
         "context" => ops::context::run(&sources.main().engine, &args::parse(&args)?),
         "describe_symbol" => {
             let a: ops::nav::SymbolArgs = args::parse(&args)?;
-            ops::over_sources(&some(a.source.as_deref())?, |e| ops::nav::describe_symbol(e, &a))
+            ops::over_sources(&some(a.source.name())?, |e| ops::nav::describe_symbol(e, &a))
         }
         "impact" => {
             let a: ops::impact::ImpactArgs = args::parse(&args)?;
@@ -387,23 +387,23 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         }
         "module_summary" => {
             let a: ops::nav::ModuleArgs = args::parse(&args)?;
-            ops::nav::module_summary(&one(a.source.as_deref())?.engine, &a)
+            ops::nav::module_summary(&one(a.source.name())?.engine, &a)
         }
         "repo_overview" => {
             let a: ops::overview::OverviewArgs = args::parse(&args)?;
-            ops::overview::run(&one(a.source.as_deref())?.engine, &a)
+            ops::overview::run(&one(a.source.name())?.engine, &a)
         }
         "find_similar" => {
             let a: ops::similar::SimilarArgs = args::parse(&args)?;
-            ops::similar::run(&one(a.source.as_deref())?.engine, &a)
+            ops::similar::run(&one(a.source.name())?.engine, &a)
         }
         "graph_query" => {
             let a: ops::graph::GraphArgs = args::parse(&args)?;
-            ops::graph::run(&one(a.source.as_deref())?.engine, &a)
+            ops::graph::run(&one(a.source.name())?.engine, &a)
         }
         "export_graph" => {
             let mut a: ops::export::ExportArgs = args::parse(&args)?;
-            let engine = &one(a.source.as_deref())?.engine;
+            let engine = &one(a.source.name())?.engine;
             if let Some(out) = &a.out {
                 a.out = Some(inside_repository(engine, &out.to_string_lossy())?);
             }
@@ -412,7 +412,7 @@ pub fn call(name: &str, args: &Map<String, Value>, sources: &Sources, feedback: 
         "search_diff" => {
             let a: ops::changes::SearchDiffArgs = args::parse(&args)?;
             args::required(&a.query, "query")?;
-            ops::changes::search_diff(&one(a.source.as_deref())?.engine, &a)
+            ops::changes::search_diff(&one(a.source.name())?.engine, &a)
         }
         "list_sources" => {
             args::parse::<ops::status::ListArgs>(&args)?;

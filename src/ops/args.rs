@@ -173,8 +173,60 @@ pub fn required(s: &str, name: &str) -> Result<String> {
 /// command line's `--lines` default).
 pub const SNIPPET_LINES: usize = 6;
 
-pub fn snippet_lines() -> usize {
-    SNIPPET_LINES
+/// Lines of code shown per hit in text output (the command line's `--lines`; MCP answers show
+/// `SNIPPET_LINES`).
+#[derive(Args, Debug, Clone, Copy)]
+pub struct Lines {
+    /// Lines of code shown per result in text output.
+    #[arg(long = "lines", id = "lines", value_name = "LINES", default_value_t = SNIPPET_LINES)]
+    pub per_hit: usize,
+}
+
+impl Default for Lines {
+    fn default() -> Lines {
+        Lines { per_hit: SNIPPET_LINES }
+    }
+}
+
+/// Where a list continues.
+#[derive(Args, Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct Page {
+    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
+    #[arg(long, value_name = "TOKEN")]
+    #[schemars(description = "next_cursor of a previous answer: the next page")]
+    pub cursor: Option<String>,
+}
+
+/// The source(s) a question is asked of: one, or `ALL` (the answers fanned out).
+#[derive(Args, Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct Sources {
+    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
+    #[arg(long = "source", id = "source", value_name = "SOURCE")]
+    #[serde(rename = "source")]
+    #[schemars(description = "Source name; omit for all")]
+    pub name: Option<String>,
+}
+
+impl Sources {
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+}
+
+/// The one source a question is asked of.
+#[derive(Args, Debug, Clone, Default, Deserialize, JsonSchema)]
+pub struct OneSource {
+    /// Ask this source (`git lynx list-sources`).
+    #[arg(long = "source", id = "source", value_name = "SOURCE")]
+    #[serde(rename = "source")]
+    #[schemars(description = "Source name; omit for all")]
+    pub name: Option<String>,
+}
+
+impl OneSource {
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
 }
 
 /// The revision a question is asked at.

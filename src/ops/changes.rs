@@ -225,18 +225,16 @@ pub struct SearchDiffArgs {
     #[serde(rename = "n_results")]
     #[schemars(description = "")]
     pub k: Option<super::args::Count>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
-    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[command(flatten)]
+    #[serde(skip_deserializing)]
     #[schemars(skip)]
-    pub lines: usize,
+    pub lines: super::args::Lines,
     #[command(flatten)]
     #[serde(flatten)]
     pub filters: super::args::FilterArgs,
-    /// Ask this source (`git lynx list-sources`).
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::OneSource,
 }
 
 /// Changed files listed inline; the rest are counted and reached with `files_cursor`.
@@ -380,7 +378,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         "search_diff",
         Some(d.after.data.id.clone()),
         &res,
-        render_search_diff(&d.after.data.id, &res, a.lines, paging),
+        render_search_diff(&d.after.data.id, &res, a.lines.per_hit, paging),
     ))
 }
 

@@ -120,17 +120,16 @@ pub struct DataAccessArgs {
     #[serde(rename = "n_results")]
     #[schemars(description = "default 100")]
     pub k: Option<super::args::Count>,
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    #[schemars(description = "next_cursor of a previous answer")]
-    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: super::args::Page,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: super::args::Rev,
 }
 
 pub fn run(engine: &Engine, a: &DataAccessArgs) -> Result<Answer> {
-    let (name, limit, cursor) = (a.name.as_deref(), super::args::Count::or(a.k, 100, 10_000), a.cursor.as_deref());
+    let (name, limit, cursor) = (a.name.as_deref(), super::args::Count::or(a.k, 100, 10_000), a.page.cursor.as_deref());
     let ctx = open(engine, a.at.rev.as_deref())?;
     let pager = Pager::new("data_access", &ctx.data.key, &(name, limit), cursor)?;
     let mut text = format!("{}\n", view_line(&ctx.data.id));

@@ -44,21 +44,19 @@ pub struct DeepArgs {
     #[arg(long)]
     #[schemars(description = "strong = score at least this")]
     pub min_score: Option<f32>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
-    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[command(flatten)]
+    #[serde(skip_deserializing)]
     #[schemars(skip)]
-    pub lines: usize,
+    pub lines: super::args::Lines,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
     #[command(flatten)]
     #[serde(flatten)]
     pub filters: FilterArgs,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 impl DeepArgs {
@@ -214,7 +212,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         mode: *mode,
         results,
     };
-    let text = render(&data.id, &result, a.lines);
+    let text = render(&data.id, &result, a.lines.per_hit);
     Ok(Answer::new("deep_search", Some(data.id.clone()), &result, text))
 }
 

@@ -36,10 +36,9 @@ pub struct ExportArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub at: super::args::Rev,
-    /// Ask this source (`git lynx list-sources`).
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::OneSource,
 }
 
 #[derive(Serialize)]

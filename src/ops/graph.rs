@@ -107,17 +107,15 @@ pub struct GraphArgs {
     #[arg(long = "max-hops")]
     #[schemars(description = "shortest_path, default 6")]
     pub max_hops: Option<Count>,
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    #[schemars(description = "next_cursor of a previous answer")]
-    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: super::args::Page,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: super::args::Rev,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 impl GraphArgs {
@@ -267,7 +265,7 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
     let question = (op.name(), &symbol, &a.relation, depth, limit);
-    let pager = super::page::Pager::new("graph_query", &ctx.data.key, &question, a.cursor.as_deref())?;
+    let pager = super::page::Pager::new("graph_query", &ctx.data.key, &question, a.page.cursor.as_deref())?;
     let want = pager.want(limit);
     let (mut results, _) = match op {
         GraphOp::Callers => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),

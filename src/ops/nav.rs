@@ -27,15 +27,14 @@ pub struct SymbolArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 impl SymbolArgs {
     pub fn new(symbol: &str, rev: Option<&str>) -> SymbolArgs {
-        SymbolArgs { symbol: symbol.to_string(), at: Rev { rev: rev.map(String::from) }, source: None }
+        SymbolArgs { symbol: symbol.to_string(), at: Rev { rev: rev.map(String::from) }, source: Default::default() }
     }
 }
 
@@ -50,17 +49,15 @@ pub struct UsagesArgs {
     #[serde(rename = "n_results")]
     #[schemars(description = "default 50")]
     pub k: Option<Count>,
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    #[schemars(description = "next_cursor of a previous answer")]
-    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: super::args::Page,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 impl UsagesArgs {
@@ -80,17 +77,15 @@ pub struct TestsArgs {
     #[arg(long = "test-path-pattern")]
     #[schemars(description = "regex the test paths must match")]
     pub test_path_pattern: Option<String>,
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    #[schemars(description = "next_cursor of a previous answer")]
-    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: super::args::Page,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 /// `module_summary`'s arguments on every surface.
@@ -109,10 +104,9 @@ pub struct ModuleArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 /// An opened view with its graph.
@@ -422,7 +416,7 @@ fn identifier_at(text: &str, name: &str) -> Option<usize> {
 
 pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     let symbol = super::args::required(&a.symbol, "symbol")?;
-    let (symbol, limit, cursor) = (symbol.as_str(), a.limit(), a.cursor.as_deref());
+    let (symbol, limit, cursor) = (symbol.as_str(), a.limit(), a.page.cursor.as_deref());
     let ctx = open(engine, a.at.rev.as_deref())?;
     let pager = super::page::Pager::new("find_usages", &ctx.data.key, &(symbol, limit), cursor)?;
     let (defs, _) = query::match_symbol(&ctx.graph, symbol);
@@ -743,7 +737,7 @@ pub const TESTS_PER_PAGE: usize = 50;
 pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
     let symbol = super::args::required(&a.symbol, "symbol")?;
     let (symbol, rev, test_path_pattern, cursor) =
-        (symbol.as_str(), a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.cursor.as_deref());
+        (symbol.as_str(), a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref());
     let pattern =
         match test_path_pattern {
             Some(p) => Some(regex::Regex::new(p).map_err(|e| {

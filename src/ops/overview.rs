@@ -69,10 +69,9 @@ pub struct OverviewArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub at: super::args::Rev,
-    /// Ask this source (`git lynx list-sources`).
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::OneSource,
 }
 
 pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {

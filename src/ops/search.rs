@@ -38,11 +38,10 @@ pub struct SearchArgs {
     #[serde(skip_deserializing)]
     #[schemars(skip)]
     pub reranker: Option<String>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = SNIPPET_LINES)]
-    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[command(flatten)]
+    #[serde(skip_deserializing)]
     #[schemars(skip)]
-    pub lines: usize,
+    pub lines: super::args::Lines,
     /// List files (ranked by the evidence of their chunks) instead of chunks: a reading list.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     #[schemars(description = "list files (a reading list) instead of chunks")]
@@ -69,10 +68,9 @@ pub struct SearchArgs {
     #[serde(default, deserialize_with = "super::args::flag")]
     #[schemars(with = "Option<bool>")]
     pub explain: Option<bool>,
-    /// Continue a list from a previous answer's `next_cursor` (same question, same view).
-    #[arg(long, value_name = "TOKEN")]
-    #[schemars(description = "next_cursor of a previous answer: the next page")]
-    pub cursor: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub page: super::args::Page,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
@@ -84,7 +82,7 @@ pub struct SearchArgs {
 impl SearchArgs {
     /// A ranked search for `query` with every other argument at its default.
     pub fn new(query: &str) -> SearchArgs {
-        SearchArgs { query: query.to_string(), lines: SNIPPET_LINES, ..Default::default() }
+        SearchArgs { query: query.to_string(), ..Default::default() }
     }
 
     /// The grep a `search --exact` / `--regex` asks for.
@@ -533,7 +531,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     // and vocabulary — cancels, and what the priors say (prose below code, tests below
     // sources) still orders the merged list. By rank alone a documentation section would sit
     // beside the best code hit whatever either scored.
-    if args.cursor.is_some() {
+    if args.page.cursor.is_some() {
         return Err(crate::error::usage(
             "cursors page one source at a time: pass --source NAME (MCP: source) with the cursor",
         ));
@@ -582,7 +580,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
         score_scale: None,
         source: None,
     };
-    let text = if args.files_with_matches { render_paths(&result) } else { render(&view, &result, args.lines) };
+    let text = if args.files_with_matches { render_paths(&result) } else { render(&view, &result, args.lines.per_hit) };
     Ok(Answer::new("search", Some(view), &result, text))
 }
 
@@ -623,7 +621,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     // Pages walk one candidate list, retrieved to the same depth for every page of a question
     // (the depth follows the page size), so each item comes once.
     let question = (&args.query, requested.name(), &filters, &reranker, files, k);
-    let pager = super::page::Pager::new("search", &data.key, &question, args.cursor.as_deref())?;
+    let pager = super::page::Pager::new("search", &data.key, &question, args.page.cursor.as_deref())?;
     let want = pager.want(k);
     // A file list draws on more chunks than it shows (as the evaluation does: 5 per file asked).
     let pool = if files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
@@ -676,7 +674,8 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             score_scale: Some(scale),
             source: None,
         };
-        let text = if args.files_with_matches { render_paths(&result) } else { render(&data.id, &result, args.lines) };
+        let text =
+            if args.files_with_matches { render_paths(&result) } else { render(&data.id, &result, args.lines.per_hit) };
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let next_cursor = pager.page(&mut results, k);
@@ -700,7 +699,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         score_scale: Some(scale),
         source: None,
     };
-    let text = render(&data.id, &result, args.lines);
+    let text = render(&data.id, &result, args.lines.per_hit);
     Ok(Answer::new("search", Some(data.id.clone()), &result, text))
 }
 

@@ -30,21 +30,19 @@ pub struct SimilarArgs {
     #[serde(rename = "n_results")]
     #[schemars(description = "")]
     pub k: Option<Count>,
-    /// Lines of code shown per result in text output.
-    #[arg(long, default_value_t = super::args::SNIPPET_LINES)]
-    #[serde(skip_deserializing, default = "super::args::snippet_lines")]
+    #[command(flatten)]
+    #[serde(skip_deserializing)]
     #[schemars(skip)]
-    pub lines: usize,
+    pub lines: super::args::Lines,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
     #[command(flatten)]
     #[serde(flatten)]
     pub filters: FilterArgs,
-    /// Ask this source (`git lynx list-sources`), or `ALL` for every source.
-    #[arg(long)]
-    #[schemars(description = "Source name; omit for all")]
-    pub source: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub source: super::args::Sources,
 }
 
 pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
@@ -134,6 +132,6 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         score_scale: None,
         source: None,
     };
-    let text = render(&data.id, &r, a.lines);
+    let text = render(&data.id, &r, a.lines.per_hit);
     Ok(Answer::new("find_similar", Some(data.id.clone()), &r, text))
 }

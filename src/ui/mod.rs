@@ -294,7 +294,7 @@ async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
                 snippet: Some(name.clone()),
                 k: Some(ops::args::Count(5)),
                 at: asked.at.clone(),
-                lines: 0,
+                lines: ops::args::Lines { per_hit: 0 },
                 ..Default::default()
             },
         );
