@@ -733,7 +733,7 @@ pub fn main() -> i32 {
             }
         };
     }
-    match ops::checked(|| run(&cli)) {
+    match run(&cli) {
         Ok(answer) => {
             // A quiet action says nothing when it worked (as git's -q); its exit code speaks.
             let action = cli.command.changes_things();

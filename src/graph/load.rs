@@ -46,11 +46,11 @@ pub fn build_for_table(store: &Store, table: &ChunkTable) -> Result<CodeGraph> {
             precise: precise[i].as_ref(),
         })
         .collect();
-    Ok(resolve::build(&files, &manifests(table)))
+    Ok(resolve::build(&files, &manifests(table)?))
 }
 
 /// A file's text from its chunks (line windows may overlap: each line is taken once).
-fn file_text(table: &ChunkTable, f: u32) -> String {
+fn file_text(table: &ChunkTable, f: u32) -> Result<String> {
     let mut out = String::new();
     let mut next = 1u32;
     for ord in table.file_ords(f) {
@@ -59,18 +59,18 @@ fn file_text(table: &ChunkTable, f: u32) -> String {
             continue;
         }
         let skip = next.saturating_sub(c.start_line) as usize;
-        for line in c.text().lines().skip(skip) {
+        for line in c.text()?.lines().skip(skip) {
             out.push_str(line);
             out.push('\n');
         }
         next = c.end_line + 1;
     }
-    out
+    Ok(out)
 }
 
 /// What the view's manifests say about resolving imports: go.mod module paths, tsconfig
 /// `paths`/`baseUrl`, and the names of the JavaScript packages inside the repository.
-fn manifests(table: &ChunkTable) -> resolve::Manifests {
+fn manifests(table: &ChunkTable) -> Result<resolve::Manifests> {
     let mut m = resolve::Manifests::default();
     for f in table.live_files() {
         let path = table.file_path(f);
@@ -84,7 +84,7 @@ fn manifests(table: &ChunkTable) -> resolve::Manifests {
         if path.split('/').any(|s| s == "node_modules" || s == "vendor") {
             continue;
         }
-        let text = file_text(table, f);
+        let text = file_text(table, f)?;
         if is_csproj {
             // `<ProjectReference Include="..\Core\Core.csproj" />`: the referenced project's directory.
             let refs = text
@@ -135,7 +135,7 @@ fn manifests(table: &ChunkTable) -> resolve::Manifests {
             }
         }
     }
-    m
+    Ok(m)
 }
 
 /// tsconfig.json is JSON with comments and trailing commas.

@@ -368,7 +368,7 @@ impl ServerHandler for LynxServer {
                 ));
             }
             // The text for the model, and beside it the same JSON `--json` prints.
-            match crate::ops::checked(|| tools::call(&name, &args, &sources, &me.shared.feedback)) {
+            match tools::call(&name, &args, &sources, &me.shared.feedback) {
                 Ok(answer) => {
                     let mut r = CallToolResult::success(vec![ContentBlock::text(crate::ops::page::for_mcp(&answer.text).into_owned())]);
                     r.structured_content = Some(answer.json());

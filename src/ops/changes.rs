@@ -356,7 +356,7 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
         (Vec::new(), mode, Vec::new())
     } else {
         let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
-        let hits: Vec<Hit> = r.ranked.iter().take(k).map(|x| hit(&d.after.data, x)).collect();
+        let hits: Vec<Hit> = r.ranked.iter().take(k).map(|x| hit(&d.after.data, x)).collect::<Result<_>>()?;
         (hits, r.mode, r.notes)
     };
     notes.extend(clamped);
@@ -499,7 +499,11 @@ pub struct Totals {
 
 /// Each definition's content: a hash of its code lines, comments and blank lines left out, so
 /// a comment edit or a shift in line numbers is not a change.
-fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMap<(String, String), Vec<[u8; 16]>> {
+fn def_contents(
+    g: &CodeGraph,
+    data: &ViewData,
+    files: &HashSet<&str>,
+) -> Result<HashMap<(String, String), Vec<[u8; 16]>>> {
     let mut by_file: HashMap<&str, Vec<u32>> = HashMap::new();
     for o in data.table.live() {
         let c = data.table.chunk(o);
@@ -518,7 +522,7 @@ fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMa
             if c.start_line > d.end_line || c.end_line < d.start_line {
                 continue;
             }
-            for (i, l) in c.text().lines().enumerate() {
+            for (i, l) in c.text()?.lines().enumerate() {
                 let n = c.start_line + i as u32;
                 if (d.start_line..=d.end_line).contains(&n) {
                     lines.entry(n).or_insert(l);
@@ -538,7 +542,7 @@ fn def_contents(g: &CodeGraph, data: &ViewData, files: &HashSet<&str>) -> HashMa
         key.copy_from_slice(&h.finalize().as_bytes()[..16]);
         out.insert((file.path.clone(), d.qualified.clone()), vec![key]);
     }
-    out
+    Ok(out)
 }
 
 /// A whole-line comment in `lang` (attributes and preprocessor lines are code).
@@ -558,19 +562,21 @@ fn is_comment(lang: crate::lang::Lang, line: &str) -> bool {
 }
 
 /// Public API by the language's own convention, read from the definition's first line.
-fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
+fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> Result<bool> {
     let def = &g.defs[d as usize];
     let path = g.def_path(d);
     let lang = g.files[def.file as usize].lang;
-    let head = data
+    let head = match data
         .file_chunks(path)
         .map(|o| data.table.chunk(o))
         .find(|c| c.start_line <= def.start_line && def.start_line <= c.end_line)
-        .and_then(|c| c.text().lines().nth((def.start_line - c.start_line) as usize).map(|s| s.to_string()))
-        .unwrap_or_default();
+    {
+        Some(c) => c.text()?.lines().nth((def.start_line - c.start_line) as usize).unwrap_or_default(),
+        None => "",
+    };
     let sig = head.trim_start();
     use crate::lang::Lang::*;
-    match lang {
+    Ok(match lang {
         Rust => sig.starts_with("pub ") || sig.starts_with("pub("),
         Go => def.name.chars().next().is_some_and(char::is_uppercase),
         Python | Ruby => !def.name.starts_with('_'),
@@ -579,7 +585,7 @@ fn is_public(data: &ViewData, g: &CodeGraph, d: u32) -> bool {
             !sig.contains("private ") && !sig.contains("protected ") && !sig.contains("internal ")
         }
         _ => true,
-    }
+    })
 }
 
 /// How an impact report over a range is written.
@@ -633,8 +639,8 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
     let ga = engine.graph(&d.after.view, &d.after.data)?;
     let changed_paths: HashSet<&str> =
         d.files.iter().flat_map(|f| std::iter::once(f.path.as_str()).chain(f.old_path.as_deref())).collect();
-    let cb = def_contents(&gb, &d.before.data, &changed_paths);
-    let ca = def_contents(&ga, &d.after.data, &changed_paths);
+    let cb = def_contents(&gb, &d.before.data, &changed_paths)?;
+    let ca = def_contents(&ga, &d.after.data, &changed_paths)?;
     let mut defs = Vec::new();
     let mut test_set: Vec<TestRef> = Vec::new();
     let mut totals = Totals::default();
@@ -675,7 +681,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
             continue;
         }
         let (callers, truncated) = callers_of(&ga, i as u32, path, &mut test_set);
-        let public = is_public(&d.after.data, &ga, i as u32);
+        let public = is_public(&d.after.data, &ga, i as u32)?;
         if change == "changed" {
             totals.changed += 1;
         } else {
@@ -712,7 +718,7 @@ pub fn compute_range(engine: &Engine, range: &Range, max_depth: usize) -> Result
             continue;
         }
         let (callers, truncated) = callers_of(&gb, i as u32, path, &mut test_set);
-        let public = is_public(&d.before.data, &gb, i as u32);
+        let public = is_public(&d.before.data, &gb, i as u32)?;
         totals.deleted += 1;
         totals.public_api_changes += usize::from(public);
         let fs = by_file.entry(path.to_string()).or_default();

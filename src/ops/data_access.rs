@@ -248,7 +248,7 @@ pub fn impact(engine: &Engine, name: &str, rev: Option<&str>, max_depth: usize) 
     for t in touched.iter().take(40) {
         head.push_str(&format!("  {} {} [{}]\n", crate::present::loc(&t.path, t.line), t.symbol, t.access));
     }
-    let (impact, text) = impact_report(&ctx, name, &defs, &head, max_depth);
+    let (impact, text) = impact_report(&ctx, name, &defs, &head, max_depth)?;
     let r = TableImpact { impact, touched_by: touched };
     Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
 }

@@ -155,7 +155,10 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
             best_sparse: r.top_sparse,
             sparse_threshold,
             best_dense: r.top_dense,
-            results: return_all_variants.then(|| top.iter().map(|x| hit(&data, x)).collect()),
+            results: match return_all_variants {
+                true => Some(top.iter().map(|x| hit(&data, x)).collect::<Result<_>>()?),
+                false => None,
+            },
         });
         sets.push((top, r.mode));
         if strong && chosen.is_none() {
@@ -201,7 +204,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
         notes.retain(|n| !n.starts_with("results are lexical only (no model"));
     }
     let (set, mode) = &sets[chosen];
-    let results: Vec<Hit> = set.iter().map(|x| hit(&data, x)).collect();
+    let results: Vec<Hit> = set.iter().map(|x| hit(&data, x)).collect::<Result<_>>()?;
     let result = DeepResult {
         chosen: chosen + 1,
         asked: variants.len(),

@@ -155,23 +155,6 @@ pub fn view_line(view: &ViewId) -> String {
     }
 }
 
-/// The answer of `f`, unless a cache turned out damaged while it was answered (texts are
-/// checked as they are read): then the answer may be incomplete, so it is an error that says
-/// what happened. The damaged file is already removed and is rebuilt on the next call. Every
-/// surface (CLI, MCP, UI) answers through this.
-pub fn checked(f: impl FnOnce() -> anyhow::Result<Answer>) -> anyhow::Result<Answer> {
-    let mark = crate::shard::chunks::damage_mark();
-    let answer = f();
-    let damaged = crate::shard::chunks::damage_since(mark);
-    if damaged.is_empty() {
-        return answer;
-    }
-    Err(anyhow::anyhow!(
-        "a cache file was damaged and has been removed ({}); it is rebuilt from its segment on the next call: run it again",
-        damaged.join(", ")
-    ))
-}
-
 /// Asks every source in `selected` the same question: one source answers as itself; with
 /// several, each source that knows the subject (`matched` is not false; all of them when none
 /// does) answers in turn under its name, and sources the question does not apply to (a folder

@@ -132,40 +132,43 @@ pub struct Definition {
     pub signature: String,
 }
 
-fn definition(ctx: &Ctx, d: u32) -> Definition {
+fn definition(ctx: &Ctx, d: u32) -> Result<Definition> {
     let node = node_ref(&ctx.graph, Node::Def(d));
     let (start, end) = (node.start_line.unwrap_or(0), node.end_line.unwrap_or(0));
     let path = node.path.as_deref().unwrap_or("");
-    let sig = head_at(ctx, path, start, end)
-        .or_else(|| code_at(ctx, path, start, end))
-        .map(|t| first_code_lines(&t, 3))
-        .unwrap_or_default();
-    Definition { node, signature: sig }
+    let code = match head_at(ctx, path, start, end)? {
+        Some(t) => Some(t),
+        None => code_at(ctx, path, start, end)?,
+    };
+    Ok(Definition { node, signature: code.map(|t| first_code_lines(&t, 3)).unwrap_or_default() })
 }
 
 /// The lines of a definition from its first line on, from the innermost chunk holding that line
 /// (a class's own head, not its largest method's chunk).
-fn head_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
+fn head_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Result<Option<String>> {
     let t = &ctx.data.table;
-    let c = ctx
+    let Some(c) = ctx
         .data
         .file_chunks(path)
         .map(|o| t.chunk(o))
         .filter(|c| c.start_line <= start && start <= c.end_line)
-        .max_by_key(|c| c.start_line)?;
+        .max_by_key(|c| c.start_line)
+    else {
+        return Ok(None);
+    };
     let to = end.min(c.end_line);
-    Some(
-        c.text()
+    Ok(Some(
+        c.text()?
             .lines()
             .skip((start - c.start_line) as usize)
             .take((to - start + 1) as usize)
             .collect::<Vec<_>>()
             .join("\n"),
-    )
+    ))
 }
 
 /// Lines `start..=end` of a file of the view, from its chunks.
-pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
+pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Result<Option<String>> {
     let t = &ctx.data.table;
     let mut best: Option<(u32, String)> = None;
     for ord in ctx.data.file_chunks(path) {
@@ -177,11 +180,11 @@ pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Option<String> {
         if best.as_ref().is_none_or(|(o, _)| overlap > *o) {
             let from = start.max(c.start_line) - c.start_line;
             let to = end.min(c.end_line) - c.start_line;
-            let text: Vec<&str> = c.text().lines().skip(from as usize).take((to - from + 1) as usize).collect();
+            let text: Vec<&str> = c.text()?.lines().skip(from as usize).take((to - from + 1) as usize).collect();
             best = Some((overlap, text.join("\n")));
         }
     }
-    best.map(|b| b.1)
+    Ok(best.map(|b| b.1))
 }
 
 /// The first lines of code, skipping doc comments and attributes.
@@ -316,8 +319,11 @@ pub fn find_definition(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
     if defs.is_empty() {
         // Lexical fallback: chunks whose symbol or text mention it.
         let hits = search::sparse(&ctx.data, symbol, 5, None, None)?;
-        let lexical: Vec<Hit> =
-            hits.iter().enumerate().map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s))).collect();
+        let lexical: Vec<Hit> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s)))
+            .collect::<Result<_>>()?;
         let suggestions = query::suggest(&ctx.graph, symbol, 5);
         let mut text = format!(
             "{}\nno definition named \"{symbol}\" in the graph{}",
@@ -342,7 +348,7 @@ pub fn find_definition(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
         };
         return Ok(Answer::new("find_definition", Some(ctx.data.id.clone()), &r, text));
     }
-    let results: Vec<Definition> = defs.iter().take(20).map(|&d| definition(&ctx, d)).collect();
+    let results: Vec<Definition> = defs.iter().take(20).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let mut text = format!("{}\n", view_line(&ctx.data.id));
     for d in &results {
         text.push_str(&format!(
@@ -476,7 +482,8 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     let hits = search::sparse(&ctx.data, &leaf, 200, None, None)?;
     for (o, _) in hits {
         let c = ctx.data.table.chunk(o);
-        let Some(at) = identifier_at(c.text(), &leaf) else { continue };
+        let text = c.text()?;
+        let Some(at) = identifier_at(text, &leaf) else { continue };
         if def_spans.contains(&(c.path.to_string(), c.start_line)) {
             continue;
         }
@@ -504,12 +511,12 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
             origin: "lexical",
             relation: None,
             confidence: None,
-            line: Some(c.start_line + c.text()[..at].matches('\n').count() as u32),
+            line: Some(c.start_line + text[..at].matches('\n').count() as u32),
         });
     }
     let next_cursor = pager.page(&mut results, limit);
     let truncated = next_cursor.is_some();
-    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let matched = !defs.is_empty();
     let mut text = format!("{}\n", view_line(&ctx.data.id));
     if matched {
@@ -777,7 +784,7 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
     }
     let mut tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
     let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
-    let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect();
+    let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let mut text =
         format!("{}\n{}", view_line(&ctx.data.id), matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact)));
     if let Some(p) = test_path_pattern {
@@ -819,7 +826,7 @@ pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
     let r = Describe {
         symbol: symbol.into(),
         matched: true,
-        definitions: defs.iter().take(10).map(|&d| definition(&ctx, d)).collect(),
+        definitions: defs.iter().take(10).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?,
         callers: query::adjacent(g, &starts, &[Rel::Calls], Direction::Incoming),
         callees: query::adjacent(g, &starts, &[Rel::Calls], Direction::Outgoing),
         superclasses: query::adjacent(g, &starts, &inh, Direction::Outgoing),
@@ -905,17 +912,17 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
     if defs.is_empty() {
         return Ok(no_match("impact", &ctx, symbol));
     }
-    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect();
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let head = matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact));
-    let (r, text) = impact_report(&ctx, symbol, &defs, &head, max_depth);
+    let (r, text) = impact_report(&ctx, symbol, &defs, &head, max_depth)?;
     Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
 }
 
 /// The blast radius of `defs` (named `subject`, introduced by the `head` line): transitive
 /// callers and subclasses, and the tests to re-run; with its text.
-pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> (Impact, String) {
+pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_depth: usize) -> Result<(Impact, String)> {
     let (reach, tests) = impact_of(&ctx.graph, defs, max_depth);
-    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(ctx, d)).collect();
+    let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(ctx, d)).collect::<Result<_>>()?;
     let mut by_file = BTreeMap::new();
     for l in &reach.confident {
         if let Some(p) = &l.node.path {
@@ -966,7 +973,7 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
         tests_to_rerun,
         by_file,
     };
-    (r, text)
+    Ok((r, text))
 }
 
 // ---------------------------------------------------------------- module_summary

@@ -232,9 +232,11 @@ pub struct SearchResult {
     pub source: Option<String>,
 }
 
-pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
+/// A ranked chunk as an answer's hit (its text read and checked here).
+pub fn hit(view: &ViewData, r: &Ranked) -> Result<Hit> {
     let c = view.table.chunk(r.ord);
-    Hit {
+    let text = c.text()?;
+    Ok(Hit {
         path: c.path.to_string(),
         start_line: c.start_line,
         end_line: c.end_line,
@@ -247,11 +249,11 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Hit {
         original_score: None,
         reranked: false,
         source: None,
-        citation: crate::docsource::citation(c.path, c.text()),
-        text: c.text().to_string(),
+        citation: crate::docsource::citation(c.path, text),
+        text: text.to_string(),
         explain: None,
         ord: Some(r.ord),
-    }
+    })
 }
 
 /// Identifiers of the view near the words of a query that found nothing (typos, other
@@ -641,18 +643,21 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         Some(name) => match engine.reranker(name) {
             Ok(ce) => {
                 let n = r.ranked.len().min(pool);
-                let mut hits = rerank(&ce, &args.query, r.ranked.iter().take(n).map(|x| hit(data, x)).collect())?;
-                hits.extend(r.ranked.iter().skip(n).take(want.saturating_sub(n)).map(|x| hit(data, x)));
+                let mut hits =
+                    rerank(&ce, &args.query, r.ranked.iter().take(n).map(|x| hit(data, x)).collect::<Result<_>>()?)?;
+                for x in r.ranked.iter().skip(n).take(want.saturating_sub(n)) {
+                    hits.push(hit(data, x)?);
+                }
                 hits.truncate(want);
                 notes.push(format!("top {n} reranked by {name}"));
                 hits
             }
             Err(reason) => {
                 notes.push(format!("not reranked: {reason}"));
-                r.ranked.iter().take(want).map(|x| hit(data, x)).collect()
+                r.ranked.iter().take(want).map(|x| hit(data, x)).collect::<Result<_>>()?
             }
         },
-        None => r.ranked.iter().take(want).map(|x| hit(data, x)).collect(),
+        None => r.ranked.iter().take(want).map(|x| hit(data, x)).collect::<Result<_>>()?,
     };
     if pager.offset > 0 {
         notes.push(format!("results {} and after", pager.offset + 1));

@@ -66,7 +66,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
                     a.line.map(|l| format!(" at line {l}")).unwrap_or_default()
                 )));
             }
-            let text = ords.iter().map(|&o| t.chunk(o).text()).collect::<Vec<_>>().join("\n");
+            let text = ords.iter().map(|&o| t.chunk(o).text()).collect::<Result<Vec<_>, _>>()?.join("\n");
             (ords, text)
         }
         (None, Some(s)) if !s.trim().is_empty() => (Vec::new(), s.clone()),
@@ -115,7 +115,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         .filter(|r| !exclude_ords.contains(&r.ord) && !exclude.contains(&t.chunk_hash(r.ord)))
         .take(k)
         .collect();
-    let results: Vec<Hit> = ranked.iter().map(|r| hit(&data, r)).collect();
+    let results: Vec<Hit> = ranked.iter().map(|r| hit(&data, r)).collect::<Result<_>>()?;
     let query = match &a.file {
         Some(f) => format!("similar to {f}{}", a.line.map(|l| format!(":{l}")).unwrap_or_default()),
         None => "similar to snippet".into(),

@@ -49,24 +49,26 @@ impl std::fmt::Debug for ChunkShard {
     }
 }
 
-/// Every chunk shard this process found damaged, in the order found (each is removed and
-/// rebuilt, so there are few). Texts are read on any thread of the pool, so an answer cannot
-/// collect its own damage as it goes: it asks what was found while it was being answered.
-static DAMAGE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-
-/// A point in the damage found by this process (`damage_mark` before answering).
-#[derive(Debug, Clone, Copy)]
-pub struct DamageMark(usize);
-
-pub fn damage_mark() -> DamageMark {
-    DamageMark(DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).len())
+/// A chunk text that failed its check: the value a read of it gives instead of the text, so the
+/// answer that read it fails with this error (the shard's file is already removed and is rebuilt
+/// from its segment on the next call). Only the answers that read a damaged text see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
+    /// The shard's file.
+    pub shard: String,
 }
 
-/// The damaged chunk shards found since `mark` (their files are already removed). Answers
-/// given at the same time each see it: one of them read the shard, and the others may have.
-pub fn damage_since(mark: DamageMark) -> Vec<String> {
-    DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).get(mark.0..).unwrap_or_default().to_vec()
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a cache file was damaged and has been removed ({}); it is rebuilt from its segment on the next call: run it again",
+            self.shard
+        )
+    }
 }
+
+impl std::error::Error for Damaged {}
 
 /// A row's fixed fields.
 #[derive(Debug, Clone, Copy)]
@@ -227,7 +229,6 @@ impl ChunkShard {
                 self.file.path.display()
             );
             let _ = std::fs::remove_file(&self.file.path);
-            DAMAGE.lock().unwrap_or_else(|e| e.into_inner()).push(self.file.path.display().to_string());
         }
     }
 
@@ -262,16 +263,13 @@ impl ChunkShard {
         }
     }
 
-    /// Row `i`'s text (in range), checked against its content hash. A damaged text reads as
-    /// empty and marks the shard damaged (see `damage_since`): never shown, always reported.
-    pub fn text(&self, i: usize) -> &str {
-        match self.checked_text(i) {
-            Some(t) => t,
-            None => {
-                self.mark_damaged();
-                ""
-            }
-        }
+    /// Row `i`'s text (in range), checked against its content hash. A damaged text is never
+    /// shown: it marks the shard damaged and reads as the error that says so.
+    pub fn text(&self, i: usize) -> Result<&str, Damaged> {
+        self.checked_text(i).ok_or_else(|| {
+            self.mark_damaged();
+            Damaged { shard: self.file.path.display().to_string() }
+        })
     }
 
     pub fn bytes_on_disk(&self) -> usize {
@@ -468,7 +466,7 @@ mod tests {
         let want: Vec<&str> = texts.iter().chain(&big).map(String::as_str).chain([""]).collect();
         assert_eq!(shard.rows(), want.len());
         for (i, w) in want.iter().enumerate().rev() {
-            assert_eq!(shard.text(i), *w, "row {i}");
+            assert_eq!(shard.text(i), Ok(*w), "row {i}");
         }
         assert!(shard.verify_texts() && !shard.is_damaged());
         // A flipped byte in the compressed heap: the texts of that block are refused, the
@@ -478,19 +476,20 @@ mod tests {
         bytes[at] ^= 0x55;
         std::fs::write(&path, &bytes).unwrap();
         let shard = ChunkShard::open(&path, "ab/cd").unwrap();
-        // An answer that began before the damage was found, one that began while it was being
-        // found (both see it) and one that began after (it does not).
-        let before = damage_mark();
-        let read: Vec<&str> = (0..want.len()).map(|i| shard.text(i)).collect();
-        let refused = (0..want.len()).filter(|&i| read[i] != want[i]).count();
+        // Each read of a damaged text gives the error naming the shard, never the text (nor
+        // an empty one); the texts of intact blocks still read.
+        let read: Vec<Result<&str, Damaged>> = (0..want.len()).map(|i| shard.text(i)).collect();
+        let mine = Damaged { shard: path.display().to_string() };
+        let refused = read.iter().filter(|r| r.is_err()).count();
         assert!(refused > 0 && shard.is_damaged(), "{refused} texts refused");
-        assert!((0..want.len()).all(|i| read[i] == want[i] || read[i].is_empty()), "a damaged text was shown");
-        assert_eq!(read[want.len() - 2], big[0]);
-        let mine = path.display().to_string();
-        assert!(damage_since(before).contains(&mine), "{:?}", damage_since(before));
+        assert!(
+            read.iter().zip(&want).all(|(r, w)| r == &Ok(*w) || r == &Err(mine.clone())),
+            "a damaged text was shown"
+        );
+        assert_eq!(read[want.len() - 2], Ok(big[0].as_str()));
         assert!(!path.exists(), "the damaged shard is removed");
-        let after = damage_mark();
-        let _ = shard.text(0);
-        assert!(!damage_since(after).contains(&mine), "reported once per shard, to answers under way");
+        let again = read.iter().position(Result::is_err).unwrap();
+        assert_eq!(shard.text(again), Err(mine.clone()), "read again, the text is refused again");
+        assert!(mine.to_string().contains(&mine.shard) && mine.to_string().contains("run it again"));
     }
 }

@@ -172,7 +172,7 @@ fn indexed_so_far(ui: &Ui) -> usize {
 /// envelope says how many (`indexed_now`), and the page shows it.
 async fn answer(ui: Arc<Ui>, f: impl FnOnce() -> Result<Answer> + Send + 'static) -> Response {
     let before = indexed_so_far(&ui);
-    match tokio::task::spawn_blocking(|| ops::checked(f)).await {
+    match tokio::task::spawn_blocking(f).await {
         Ok(Ok(a)) => {
             let mut v = envelope(&a);
             let now = indexed_so_far(&ui) - before;

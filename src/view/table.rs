@@ -87,8 +87,9 @@ pub struct ChunkRef<'a> {
 }
 
 impl<'a> ChunkRef<'a> {
-    /// The chunk's text, checked against its content hash when read (ranking never reads it).
-    pub fn text(&self) -> &'a str {
+    /// The chunk's text, checked against its content hash when read (ranking never reads it):
+    /// a text that fails is refused with the error the answer reading it fails with.
+    pub fn text(&self) -> Result<&'a str, crate::shard::chunks::Damaged> {
         self.shard.text(self.row as usize)
     }
 }

@@ -216,7 +216,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 let allowed = filters.allowed(&data.table)?;
                 let pool = (o.k * 5).max(engine.ws.config.search.pool);
                 let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_deref())?;
-                let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect();
+                let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect::<Result<_>>()?;
                 if let Some(name) = &o.rerank {
                     let ce = engine.reranker(name).map_err(crate::error::usage)?;
                     hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
@@ -257,7 +257,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     for ord in data.table.live() {
                         let c = data.table.chunk(ord);
                         let s = &mut texts[c.file as usize].1;
-                        s.push_str(c.text());
+                        s.push_str(c.text()?);
                         s.push('\n');
                     }
                     file_index.insert(key.clone(), (data.clone(), FileBm25::build(&texts)));
