@@ -3,6 +3,7 @@
 
 use crate::engine::Engine;
 use crate::error;
+use crate::ops::registry::{self, Operation, Scope};
 use crate::ops::{self, Answer};
 use crate::progress::Progress;
 use crate::workspace::Workspace;
@@ -606,33 +607,33 @@ impl Command {
     fn name(&self) -> &'static str {
         match self {
             Command::Index(_) => "index",
-            Command::Search(_) => "search",
-            Command::DeepSearch(_) => "deep_search",
-            Command::FindDefinition(_) => "find_definition",
-            Command::FindUsages(_) => "find_usages",
-            Command::FindTestsFor(_) => "find_tests_for",
-            Command::FindSimilar(_) => "find_similar",
-            Command::DescribeSymbol(_) => "describe_symbol",
-            Command::Context(_) => "context",
-            Command::DataAccess(_) => "data_access",
-            Command::Impact(_) => "impact",
-            Command::ModuleSummary(_) => "module_summary",
-            Command::RepoOverview(_) => "repo_overview",
-            Command::Graph { what: GraphCmd::Export { .. } } => "export_graph",
+            Command::Search(_) => registry::Search::NAME,
+            Command::DeepSearch(_) => registry::DeepSearch::NAME,
+            Command::FindDefinition(_) => registry::FindDefinition::NAME,
+            Command::FindUsages(_) => registry::FindUsages::NAME,
+            Command::FindTestsFor(_) => registry::FindTestsFor::NAME,
+            Command::FindSimilar(_) => registry::FindSimilar::NAME,
+            Command::DescribeSymbol(_) => registry::DescribeSymbol::NAME,
+            Command::Context(_) => registry::Context::NAME,
+            Command::DataAccess(_) => registry::DataAccess::NAME,
+            Command::Impact(_) => registry::Impact::NAME,
+            Command::ModuleSummary(_) => registry::ModuleSummary::NAME,
+            Command::RepoOverview(_) => registry::RepoOverview::NAME,
+            Command::Graph { what: GraphCmd::Export { .. } } => registry::ExportGraph::NAME,
             Command::Graph { what: GraphCmd::ImportScip { .. } } => "import_scip",
             Command::Graph { what: GraphCmd::ClearScip } => "clear_scip",
-            Command::Graph { .. } => "graph_query",
-            Command::SearchDiff(_) => "search_diff",
-            Command::GraphQuery(_) => "graph_query",
-            Command::ExportGraph(_) => "export_graph",
+            Command::Graph { .. } => registry::GraphQuery::NAME,
+            Command::SearchDiff(_) => registry::SearchDiff::NAME,
+            Command::GraphQuery(_) => registry::GraphQuery::NAME,
+            Command::ExportGraph(_) => registry::ExportGraph::NAME,
             Command::Serve(_) => "serve",
             Command::Watch => "watch",
             Command::Ui { .. } => "ui",
             Command::Source { .. } => "source",
-            Command::ListSources => "list_sources",
-            Command::GetRagStatus(_) => "get_rag_status",
-            Command::UpdateSourceIndex(_) => "update_source_index",
-            Command::Feedback(_) => "feedback",
+            Command::ListSources => registry::ListSources::NAME,
+            Command::GetRagStatus(_) => registry::GetRagStatus::NAME,
+            Command::UpdateSourceIndex(_) => registry::UpdateSourceIndex::NAME,
+            Command::Feedback(_) => registry::Feedback::NAME,
             Command::McpConfig { .. } => "mcp_config",
             Command::Init { .. } => "init",
             Command::MigrateConfig { .. } => "migrate_config",
@@ -810,19 +811,19 @@ fn run(cli: &Cli) -> Result<Answer> {
         }
         Command::Search(a) => {
             a.grep.refuse_without_pattern()?;
-            ops::search::run_sources(&sources(cli)?, a)
+            registry::Search::run(&Shell::new(cli), a)
         }
-        Command::DeepSearch(a) => on_sources(cli, a.source.name(), |e| ops::deep_search::run(e, a)),
-        Command::FindDefinition(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_definition(e, a)),
-        Command::FindUsages(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_usages(e, a)),
-        Command::FindTestsFor(a) => on_sources(cli, a.source.name(), |e| ops::nav::find_tests_for(e, a)),
-        Command::DescribeSymbol(a) => on_sources(cli, a.source.name(), |e| ops::nav::describe_symbol(e, a)),
-        Command::DataAccess(a) => ops::data_access::run(&engine(cli)?, a),
-        Command::Context(a) => ops::context::run(&engine(cli)?, a),
-        Command::Impact(a) => ops::impact::run(&engine(cli)?, a),
-        Command::SearchDiff(a) => on_one(cli, a.source.name(), |e| ops::changes::search_diff(e, a)),
-        Command::GraphQuery(a) => on_sources(cli, a.source.name(), |e| ops::graph::run(e, a)),
-        Command::ExportGraph(a) => on_one(cli, a.source.name(), |e| ops::export::run(e, a)),
+        Command::DeepSearch(a) => registry::DeepSearch::run(&Shell::new(cli), a),
+        Command::FindDefinition(a) => registry::FindDefinition::run(&Shell::new(cli), a),
+        Command::FindUsages(a) => registry::FindUsages::run(&Shell::new(cli), a),
+        Command::FindTestsFor(a) => registry::FindTestsFor::run(&Shell::new(cli), a),
+        Command::DescribeSymbol(a) => registry::DescribeSymbol::run(&Shell::new(cli), a),
+        Command::DataAccess(a) => registry::DataAccess::run(&Shell::new(cli), a),
+        Command::Context(a) => registry::Context::run(&Shell::new(cli), a),
+        Command::Impact(a) => registry::Impact::run(&Shell::new(cli), a),
+        Command::SearchDiff(a) => registry::SearchDiff::run(&Shell::new(cli), a),
+        Command::GraphQuery(a) => registry::GraphQuery::run(&Shell::new(cli), a),
+        Command::ExportGraph(a) => registry::ExportGraph::run(&Shell::new(cli), a),
         #[cfg(not(feature = "mcp"))]
         Command::Serve(_) => Err(crate::docsource::without("mcp", "the MCP server")),
         #[cfg(feature = "mcp")]
@@ -864,16 +865,12 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("watch", None, serde_json::json!({}), String::new()))
         }
         Command::Source { what } => source_cmd(cli, what),
-        Command::ListSources => ops::status::list_sources(&sources(cli)?),
-        Command::GetRagStatus(a) => ops::status::rag_status(&sources(cli)?, a.source.as_deref()),
-        Command::UpdateSourceIndex(a) => ops::status::update(&sources(cli)?, a),
-        Command::Feedback(f) => {
-            let path = ops::feedback::path(&workspace(cli)?);
-            match &f.outcome {
-                Some(_) => ops::feedback::record_args(&path, f),
-                None => ops::feedback::summary(&path),
-            }
-        }
+        Command::ListSources => registry::ListSources::run(&Shell::new(cli), &ops::status::ListArgs::default()),
+        Command::GetRagStatus(a) => registry::GetRagStatus::run(&Shell::new(cli), a),
+        Command::UpdateSourceIndex(a) => registry::UpdateSourceIndex::run(&Shell::new(cli), a),
+        // Without an outcome the command line reads the feedback back instead of recording it.
+        Command::Feedback(f) if f.outcome.is_none() => ops::feedback::summary(&ops::feedback::path(&workspace(cli)?)),
+        Command::Feedback(f) => registry::Feedback::run(&Shell::new(cli), f),
         Command::McpConfig { client } => crate::integrate::mcp_config(cli.dir.as_deref(), client),
         Command::Init { client, yes: _, no_index } => {
             crate::integrate::init_answer(cli.dir.as_deref(), client.as_deref(), || {
@@ -909,9 +906,9 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
         Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
-        Command::ModuleSummary(a) => on_sources(cli, a.source.name(), |e| ops::nav::module_summary(e, a)),
-        Command::RepoOverview(a) => on_one(cli, a.source.name(), |e| ops::overview::run(e, a)),
-        Command::FindSimilar(a) => on_sources(cli, a.source.name(), |e| ops::similar::run(e, a)),
+        Command::ModuleSummary(a) => registry::ModuleSummary::run(&Shell::new(cli), a),
+        Command::RepoOverview(a) => registry::RepoOverview::run(&Shell::new(cli), a),
+        Command::FindSimilar(a) => registry::FindSimilar::run(&Shell::new(cli), a),
         Command::Graph { what } => match what {
             GraphCmd::Query { operation, name, args } => {
                 let args = ops::graph::GraphArgs {
@@ -919,7 +916,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                     symbol: args.symbol.clone().or_else(|| name.clone()),
                     ..args.clone()
                 };
-                on_sources(cli, args.source.name(), |e| ops::graph::run(e, &args))
+                registry::GraphQuery::run(&Shell::new(cli), &args)
             }
             GraphCmd::Status(v) => {
                 let args = ops::graph::GraphArgs {
@@ -930,7 +927,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             }
             GraphCmd::ImportScip { index, rev } => ops::graph::import_scip(&engine(cli)?, index, rev.as_deref()),
             GraphCmd::ClearScip => ops::graph::clear_scip(&engine(cli)?),
-            GraphCmd::Export(a) => on_one(cli, a.source.name(), |e| ops::export::run(e, a)),
+            GraphCmd::Export(a) => registry::ExportGraph::run(&Shell::new(cli), a),
         },
         Command::Status => ops::status::run(&engine(cli)?),
         Command::Gc(a) => ops::upkeep::gc(&engine(cli)?, a.dry_run, a.reflog_days),
@@ -1026,24 +1023,38 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
     }
 }
 
-/// Runs `f` on the repository, or on the named source(s) (`ALL`: every one), fanned out as
-/// the MCP tools do.
-fn on_sources(cli: &Cli, source: Option<&str>, f: impl Fn(&Engine) -> Result<Answer>) -> Result<Answer> {
-    match source {
-        None => f(&engine(cli)?),
-        Some(name) => {
-            let all = sources(cli)?;
-            let selected = all.select((!name.eq_ignore_ascii_case("all")).then_some(name))?;
-            ops::over_sources(&selected, f)
-        }
+/// The command line's scope: the repository, and the configured sources opened only when a
+/// command names one (or `ALL`).
+struct Shell<'a> {
+    cli: &'a Cli,
+    repo: std::cell::OnceCell<Engine>,
+    sources: std::cell::OnceCell<crate::sources::Sources>,
+}
+
+impl<'a> Shell<'a> {
+    fn new(cli: &'a Cli) -> Shell<'a> {
+        Shell { cli, repo: Default::default(), sources: Default::default() }
     }
 }
 
-/// Runs `f` on the repository, or on the named source (a question one source answers).
-fn on_one(cli: &Cli, source: Option<&str>, f: impl FnOnce(&Engine) -> Result<Answer>) -> Result<Answer> {
-    match source {
-        None => f(&engine(cli)?),
-        Some(name) => f(&sources(cli)?.get(name)?.engine),
+impl Scope for Shell<'_> {
+    fn repository(&self) -> Result<&Engine> {
+        if self.repo.get().is_none() {
+            let _ = self.repo.set(engine(self.cli)?);
+        }
+        Ok(self.repo.get().expect("set above"))
+    }
+    fn sources(&self) -> Result<&crate::sources::Sources> {
+        if self.sources.get().is_none() {
+            let _ = self.sources.set(sources(self.cli)?);
+        }
+        Ok(self.sources.get().expect("set above"))
+    }
+    fn all_by_default(&self) -> bool {
+        false
+    }
+    fn confined(&self) -> bool {
+        false
     }
 }
 

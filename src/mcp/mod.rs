@@ -59,7 +59,6 @@ struct Shared {
     progress: Progress,
     tools: Vec<&'static tools::ToolSpec>,
     profile: crate::config::ToolProfile,
-    feedback: PathBuf,
     repo_name: String,
 }
 
@@ -97,7 +96,6 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         progress: progress.clone(),
         tools: tool_list,
         profile,
-        feedback: crate::ops::feedback::path(&ws),
         repo_name,
     });
     // Background: open sources, index what is missing, warm the views.
@@ -368,7 +366,7 @@ impl ServerHandler for LynxServer {
                 ));
             }
             // The text for the model, and beside it the same JSON `--json` prints.
-            match tools::call(&name, &args, &sources, &me.shared.feedback) {
+            match tools::call(&name, &args, &sources) {
                 Ok(answer) => {
                     let mut r = CallToolResult::success(vec![ContentBlock::text(crate::ops::page::for_mcp(&answer.text).into_owned())]);
                     r.structured_content = Some(answer.json());

@@ -219,7 +219,7 @@ pub struct OneSource {
     /// Ask this source (`git lynx list-sources`).
     #[arg(long = "source", id = "source", value_name = "SOURCE")]
     #[serde(rename = "source")]
-    #[schemars(description = "Source name; omit for all")]
+    #[schemars(description = "Source name; omit for the repository")]
     pub name: Option<String>,
 }
 

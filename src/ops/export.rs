@@ -410,6 +410,57 @@ fn render_html(title: &str, data_json: &str) -> String {
     format!("{head}{}{mid}{data}{tail}", escape(title))
 }
 
+/// A file an agent asked a tool to write: relative to the repository and inside it (an agent
+/// must not be able to write anywhere else through the server).
+pub fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::path::PathBuf> {
+    use std::path::Component;
+    let refuse = |why: &str| Err(crate::error::usage(format!("argument `out` {why} (got \"{}\")", out.escape_debug())));
+    let p = std::path::Path::new(out);
+    let escapes = p.is_absolute()
+        || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));
+    if escapes || out.trim().is_empty() {
+        return refuse("must be a path inside the repository, relative to its root");
+    }
+    let lower = out.to_ascii_lowercase();
+    if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
+        return refuse("must name an .html file (the tool writes a web page, nothing else)");
+    }
+    let first = p
+        .components()
+        .find(|c| !matches!(c, Component::CurDir))
+        .map(|c| c.as_os_str().to_string_lossy().to_ascii_lowercase());
+    if first.as_deref().is_some_and(|f| f == ".git" || f == ".lynx") {
+        return refuse("may not lead into .git or .lynx");
+    }
+    let root = engine.ws.repo.workdir()?;
+    let root_real = root.canonicalize()?;
+    let full = root.join(p);
+    // Every component that exists is resolved, symbolic links included: the deepest existing
+    // ancestor (or the file itself) must stay inside the work tree, outside git's directory.
+    let mut existing = full.as_path();
+    while !existing.exists() && existing.symlink_metadata().is_err() {
+        match existing.parent() {
+            Some(parent) => existing = parent,
+            None => break,
+        }
+    }
+    let real = existing.canonicalize()?;
+    if !real.starts_with(&root_real) {
+        return refuse("leads outside the repository through a symbolic link");
+    }
+    let store = engine.ws.store.root.canonicalize().unwrap_or_else(|_| engine.ws.store.root.clone());
+    if real.starts_with(&engine.ws.repo.common_dir)
+        || real.starts_with(root_real.join(".lynx"))
+        || real.starts_with(&store)
+    {
+        return refuse("may not lead into .git or .lynx");
+    }
+    if full.symlink_metadata().is_ok_and(|m| !m.is_file()) {
+        return refuse("names something that is not a plain file");
+    }
+    Ok(full)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

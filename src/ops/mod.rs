@@ -20,6 +20,7 @@ pub mod nav;
 pub mod objects;
 pub mod overview;
 pub mod page;
+pub mod registry;
 pub mod remote;
 pub mod search;
 pub mod setup;

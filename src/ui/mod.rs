@@ -6,6 +6,7 @@
 //! answers, so a search here is the search there.
 
 use crate::engine::Engine;
+use crate::ops::registry::{self, Operation, Scope};
 use crate::ops::{self, Answer};
 use crate::sources::Sources;
 use anyhow::{Context, Result};
@@ -33,6 +34,23 @@ struct Ui {
     hosts: [String; 2],
     origins: [String; 2],
     allow_write: bool,
+}
+
+/// The page asks as an agent does: every source unless one is named, and nothing it has
+/// written leaves the repository.
+impl Scope for Ui {
+    fn repository(&self) -> Result<&Engine> {
+        Ok(&self.sources.main().engine)
+    }
+    fn sources(&self) -> Result<&Sources> {
+        Ok(&self.sources)
+    }
+    fn all_by_default(&self) -> bool {
+        true
+    }
+    fn confined(&self) -> bool {
+        true
+    }
 }
 
 /// A secret nobody else can guess: the kernel's randomness, else time and process.
@@ -268,10 +286,9 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
             if args.get("rev").is_some_and(|r| r == "worktree") {
                 args.remove("rev");
             }
-            let diff: ops::changes::SearchDiffArgs = ops::args::parse(&args)?;
-            return marked(ops::changes::search_diff(source(&ui, &p)?, &diff));
+            return marked(registry::call::<registry::SearchDiff>(&*ui, &args));
         }
-        marked(ops::search::run_sources(&ui.sources, &ops::args::parse(&args)?))
+        marked(registry::call::<registry::Search>(&*ui, &args))
     })
     .await
 }
@@ -392,7 +409,7 @@ async fn feedback(State(ui): State<Arc<Ui>>, Json(f): Json<ops::feedback::Feedba
     if !ui.allow_write {
         return refuse(StatusCode::FORBIDDEN, READ_ONLY_FEEDBACK);
     }
-    answer(ui.clone(), move || ops::feedback::record_args(&ops::feedback::path(&ui.sources.main().engine.ws), &f)).await
+    answer(ui.clone(), move || registry::Feedback::run(&*ui, &f)).await
 }
 
 /// The graph explorer for a symbol or a module, the same page `graph export` writes.
