@@ -261,3 +261,5 @@ pub struct TableImpact {
     /// Where the definitions touch it.
     pub touched_by: Vec<Accessor>,
 }
+
+crate::results!(DataAccess => "results", TableImpact => "results");

@@ -265,3 +265,5 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
 fn search_k(k: usize) -> usize {
     crate::search::clamp_k(k).0
 }
+
+crate::results!(DeepResult => "results");

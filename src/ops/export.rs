@@ -461,6 +461,8 @@ pub fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<st
     Ok(full)
 }
 
+crate::results!(Exported);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,3 +134,5 @@ pub fn summary(path: &Path) -> Result<Answer> {
         out,
     ))
 }
+
+crate::results!(Recorded);

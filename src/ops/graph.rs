@@ -627,3 +627,11 @@ pub fn import_scip(engine: &Engine, index: &std::path::Path, rev: Option<&str>) 
     }
     Ok(Answer::new("import_scip", None, &r, text))
 }
+
+crate::results!(
+    Traversal => "results",
+    GraphPath => "path",
+    GraphStatus,
+    GraphOverview,
+    Surprises => "results",
+);

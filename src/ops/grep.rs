@@ -237,6 +237,19 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
     Ok(Answer::new("search", Some(view.id.clone()), &result, text))
 }
 
+/// `-c` answers with counts per file, `-l` with files, otherwise with the matching lines.
+impl super::Results for GrepResult {
+    fn list(&self) -> Option<&'static str> {
+        Some(if !self.counts.is_empty() {
+            "counts"
+        } else if self.matches.is_empty() {
+            "files"
+        } else {
+            "matches"
+        })
+    }
+}
+
 /// The matching lines of one file, with their context.
 fn matches_in(path: &str, text: &str, re: &regex::Regex, a: &GrepArgs) -> Vec<GrepMatch> {
     if !re.is_match(text) {

@@ -145,3 +145,5 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     out.push('\n');
     out
 }
+
+crate::results!(Indexed);

@@ -43,10 +43,45 @@ pub struct Answer {
     /// The exit code of an answer that still fails something (a doctor check, an impact
     /// `--fail-on` check, an evaluation gate); `error::EXIT_OK` otherwise.
     pub exit: i32,
+    /// The field of `data` that is its list of results (`Results::list`).
+    pub list: Option<&'static str>,
+}
+
+/// What an answer's data is: its JSON, and which of its fields, if any, is its list of results
+/// — the list `--jsonl` writes one line per element of, declared by the result type rather than
+/// guessed from the JSON.
+pub trait Results: Serialize {
+    /// The field that is this result's list, if it has one.
+    fn list(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+impl<T: Results + ?Sized> Results for &T {
+    fn list(&self) -> Option<&'static str> {
+        (**self).list()
+    }
+}
+
+/// Answers whose data is assembled as JSON (small confirmations, fan-outs) have no list.
+impl Results for Value {}
+
+/// Declares result types: `results!(T => "field")` for one whose `field` is its list,
+/// `results!(T)` for one without.
+#[macro_export]
+macro_rules! results {
+    ($($ty:ty $(=> $list:literal)?),+ $(,)?) => {
+        $(impl $crate::ops::Results for $ty {
+            $(fn list(&self) -> Option<&'static str> {
+                Some($list)
+            })?
+        })+
+    };
 }
 
 impl Answer {
-    pub fn new(operation: &'static str, view: Option<ViewId>, data: impl Serialize, text: String) -> Answer {
+    pub fn new<T: Results>(operation: &'static str, view: Option<ViewId>, data: T, text: String) -> Answer {
+        let list = data.list();
         let data = match serde_json::to_value(data) {
             Ok(Value::Object(m)) => m,
             Ok(other) => {
@@ -60,7 +95,7 @@ impl Answer {
                 m
             }
         };
-        Answer { operation, view, data, text, exit: crate::error::EXIT_OK }
+        Answer { operation, view, data, text, exit: crate::error::EXIT_OK, list }
     }
 
     /// The same answer with a non-zero exit code.
@@ -84,18 +119,15 @@ impl Answer {
     }
 }
 
-/// The keys that hold an answer's list of results, in the order they are looked for.
-const LIST_KEYS: &[&str] = &["results", "matches", "files", "usages", "tests", "callers", "definitions", "questions"];
-
 /// `--jsonl`: each element of the answer's result list as one line (`"type": "result"`, with
 /// the operation and view), then one `"type": "summary"` line with the rest of the envelope.
 pub fn json_lines(answer: &Answer) -> Vec<String> {
     let mut env = answer.json();
     let Value::Object(m) = &mut env else { return vec![env.to_string()] };
-    let key = LIST_KEYS.iter().find(|k| m.get(**k).is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty())));
+    let key = answer.list.filter(|k| m.get(*k).is_some_and(Value::is_array));
     let mut lines = Vec::new();
     if let Some(key) = key {
-        let items = m.remove(*key).unwrap_or_default();
+        let items = m.remove(key).unwrap_or_default();
         for item in items.as_array().into_iter().flatten() {
             let mut line = Map::new();
             line.insert("type".into(), json!("result"));
@@ -204,4 +236,43 @@ pub fn over_sources(
         text.push_str(&format!("note: skipped {s}\n"));
     }
     Ok(Answer::new(operation, view, json!({"sources": parts, "skipped": skipped}), text))
+}
+
+crate::results!(Unmatched => "results");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Found {
+        results: Vec<u32>,
+        files: Vec<&'static str>,
+    }
+    crate::results!(Found => "results");
+
+    fn lines(a: &Answer) -> Vec<Value> {
+        json_lines(a).iter().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn json_lines_follow_the_list_the_result_type_declares() {
+        // One line per declared element, then the summary with the rest of the envelope.
+        let a = Answer::new("search", None, Found { results: vec![7, 8], files: vec!["a.rs"] }, String::new());
+        let got = lines(&a);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!((got[0]["type"].as_str(), got[0]["value"].as_u64()), (Some("result"), Some(7)));
+        assert_eq!((got[2]["type"].as_str(), got[2]["list"].as_str()), (Some("summary"), Some("results")));
+        assert_eq!(got[2]["files"], json!(["a.rs"]), "other lists stay in the summary");
+        // An empty declared list is still the list: the files beside it are not taken instead.
+        let none = Answer::new("search", None, Found { results: vec![], files: vec!["a.rs"] }, String::new());
+        let got = lines(&none);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["list"], "results");
+        // Data assembled as JSON has no list: the whole answer is its summary.
+        let plain = Answer::new("status", None, json!({"results": [1, 2]}), String::new());
+        let got = lines(&plain);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0]["results"], json!([1, 2]));
+    }
 }

@@ -319,3 +319,5 @@ pub fn configured_name(flag: Option<&str>, ws: Option<&crate::workspace::Workspa
         .name
         .unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
 }
+
+crate::results!(ModelInfo);

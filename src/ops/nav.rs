@@ -1088,3 +1088,13 @@ pub fn module_summary(engine: &Engine, a: &ModuleArgs) -> Result<Answer> {
     };
     Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), &r, text))
 }
+
+crate::results!(
+    FindDefinition => "results",
+    FindUsages => "results",
+    FindTests => "results",
+    Describe => "definitions",
+    Impact => "results",
+    ModuleSummary => "definitions",
+    UnmatchedFile,
+);

@@ -324,3 +324,5 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
     text.push_str(&format!("top-level: {}\n", dirs.join(", ")));
     Ok(Answer::new("repo_overview", Some(view.id.clone()), &o, text))
 }
+
+crate::results!(Overview);

@@ -284,3 +284,5 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     a.data.insert("import".into(), serde_json::Value::Object(imported.data));
     Ok(a)
 }
+
+crate::results!(Pushed);

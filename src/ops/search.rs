@@ -232,6 +232,13 @@ pub struct SearchResult {
     pub source: Option<String>,
 }
 
+/// `--files` answers with files, otherwise with chunks.
+impl super::Results for SearchResult {
+    fn list(&self) -> Option<&'static str> {
+        Some(if self.files.is_empty() { "results" } else { "files" })
+    }
+}
+
 /// A ranked chunk as an answer's hit (its text read and checked here).
 pub fn hit(view: &ViewData, r: &Ranked) -> Result<Hit> {
     let c = view.table.chunk(r.ord);

@@ -132,3 +132,5 @@ pub fn render(r: &DataReport, details: bool) -> String {
     }
     out
 }
+
+crate::results!(DataReport);

@@ -282,3 +282,5 @@ pub fn render(r: &GraphReport, details: bool) -> String {
     }
     out
 }
+
+crate::results!(GraphReport);

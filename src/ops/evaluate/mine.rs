@@ -263,6 +263,8 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
     Ok(out)
 }
 
+crate::results!(Mined);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -432,3 +432,5 @@ pub fn render(r: &Report) -> String {
     }
     out
 }
+
+crate::results!(Report => "per_question");
