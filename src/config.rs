@@ -106,6 +106,25 @@ pub struct ModelConfig {
     pub threads: usize,
 }
 
+/// How hybrid search combines its two candidate lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Normalised scores, combined (`dense_weight` is the dense share).
+    Convex,
+    /// Reciprocal Rank Fusion (`dense_weight` weighs the dense list against BM25's 1).
+    Rrf,
+}
+
+impl Fusion {
+    pub fn name(self) -> &'static str {
+        match self {
+            Fusion::Convex => "convex",
+            Fusion::Rrf => "rrf",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchConfig {
@@ -132,8 +151,7 @@ pub struct SearchConfig {
     pub rrf_k: f32,
     /// Candidates the dense retriever contributes (0: as many as `pool`).
     pub dense_pool: usize,
-    /// `convex` (normalised scores, combined) or `rrf` (Reciprocal Rank Fusion).
-    pub fusion: String,
+    pub fusion: Fusion,
     /// Score multipliers of test files, prose and data, and secondary code (build output,
     /// examples, benchmarks) when the query is not about them.
     pub test_factor: f32,
@@ -456,7 +474,7 @@ impl Default for SearchConfig {
             history_per_file: 10,
             rrf_k: DEFAULT_RRF_K,
             dense_pool: DEFAULT_DENSE_POOL,
-            fusion: "convex".into(),
+            fusion: Fusion::Convex,
             question_words: false,
             variants: DEFAULT_VARIANTS,
             synonyms: String::new(),
@@ -586,13 +604,7 @@ impl Config {
                 "search.file_evidence must be a number from 0 to 1 (got {e}); 0 ranks every hit on its own"
             )));
         }
-        if !matches!(cfg.search.fusion.as_str(), "convex" | "rrf") {
-            return Err(crate::error::usage(format!(
-                "search.fusion must be `convex` or `rrf` (got `{}`)",
-                cfg.search.fusion
-            )));
-        }
-        if cfg.search.fusion == "convex" && w > 1.0 {
+        if cfg.search.fusion == Fusion::Convex && w > 1.0 {
             return Err(crate::error::usage(format!(
                 "search.dense_weight is the dense share of a convex combination and must be from 0 to 1 (got {w}); use search.fusion = \"rrf\" for a rank-fusion weight"
             )));

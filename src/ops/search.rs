@@ -317,7 +317,7 @@ fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranke
     };
     let priors = priors(engine, data, query, mode);
     let fusion = match mode {
-        Mode::Hybrid => s.fusion.clone(),
+        Mode::Hybrid => s.fusion.name().to_string(),
         m => m.name().to_string(),
     };
     let mut next = 0;
@@ -462,8 +462,8 @@ pub fn retrieve(
         Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
         Mode::Hybrid => {
             let s = &engine.ws.config.search;
-            match (s.fusion.as_str(), &dense, &query_vector, &bm25_scores) {
-                ("convex", Some(m), Some(q), Some(b)) => {
+            match (s.fusion, &dense, &query_vector, &bm25_scores) {
+                (crate::config::Fusion::Convex, Some(m), Some(q), Some(b)) => {
                     let cos = |o: u32| m.has(o).then(|| crate::embed::dot(q, &m.row(o)));
                     search::convex(&sparse_hits, &dense_hits, |o| b.score(o), cos, s.dense_weight)
                 }
