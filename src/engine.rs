@@ -607,6 +607,62 @@ impl Engine {
         index::never_stored(&self.ws, view, &wanted).len() < wanted.len()
     }
 
+    /// The ranking of an opened view: its dense side when `requested` uses one and a model
+    /// covers the view (a missing model is a usage error for `dense`, a note otherwise), its
+    /// history field, this repository's query analysis and search settings.
+    pub fn searcher<'a>(
+        &'a self,
+        view: &View,
+        data: &'a ViewData,
+        requested: crate::search::Mode,
+    ) -> Result<crate::search::searcher::Searcher<'a>> {
+        use crate::search::Mode;
+        let mut notes = Vec::new();
+        let dense = if requested == Mode::Sparse {
+            None
+        } else {
+            match self.dense_for(view, data) {
+                Ok(m) => {
+                    if m.covered < m.live {
+                        notes.push(format!(
+                            "dense coverage {:.0}% ({} of {} chunks embedded); run `git lynx index` to complete it",
+                            100.0 * m.covered as f64 / m.live.max(1) as f64,
+                            m.covered,
+                            m.live
+                        ));
+                    }
+                    Some((m, self.embedder().map_err(|e| anyhow::anyhow!(e))?))
+                }
+                // Asked for by name, dense retrieval without a model is an error, not a quiet
+                // lexical answer.
+                Err(reason) if requested == Mode::Dense => {
+                    return Err(crate::error::usage(format!(
+                        "dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model"
+                    )));
+                }
+                Err(reason) => {
+                    // A missing model is explained once per session (a server answers many
+                    // questions); a model turned off on purpose says so every time, briefly.
+                    let first = !self.dense_note_said.swap(true, std::sync::atomic::Ordering::AcqRel);
+                    if first || self.model.name.is_none() {
+                        notes.push(format!("results are lexical only: {reason}"));
+                    } else {
+                        notes.push("results are lexical only (no model; get_rag_status says why)".into());
+                    }
+                    None
+                }
+            }
+        };
+        Ok(crate::search::searcher::Searcher::new(
+            data,
+            dense,
+            self.history(data),
+            self.query_analysis(),
+            &self.ws.config.search,
+            notes,
+        ))
+    }
+
     /// The dense side of an opened view for the current model, embedding what is missing when
     /// that is quick. `Err(reason)` when dense retrieval is unavailable.
     pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseView>, String> {

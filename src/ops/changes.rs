@@ -4,7 +4,7 @@
 //! after — or, for deleted ones, the before — snapshot, and the tests to re-run).
 
 use super::nav::TestRef;
-use super::search::{Hit, cite, hit, retrieve, snippet};
+use super::search::{Hit, cite, hit, snippet};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::graph::model::{CodeGraph, Node};
@@ -355,7 +355,12 @@ pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     let (results, mode, mut notes) = if d.changed_chunks.is_empty() || paging {
         (Vec::new(), mode, Vec::new())
     } else {
-        let r = retrieve(engine, &d.after.view, &d.after.data, &a.query, mode, pool, Some(allowed.as_ref()))?;
+        let r = engine.searcher(&d.after.view, &d.after.data, mode)?.retrieve(
+            &a.query,
+            mode,
+            pool,
+            Some(allowed.as_ref()),
+        )?;
         let hits: Vec<Hit> = r.ranked.iter().take(k).map(|x| hit(&d.after.data, x)).collect::<Result<_>>()?;
         (hits, r.mode, r.notes)
     };

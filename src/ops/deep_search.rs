@@ -4,7 +4,7 @@
 //! rank-1 value alone (1/61) would pass any fixed threshold.
 
 use super::args::{Count, FilterArgs, Rev};
-use super::search::{Hit, hit, render as render_hits, retrieve};
+use super::search::{Hit, hit, render as render_hits};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::{Mode, Ranked};
@@ -138,7 +138,7 @@ pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let mut notes: Vec<String> = crate::search::clamp_k(k).1.into_iter().collect();
     let mut chosen = None;
     for q in &variants {
-        let r = retrieve(engine, &view, &data, q, requested, pool, allowed.as_deref())?;
+        let r = engine.searcher(&view, &data, requested)?.retrieve(q, requested, pool, allowed.as_deref())?;
         notes.extend(r.notes.iter().cloned());
         let top: Vec<Ranked> = r.ranked.into_iter().take(search_k(k)).collect();
         let sparse_threshold = sparse_threshold(q, engine.ws.config.search.deep_sparse_per_term);

@@ -5,6 +5,7 @@ use super::args::{Count, FilterArgs, Rev};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::search::filter::Filters;
+use crate::search::searcher::Searcher;
 use crate::search::{self, Mode, Ranked};
 use crate::view::ViewData;
 use anyhow::Result;
@@ -281,45 +282,14 @@ fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewDat
     out
 }
 
-/// The priors of `query` in `data` with this workspace's settings (one place, so the
-/// explanation shows the factors the ranking used).
-fn priors(engine: &Engine, data: &ViewData, query: &str, mode: Mode) -> search::rank::Priors {
-    let s = &engine.ws.config.search;
-    let factors = search::rank::Factors {
-        test: s.test_factor,
-        prose: s.prose_factor,
-        secondary: s.secondary_factor,
-        vendored: s.vendor_factor,
-        stem: s.stem_factor,
-    };
-    let priors = search::rank::Priors::with_factors(query, factors);
-    match engine.history(data) {
-        // Not for cosine alone: its scores sit so close together that the lift would decide
-        // the order (measured worse).
-        Some(h) if s.recency > 0.0 && mode != Mode::Dense => priors.with_recency(h, s.recency, s.recency_half_life),
-        _ => priors,
-    }
-}
-
 /// Attaches an [`Explanation`] to each hit that came from `ranked`.
-fn explain_hits(engine: &Engine, data: &ViewData, query: &str, mode: Mode, ranked: &[Ranked], hits: &mut [Hit]) {
+fn explain_hits(searcher: &Searcher, query: &str, mode: Mode, ranked: &[Ranked], hits: &mut [Hit]) {
+    let data = searcher.data;
     let by_ord: std::collections::HashMap<u32, &Ranked> = ranked.iter().map(|r| (r.ord, r)).collect();
     let ords: Vec<u32> = hits.iter().filter_map(|h| h.ord).collect();
-    let s = &engine.ws.config.search;
-    let qa = engine.query_analysis();
-    let terms = search::query_terms(data, query, &qa);
-    let history = engine.history(data);
-    let history = history.as_deref().filter(|_| s.history > 0.0).map(|h| (h, s.history));
-    let matched = if mode == Mode::Dense {
-        vec![Vec::new(); ords.len()]
-    } else {
-        search::bm25::explain(&data.table, &terms, history, &ords)
-    };
-    let priors = priors(engine, data, query, mode);
-    let fusion = match mode {
-        Mode::Hybrid => s.fusion.name().to_string(),
-        m => m.name().to_string(),
-    };
+    let matched = searcher.matched_terms(query, mode, &ords);
+    let priors = searcher.priors(query, mode);
+    let fusion = searcher.fusion_name(mode).to_string();
     let mut next = 0;
     for h in hits.iter_mut() {
         let Some(ord) = h.ord else { continue };
@@ -371,128 +341,6 @@ fn render_explanation(e: &Explanation) -> String {
         parts.push(format!("×{:.2} further chunk of a file listed above", e.further_chunk));
     }
     format!("    why: {} → {}\n", parts.join(" · "), format_score(e.score))
-}
-
-/// Ranked chunks of a view for a query (shared by search, deep_search and search_diff).
-pub struct Retrieved {
-    pub mode: Mode,
-    pub ranked: Vec<Ranked>,
-    pub notes: Vec<String>,
-    /// Best raw scores of each retriever (BM25, cosine), for strength checks.
-    pub top_sparse: Option<f32>,
-    pub top_dense: Option<f32>,
-}
-
-pub fn retrieve(
-    engine: &Engine,
-    view: &crate::view::View,
-    data: &ViewData,
-    query: &str,
-    requested: Mode,
-    pool: usize,
-    allowed: Option<&crate::search::Allowed>,
-) -> Result<Retrieved> {
-    let mut notes = Vec::new();
-    let dense = if requested == Mode::Sparse {
-        None
-    } else {
-        match engine.dense_for(view, data) {
-            Ok(m) => {
-                if m.covered < m.live {
-                    notes.push(format!(
-                        "dense coverage {:.0}% ({} of {} chunks embedded); run `git lynx index` to complete it",
-                        100.0 * m.covered as f64 / m.live.max(1) as f64,
-                        m.covered,
-                        m.live
-                    ));
-                }
-                Some(m)
-            }
-            // Asked for by name, dense retrieval without a model is an error, not a quiet
-            // lexical answer.
-            Err(reason) if requested == Mode::Dense => {
-                return Err(crate::error::usage(format!(
-                    "dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model"
-                )));
-            }
-            Err(reason) => {
-                // A missing model is explained once per session (a server answers many
-                // questions); a model turned off on purpose says so every time, briefly.
-                let first = !engine.dense_note_said.swap(true, std::sync::atomic::Ordering::AcqRel);
-                if first || engine.model.name.is_none() {
-                    notes.push(format!("results are lexical only: {reason}"));
-                } else {
-                    notes.push("results are lexical only (no model; get_rag_status says why)".into());
-                }
-                None
-            }
-        }
-    };
-    let mode = if dense.is_none() { Mode::Sparse } else { requested };
-    let history = engine.history(data);
-    let history = history
-        .as_deref()
-        .filter(|_| engine.ws.config.search.history > 0.0)
-        .map(|h| (h, engine.ws.config.search.history));
-    let qa = engine.query_analysis();
-    let (sparse_hits, bm25_scores) = if mode == Mode::Dense {
-        (Vec::new(), None)
-    } else {
-        let (h, s) = search::sparse_scored(data, query, pool, allowed, history, &qa);
-        (h, Some(s))
-    };
-    let mut query_vector = None;
-    let dense_hits = match (&dense, mode) {
-        (Some(m), Mode::Dense | Mode::Hybrid) => {
-            let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
-            let q = model.embed_query(query)?;
-            query_vector = Some(q.clone());
-            let s = &engine.ws.config.search;
-            let dense_pool = if s.dense_pool > 0 { s.dense_pool } else { pool };
-            m.search(&q, dense_pool, allowed)
-        }
-        _ => Vec::new(),
-    };
-    let top_sparse = sparse_hits.first().map(|h| h.1);
-    let top_dense = dense_hits.first().map(|h| h.1);
-    let ranked = match mode {
-        Mode::Sparse => {
-            sparse_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::sparse(i, ord, score)).collect()
-        }
-        Mode::Dense => dense_hits.iter().enumerate().map(|(i, &(ord, score))| Ranked::dense(i, ord, score)).collect(),
-        Mode::Hybrid => {
-            let s = &engine.ws.config.search;
-            match (s.fusion, &dense, &query_vector, &bm25_scores) {
-                (crate::config::Fusion::Convex, Some(m), Some(q), Some(b)) => {
-                    let cos = |o: u32| m.has(o).then(|| crate::embed::dot(q, &m.row(o)));
-                    search::convex(&sparse_hits, &dense_hits, |o| b.score(o), cos, s.dense_weight)
-                }
-                _ => search::rrf_with(&sparse_hits, &dense_hits, s.dense_weight, s.rrf_k),
-            }
-        }
-    };
-    // Ties are broken by location, so equal scores come out in path and line order.
-    let mut ranked: Vec<Ranked> = ranked;
-    for r in &mut ranked {
-        r.fused = r.score;
-    }
-    let s = &engine.ws.config.search;
-    let boosts = search::rank::Boosts { definition: s.definition_boost, path: s.path_boost, coherence: s.coherence };
-    search::rank::boost(data, &mut ranked, query, boosts);
-    priors(engine, data, query, mode).apply(data, &mut ranked);
-    // Not for cosine alone: a file's chunks all score alike there, so the share would act as
-    // a file-length prior (measured worse on two of four sets); BM25 and fused scores fall
-    // off steeply enough for a second hit to be evidence.
-    if mode != Mode::Dense {
-        search::rank::file_evidence(data, &mut ranked, engine.ws.config.search.file_evidence);
-    }
-    ranked.sort_by(|a, b| {
-        let (ca, cb) = (data.table.chunk(a.ord), data.table.chunk(b.ord));
-        b.score.total_cmp(&a.score).then_with(|| ca.path.cmp(cb.path)).then(ca.start_line.cmp(&cb.start_line))
-    });
-    let mut ranked = search::dedup_identical(data, ranked);
-    search::rank::saturate(data, &mut ranked, engine.ws.config.search.chunk_decay);
-    Ok(Retrieved { mode, ranked, notes, top_sparse, top_dense })
 }
 
 /// Reorders `hits` by the cross-encoder's relevance of (query, chunk), keeping each retrieval
@@ -634,11 +482,12 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     let want = pager.want(k);
     // A file list draws on more chunks than it shows (as the evaluation does: 5 per file asked).
     let pool = if files { (5 * k).max(engine.ws.config.search.pool) } else { k.max(engine.ws.config.search.pool) };
-    let mut r = retrieve(engine, &view, data, &args.query, requested, pool, allowed.as_deref())?;
+    let searcher = engine.searcher(&view, data, requested)?;
+    let mut r = searcher.retrieve(&args.query, requested, pool, allowed.as_deref())?;
     // Pages past the candidates continue with a deeper retrieval's ranking of the rest: the
     // first `pool` keep the ranking a single answer has, and the order stays one fixed list.
     if !files && want > r.ranked.len() && r.ranked.len() >= pool {
-        let deep = retrieve(engine, &view, data, &args.query, requested, PAGE_DEPTH, allowed.as_deref())?;
+        let deep = searcher.retrieve(&args.query, requested, PAGE_DEPTH, allowed.as_deref())?;
         let head: std::collections::HashSet<u32> = r.ranked.iter().map(|x| x.ord).collect();
         r.ranked.extend(deep.ranked.into_iter().filter(|x| !head.contains(&x.ord)));
     }
@@ -697,7 +546,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         Vec::new()
     };
     if args.explain.unwrap_or(false) {
-        explain_hits(engine, data, &args.query, r.mode, &r.ranked, &mut results);
+        explain_hits(&searcher, &args.query, r.mode, &r.ranked, &mut results);
     }
     let result = SearchResult {
         query: args.query.clone(),

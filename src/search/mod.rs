@@ -3,6 +3,7 @@
 pub mod bm25;
 pub mod filter;
 pub mod rank;
+pub mod searcher;
 
 use crate::analyze;
 use crate::view::ViewData;

@@ -215,7 +215,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             Some(mode) => {
                 let allowed = filters.allowed(&data.table)?;
                 let pool = (o.k * 5).max(engine.ws.config.search.pool);
-                let r = crate::ops::search::retrieve(engine, &view, &data, &q.query, mode, pool, allowed.as_deref())?;
+                let r = engine.searcher(&view, &data, mode)?.retrieve(&q.query, mode, pool, allowed.as_deref())?;
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect::<Result<_>>()?;
                 if let Some(name) = &o.rerank {
                     let ce = engine.reranker(name).map_err(crate::error::usage)?;
