@@ -685,7 +685,7 @@ pub fn main() -> i32 {
                 };
                 println!(
                     "{}",
-                    serde_json::json!({"ok": false, "operation": "usage", "error": first, "usage": msg.trim_end()})
+                    serde_json::json!({"ok": false, "operation": "usage", "error": first, "kind": error::Kind::Usage.name(), "usage": msg.trim_end()})
                 );
                 return code;
             }

@@ -1,5 +1,6 @@
-//! Error kinds that decide the exit code: usage errors (bad arguments or input: exit 2),
-//! lock time-outs (exit 75), everything else (exit 1). "Found nothing" is not an error.
+//! Error kinds that decide the exit code and tell a caller what to do next (`Kind`): usage
+//! errors (bad arguments or input: exit 2), lock time-outs (exit 75), damaged caches (exit 1,
+//! the same call again answers), everything else (exit 1). "Found nothing" is not an error.
 
 use std::fmt;
 
@@ -33,16 +34,82 @@ pub const EXIT_GATE_FAILED: i32 = 4;
 /// The store's write lock was not released in time.
 pub const EXIT_LOCKED: i32 = 75;
 
-/// The exit code for an error.
-pub fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.chain().any(|c| c.downcast_ref::<UsageError>().is_some()) {
-        EXIT_USAGE
-    } else if e.chain().any(|c| c.downcast_ref::<LockTimeout>().is_some()) {
-        EXIT_LOCKED
-    } else {
-        EXIT_FAILURE
+/// What kind of failure an error is: its exit code, and (as `kind` in a failed answer's JSON)
+/// what a caller should do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Fix the arguments, the input or the configuration: the same call fails again.
+    Usage,
+    /// The store's write lock was held too long: try again when the writer is done.
+    Locked,
+    /// A cache file was damaged and has been removed: the same call again answers.
+    Damaged,
+    /// Anything else.
+    Failure,
+}
+
+impl Kind {
+    /// The kind of `e`: the first typed error found along its chain of causes.
+    pub fn of(e: &anyhow::Error) -> Kind {
+        for c in e.chain() {
+            if c.is::<UsageError>() {
+                return Kind::Usage;
+            }
+            if c.is::<LockTimeout>() {
+                return Kind::Locked;
+            }
+            if c.is::<Damaged>() {
+                return Kind::Damaged;
+            }
+        }
+        Kind::Failure
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Usage => "usage",
+            Kind::Locked => "locked",
+            Kind::Damaged => "damaged",
+            Kind::Failure => "failure",
+        }
+    }
+
+    /// The one table of exit codes by kind.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Kind::Usage => EXIT_USAGE,
+            Kind::Locked => EXIT_LOCKED,
+            Kind::Damaged | Kind::Failure => EXIT_FAILURE,
+        }
     }
 }
+
+/// The exit code for an error.
+pub fn exit_code(e: &anyhow::Error) -> i32 {
+    Kind::of(e).exit_code()
+}
+
+/// A chunk text that failed its check: the value a read of it gives instead of the text, so the
+/// answer that read it fails with this error (the cache file holding it is already removed and
+/// is rebuilt from its segment on the next call). Only the answers that read a damaged text see
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
+    /// The cache file.
+    pub shard: String,
+}
+
+impl fmt::Display for Damaged {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a cache file was damaged and has been removed ({}); it is rebuilt from its segment on the next call: run it again",
+            self.shard
+        )
+    }
+}
+
+impl std::error::Error for Damaged {}
 
 /// A writer waited longer than the store's lock timeout (exit code 75).
 #[derive(Debug)]
@@ -65,3 +132,35 @@ impl std::fmt::Display for LockTimeout {
 }
 
 impl std::error::Error for LockTimeout {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn each_kind_is_found_through_context_and_has_its_exit_code() {
+        let usage = Err::<(), _>(usage("bad -k")).context("searching").unwrap_err();
+        let locked = anyhow::Error::new(LockTimeout {
+            holder: "pid 1".into(),
+            waited: std::time::Duration::from_secs(1),
+            name: "index".into(),
+        });
+        let damaged =
+            Err::<(), _>(Damaged { shard: "x.chunks".into() }).context("reading a hit").context("search").unwrap_err();
+        let other = anyhow::anyhow!("disk full");
+        let got: Vec<(Kind, i32)> =
+            [&usage, &locked, &damaged, &other].iter().map(|e| (Kind::of(e), exit_code(e))).collect();
+        assert_eq!(
+            got,
+            [
+                (Kind::Usage, EXIT_USAGE),
+                (Kind::Locked, EXIT_LOCKED),
+                (Kind::Damaged, EXIT_FAILURE),
+                (Kind::Failure, EXIT_FAILURE)
+            ]
+        );
+        assert_eq!(Kind::of(&damaged).name(), "damaged");
+        assert!(format!("{damaged:#}").contains("x.chunks") && format!("{damaged:#}").contains("run it again"));
+    }
+}

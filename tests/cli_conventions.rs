@@ -205,12 +205,16 @@ fn usage_errors_are_one_json_object_with_json() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let v: Value =
             serde_json::from_str(stdout(&out).trim()).unwrap_or_else(|e| panic!("{args:?}: {e}: {}", stdout(&out)));
-        assert_eq!(v["ok"], false);
+        assert_eq!((&v["ok"], &v["kind"]), (&Value::Bool(false), &Value::from("usage")), "{v}");
         assert!(
             v["error"].as_str().unwrap().contains("argument") || v["error"].as_str().unwrap().contains("subcommand"),
             "{v}"
         );
     }
+    // A usage error found while answering (not by the parser) says so too.
+    let out = r.lynx(&["--json", "search", "add", "--rev", "no-such-revision"]);
+    let v: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!((out.status.code(), v["kind"].as_str()), (Some(2), Some("usage")), "{v}");
     // A missing argument is named in `error`, not cut at the colon before it.
     let out = r.lynx(&["--json", "find-definition"]);
     let v: Value = serde_json::from_str(stdout(&out).trim()).unwrap();

@@ -349,7 +349,7 @@ impl ServerHandler for LynxServer {
         let res = tokio::task::spawn_blocking(move || {
             let not_ready = |msg: String| {
                 let mut r = CallToolResult::error(vec![ContentBlock::text(msg.clone())]);
-                r.structured_content = Some(serde_json::json!({"ok": false, "operation": name, "error": msg}));
+                r.structured_content = Some(serde_json::json!({"ok": false, "operation": name, "error": msg, "kind": "failure"}));
                 r
             };
             let sources = match me.sources(ready_wait()) {

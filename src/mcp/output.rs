@@ -73,9 +73,10 @@ fn build(shapes: &[Shape], per_source: bool) -> Value {
         "properties": {
             "ok": {"const": false},
             "operation": {"type": "string"},
-            "error": {"type": "string"}
+            "error": {"type": "string"},
+            "kind": {"enum": ["usage", "locked", "damaged", "failure"]}
         },
-        "required": ["ok", "operation", "error"]
+        "required": ["ok", "operation", "error", "kind"]
     }));
     let mut out = Map::new();
     out.insert("type".into(), json!("object"));

@@ -170,9 +170,9 @@ impl Unmatched {
     }
 }
 
-/// `{"ok": false, "operation": …, "error": …}`
+/// `{"ok": false, "operation": …, "error": …, "kind": "usage" | "locked" | "damaged" | "failure"}`
 pub fn failure_json(operation: &str, err: &anyhow::Error) -> Value {
-    json!({ "ok": false, "operation": operation, "error": format!("{err:#}") })
+    json!({ "ok": false, "operation": operation, "error": format!("{err:#}"), "kind": crate::error::Kind::of(err).name() })
 }
 
 /// The one-line view citation every answer starts with.

@@ -49,26 +49,7 @@ impl std::fmt::Debug for ChunkShard {
     }
 }
 
-/// A chunk text that failed its check: the value a read of it gives instead of the text, so the
-/// answer that read it fails with this error (the shard's file is already removed and is rebuilt
-/// from its segment on the next call). Only the answers that read a damaged text see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Damaged {
-    /// The shard's file.
-    pub shard: String,
-}
-
-impl std::fmt::Display for Damaged {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "a cache file was damaged and has been removed ({}); it is rebuilt from its segment on the next call: run it again",
-            self.shard
-        )
-    }
-}
-
-impl std::error::Error for Damaged {}
+pub use crate::error::Damaged;
 
 /// A row's fixed fields.
 #[derive(Debug, Clone, Copy)]

@@ -200,12 +200,14 @@ async fn answer(ui: Arc<Ui>, f: impl FnOnce() -> Result<Answer> + Send + 'static
             Json(v).into_response()
         }
         Ok(Err(e)) => {
-            let status = if crate::error::exit_code(&e) == crate::error::EXIT_USAGE {
-                StatusCode::BAD_REQUEST
-            } else {
-                StatusCode::INTERNAL_SERVER_ERROR
+            let kind = crate::error::Kind::of(&e);
+            let status = match kind {
+                crate::error::Kind::Usage => StatusCode::BAD_REQUEST,
+                crate::error::Kind::Locked => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
             };
-            (status, Json(serde_json::json!({"ok": false, "error": format!("{e:#}")}))).into_response()
+            (status, Json(serde_json::json!({"ok": false, "error": format!("{e:#}"), "kind": kind.name()})))
+                .into_response()
         }
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"ok": false, "error": e.to_string()})))
             .into_response(),
