@@ -7,7 +7,7 @@ use crate::ops::registry::{self, Operation, Scope};
 use crate::ops::{self, Answer};
 use crate::progress::Progress;
 use crate::workspace::Workspace;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -310,54 +310,7 @@ pub struct ServeCmd {
 pub enum SourceCmd {
     /// Add a folder or repository, a documentation site (`--type webdoc`) or PDFs (`--type pdf`)
     /// as a source; a site is crawled and PDFs are read at once (`update-source-index` again later).
-    Add {
-        /// A name for the source (letters, digits, `-`, `_`).
-        name: String,
-        /// The folder or repository; for webdoc the start URL; for pdf a PDF file or folder.
-        path: String,
-        /// What the source is.
-        #[arg(long = "type", value_enum, default_value = "folder")]
-        kind: crate::config::SourceType,
-        /// webdoc: stay under this path (default: the start URL's folder).
-        #[arg(long, value_name = "PATH")]
-        url_prefix: Option<String>,
-        /// webdoc: pages fetched at most (default 500).
-        #[arg(long)]
-        max_pages: Option<usize>,
-        /// webdoc: links followed from the start at most (default 3).
-        #[arg(long)]
-        max_depth: Option<usize>,
-        /// webdoc: only URLs containing one of these (repeatable).
-        #[arg(long = "include-url", value_name = "TEXT")]
-        include_url_patterns: Vec<String>,
-        /// webdoc: skip URLs containing any of these (repeatable).
-        #[arg(long = "exclude-url", value_name = "TEXT")]
-        exclude_url_patterns: Vec<String>,
-        /// webdoc: seconds between requests (default 0.5; robots.txt may ask for more).
-        #[arg(long, value_name = "SECONDS")]
-        delay: Option<f64>,
-        /// webdoc: seconds a request may take (default 20).
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
-        /// webdoc: render pages in headless Chromium first (sites built by JavaScript).
-        #[arg(long)]
-        render_js: bool,
-        /// Only record the source; crawl or extract later with `update-source-index NAME`.
-        #[arg(long)]
-        no_fetch: bool,
-        /// Only these extensions (repeatable).
-        #[arg(long = "ext")]
-        extensions: Vec<String>,
-        /// Glob patterns to leave out (repeatable).
-        #[arg(long)]
-        ignore: Vec<String>,
-        /// No code graph for this source.
-        #[arg(long)]
-        no_graph: bool,
-        /// What the source holds, shown to agents in list_sources.
-        #[arg(long, default_value = "")]
-        description: String,
-    },
+    Add(ops::source::AddArgs),
     /// Remove a source from .lynx/config.toml.
     Remove {
         /// The source's name.
@@ -935,7 +888,9 @@ fn run(cli: &Cli) -> Result<Answer> {
             DebugCmd::Parse { file, lang } => ops::debug::parse(file, lang.as_deref()),
             DebugCmd::Chunks { file, lang } => ops::debug::chunks(file, lang.as_deref()),
         },
-        Command::Man { install, man_dir } => man(*install, man_dir.as_deref()),
+        Command::Man { install, man_dir } => {
+            ops::setup::man(<Cli as clap::CommandFactory>::command(), *install, man_dir.as_deref())
+        }
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             let mut cmd = <Cli as clap::CommandFactory>::command().bin_name("git-lynx");
@@ -1066,46 +1021,7 @@ fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {
     match what {
-        SourceCmd::Add {
-            name,
-            path,
-            kind,
-            url_prefix,
-            max_pages,
-            max_depth,
-            include_url_patterns,
-            exclude_url_patterns,
-            delay,
-            timeout,
-            render_js,
-            no_fetch,
-            extensions,
-            ignore,
-            no_graph,
-            description,
-        } => {
-            let config = crate::config::SourceConfig {
-                name: name.clone(),
-                kind: *kind,
-                path: if *kind == crate::config::SourceType::Webdoc { String::new() } else { path.clone() },
-                url: if *kind == crate::config::SourceType::Webdoc { vec![path.clone()] } else { Vec::new() },
-                extensions: extensions.clone(),
-                ignore: ignore.clone(),
-                graph: !no_graph && *kind == crate::config::SourceType::Folder,
-                description: description.clone(),
-                committed: false,
-                url_prefix: url_prefix.clone(),
-                max_pages: *max_pages,
-                max_depth: *max_depth,
-                include_url_patterns: include_url_patterns.clone(),
-                exclude_url_patterns: exclude_url_patterns.clone(),
-                request_delay_seconds: *delay,
-                request_timeout_seconds: *timeout,
-                render_js: *render_js,
-                ..Default::default()
-            };
-            ops::source::add(&workspace(cli)?, config, (!no_fetch).then_some(|| sources(cli)))
-        }
+        SourceCmd::Add(a) => ops::source::add(&workspace(cli)?, a.config(), (!a.no_fetch).then_some(|| sources(cli))),
         SourceCmd::Remove { name } => ops::source::remove(&workspace(cli)?, name),
         SourceCmd::List => ops::status::list_sources(&sources(cli)?),
     }
@@ -1118,69 +1034,3 @@ _git_lynx() {
     _git__lynx git-lynx "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
 }
 "#;
-
-/// The manual pages: `git-lynx.1` and one per visible command (`git-lynx-search.1`).
-fn man(install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
-    let root = <Cli as clap::CommandFactory>::command();
-    let render = |mut cmd: clap::Command| -> Result<Vec<u8>> {
-        let mut buf = Vec::new();
-        // The manual's synopsis is clap's own usage line: clap_mangen's drops option values
-        // (`[-C ]`).
-        let usage = cmd.render_usage().to_string();
-        let usage = usage.trim_start_matches("Usage:").trim().to_string();
-        let cmd = cmd.override_usage(usage);
-        clap_mangen::Man::new(cmd).render(&mut buf)?;
-        Ok(buf)
-    };
-    if !install {
-        let page = render(root)?;
-        return Ok(Answer::new(
-            "man",
-            None,
-            serde_json::json!({"page": "git-lynx.1"}),
-            String::from_utf8_lossy(&page).into_owned(),
-        ));
-    }
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => {
-            let exe = std::env::current_exe().context("locating the git-lynx binary")?;
-            let bin = exe.parent().context("the binary has no directory")?;
-            bin.parent().unwrap_or(bin).join("share").join("man").join("man1")
-        }
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut written = Vec::new();
-    for sub in root.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
-        let name = format!("git-lynx-{}", sub.get_name());
-        // clap names are 'static; a handful of short strings for the life of one command.
-        let page = render(sub.clone().name(&*Box::leak(name.clone().into_boxed_str())))?;
-        let path = dir.join(format!("{name}.1"));
-        crate::fsutil::write_atomic(&path, &page)?;
-        written.push(path.display().to_string());
-    }
-    let path = dir.join("git-lynx.1");
-    crate::fsutil::write_atomic(&path, &render(root)?)?;
-    written.insert(0, path.display().to_string());
-    // `man` finds pages under MANPATH or the system's standard trees only.
-    let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
-    let on_manpath = crate::env::get_os(crate::env::MANPATH)
-        .is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
-        || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
-    let text = if on_manpath {
-        format!(
-            "installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n",
-            written.len(),
-            dir.display()
-        )
-    } else {
-        format!(
-            "installed {} manual pages in {}\n{} is not on MANPATH: `export MANPATH=\"{}:$MANPATH\"` for `man git-lynx` and `git help lynx` to find them\n",
-            written.len(),
-            dir.display(),
-            man_root.display(),
-            man_root.display()
-        )
-    };
-    Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
-}

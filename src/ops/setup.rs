@@ -1,4 +1,4 @@
-//! `migrate-config`: LynxMCP settings carried over to Lynx's.
+//! `migrate-config`: LynxMCP settings carried over to Lynx's; `man`: the manual pages.
 
 use super::Answer;
 use crate::error;
@@ -79,4 +79,70 @@ fn tracked_in(ws: &Workspace, file: &Path) -> Option<String> {
     let abs = file.canonicalize().ok()?;
     let rel = abs.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
     ws.repo.explain_path(&rel).ok().filter(|f| f.tracked).map(|_| rel)
+}
+
+/// The manual pages of the command tree `root`: `git-lynx.1` and one per visible command
+/// (`git-lynx-search.1`), printed or installed.
+pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
+    let render = |mut cmd: clap::Command| -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        // The manual's synopsis is clap's own usage line: clap_mangen's drops option values
+        // (`[-C ]`).
+        let usage = cmd.render_usage().to_string();
+        let usage = usage.trim_start_matches("Usage:").trim().to_string();
+        let cmd = cmd.override_usage(usage);
+        clap_mangen::Man::new(cmd).render(&mut buf)?;
+        Ok(buf)
+    };
+    if !install {
+        let page = render(root)?;
+        return Ok(Answer::new(
+            "man",
+            None,
+            serde_json::json!({"page": "git-lynx.1"}),
+            String::from_utf8_lossy(&page).into_owned(),
+        ));
+    }
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => {
+            let exe = std::env::current_exe().context("locating the git-lynx binary")?;
+            let bin = exe.parent().context("the binary has no directory")?;
+            bin.parent().unwrap_or(bin).join("share").join("man").join("man1")
+        }
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let name = format!("git-lynx-{}", sub.get_name());
+        // clap names are 'static; a handful of short strings for the life of one command.
+        let page = render(sub.clone().name(&*Box::leak(name.clone().into_boxed_str())))?;
+        let path = dir.join(format!("{name}.1"));
+        crate::fsutil::write_atomic(&path, &page)?;
+        written.push(path.display().to_string());
+    }
+    let path = dir.join("git-lynx.1");
+    crate::fsutil::write_atomic(&path, &render(root)?)?;
+    written.insert(0, path.display().to_string());
+    // `man` finds pages under MANPATH or the system's standard trees only.
+    let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
+    let on_manpath = crate::env::get_os(crate::env::MANPATH)
+        .is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
+        || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
+    let text = if on_manpath {
+        format!(
+            "installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n",
+            written.len(),
+            dir.display()
+        )
+    } else {
+        format!(
+            "installed {} manual pages in {}\n{} is not on MANPATH: `export MANPATH=\"{}:$MANPATH\"` for `man git-lynx` and `git help lynx` to find them\n",
+            written.len(),
+            dir.display(),
+            man_root.display(),
+            man_root.display()
+        )
+    };
+    Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
 }
