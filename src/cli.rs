@@ -384,40 +384,7 @@ pub enum EvalCmd {
         details: bool,
     },
     /// Ask every question at its revision and report Recall@k, MRR, NDCG, latency.
-    Run {
-        /// The questions (JSON from `evaluate mine`, or a hand-written set).
-        questions: PathBuf,
-        /// hybrid | dense | sparse | bm25-files (whole-file BM25 baseline).
-        #[arg(long, default_value = "hybrid")]
-        mode: String,
-        /// Cut-off for Recall@k and NDCG@k.
-        #[arg(short = 'k', long = "limit", default_value_t = 10)]
-        k: usize,
-        /// Write the report (JSON) here.
-        #[arg(long)]
-        save: Option<PathBuf>,
-        /// A saved report to compare with.
-        #[arg(long)]
-        baseline: Option<PathBuf>,
-        /// Fail (exit 4) when Recall@10 is below this.
-        #[arg(long)]
-        min_recall: Option<f64>,
-        /// Fail (exit 4) when Recall@10 drops more than this below the baseline.
-        #[arg(long)]
-        max_recall_drop: Option<f64>,
-        /// Fail (exit 4) when the p95 query latency exceeds this (ms).
-        #[arg(long)]
-        max_p95_ms: Option<f64>,
-        /// Include every question's ranking (for error analysis).
-        #[arg(long)]
-        per_question: bool,
-        /// Rerank each question's candidates with this cross-encoder (a repo id or folder).
-        #[arg(long, value_name = "NAME|PATH")]
-        reranker: Option<String>,
-        /// Only the questions of this split (`dev` or `test`; questions without one are dev).
-        #[arg(long)]
-        split: Option<String>,
-    },
+    Run(ops::evaluate::RunArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -947,34 +914,7 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
             ops::evaluate::data_access(&engine(cli)?, truth, rev.as_deref(), *details)
         }
         EvalCmd::Graph { truth, rev, details } => ops::evaluate::graph(&engine(cli)?, truth, rev.as_deref(), *details),
-        EvalCmd::Run {
-            questions,
-            mode,
-            k,
-            save,
-            baseline,
-            min_recall,
-            max_recall_drop,
-            max_p95_ms,
-            per_question,
-            reranker,
-            split,
-        } => {
-            let args = ops::evaluate::RunArgs {
-                questions,
-                mode,
-                k: *k,
-                save: save.as_ref(),
-                baseline: baseline.as_ref(),
-                min_recall: *min_recall,
-                max_recall_drop: *max_recall_drop,
-                max_p95_ms: *max_p95_ms,
-                per_question: *per_question,
-                reranker: reranker.as_deref(),
-                split: split.as_deref(),
-            };
-            ops::evaluate::run(|| engine(cli), &args)
-        }
+        EvalCmd::Run(a) => ops::evaluate::run(|| engine(cli), a),
     }
 }
 

@@ -58,24 +58,46 @@ pub fn graph(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) ->
 }
 
 /// What `evaluate run` is asked for.
-pub struct RunArgs<'a> {
-    pub questions: &'a Path,
-    pub mode: &'a str,
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The questions (JSON from `evaluate mine`, or a hand-written set).
+    pub questions: PathBuf,
+    /// hybrid | dense | sparse | bm25-files (whole-file BM25 baseline).
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+    /// Cut-off for Recall@k and NDCG@k.
+    #[arg(short = 'k', long = "limit", default_value_t = 10)]
     pub k: usize,
-    pub save: Option<&'a PathBuf>,
-    pub baseline: Option<&'a PathBuf>,
+    /// Write the report (JSON) here.
+    #[arg(long)]
+    pub save: Option<PathBuf>,
+    /// A saved report to compare with.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// Fail (exit 4) when Recall@10 is below this.
+    #[arg(long)]
     pub min_recall: Option<f64>,
+    /// Fail (exit 4) when Recall@10 drops more than this below the baseline.
+    #[arg(long)]
     pub max_recall_drop: Option<f64>,
+    /// Fail (exit 4) when the p95 query latency exceeds this (ms).
+    #[arg(long)]
     pub max_p95_ms: Option<f64>,
+    /// Include every question's ranking (for error analysis).
+    #[arg(long)]
     pub per_question: bool,
-    pub reranker: Option<&'a str>,
-    pub split: Option<&'a str>,
+    /// Rerank each question's candidates with this cross-encoder (a repo id or folder).
+    #[arg(long, value_name = "NAME|PATH")]
+    pub reranker: Option<String>,
+    /// Only the questions of this split (`dev` or `test`; questions without one are dev).
+    #[arg(long)]
+    pub split: Option<String>,
 }
 
 /// Asks every question (of `split`) at its revision; a failed gate makes the answer exit 4.
 pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answer> {
-    let mut qs = dataset::load(a.questions)?;
-    if let Some(s) = a.split {
+    let mut qs = dataset::load(&a.questions)?;
+    if let Some(s) = a.split.as_deref() {
         qs.retain(|q| q.split.as_deref().unwrap_or("dev") == s);
         if qs.is_empty() {
             return Err(error::usage(format!("no question of {} is in split `{s}`", a.questions.display())));
@@ -83,6 +105,7 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     }
     let baseline = a
         .baseline
+        .as_ref()
         .map(|p| -> Result<run::Report> {
             let t = std::fs::read_to_string(p)
                 .map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
@@ -97,17 +120,17 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
         return Err(error::usage("--max-recall-drop needs --baseline"));
     }
     let opts = run::RunOptions {
-        mode: run::EvalMode::parse(a.mode)?,
+        mode: run::EvalMode::parse(&a.mode)?,
         k: a.k.max(1),
         per_question: a.per_question,
         baseline,
         min_recall: a.min_recall,
         max_recall_drop: a.max_recall_drop,
         max_p95_ms: a.max_p95_ms,
-        rerank: a.reranker.map(str::to_string),
+        rerank: a.reranker.clone(),
     };
     let report = run::run(&engine()?, &qs, &opts)?;
-    if let Some(p) = a.save {
+    if let Some(p) = &a.save {
         crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     let text = run::render(&report);
