@@ -206,5 +206,3 @@ fn writer_gone(name: &str, path: &Path) -> bool {
         .is_ok_and(|t| SystemTime::now().duration_since(t).unwrap_or_default() > GRACE);
     !alive || old
 }
-
-crate::results!(GcReport);

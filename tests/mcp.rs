@@ -711,3 +711,25 @@ fn every_answer_is_described_by_its_output_schema() {
         .collect();
     assert_eq!(schema_failures(&bad).len(), 3, "each broken answer is refused");
 }
+
+#[test]
+fn every_tool_is_a_command_of_the_same_name_and_arguments() {
+    use clap::CommandFactory;
+    let cli = lynx::cli::Cli::command();
+    for tool in lynx::mcp::tools::TOOLS {
+        let sub = tool.name.replace('_', "-");
+        let Some(cmd) = cli.find_subcommand(&sub) else {
+            panic!("the MCP tool `{}` has no `git lynx {sub}`", tool.name)
+        };
+        // What the command line takes under MCP's names (`n_results` is `-k`'s long name):
+        // every MCP argument the command line has is the same argument there.
+        let schema = (tool.schema)();
+        let cli_args: Vec<String> = cmd.get_arguments().map(|a| a.get_id().as_str().replace('-', "_")).collect();
+        let shared = schema["properties"].as_object().map_or(0, |p| p.keys().filter(|k| cli_args.contains(k)).count());
+        assert!(
+            shared > 0 || tool.name == "list_sources",
+            "`{}`: no argument in common with `git lynx {sub}`",
+            tool.name
+        );
+    }
+}

@@ -360,8 +360,6 @@ pub fn identifier_words<'a>(texts: impl Iterator<Item = &'a [u8]>, max: usize, m
     v.into_iter().take(max).map(|(w, _)| w).collect()
 }
 
-crate::results!(DistillReport);
-
 #[cfg(test)]
 mod tests {
     use super::*;

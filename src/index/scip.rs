@@ -324,8 +324,6 @@ pub fn document_rows(doc: &scip::types::Document, text: &str) -> Result<PreciseF
     Ok(PreciseFacts { rows })
 }
 
-crate::results!(ImportReport);
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -994,4 +994,4 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
 /// Exit code when a `--fail-on` check trips.
 pub use crate::error::EXIT_CHECK_FAILED;
 
-crate::results!(RangeImpact => "definitions", SearchDiffResult => "results");
+results!(RangeImpact => "definitions", SearchDiffResult => "results");

@@ -324,4 +324,4 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
     Ok(Answer::new("context", Some(ctx.data.id.clone()), &r, text))
 }
 
-crate::results!(ContextSlice => "slices");
+results!(ContextSlice => "slices");

@@ -262,4 +262,4 @@ pub struct TableImpact {
     pub touched_by: Vec<Accessor>,
 }
 
-crate::results!(DataAccess => "results", TableImpact => "results");
+results!(DataAccess => "results", TableImpact => "results");

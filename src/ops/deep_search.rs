@@ -266,4 +266,4 @@ fn search_k(k: usize) -> usize {
     crate::search::clamp_k(k).0
 }
 
-crate::results!(DeepResult => "results");
+results!(DeepResult => "results");

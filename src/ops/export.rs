@@ -461,7 +461,7 @@ pub fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<st
     Ok(full)
 }
 
-crate::results!(Exported);
+results!(Exported);
 
 #[cfg(test)]
 mod tests {

@@ -135,4 +135,4 @@ pub fn summary(path: &Path) -> Result<Answer> {
     ))
 }
 
-crate::results!(Recorded);
+results!(Recorded);

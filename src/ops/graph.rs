@@ -628,10 +628,12 @@ pub fn import_scip(engine: &Engine, index: &std::path::Path, rev: Option<&str>) 
     Ok(Answer::new("import_scip", None, &r, text))
 }
 
-crate::results!(
+results!(
     Traversal => "results",
     GraphPath => "path",
     GraphStatus,
     GraphOverview,
     Surprises => "results",
 );
+
+results!(crate::index::scip::ImportReport);

@@ -146,4 +146,4 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     out
 }
 
-crate::results!(Indexed);
+results!(Indexed);

@@ -1,6 +1,18 @@
 //! Operations: each is one function returning a typed result plus a text renderer; the CLI
 //! (text and `--json`) and the MCP server render the same `Answer`.
 
+/// Declares result types: `results!(T => "field")` for one whose `field` is its list,
+/// `results!(T)` for one without.
+macro_rules! results {
+    ($($ty:ty $(=> $list:literal)?),+ $(,)?) => {
+        $(impl $crate::ops::Results for $ty {
+            $(fn list(&self) -> Option<&'static str> {
+                Some($list)
+            })?
+        })+
+    };
+}
+
 pub mod args;
 pub mod changes;
 pub mod context;
@@ -65,19 +77,6 @@ impl<T: Results + ?Sized> Results for &T {
 
 /// Answers whose data is assembled as JSON (small confirmations, fan-outs) have no list.
 impl Results for Value {}
-
-/// Declares result types: `results!(T => "field")` for one whose `field` is its list,
-/// `results!(T)` for one without.
-#[macro_export]
-macro_rules! results {
-    ($($ty:ty $(=> $list:literal)?),+ $(,)?) => {
-        $(impl $crate::ops::Results for $ty {
-            $(fn list(&self) -> Option<&'static str> {
-                Some($list)
-            })?
-        })+
-    };
-}
 
 impl Answer {
     pub fn new<T: Results>(operation: &'static str, view: Option<ViewId>, data: T, text: String) -> Answer {
@@ -238,7 +237,7 @@ pub fn over_sources(
     Ok(Answer::new(operation, view, json!({"sources": parts, "skipped": skipped}), text))
 }
 
-crate::results!(Unmatched => "results");
+results!(Unmatched => "results");
 
 #[cfg(test)]
 mod tests {
@@ -249,7 +248,7 @@ mod tests {
         results: Vec<u32>,
         files: Vec<&'static str>,
     }
-    crate::results!(Found => "results");
+    results!(Found => "results");
 
     fn lines(a: &Answer) -> Vec<Value> {
         json_lines(a).iter().map(|l| serde_json::from_str(l).unwrap()).collect()

@@ -320,4 +320,6 @@ pub fn configured_name(flag: Option<&str>, ws: Option<&crate::workspace::Workspa
         .unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
 }
 
-crate::results!(ModelInfo);
+results!(ModelInfo);
+
+results!(crate::embed::distill::DistillReport);

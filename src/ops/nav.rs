@@ -1089,7 +1089,7 @@ pub fn module_summary(engine: &Engine, a: &ModuleArgs) -> Result<Answer> {
     Ok(Answer::new("module_summary", Some(ctx.data.id.clone()), &r, text))
 }
 
-crate::results!(
+results!(
     FindDefinition => "results",
     FindUsages => "results",
     FindTests => "results",

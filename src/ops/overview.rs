@@ -325,4 +325,4 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
     Ok(Answer::new("repo_overview", Some(view.id.clone()), &o, text))
 }
 
-crate::results!(Overview);
+results!(Overview);

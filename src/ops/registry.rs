@@ -151,30 +151,3 @@ operation!(GetRagStatus: "get_rag_status", Full, status::StatusArgs, |at, a| sta
 operation!(UpdateSourceIndex: "update_source_index", Full, status::UpdateArgs, writes: true, |at, a| {
     status::update(at.sources()?, a)
 });
-
-#[cfg(all(test, feature = "mcp"))]
-mod tests {
-    use clap::CommandFactory;
-
-    #[test]
-    fn every_tool_is_a_command_of_the_same_name_and_arguments() {
-        let cli = crate::cli::Cli::command();
-        for tool in crate::mcp::tools::TOOLS {
-            let sub = tool.name.replace('_', "-");
-            let Some(cmd) = cli.find_subcommand(&sub) else {
-                panic!("the MCP tool `{}` has no `git lynx {sub}`", tool.name)
-            };
-            // What the command line takes under MCP's names (`n_results` is `-k`'s long name):
-            // every MCP argument the command line has is the same argument there.
-            let schema = (tool.schema)();
-            let cli_args: Vec<String> = cmd.get_arguments().map(|a| a.get_id().as_str().replace('-', "_")).collect();
-            let shared =
-                schema["properties"].as_object().map_or(0, |p| p.keys().filter(|k| cli_args.contains(k)).count());
-            assert!(
-                shared > 0 || tool.name == "list_sources",
-                "`{}`: no argument in common with `git lynx {sub}`",
-                tool.name
-            );
-        }
-    }
-}

@@ -285,4 +285,4 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     Ok(a)
 }
 
-crate::results!(Pushed);
+results!(Pushed);

@@ -613,4 +613,4 @@ pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Re
     Ok(Answer::new("update_source_index", None, &SourceUpdates { force, reports }, text))
 }
 
-crate::results!(Health, RagStatus => "sources", SourceList => "sources", SourceUpdates => "reports");
+results!(Health, RagStatus => "sources", SourceList => "sources", SourceUpdates => "reports");

@@ -26,3 +26,5 @@ pub fn gc(engine: &Engine, dry_run: bool, reflog_days: u64) -> Result<Answer> {
     }
     Ok(Answer::new("gc", None, &r, text))
 }
+
+results!(crate::gc::GcReport);

@@ -133,4 +133,4 @@ pub fn render(r: &DataReport, details: bool) -> String {
     out
 }
 
-crate::results!(DataReport);
+results!(DataReport);

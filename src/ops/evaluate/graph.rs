@@ -283,4 +283,4 @@ pub fn render(r: &GraphReport, details: bool) -> String {
     out
 }
 
-crate::results!(GraphReport);
+results!(GraphReport);

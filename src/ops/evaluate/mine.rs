@@ -263,7 +263,7 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
     Ok(out)
 }
 
-crate::results!(Mined);
+results!(Mined);
 
 #[cfg(test)]
 mod tests {

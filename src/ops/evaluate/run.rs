@@ -433,4 +433,4 @@ pub fn render(r: &Report) -> String {
     out
 }
 
-crate::results!(Report => "per_question");
+results!(Report => "per_question");
