@@ -669,10 +669,12 @@ impl Engine {
         let model = self.embedder()?;
         let fp = model.fingerprint().to_string();
         let cache_key = (data.key.clone(), fp.clone());
-        if let Some(m) = self.dense.lock().unwrap().get(&cache_key)
-            && m.covered == m.live
+        // A partly covered side is reused while no vector was added since (at monorepo scale
+        // assembling costs a catalog lookup per chunk).
+        if let Some(m) = self.dense.lock().unwrap().get(&cache_key).cloned()
+            && (m.covered == m.live || m.is_current(&self.ws.store))
         {
-            return Ok(m.clone());
+            return Ok(m);
         }
         let build = || -> Result<Arc<DenseView>> {
             let t = std::time::Instant::now();

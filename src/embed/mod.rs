@@ -101,6 +101,49 @@ unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
     }
 }
 
+/// Sets bit `j` of `out` (`out` zeroed, ⌈len/64⌉ words) when f16 `row[j]` exceeds `center[j]`:
+/// the sign sketch of a stored vector, the fastest this CPU has.
+pub fn signs_f16_fn() -> fn(&[u16], &[f32], &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return |r, c, o| unsafe { signs_f16_avx2(r, c, o) };
+        }
+    }
+    signs_f16_portable
+}
+
+fn signs_f16_portable(row: &[u16], center: &[f32], out: &mut [u64]) {
+    for (j, (&h, &c)) in row.iter().zip(center).enumerate() {
+        if half::f16::from_bits(h).to_f32() > c {
+            out[j / 64] |= 1 << (j % 64);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn signs_f16_avx2(row: &[u16], center: &[f32], out: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let n = row.len().min(center.len());
+    let mut i = 0;
+    // SAFETY: every load reads 8 elements at `i` within `n`, inside both slices.
+    unsafe {
+        while i + 8 <= n {
+            let v = _mm256_cvtph_ps(_mm_loadu_si128(row.as_ptr().add(i) as *const __m128i));
+            let gt = _mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_loadu_ps(center.as_ptr().add(i)));
+            out[i / 64] |= (_mm256_movemask_ps(gt) as u32 as u64) << (i % 64);
+            i += 8;
+        }
+    }
+    for j in i..n {
+        if half::f16::from_bits(row[j]).to_f32() > center[j] {
+            out[j / 64] |= 1 << (j % 64);
+        }
+    }
+}
+
 /// `out += scale * row`, the fastest this CPU has (AVX2, else what the compiler makes of the
 /// portable loop).
 pub fn axpy_fn() -> fn(&mut [f32], &[f32], f32) {
@@ -261,6 +304,23 @@ pub fn load_files(
                 "{} is a cross-encoder (a reranker), not an embedding model; use it with --rerank",
                 files.name
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sign_sketches_agree_with_the_portable_loop() {
+        for dim in [256usize, 100, 7] {
+            let row: Vec<u16> = (0..dim).map(|i| half::f16::from_f32((i as f32 * 0.37).sin()).to_bits()).collect();
+            let center: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.11).cos() * 0.5).collect();
+            let (mut fast, mut slow) = (vec![0u64; dim.div_ceil(64)], vec![0u64; dim.div_ceil(64)]);
+            super::signs_f16_fn()(&row, &center, &mut fast);
+            super::signs_f16_portable(&row, &center, &mut slow);
+            assert_eq!(fast, slow, "{dim} dimensions");
+            let above = (0..dim).filter(|&i| half::f16::from_bits(row[i]).to_f32() > center[i]).count();
+            assert_eq!(slow.iter().map(|w| w.count_ones() as usize).sum::<usize>(), above);
         }
     }
 }

@@ -95,7 +95,12 @@ pub struct FileChange {
 }
 
 fn empty_view() -> View {
-    View { id: ViewId { kind: "commit", commit: None, label: "empty".into() }, files: Vec::new(), skipped: Vec::new() }
+    View {
+        id: ViewId { kind: "commit", commit: None, label: "empty".into() },
+        files: Vec::new(),
+        skipped: Vec::new(),
+        content_key: Default::default(),
+    }
 }
 
 fn open_snapshot(engine: &Engine, spec: Option<ViewSpec>) -> Result<Snapshot> {

@@ -341,6 +341,9 @@ mod tests {
         let first = Catalog::load_shared(&path).unwrap();
         assert_eq!(first.get(&key(1)), Some(Loc { seg: 0, row: 0, count: 1 }));
         assert!(Arc::ptr_eq(&first, &Catalog::load_shared(&path).unwrap()), "unchanged: not decoded again");
+        let loaded = || crate::store::Catalogs { per_dir: vec![Catalog::load_shared(&path).unwrap()] };
+        let before = loaded();
+        assert!(before.same_as(&loaded()));
         // A writer replaces the file with one of the same length: the new version is read.
         let mut d = Catalog::default();
         d.add("aa/one", &[(key(2), 0, 1)]);
@@ -349,6 +352,7 @@ mod tests {
         let second = Catalog::load_shared(&path).unwrap();
         assert_eq!(second.get(&key(1)), None);
         assert_eq!(second.get(&key(2)), Some(Loc { seg: 0, row: 0, count: 1 }));
+        assert!(!before.same_as(&loaded()), "a changed catalog is a new state");
         // A damaged file is an error, as it is for a plain load.
         let mut bad = d.encode();
         let n = bad.len();

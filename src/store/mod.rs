@@ -105,11 +105,23 @@ impl<T> SegmentGroup<T> {
     }
 }
 
+#[derive(Clone, Default)]
 pub struct Catalogs {
     pub per_dir: Vec<std::sync::Arc<Catalog>>,
 }
 
 impl Catalogs {
+    /// Whether `other` was loaded from the same catalog files in the same state (catalogs
+    /// are shared per file version, so an unchanged file gives the same one).
+    pub fn same_as(&self, other: &Catalogs) -> bool {
+        self.per_dir.len() == other.per_dir.len()
+            && self
+                .per_dir
+                .iter()
+                .zip(&other.per_dir)
+                .all(|(a, b)| std::sync::Arc::ptr_eq(a, b) || (a.entries.is_empty() && b.entries.is_empty()))
+    }
+
     pub fn get(&self, key: &Key) -> Option<Found> {
         self.per_dir.iter().enumerate().find_map(|(dir, c)| c.get(key).map(|loc| Found { dir, loc }))
     }

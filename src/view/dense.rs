@@ -1,6 +1,13 @@
 //! A view's dense side for one model: per chunk ordinal, where its vector is in the shared
-//! vector shards (looked up by the chunk's content hash), and exact top-k search by cosine
-//! over those rows. Nothing is copied or written per view.
+//! vector shards (looked up by the chunk's content hash), and top-k search by cosine over
+//! those rows. Nothing is written per view.
+//!
+//! Up to `EXACT_LIMIT` vectors the search is exact. Beyond, a scan of every row costs more than
+//! the rest of a query (at 640,000 chunks, 330 MB of f16 per question), so the view keeps one
+//! sign bit per dimension of each centred vector (32 bytes a row at 256 dimensions), ranks all
+//! rows by Hamming distance to the query's signs, and scores the closest `SKETCH_POOL` ×
+//! exactly. The choice depends on the view alone, so one question gets one answer in every
+//! process.
 
 use super::table::Allowed;
 use super::table::{ChunkTable, NONE};
@@ -22,6 +29,60 @@ pub struct DenseView {
     pub covered: usize,
     pub live: usize,
     pub fingerprint: String,
+    /// Sign sketches of the rows, built on the first search of a view above `EXACT_LIMIT`.
+    sketch: std::sync::OnceLock<Sketch>,
+    /// The vector catalogs the rows were located in: while they are unchanged, so is this.
+    catalogs: crate::store::Catalogs,
+}
+
+/// Covered vectors up to which dense search scans every row.
+pub const EXACT_LIMIT: usize = 200_000;
+/// Candidates scored exactly after the sketch scan, per requested hit (at least `SKETCH_MIN`).
+const SKETCH_POOL: usize = 40;
+const SKETCH_MIN: usize = 4_000;
+
+/// Per ordinal, the signs of (vector − centre) packed in `words` u64s (zeros for ordinals
+/// without a vector, which `locs` excludes anyway).
+struct Sketch {
+    words: usize,
+    bits: Vec<u64>,
+    center: Vec<f32>,
+}
+
+/// `out[i]` = Hamming distance between row `i` of `rows` (`q.len()` words each) and `q`,
+/// with the CPU's popcount instruction when it has one.
+fn hamming_fn() -> fn(&[u64], &[u64], &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has the feature the function is compiled for.
+            return |r, q, o| unsafe { hamming_popcnt(r, q, o) };
+        }
+    }
+    hamming_portable
+}
+
+#[inline(always)]
+fn hamming_portable(rows: &[u64], q: &[u64], out: &mut [u16]) {
+    for (row, d) in rows.chunks_exact(q.len()).zip(out) {
+        *d = row.iter().zip(q).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>() as u16;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn hamming_popcnt(rows: &[u64], q: &[u64], out: &mut [u16]) {
+    // The common width (256 dimensions) unrolled; the portable loop inlined for the rest.
+    if let Ok(q4) = <&[u64; 4]>::try_from(q) {
+        for (row, d) in rows.chunks_exact(4).zip(out) {
+            *d = ((row[0] ^ q4[0]).count_ones()
+                + (row[1] ^ q4[1]).count_ones()
+                + (row[2] ^ q4[2]).count_ones()
+                + (row[3] ^ q4[3]).count_ones()) as u16;
+        }
+        return;
+    }
+    hamming_portable(rows, q, out)
 }
 
 impl DenseView {
@@ -73,7 +134,16 @@ impl DenseView {
                 locs.push((NONE, 0));
             }
         }
-        Ok(DenseView { locs, shards: list, dim, covered, live: table.len(), fingerprint: fingerprint.to_string() })
+        Ok(DenseView {
+            locs,
+            shards: list,
+            dim,
+            covered,
+            live: table.len(),
+            fingerprint: fingerprint.to_string(),
+            sketch: Default::default(),
+            catalogs: cat,
+        })
     }
 
     /// A dense side whose ordinal `i` is row `i` of one shard (benchmarks and tests).
@@ -86,7 +156,15 @@ impl DenseView {
             live: n,
             fingerprint: String::new(),
             shards: vec![shard],
+            sketch: Default::default(),
+            catalogs: Default::default(),
         }
+    }
+
+    /// Whether the vectors of the store under this fingerprint are still those it was
+    /// assembled from (nothing embedded or removed since).
+    pub fn is_current(&self, store: &Store) -> bool {
+        store.catalogs(layer::VECTORS, &self.fingerprint).is_ok_and(|c| c.same_as(&self.catalogs))
     }
 
     pub fn has(&self, ord: u32) -> bool {
@@ -101,31 +179,51 @@ impl DenseView {
         }
     }
 
-    /// Exact top `k` by cosine (dot product of unit vectors) among `allowed` ordinals; ties go
-    /// to the lower ordinal.
+    /// Top `k` by cosine (dot product of unit vectors) among `allowed` ordinals; ties go to the
+    /// lower ordinal. Exact up to `EXACT_LIMIT` covered vectors, sketch-first beyond.
     pub fn search(&self, q: &[f32], k: usize, allowed: Option<&Allowed>) -> Vec<(u32, f32)> {
         if k == 0 || q.len() != self.dim || self.locs.is_empty() {
             return Vec::new();
         }
+        if self.covered > EXACT_LIMIT {
+            return self.search_sketched(q, k, allowed);
+        }
+        self.search_exact(q, k, allowed)
+    }
+
+    /// Exact top `k`, every covered row scored.
+    pub fn search_exact(&self, q: &[f32], k: usize, allowed: Option<&Allowed>) -> Vec<(u32, f32)> {
+        if k == 0 || q.len() != self.dim || self.locs.is_empty() {
+            return Vec::new();
+        }
         let dot = crate::embed::dot_f16_fn();
-        let block = 4096;
-        let n = self.locs.len();
-        let mut best: Vec<(u32, f32)> = (0..n.div_ceil(block))
-            .into_par_iter()
-            .map(|b| {
-                let start = b * block;
-                let end = (start + block).min(n);
-                let mut scored: Vec<(u32, f32)> = Vec::with_capacity(end - start);
-                for ord in start..end {
-                    let (s, r) = self.locs[ord];
-                    if s == NONE || allowed.is_some_and(|a| !a.contains(ord as u32)) {
-                        continue;
-                    }
+        self.top_of(k, (0..self.locs.len() as u32).into_par_iter().with_min_len(4096), allowed, |v| dot(q, v))
+    }
+
+    /// Scores `ords` (those covered and allowed) with `score` over their f16 rows, in parallel
+    /// blocks, and keeps the best `k`.
+    fn top_of(
+        &self,
+        k: usize,
+        ords: impl IndexedParallelIterator<Item = u32>,
+        allowed: Option<&Allowed>,
+        score: impl Fn(&[u16]) -> f32 + Sync,
+    ) -> Vec<(u32, f32)> {
+        let mut best: Vec<(u32, f32)> = ords
+            .fold(Vec::new, |mut scored, ord| {
+                let (s, r) = self.locs[ord as usize];
+                if s != NONE && allowed.is_none_or(|a| a.contains(ord)) {
                     let v = self.shards[s as usize].row(r as usize);
                     if v.len() == self.dim {
-                        scored.push((ord as u32, dot(q, v)));
+                        scored.push((ord, score(v)));
+                        if scored.len() >= 8 * k.max(512) {
+                            super::top_k(&mut scored, k);
+                        }
                     }
                 }
+                scored
+            })
+            .map(|mut scored| {
                 super::top_k(&mut scored, k);
                 scored
             })
@@ -136,5 +234,188 @@ impl DenseView {
             });
         super::top_k(&mut best, k);
         best
+    }
+
+    /// The rows nearest the query's signs by Hamming distance, `SKETCH_POOL` per hit, then
+    /// scored exactly. All rows at the cut-off distance are kept, so the candidates depend on
+    /// distances only.
+    fn search_sketched(&self, q: &[f32], k: usize, allowed: Option<&Allowed>) -> Vec<(u32, f32)> {
+        let candidates = self.sketch_candidates(q, k, allowed);
+        let dot = crate::embed::dot_f16_fn();
+        self.top_of(k, candidates.into_par_iter(), None, |v| dot(q, v))
+    }
+
+    /// The covered, allowed ordinals within the Hamming distance of the query that takes in at
+    /// least `SKETCH_POOL` × `k` (`SKETCH_MIN`) of them, in ordinal order.
+    fn sketch_candidates(&self, q: &[f32], k: usize, allowed: Option<&Allowed>) -> Vec<u32> {
+        let sk = self.sketch.get_or_init(|| self.build_sketch());
+        let words = sk.words;
+        // The query's signs around the same centre: measured on 640,000 chunks, the closest
+        // 4,000 rows hold 99.5% of the exact top 100, against 98.9% for the query's own signs.
+        let mut qb = vec![0u64; words];
+        for (i, (&x, &c)) in q.iter().zip(&sk.center).enumerate() {
+            if x > c {
+                qb[i / 64] |= 1 << (i % 64);
+            }
+        }
+        // Distances once (u16::MAX for rows without a vector or not allowed), then the cut-off
+        // from their histogram, then the rows within it.
+        let n = self.locs.len();
+        let mut dist = vec![u16::MAX; n];
+        let hamming = hamming_fn();
+        dist.par_chunks_mut(8192).enumerate().for_each(|(block, out)| {
+            let base = block * 8192;
+            hamming(&sk.bits[base * words..(base + out.len()) * words], &qb, out);
+            for (i, d) in out.iter_mut().enumerate() {
+                let ord = base + i;
+                if self.locs[ord].0 == NONE || allowed.is_some_and(|a| !a.contains(ord as u32)) {
+                    *d = u16::MAX;
+                }
+            }
+        });
+        let mut hist = vec![0usize; self.dim + 1];
+        for &d in &dist {
+            if let Some(h) = hist.get_mut(d as usize) {
+                *h += 1;
+            }
+        }
+        let want = (k * SKETCH_POOL).max(SKETCH_MIN);
+        let mut cut = self.dim;
+        let mut seen = 0;
+        for (d, c) in hist.iter().enumerate() {
+            seen += c;
+            if seen >= want {
+                cut = d;
+                break;
+            }
+        }
+        dist.iter().enumerate().filter(|&(_, &d)| (d as usize) <= cut).map(|(o, _)| o as u32).collect()
+    }
+
+    /// Every covered row's signs around the mean of a sample of rows (every 16th).
+    fn build_sketch(&self) -> Sketch {
+        let t = std::time::Instant::now();
+        let dim = self.dim;
+        let words = dim.div_ceil(64);
+        let mut center = vec![0f32; dim];
+        let mut sampled = 0usize;
+        let mut row = vec![0f32; dim];
+        for &(s, r) in self.locs.iter().step_by(16) {
+            if s == NONE {
+                continue;
+            }
+            let v = self.shards[s as usize].row(r as usize);
+            if v.len() == dim {
+                use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+                v.reinterpret_cast::<half::f16>().convert_to_f32_slice(&mut row);
+                center.iter_mut().zip(&row).for_each(|(c, x)| *c += x);
+                sampled += 1;
+            }
+        }
+        center.iter_mut().for_each(|c| *c /= sampled.max(1) as f32);
+        // Each shard's rows in file order (ordinal order would jump between shards and pages
+        // at every row), then gathered per ordinal.
+        let signs = crate::embed::signs_f16_fn();
+        let per_shard: Vec<Vec<u64>> = self
+            .shards
+            .par_iter()
+            .map(|sh| {
+                let mut b = vec![0u64; sh.rows * words];
+                if sh.dim == dim {
+                    for (r, w) in b.chunks_mut(words).enumerate() {
+                        signs(sh.row(r), &center, w);
+                    }
+                }
+                b
+            })
+            .collect();
+        let mut bits = vec![0u64; self.locs.len() * words];
+        bits.par_chunks_mut(words * 4096).enumerate().for_each(|(block, out)| {
+            for (i, w) in out.chunks_mut(words).enumerate() {
+                let (s, r) = self.locs[block * 4096 + i];
+                if let Some(from) =
+                    per_shard.get(s as usize).and_then(|b| b.get(r as usize * words..(r as usize + 1) * words))
+                {
+                    w.copy_from_slice(from);
+                }
+            }
+        });
+        tracing::debug!("dense sketch of {} rows in {:.1} ms", self.covered, t.elapsed().as_secs_f64() * 1000.0);
+        Sketch { words, bits, center }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` unit vectors of `dim` dimensions around `clusters` random centres (how embeddings of
+    /// code sit: topics, not uniform noise), and a view over them.
+    fn clustered(n: usize, dim: usize, clusters: usize) -> (DenseView, Vec<f32>, tempfile::TempDir) {
+        let mut state = 0x9E3779B97F4A7C15u64;
+        let mut rnd = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let centres: Vec<f32> = (0..clusters * dim).map(|_| rnd()).collect();
+        let mut data = vec![0f32; n * dim];
+        for (i, row) in data.chunks_mut(dim).enumerate() {
+            let c = &centres[(i % clusters) * dim..(i % clusters + 1) * dim];
+            row.iter_mut().zip(c).for_each(|(x, c)| *x = c + 0.6 * rnd());
+            crate::embed::normalize(row);
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let p = crate::shard::vectors::write_values(tmp.path(), "te/st", dim, &data).unwrap();
+        let shard = VectorShard::open(&p, "te/st").unwrap();
+        (DenseView::over_shard(Arc::new(shard)), data, tmp)
+    }
+
+    #[test]
+    fn sketched_search_is_exact_when_every_row_is_a_candidate() {
+        let (view, data, _tmp) = clustered(3_000, 64, 30);
+        let mut allowed = Allowed::new(3_000);
+        (0..3_000u32).filter(|o| o % 3 != 0).for_each(|o| allowed.insert(o));
+        for i in [0usize, 17, 2_999] {
+            let q = &data[i * 64..(i + 1) * 64];
+            assert_eq!(view.search_sketched(q, 20, None), view.search_exact(q, 20, None));
+            let limited = view.search_sketched(q, 20, Some(&allowed));
+            assert_eq!(limited, view.search_exact(q, 20, Some(&allowed)));
+            assert!(limited.iter().all(|(o, _)| o % 3 != 0), "{limited:?}");
+        }
+    }
+
+    #[test]
+    fn sketched_search_scores_a_fraction_and_keeps_the_exact_top_hits() {
+        let n = 60_000;
+        let (view, data, _tmp) = clustered(n, 64, 400);
+        let (mut found, mut asked) = (0, 0);
+        for i in 0..40 {
+            // Queries near the data but not equal to a row.
+            let mut q: Vec<f32> = data[(i * 1_471) * 64..(i * 1_471 + 1) * 64].to_vec();
+            q.iter_mut().enumerate().for_each(|(j, x)| *x += if j % 2 == 0 { 0.05 } else { -0.05 });
+            crate::embed::normalize(&mut q);
+            let candidates = view.sketch_candidates(&q, 10, None);
+            assert!(candidates.len() >= SKETCH_MIN && candidates.len() < n / 4, "{} candidates", candidates.len());
+            let exact = view.search_exact(&q, 10, None);
+            let sketched = view.search_sketched(&q, 10, None);
+            asked += exact.len();
+            found += exact.iter().filter(|h| sketched.contains(h)).count();
+        }
+        assert!(found as f64 / asked as f64 >= 0.95, "recall {found} of {asked}");
+    }
+
+    #[test]
+    fn popcount_and_portable_hamming_agree() {
+        let rows: Vec<u64> = (0..64u64).map(|i| i.wrapping_mul(0x9E3779B97F4A7C15)).collect();
+        for words in [4usize, 2, 8] {
+            let q: Vec<u64> = (0..words as u64).map(|i| !i.wrapping_mul(0xD1B54A32D192ED03)).collect();
+            let (mut a, mut b) = (vec![0u16; 64 / words], vec![0u16; 64 / words]);
+            hamming_fn()(&rows, &q, &mut a);
+            hamming_portable(&rows, &q, &mut b);
+            assert_eq!(a, b);
+            assert_eq!(b[0] as u32, rows[..words].iter().zip(&q).map(|(x, y)| (x ^ y).count_ones()).sum::<u32>());
+        }
     }
 }

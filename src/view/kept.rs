@@ -280,7 +280,7 @@ fn read(ws: &Workspace, path: &std::path::Path, name: &str, commit: &str) -> Res
     let (listing, assembled) = rayon::join(|| read_listing(&file, &header), || read_table(ws, &file, &header));
     let ((files, skipped, missing_keys), (table, history)) = (listing?, assembled?);
     let id = ViewId { kind: "commit", commit: Some(header.commit), label: header.label };
-    let view = View { id: id.clone(), files, skipped };
+    let view = View { id: id.clone(), files, skipped, content_key: Default::default() };
     let assembly = table::Assembly { missing: missing_keys.len(), missing_keys, skipped: header.skipped };
     let data = ViewData { id, key: header.key, table, assembly, history: Default::default() };
     if let Some(h) = history

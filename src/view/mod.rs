@@ -87,6 +87,18 @@ impl ViewData {
 
 /// The content key of a view: its (path, key) list, the layer fingerprints and the size cap.
 pub fn content_key(view: &View, max_size: u64) -> String {
+    // A listing never changes once made, and a monorepo's takes milliseconds to hash.
+    if let Some((max, key)) = view.content_key.get()
+        && *max == max_size
+    {
+        return key.clone();
+    }
+    let key = hash_content(view, max_size);
+    let _ = view.content_key.set((max_size, key.clone()));
+    key
+}
+
+fn hash_content(view: &View, max_size: u64) -> String {
     let mut h = blake3::Hasher::new();
     h.update(crate::layer::chunks_fingerprint().as_bytes());
     h.update(crate::layer::lexical_fingerprint().as_bytes());
@@ -115,6 +127,8 @@ pub struct View {
     pub files: Vec<ViewFile>,
     /// Files left out for path-level reasons (content-level reasons are found at indexing).
     pub skipped: Vec<Skipped>,
+    /// `content_key` of the listing and the size cap it was made with.
+    pub content_key: std::sync::OnceLock<(u64, String)>,
 }
 
 impl View {
@@ -161,7 +175,7 @@ impl View {
             }
             files.push(to_view_file(f));
         }
-        Ok(View { id, files, skipped })
+        Ok(View { id, files, skipped, content_key: Default::default() })
     }
 
     /// Distinct keys of the view's files, in first-seen order.
