@@ -733,3 +733,27 @@ fn every_tool_is_a_command_of_the_same_name_and_arguments() {
         );
     }
 }
+
+/// A server reuses one search's buffers for the next: an answer never carries scores over from
+/// the questions asked before it, at the same view or another one.
+#[test]
+fn answers_do_not_depend_on_the_questions_before_them() {
+    let r = TestRepo::new();
+    project(&r);
+    let fresh = cli_text(&r, &["search", "add numbers overflow"]);
+    let mut c = Client::start(&r, &["--no-watch"]);
+    let (first, _) = c.call("search", json!({"query": "add numbers overflow"}));
+    assert!(first.contains("src/calc.py"), "{first}");
+    for (q, rev) in [("total of xs", None), ("numbers checking add", None), ("add", Some("HEAD~1"))] {
+        let mut args = json!({"query": q});
+        if let Some(rev) = rev {
+            args["rev"] = json!(rev);
+        }
+        let (text, err) = c.call("search", args);
+        assert!(!err, "{text}");
+    }
+    let (again, _) = c.call("search", json!({"query": "add numbers overflow"}));
+    assert_eq!(again, first);
+    assert_eq!(first.lines().skip(1).collect::<Vec<_>>(), fresh.lines().skip(1).collect::<Vec<_>>());
+    c.close();
+}

@@ -147,7 +147,7 @@ pub fn sparse_scored(
     qa: &QueryAnalysis,
 ) -> (Vec<(u32, f32)>, bm25::Scratch) {
     let terms = query_terms(view, query, qa);
-    let mut scratch = bm25::Scratch::default();
+    let mut scratch = bm25::Scratch::pooled();
     let hits = bm25::search_with(&view.table, &terms, pool, allowed, history, &mut scratch);
     (hits, scratch)
 }
