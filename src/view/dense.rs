@@ -197,33 +197,36 @@ impl DenseView {
             return Vec::new();
         }
         let dot = crate::embed::dot_f16_fn();
-        self.top_of(k, (0..self.locs.len() as u32).into_par_iter().with_min_len(4096), allowed, |v| dot(q, v))
+        self.top_of(k, self.locs.len(), |i| i as u32, allowed, |v| dot(q, v))
     }
 
-    /// Scores `ords` (those covered and allowed) with `score` over their f16 rows, in parallel
-    /// blocks, and keeps the best `k`.
+    /// Scores the ordinals `ord_at(0..n)` (those covered and allowed) with `score` over their
+    /// f16 rows, in parallel blocks, and keeps the best `k`.
     fn top_of(
         &self,
         k: usize,
-        ords: impl IndexedParallelIterator<Item = u32>,
+        n: usize,
+        ord_at: impl Fn(usize) -> u32 + Sync,
         allowed: Option<&Allowed>,
         score: impl Fn(&[u16]) -> f32 + Sync,
     ) -> Vec<(u32, f32)> {
-        let mut best: Vec<(u32, f32)> = ords
-            .fold(Vec::new, |mut scored, ord| {
-                let (s, r) = self.locs[ord as usize];
-                if s != NONE && allowed.is_none_or(|a| a.contains(ord)) {
+        let block = 4096;
+        let mut best: Vec<(u32, f32)> = (0..n.div_ceil(block))
+            .into_par_iter()
+            .map(|b| {
+                let (start, end) = (b * block, ((b + 1) * block).min(n));
+                let mut scored: Vec<(u32, f32)> = Vec::with_capacity(end - start);
+                for i in start..end {
+                    let ord = ord_at(i);
+                    let (s, r) = self.locs[ord as usize];
+                    if s == NONE || allowed.is_some_and(|a| !a.contains(ord)) {
+                        continue;
+                    }
                     let v = self.shards[s as usize].row(r as usize);
                     if v.len() == self.dim {
                         scored.push((ord, score(v)));
-                        if scored.len() >= 8 * k.max(512) {
-                            super::top_k(&mut scored, k);
-                        }
                     }
                 }
-                scored
-            })
-            .map(|mut scored| {
                 super::top_k(&mut scored, k);
                 scored
             })
@@ -242,7 +245,7 @@ impl DenseView {
     fn search_sketched(&self, q: &[f32], k: usize, allowed: Option<&Allowed>) -> Vec<(u32, f32)> {
         let candidates = self.sketch_candidates(q, k, allowed);
         let dot = crate::embed::dot_f16_fn();
-        self.top_of(k, candidates.into_par_iter(), None, |v| dot(q, v))
+        self.top_of(k, candidates.len(), |i| candidates[i], None, |v| dot(q, v))
     }
 
     /// The covered, allowed ordinals within the Hamming distance of the query that takes in at
