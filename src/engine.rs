@@ -235,10 +235,34 @@ pub struct Opened {
     pub indexed: Option<usize>,
 }
 
-/// Views a process keeps assembled. A view is a list of row locations (quick to assemble
-/// again), but it keeps the shards it reads mapped: this bounds the memory of a server that
-/// answers at many revisions.
-const MAX_VIEWS: usize = 4;
+/// Views a process keeps assembled: up to `MAX_VIEWS` while they hold at most `VIEW_CHUNKS`
+/// chunks in all, and never fewer than `MIN_KEPT`. A view is a list of row locations (quick to
+/// assemble again), but it keeps the shards it reads mapped: this bounds the memory of a
+/// server that answers at many revisions (a monorepo's view holds 650,000 chunks).
+const MAX_VIEWS: usize = 12;
+const VIEW_CHUNKS: usize = 2_000_000;
+/// Commit listings a process keeps: up to `MAX_VIEWS` while they hold at most `LISTED_FILES`
+/// files in all (a monorepo's listing is tens of megabytes).
+const LISTED_FILES: usize = 400_000;
+const MIN_KEPT: usize = 4;
+/// Kept views a server reads before they are asked: the most recently written, within a
+/// share of what it keeps in memory.
+const PRELOAD: usize = 8;
+const PRELOAD_BYTES: u64 = 64 << 20;
+
+/// Drops the oldest entries of a most-recently-used-last list until `add` more fits: at most
+/// `MAX_VIEWS - 1` entries, and `weight` of them at most `budget - add` unless only `MIN_KEPT
+/// - 1` are left.
+fn make_room<T>(list: &mut Vec<T>, weight: impl Fn(&T) -> usize, add: usize, budget: usize) -> Vec<T> {
+    let mut dropped = Vec::new();
+    let mut total: usize = list.iter().map(&weight).sum();
+    while !list.is_empty() && (list.len() >= MAX_VIEWS || (list.len() >= MIN_KEPT && total + add > budget)) {
+        let old = list.remove(0);
+        total -= weight(&old);
+        dropped.push(old);
+    }
+    dropped
+}
 
 /// The name of an assembled view in memory: its content key plus what the view was asked as
 /// (the same content can be several views — a clean worktree and its commit — and each answer
@@ -463,8 +487,6 @@ impl Engine {
     /// A commit's listing, from the process's few most recent ones when it was listed before
     /// (the configuration that filters it is fixed for the life of the engine).
     fn commit_view(&self, rev: &str) -> Result<Arc<View>> {
-        /// Listings kept: a monorepo's is tens of megabytes.
-        const KEEP: usize = 4;
         let commit = self.ws.repo.resolve(rev)?.commit;
         {
             let mut kept = self.commits.lock().unwrap();
@@ -492,10 +514,8 @@ impl Engine {
         };
         let mut kept = self.commits.lock().unwrap();
         kept.retain(|(c, _)| *c != commit);
+        make_room(&mut kept, |(_, v)| v.files.len(), v.files.len(), LISTED_FILES);
         kept.push((commit, v.clone()));
-        if kept.len() > KEEP {
-            kept.remove(0);
-        }
         Ok(v)
     }
 
@@ -573,12 +593,33 @@ impl Engine {
     fn remember_view(&self, mem_key: String, data: Arc<ViewData>) {
         let mut views = self.views.lock().unwrap();
         views.retain(|(k, _)| *k != mem_key);
-        if views.len() >= MAX_VIEWS {
-            let (old, _) = views.remove(0);
+        for (old, _) in make_room(&mut views, |(_, d)| d.table.len(), data.table.len(), VIEW_CHUNKS) {
             self.dense.lock().unwrap().retain(|(k, _), _| !old.starts_with(k.as_str()));
             self.graphs.lock().unwrap().retain(|k, _| !old.starts_with(k.as_str()));
         }
         views.push((mem_key, data));
+    }
+
+    /// Reads the most recently kept views (`view::kept`) into memory before any question
+    /// names them, each after a pause in the questions: their listings, tables, history
+    /// fields, shards and dense sides, so that a server's first answer at an indexed revision
+    /// costs what a second one does. Returns how many were read.
+    pub fn preload_kept(&self) -> usize {
+        if self.folder.is_some() {
+            return 0;
+        }
+        let mut read = 0;
+        for commit in crate::view::kept::recent(&self.ws, PRELOAD, PRELOAD_BYTES) {
+            self.activity.before_warm_up();
+            let Ok(view) = self.commit_view(&commit) else { continue };
+            let Ok(opened) = self.open_listed(&view) else { continue };
+            opened.data.table.prepare();
+            if self.model.name.is_some() {
+                let _ = self.dense_for(&view, &opened.data);
+            }
+            read += 1;
+        }
+        read
     }
 
     /// Writes the assembled view of a revision (with its history field) where the first
@@ -798,9 +839,25 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::Activity;
+    use super::{Activity, MAX_VIEWS, MIN_KEPT, make_room};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn caches_keep_many_small_views_and_few_large_ones() {
+        // Small entries: only the count bounds them, oldest dropped first.
+        let mut small: Vec<usize> = (0..MAX_VIEWS).collect();
+        let dropped = make_room(&mut small, |w| *w, 1, 1_000);
+        assert_eq!(dropped, vec![0]);
+        assert_eq!(small.len(), MAX_VIEWS - 1);
+        // Large entries: dropped until the new one fits the budget, but never below MIN_KEPT - 1.
+        let mut large = vec![400, 400, 400, 400, 400];
+        let dropped = make_room(&mut large, |w| *w, 400, 1_000);
+        assert_eq!(dropped.len(), 5 - (MIN_KEPT - 1));
+        assert_eq!(large.len(), MIN_KEPT - 1);
+        let mut mixed = vec![10, 900, 10];
+        assert!(make_room(&mut mixed, |w| *w, 50, 1_000).is_empty(), "room below MIN_KEPT is never made");
+    }
 
     #[test]
     fn warm_up_waits_for_a_pause_in_the_questions() {

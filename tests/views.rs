@@ -313,6 +313,35 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
 }
 
 #[test]
+fn a_server_reads_kept_views_before_they_are_asked() {
+    let r = TestRepo::new();
+    let commits = history(&r, 6);
+    let (a, b) = (&commits[2], &commits[4]);
+    r.json(&["--no-dense", "index", "--rev", a, "--rev", b]);
+    let (expected, _) = search_at(&r, a);
+    let first = expected[0]["path"].as_str().expect("a hit at the indexed revision").to_string();
+
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let mut server = common::mcp::Client::spawn_logging(&r, &["--no-dense", "serve"], &log);
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let start = std::time::Instant::now();
+    while !read_log().contains("2 kept views read before they were asked") {
+        assert!(start.elapsed().as_secs() < 120, "the server never read the kept views:\n{}", read_log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let records_read =
+        |log: &str| log.lines().filter(|l| l.contains("kept view of ") && !l.contains("working tree")).count();
+    let before = records_read(&read_log());
+    let (text, is_error) =
+        server.call("search", serde_json::json!({"query": "retry backoff timeout", "rev": a, "n_results": 8}));
+    assert!(!is_error, "{text}");
+    assert!(text.contains(&first), "the answer at {a} names {first}: {text}");
+    assert_eq!(records_read(&read_log()), before, "the first question at an indexed revision read its record again");
+    server.close();
+}
+
+#[test]
 fn the_working_trees_view_is_kept_for_its_content_and_head_only() {
     let r = TestRepo::new();
     history(&r, 4);

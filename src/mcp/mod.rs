@@ -155,6 +155,12 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                         let _ = s.engine.dense_for(view, &opened.data);
                     }
                 }
+                for s in &sources.list {
+                    let n = s.engine.preload_kept();
+                    if n > 0 {
+                        tracing::debug!("{n} kept views read before they were asked");
+                    }
+                }
             }
         });
     }

@@ -172,6 +172,39 @@ fn encode(view: &View, data: &ViewData, history: Option<&HistoryField>, name: &s
     Ok(w.finish())
 }
 
+/// The commits of the most recently written records under the current settings, newest
+/// first, as many as fit in `max` records and `max_bytes` (what a server reads before it is
+/// asked).
+pub fn recent(ws: &Workspace, max: usize, max_bytes: u64) -> Vec<String> {
+    let suffix = format!("-{}", fingerprint(ws));
+    let mut all: Vec<(std::time::SystemTime, u64, String)> =
+        walkdir::WalkDir::new(ws.store.root.join("cache").join("views"))
+            .min_depth(2)
+            .max_depth(2)
+            .into_iter()
+            .flatten()
+            .filter(|e| e.file_type().is_file())
+            .filter_map(|e| {
+                let commit = e.file_name().to_str()?.strip_suffix(&suffix)?.to_string();
+                if commit.is_empty() || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                let m = e.metadata().ok()?;
+                Some((m.modified().ok()?, m.len(), commit))
+            })
+            .collect();
+    all.sort_by_key(|e| std::cmp::Reverse(e.0));
+    let mut bytes = 0u64;
+    all.into_iter()
+        .take(max)
+        .take_while(|(_, len, _)| {
+            bytes += len;
+            bytes <= max_bytes
+        })
+        .map(|(_, _, commit)| commit)
+        .collect()
+}
+
 /// The kept view of `commit`, when a record under the current settings exists and holds
 /// together; a record that does not is removed (the view is then assembled as usual).
 pub fn load(ws: &Workspace, commit: &str) -> Option<(View, ViewData)> {

@@ -348,6 +348,13 @@ impl ChunkTable {
         self.live().map(|o| self.chunk(o))
     }
 
+    /// Builds what the first question would build (the path lookup and the path field's
+    /// postings), for a server that prepares views before they are asked.
+    pub fn prepare(&self) {
+        let _ = self.file_of("");
+        let _ = self.path_postings("");
+    }
+
     /// The file index of `path`.
     pub fn file_of(&self, path: &str) -> Option<u32> {
         self.by_path

@@ -27,7 +27,17 @@ impl Client {
     }
 
     pub fn spawn(r: &TestRepo, args: &[&str]) -> Client {
-        let mut child = r.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        Self::spawn_cmd(r.cmd(args).stderr(Stdio::null()))
+    }
+
+    /// A server whose debug log goes to `log`.
+    pub fn spawn_logging(r: &TestRepo, args: &[&str], log: &std::path::Path) -> Client {
+        let file = std::fs::File::create(log).unwrap();
+        Self::spawn_cmd(r.cmd(args).env("LYNX_LOG", "lynx=debug").stderr(file))
+    }
+
+    fn spawn_cmd(cmd: &mut std::process::Command) -> Client {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut c = Client { child, stdin, stdout, next: 1, init: Value::Null };
