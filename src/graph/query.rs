@@ -69,28 +69,54 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
 /// Up to `n` qualified names close to `symbol` for a "did you mean": names within a few edits
 /// (a typo), then names that contain it, nearest first.
 pub fn suggest(cg: &CodeGraph, symbol: &str, n: usize) -> Vec<String> {
+    nearest_names(cg.defs.iter().filter(|d| d.kind != "impl").map(|d| d.qualified.as_str()), symbol, n)
+}
+
+/// Up to `n` of `names` (qualified: `a.b.C`, `a::b`) close to `symbol`: within a few edits of
+/// its leaf or of the whole name, then containing it, nearest first. Lengths are compared
+/// before any edit distance, so a view's hundreds of thousands of names take milliseconds.
+pub fn nearest_names<'a>(names: impl Iterator<Item = &'a str>, symbol: &str, n: usize) -> Vec<String> {
     let s = symbol.trim().replace("::", ".").replace('#', ".").to_lowercase();
     if s.is_empty() {
         return Vec::new();
     }
     let leaf = s.rsplit('.').next().unwrap_or(&s).to_string();
     let budget = (leaf.chars().count() / 4).clamp(1, 3);
+    // An edit distance is at least the difference in length.
+    let near = |a: &str, b: &str| a.chars().count().abs_diff(b.chars().count()) <= budget;
     let mut scored: Vec<(usize, bool, &str)> = Vec::new();
     let mut seen = HashSet::new();
-    for d in &cg.defs {
-        if d.kind == "impl" || !seen.insert(d.qualified.as_str()) {
+    for q in names {
+        let whole: std::borrow::Cow<str> = if q.contains("::") { q.replace("::", ".").into() } else { q.into() };
+        let name = whole.rsplit('.').next().unwrap_or(&whole);
+        let (close_leaf, close_whole) = (near(&leaf, name), near(&s, &whole));
+        let contains = leaf.len() >= 3 && whole.len() >= s.len() && contains_ignoring_case(&whole, &s);
+        if !(close_leaf || close_whole || contains) || !seen.insert(q) {
             continue;
         }
-        let name = d.name.to_lowercase();
-        let distance = strsim::levenshtein(&leaf, &name).min(strsim::levenshtein(&s, &d.qualified.to_lowercase()));
+        let lev = |a: &str, b: &str| strsim::levenshtein(a, &b.to_lowercase());
+        let distance = match (close_leaf, close_whole) {
+            (true, true) => lev(&leaf, name).min(lev(&s, &whole)),
+            (true, false) => lev(&leaf, name),
+            (false, true) => lev(&s, &whole),
+            (false, false) => usize::MAX,
+        };
         if distance <= budget {
-            scored.push((distance, false, &d.qualified));
-        } else if leaf.len() >= 3 && d.qualified.to_lowercase().contains(&s) {
-            scored.push((budget + 1 + d.qualified.len().saturating_sub(s.len()), true, &d.qualified));
+            scored.push((distance, false, q));
+        } else if contains {
+            scored.push((budget + 1 + q.len().saturating_sub(s.len()), true, q));
         }
     }
     scored.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(b.2)));
     scored.into_iter().take(n).map(|x| x.2.to_string()).collect()
+}
+
+/// Whether `hay` contains `needle` (already in lower case), case ignored.
+fn contains_ignoring_case(hay: &str, needle: &str) -> bool {
+    if !hay.is_ascii() {
+        return hay.to_lowercase().contains(needle);
+    }
+    hay.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// Non-test definitions first, then by kind (types and functions before the rest), then path.
@@ -570,4 +596,22 @@ pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
 
 pub fn confidence_rank(c: Confidence) -> u8 {
     c.rank()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_names;
+
+    #[test]
+    fn nearest_names_are_typos_first_then_containing_names() {
+        let names = ["reconcile_ledger", "Ledger.reconcile", "open_ledger_book", "Ünïcode.grüße", "net::http::Client"];
+        let near = |q: &str| nearest_names(names.iter().copied(), q, 3);
+        // Two edits from the leaf of a name; a name containing the word comes after.
+        assert_eq!(near("reconcle_ledgr"), vec!["reconcile_ledger"]);
+        assert_eq!(near("ledger"), vec!["Ledger.reconcile", "open_ledger_book", "reconcile_ledger"]);
+        // Qualified with `::` or `.`, case ignored, lengths counted in characters.
+        assert_eq!(near("http.Clent"), vec!["net::http::Client"]);
+        assert_eq!(near("GRÜSE"), vec!["Ünïcode.grüße"]);
+        assert!(near("zzqxv").is_empty());
+    }
 }

@@ -265,14 +265,23 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Result<Hit> {
 }
 
 /// Identifiers of the view near the words of a query that found nothing (typos, other
-/// spellings), from the code graph's definitions.
-fn nearest_identifiers(engine: &Engine, view: &crate::view::View, data: &ViewData, query: &str) -> Vec<String> {
-    let Ok(graph) = engine.graph(view, data) else { return Vec::new() };
+/// spellings), from the symbols its chunks define: the chunk table has them at hand, where
+/// the code graph of a large view takes seconds to build.
+fn nearest_identifiers(data: &ViewData, query: &str) -> Vec<String> {
+    // A member's chunk names its type too (`Cart.total`: `Cart`), whose own chunk may be cut
+    // into members.
+    let symbols = || {
+        data.table
+            .iter()
+            .map(|c| c.symbol)
+            .filter(|s| !s.is_empty() && !s.contains(char::is_whitespace))
+            .flat_map(|s| std::iter::once(s).chain(s.rsplit_once('.').map(|(owner, _)| owner)))
+    };
     let mut out: Vec<String> = Vec::new();
     for word in
         query.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == ':')).filter(|w| w.len() >= 3)
     {
-        for s in crate::graph::query::suggest(&graph, word, 3) {
+        for s in crate::graph::query::nearest_names(symbols(), word, 3) {
             if !out.contains(&s) {
                 out.push(s);
             }
@@ -540,11 +549,8 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
     }
     let next_cursor = pager.page(&mut results, k);
-    let suggestions = if results.is_empty() && pager.offset == 0 {
-        nearest_identifiers(engine, &view, data, &args.query)
-    } else {
-        Vec::new()
-    };
+    let suggestions =
+        if results.is_empty() && pager.offset == 0 { nearest_identifiers(data, &args.query) } else { Vec::new() };
     if args.explain.unwrap_or(false) {
         explain_hits(&searcher, &args.query, r.mode, &r.ranked, &mut results);
     }
