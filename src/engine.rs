@@ -512,11 +512,16 @@ impl Engine {
                 v
             }
         };
+        self.remember_listing(commit, v.clone());
+        Ok(v)
+    }
+
+    /// Keeps a commit's listing as the most recently used.
+    fn remember_listing(&self, commit: gix::ObjectId, view: Arc<View>) {
         let mut kept = self.commits.lock().unwrap();
         kept.retain(|(c, _)| *c != commit);
-        make_room(&mut kept, |(_, v)| v.files.len(), v.files.len(), LISTED_FILES);
-        kept.push((commit, v.clone()));
-        Ok(v)
+        make_room(&mut kept, |(_, v)| v.files.len(), view.files.len(), LISTED_FILES);
+        kept.push((commit, view));
     }
 
     /// Opens an already listed view: indexes the blobs it lacks, then assembles it from the
@@ -588,14 +593,18 @@ impl Engine {
         Ok(Opened { data, indexed })
     }
 
-    /// Keeps an assembled view in memory, dropping the least recently used beyond `MAX_VIEWS`
-    /// with their dense sides and graphs.
+    /// Keeps an assembled view in memory, dropping the least recently used beyond what
+    /// `make_room` allows, with their dense sides and graphs unless a view still kept has the
+    /// same content (a clean working tree and its HEAD).
     fn remember_view(&self, mem_key: String, data: Arc<ViewData>) {
         let mut views = self.views.lock().unwrap();
         views.retain(|(k, _)| *k != mem_key);
-        for (old, _) in make_room(&mut views, |(_, d)| d.table.len(), data.table.len(), VIEW_CHUNKS) {
-            self.dense.lock().unwrap().retain(|(k, _), _| !old.starts_with(k.as_str()));
-            self.graphs.lock().unwrap().retain(|k, _| !old.starts_with(k.as_str()));
+        for (_, old) in make_room(&mut views, |(_, d)| d.table.len(), data.table.len(), VIEW_CHUNKS) {
+            if old.key == data.key || views.iter().any(|(_, d)| d.key == old.key) {
+                continue;
+            }
+            self.dense.lock().unwrap().retain(|(k, _), _| *k != old.key);
+            self.graphs.lock().unwrap().remove(&old.key);
         }
         views.push((mem_key, data));
     }
@@ -609,13 +618,22 @@ impl Engine {
             return 0;
         }
         let mut read = 0;
-        for commit in crate::view::kept::recent(&self.ws, PRELOAD, PRELOAD_BYTES) {
+        // Oldest first, so that the newest ends up the most recently used.
+        for hex in crate::view::kept::recent(&self.ws, PRELOAD, PRELOAD_BYTES).into_iter().rev() {
             self.activity.before_warm_up();
-            let Ok(view) = self.commit_view(&commit) else { continue };
-            let Ok(opened) = self.open_listed(&view) else { continue };
-            opened.data.table.prepare();
+            let Ok(commit) = gix::ObjectId::from_hex(hex.as_bytes()) else { continue };
+            if self.commits.lock().unwrap().iter().any(|(c, _)| *c == commit) {
+                continue;
+            }
+            // A record that does not hold is removed and left for a question to assemble: no
+            // listing or indexing nobody asked for.
+            let Some((view, data)) = crate::view::kept::load(&self.ws, &hex) else { continue };
+            data.table.prepare();
+            let (view, data) = (Arc::new(view), Arc::new(data));
+            self.remember_view(mem_key(&view, &data.key), data.clone());
+            self.remember_listing(commit, view.clone());
             if self.model.name.is_some() {
-                let _ = self.dense_for(&view, &opened.data);
+                let _ = self.dense_for(&view, &data);
             }
             read += 1;
         }
@@ -856,7 +874,7 @@ mod tests {
         assert_eq!(dropped.len(), 5 - (MIN_KEPT - 1));
         assert_eq!(large.len(), MIN_KEPT - 1);
         let mut mixed = vec![10, 900, 10];
-        assert!(make_room(&mut mixed, |w| *w, 50, 1_000).is_empty(), "room below MIN_KEPT is never made");
+        assert!(make_room(&mut mixed, |w| *w, 500, 1_000).is_empty(), "room below MIN_KEPT is never made");
     }
 
     #[test]

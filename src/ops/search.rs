@@ -268,12 +268,14 @@ pub fn hit(view: &ViewData, r: &Ranked) -> Result<Hit> {
 /// spellings), from the symbols its chunks define: the chunk table has them at hand, where
 /// the code graph of a large view takes seconds to build.
 fn nearest_identifiers(data: &ViewData, query: &str) -> Vec<String> {
-    // A member's chunk names its type too (`Cart.total`: `Cart`), whose own chunk may be cut
-    // into members.
+    // Definitions only (not headings, prose windows or `impl` blocks), an oversized one's parts
+    // by its own name; a member's chunk names its type too (`Cart.total`: `Cart`), whose own
+    // chunk may be cut into members.
     let symbols = || {
         data.table
             .iter()
-            .map(|c| c.symbol)
+            .filter(|c| !matches!(c.kind, "header" | "text" | "section" | "impl"))
+            .map(|c| c.symbol.rsplit_once("#part").map_or(c.symbol, |(name, _)| name))
             .filter(|s| !s.is_empty() && !s.contains(char::is_whitespace))
             .flat_map(|s| std::iter::once(s).chain(s.rsplit_once('.').map(|(owner, _)| owner)))
     };

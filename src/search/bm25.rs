@@ -290,11 +290,14 @@ fn push_holders(table: &ChunkTable, ords: &[u32], row: u32, tf: u32, out: &mut V
     }
 }
 
-/// Chunks of the view whose text holds `term`.
-pub fn doc_freq(table: &ChunkTable, term: &str) -> u64 {
-    let mut v = Vec::new();
-    content_postings(table, term, &mut v);
-    v.len() as u64
+/// Whether the text of a chunk of the view holds `term` (a common word's list is not decoded
+/// past its first chunk in the view).
+pub fn occurs(table: &ChunkTable, term: &str) -> bool {
+    table
+        .lex_shards
+        .iter()
+        .zip(&table.lex_ords)
+        .any(|(shard, ords)| shard.content_any(term, |row| ords.get(row as usize).is_some_and(|&o| o != NONE)))
 }
 
 /// Whole-file BM25 (the evaluation baseline): one document per file, its chunks' text

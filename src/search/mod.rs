@@ -166,7 +166,7 @@ pub fn query_terms(view: &ViewData, query: &str, qa: &QueryAnalysis) -> Vec<(Str
         }
     }
     // Variants and synonyms count only where the index has them.
-    terms.retain(|(t, w)| *w >= 1.0 || bm25::doc_freq(&view.table, t) > 0);
+    terms.retain(|(t, w)| *w >= 1.0 || bm25::occurs(&view.table, t));
     terms
 }
 

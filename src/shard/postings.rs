@@ -105,6 +105,16 @@ impl PostingsShard {
         decode(self.lookup(CONTENT, term), CONTENT.with_tf, &mut f);
     }
 
+    /// Whether `term` is in the text of a row `wanted` accepts (decoding stops at the first).
+    pub fn content_any(&self, term: &str, mut wanted: impl FnMut(u32) -> bool) -> bool {
+        let mut found = false;
+        decode_while(self.lookup(CONTENT, term), CONTENT.with_tf, &mut |row, _| {
+            found = wanted(row);
+            !found
+        });
+        found
+    }
+
     /// Calls `f(row, 1)` for every row whose symbol holds `term`.
     pub fn symbol(&self, term: &str, mut f: impl FnMut(u32, u32)) {
         decode(self.lookup(SYMBOL, term), SYMBOL.with_tf, &mut f);
@@ -139,6 +149,14 @@ fn get_varint(b: &[u8], at: &mut usize) -> Option<u32> {
 }
 
 fn decode(b: &[u8], with_tf: bool, f: &mut impl FnMut(u32, u32)) {
+    decode_while(b, with_tf, &mut |row, tf| {
+        f(row, tf);
+        true
+    });
+}
+
+/// Decodes while `f` returns true.
+fn decode_while(b: &[u8], with_tf: bool, f: &mut impl FnMut(u32, u32) -> bool) {
     let (mut at, mut row) = (0usize, 0u32);
     let mut first = true;
     while at < b.len() {
@@ -153,7 +171,9 @@ fn decode(b: &[u8], with_tf: bool, f: &mut impl FnMut(u32, u32)) {
         } else {
             1
         };
-        f(row, tf);
+        if !f(row, tf) {
+            return;
+        }
     }
 }
 
@@ -238,5 +258,12 @@ mod tests {
         decode(&b[..b.len() - 2], true, &mut |r, tf| got.push((r, tf)));
         assert_eq!(got.len(), 3);
         decode(&[0xff; 9], true, &mut |_, _| panic!("no posting in garbage"));
+        // Decoding for a yes/no stops at the first wanted row.
+        let mut seen = Vec::new();
+        decode_while(&b, true, &mut |r, _| {
+            seen.push(r);
+            r < 5
+        });
+        assert_eq!(seen, vec![0, 5]);
     }
 }
