@@ -104,23 +104,28 @@ impl<'a> Searcher<'a> {
         let data = self.data;
         let s = self.settings;
         let mode = self.mode(requested);
-        let (sparse_hits, bm25_scores) = if mode == Mode::Dense {
-            (Vec::new(), None)
-        } else {
-            let (h, s) = super::sparse_scored(data, query, pool, allowed, self.history_field(), &self.analysis);
-            (h, Some(s))
-        };
-        let mut query_vector = None;
-        let dense_hits = match (&self.dense, mode) {
-            (Some((side, model)), Mode::Dense | Mode::Hybrid) => {
-                let q = model.embed_query(query)?;
-                let dense_pool = if s.dense_pool > 0 { s.dense_pool } else { pool };
-                let hits = side.search(&q, dense_pool, allowed);
-                query_vector = Some(q);
-                hits
+        // The two sides are independent: the lexical one runs on one core while the dense one
+        // embeds the query and scans on the other.
+        let sparse = || {
+            if mode == Mode::Dense {
+                (Vec::new(), None)
+            } else {
+                let (h, s) = super::sparse_scored(data, query, pool, allowed, self.history_field(), &self.analysis);
+                (h, Some(s))
             }
-            _ => Vec::new(),
         };
+        let dense = || -> Result<(Vec<(u32, f32)>, Option<Vec<f32>>)> {
+            match (&self.dense, mode) {
+                (Some((side, model)), Mode::Dense | Mode::Hybrid) => {
+                    let q = model.embed_query(query)?;
+                    let dense_pool = if s.dense_pool > 0 { s.dense_pool } else { pool };
+                    Ok((side.search(&q, dense_pool, allowed), Some(q)))
+                }
+                _ => Ok((Vec::new(), None)),
+            }
+        };
+        let ((sparse_hits, bm25_scores), dense) = rayon::join(sparse, dense);
+        let (dense_hits, query_vector) = dense?;
         let top_sparse = sparse_hits.first().map(|h| h.1);
         let top_dense = dense_hits.first().map(|h| h.1);
         let mut ranked: Vec<Ranked> = match mode {
