@@ -154,6 +154,8 @@ pub struct Engine {
     views: Mutex<Vec<(String, Arc<ViewData>)>>,
     dense: Mutex<HashMap<(String, String), Arc<DenseView>>>,
     graphs: Mutex<HashMap<String, Arc<crate::graph::model::CodeGraph>>>,
+    graph_build: Mutex<()>,
+    dense_build: Mutex<()>,
     /// Embedded file paths per (view, model).
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
     reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, String>)>>,
@@ -319,6 +321,8 @@ impl Engine {
             views: Mutex::new(Vec::new()),
             dense: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
+            graph_build: Mutex::new(()),
+            dense_build: Mutex::new(()),
             embedder: OnceLock::new(),
             reranker: Mutex::new(None),
             worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
@@ -730,9 +734,20 @@ impl Engine {
         let cache_key = (data.key.clone(), fp.clone());
         // A partly covered side is reused while no vector was added since (at monorepo scale
         // assembling costs a catalog lookup per chunk).
-        if let Some(m) = self.dense.lock().unwrap().get(&cache_key).cloned()
-            && (m.covered == m.live || m.is_current(&self.ws.store))
-        {
+        let cached = || {
+            self.dense
+                .lock()
+                .unwrap()
+                .get(&cache_key)
+                .cloned()
+                .filter(|m| m.covered == m.live || m.is_current(&self.ws.store))
+        };
+        if let Some(m) = cached() {
+            return Ok(m);
+        }
+        // One assembly at a time, as for graphs: warm-up and watcher ask for the same side.
+        let _building = self.dense_build.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = cached() {
             return Ok(m);
         }
         let build = || -> Result<Arc<DenseView>> {
@@ -833,6 +848,12 @@ impl Engine {
         if let Some(g) = self.graphs.lock().unwrap().get(&data.key) {
             return Ok(g.clone());
         }
+        // One build at a time: a server's warm-up and its watcher's first update ask for the
+        // same graph at start, and a monorepo's takes seconds and gigabytes to build.
+        let _building = self.graph_build.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(g) = self.graphs.lock().unwrap().get(&data.key) {
+            return Ok(g.clone());
+        }
         let t = std::time::Instant::now();
         if self.ws.config.index.graph {
             let cat = self.ws.store.catalogs(crate::layer::GRAPH, &crate::layer::graph_fingerprint())?;
@@ -860,6 +881,44 @@ mod tests {
     use super::{Activity, MAX_VIEWS, MIN_KEPT, make_room};
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn concurrent_askers_share_one_graph_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@e", "-c", "commit.gpgsign=false"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        };
+        git(&["init", "-q"]);
+        for i in 0..40 {
+            let text =
+                format!("def step_{i}(x):\n    return helper_{i}(x) + {i}\n\n\ndef helper_{i}(x):\n    return x\n");
+            std::fs::write(dir.path().join(format!("m{i}.py")), text).unwrap();
+        }
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "start"]);
+        let ws = crate::workspace::Workspace::open_from_env(dir.path()).unwrap();
+        let model = super::ModelChoice::from(None, true, &ws.config, false, None);
+        let engine = super::Engine::new(ws, crate::progress::Progress::hidden(), model);
+        let view = crate::view::View::open(&engine.ws, &engine.spec(None)).unwrap();
+        let opened = engine.open_listed(&view).unwrap();
+        let barrier = std::sync::Barrier::new(2);
+        let graphs: Vec<_> = std::thread::scope(|s| {
+            let ask = || {
+                barrier.wait();
+                engine.graph(&view, &opened.data).unwrap()
+            };
+            let (a, b) = (s.spawn(ask), s.spawn(ask));
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        assert!(graphs[0].defs.len() >= 80, "{} definitions", graphs[0].defs.len());
+        assert!(std::sync::Arc::ptr_eq(&graphs[0], &graphs[1]), "two graphs were built for one view");
+    }
 
     #[test]
     fn caches_keep_many_small_views_and_few_large_ones() {
