@@ -247,6 +247,14 @@ fn logged_search(r: &TestRepo, args: &[&str], marker: &str) -> (serde_json::Valu
     (v["results"].clone(), String::from_utf8_lossy(&out.stderr).contains(marker))
 }
 
+/// A short history with two of its revisions indexed (lexical only), oldest first.
+fn two_indexed_revisions(r: &TestRepo) -> (String, String) {
+    let commits = history(r, 6);
+    let (a, b) = (commits[2].clone(), commits[4].clone());
+    r.json(&["--no-dense", "index", "--rev", &a, "--rev", &b]);
+    (a, b)
+}
+
 /// A sparse search at `rev`: its hits, and whether it read a kept view.
 fn search_at(r: &TestRepo, rev: &str) -> (serde_json::Value, bool) {
     logged_search(r, &["retry backoff timeout", "--rev", rev, "-k", "8"], "kept view of")
@@ -260,9 +268,7 @@ fn search_worktree(r: &TestRepo, query: &str) -> (serde_json::Value, bool) {
 #[test]
 fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() {
     let r = TestRepo::new();
-    let commits = history(&r, 6);
-    let (a, b) = (&commits[2], &commits[4]);
-    r.json(&["--no-dense", "index", "--rev", a, "--rev", b]);
+    let (a, b) = &two_indexed_revisions(&r);
     let records = kept_views(&r);
     assert_eq!(records.len(), 2, "one kept view per indexed revision: {records:?}");
     let (kept_a, used) = search_at(&r, a);
@@ -315,9 +321,7 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
 #[test]
 fn a_server_reads_kept_views_before_they_are_asked() {
     let r = TestRepo::new();
-    let commits = history(&r, 6);
-    let (a, b) = (&commits[2], &commits[4]);
-    r.json(&["--no-dense", "index", "--rev", a, "--rev", b]);
+    let (a, _) = &two_indexed_revisions(&r);
     let (expected, _) = search_at(&r, a);
     let first = expected[0]["path"].as_str().expect("a hit at the indexed revision").to_string();
 
