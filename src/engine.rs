@@ -492,32 +492,32 @@ impl Engine {
     /// (the configuration that filters it is fixed for the life of the engine).
     fn commit_view(&self, rev: &str) -> Result<Arc<View>> {
         let commit = self.ws.repo.resolve(rev)?.commit;
-        {
-            let mut kept = self.commits.lock().unwrap();
-            if let Some(i) = kept.iter().position(|(c, _)| *c == commit) {
-                let hit = kept.remove(i);
-                let v = hit.1.clone();
-                kept.push(hit);
-                return Ok(v);
-            }
+        if let Some(v) = self.listed(commit) {
+            return Ok(v);
         }
         let hex = crate::repo::hex(&commit);
-        let v = match crate::view::kept::load(&self.ws, &hex) {
-            // A kept view brings its assembled table along: the view is ready before it is asked.
-            Some((view, data)) => {
-                let view = Arc::new(view);
-                self.remember_view(mem_key(&view, &data.key), Arc::new(data));
-                view
-            }
-            None => {
-                let t = std::time::Instant::now();
-                let v = Arc::new(View::open(&self.ws, &ViewSpec::Rev(hex))?);
-                tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
-                v
-            }
-        };
+        // A kept view brings its assembled table along: the view is ready before it is asked.
+        if let Some((view, data)) = crate::view::kept::load(&self.ws, &hex) {
+            let view = Arc::new(view);
+            self.remember_view(mem_key(&view, &data.key), Arc::new(data));
+            self.remember_listing(commit, view.clone());
+            return Ok(view);
+        }
+        let t = std::time::Instant::now();
+        let v = Arc::new(View::open(&self.ws, &ViewSpec::Rev(hex))?);
+        tracing::debug!("listed {} files in {:.1} ms", v.files.len(), t.elapsed().as_secs_f64() * 1000.0);
         self.remember_listing(commit, v.clone());
         Ok(v)
+    }
+
+    /// A commit's listing when it is among the kept ones, then the most recently used.
+    fn listed(&self, commit: gix::ObjectId) -> Option<Arc<View>> {
+        let mut kept = self.commits.lock().unwrap();
+        let i = kept.iter().position(|(c, _)| *c == commit)?;
+        let hit = kept.remove(i);
+        let v = hit.1.clone();
+        kept.push(hit);
+        Some(v)
     }
 
     /// Keeps a commit's listing as the most recently used.
@@ -614,34 +614,46 @@ impl Engine {
     }
 
     /// Reads the most recently kept views (`view::kept`) into memory before any question
-    /// names them, each after a pause in the questions: their listings, tables, history
-    /// fields, shards and dense sides, so that a server's first answer at an indexed revision
-    /// costs what a second one does. Returns how many were read.
+    /// names them, so that a server's first answer at an indexed revision costs what a second
+    /// one does: their listings, tables, history fields and the shards they name at once (a
+    /// record is a few milliseconds of reading), then, each after a pause in the questions,
+    /// their dense sides (an assembly over the vector catalogs). Returns how many were read.
     pub fn preload_kept(&self) -> usize {
         if self.folder.is_some() {
             return 0;
         }
-        let mut read = 0;
+        let mut read = Vec::new();
         // Oldest first, so that the newest ends up the most recently used.
         for hex in crate::view::kept::recent(&self.ws, PRELOAD, PRELOAD_BYTES).into_iter().rev() {
-            self.activity.before_warm_up();
             let Ok(commit) = gix::ObjectId::from_hex(hex.as_bytes()) else { continue };
+            // A question may have read it already. One that asks for it while it is read here
+            // reads it too: a question never waits on this thread, which shares rayon's workers
+            // with it (a worker blocked on a read that needs a worker would never wake).
             if self.commits.lock().unwrap().iter().any(|(c, _)| *c == commit) {
+                continue;
+            }
+            // Also opens the object database's indexes a question's revision is looked up in.
+            if self.ws.repo.resolve(&hex).is_err() {
                 continue;
             }
             // A record that does not hold is removed and left for a question to assemble: no
             // listing or indexing nobody asked for.
             let Some((view, data)) = crate::view::kept::load(&self.ws, &hex) else { continue };
             data.table.prepare();
+            // What a question finds the view by, hashed now rather than on its first question.
+            crate::view::content_key(&view, self.ws.config.index.max_file_size);
             let (view, data) = (Arc::new(view), Arc::new(data));
             self.remember_view(mem_key(&view, &data.key), data.clone());
             self.remember_listing(commit, view.clone());
-            if self.model.name.is_some() {
-                let _ = self.dense_for(&view, &data);
-            }
-            read += 1;
+            read.push((view, data));
         }
-        read
+        if self.model.name.is_some() {
+            for (view, data) in &read {
+                self.activity.before_warm_up();
+                let _ = self.dense_for(view, data);
+            }
+        }
+        read.len()
     }
 
     /// Writes the assembled view of a revision (with its history field) where the first

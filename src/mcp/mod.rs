@@ -145,6 +145,18 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 if watch {
                     crate::watch::spawn_for_server(sources.clone());
                 }
+                // Kept views of recent revisions are read at once, beside the first questions
+                // (a few milliseconds each: waiting for a pause left a server's first questions
+                // at several revisions to read them one by one).
+                let kept = sources.clone();
+                std::thread::spawn(move || {
+                    for s in &kept.list {
+                        let n = s.engine.preload_kept();
+                        if n > 0 {
+                            tracing::debug!("{n} kept views read before they were asked");
+                        }
+                    }
+                });
                 for (s, view) in sources.list.iter().zip(&views) {
                     s.engine.activity.touch();
                     if let Ok(opened) = s.engine.open_listed(view) {
@@ -153,12 +165,6 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                             let _ = s.engine.graph(view, &opened.data);
                         }
                         let _ = s.engine.dense_for(view, &opened.data);
-                    }
-                }
-                for s in &sources.list {
-                    let n = s.engine.preload_kept();
-                    if n > 0 {
-                        tracing::debug!("{n} kept views read before they were asked");
                     }
                 }
             }
