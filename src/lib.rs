@@ -1,35 +1,21 @@
 //! Lynx: a git-native code-context engine. See docs/ARCHITECTURE.md for the map of modules.
+//!
+//! This crate holds the operations and the surfaces (command line, MCP server, web UI, hooks,
+//! watcher); the store, views, retrieval and graph are `lynx-core` (`crates/core`), re-exported
+//! here under their own names so that `lynx::engine` and `crate::engine` read as before.
 
-pub mod analyze;
-pub mod chunk;
+pub use lynx_core::{
+    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, present,
+    progress, repo, search, shard, sources, store, view, workspace,
+};
+
 pub mod cli;
-pub mod config;
-pub mod docsource;
-pub mod embed;
-pub mod encoding;
-pub mod engine;
-pub mod env;
-pub mod error;
-pub mod fsutil;
 pub mod gc;
-pub mod graph;
 pub mod hooks;
-pub mod index;
 pub mod integrate;
-pub mod lang;
-pub mod layer;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod ops;
-pub mod present;
-pub mod progress;
-pub mod repo;
-pub mod search;
-pub mod shard;
-pub mod sources;
-pub mod store;
 #[cfg(feature = "ui")]
 pub mod ui;
-pub mod view;
 pub mod watch;
-pub mod workspace;

@@ -1,7 +1,8 @@
-//! The dependency direction of the crate's modules, held: git → blobs → layers → segments →
-//! views → retrieval and graph → operations → surfaces (docs/ARCHITECTURE.md). A module may use
-//! modules of its own level or below, never above; a back-edge fails this test with the file
-//! and the reference that made it.
+//! The dependency direction of the modules, held: git → blobs → layers → segments → views →
+//! retrieval and graph → operations → surfaces (docs/ARCHITECTURE.md). Everything below the
+//! operations is the `lynx-core` crate (`crates/core`), which the compiler keeps from using
+//! anything above it; inside each crate a module may use modules of its own level or below,
+//! never above, and a back-edge fails this test with the file and the reference that made it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -25,6 +26,22 @@ const LEVELS: &[&[&str]] = &[
     &["cli", "mcp", "watch", "hooks", "integrate", "ui"],
 ];
 
+/// The first level of the `git-lynx` crate: every level below it is `lynx-core`.
+const SURFACE_CRATE_FROM: usize = 13;
+
+/// The source roots of the two crates, each with the files under it.
+fn crate_sources() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
+    ["crates/core/src", "src"]
+        .iter()
+        .map(|root| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
+            let mut files = Vec::new();
+            rust_files(&root, &mut files);
+            (root, files)
+        })
+        .collect()
+}
+
 fn level(module: &str) -> Option<usize> {
     LEVELS.iter().position(|l| l.contains(&module))
 }
@@ -42,12 +59,11 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn modules_only_use_their_level_or_below() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut problems = Vec::new();
     let mut unknown = BTreeMap::new();
-    for f in files {
+    for (src, f) in
+        crate_sources().into_iter().flat_map(|(root, files)| files.into_iter().map(move |f| (root.clone(), f)))
+    {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
         let module = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
         if matches!(module.as_str(), "lib" | "main") {
@@ -82,15 +98,14 @@ fn modules_only_use_their_level_or_below() {
     assert!(problems.is_empty(), "back-edges against the dependency direction:\n{}", problems.join("\n"));
 }
 
-/// The environment is read in one place (`src/env.rs`, which names every variable), so what a
+/// The environment is read in one place (`crates/core/src/env.rs`, which names every variable), so what a
 /// variable does is written once and the same rule (an empty value is unset) holds everywhere.
 #[test]
 fn only_env_rs_reads_environment_variables() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
     let mut readers = Vec::new();
-    for f in files {
+    for (src, f) in
+        crate_sources().into_iter().flat_map(|(root, files)| files.into_iter().map(move |f| (root.clone(), f)))
+    {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
         if rel == "env.rs" {
             continue;
@@ -114,17 +129,12 @@ fn only_env_rs_reads_environment_variables() {
 /// modules, resolved to the longest module path they name.
 #[test]
 fn modules_form_no_circle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // module path ("ops::search") → file
+    // module path ("ops::search") → file; the two crates' modules are one namespace, as the
+    // `git-lynx` crate re-exports the core's under their own names.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut modules: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
-    let mut stack = vec![src.clone()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
+    for (src, files) in crate_sources() {
+        for path in files {
             let Some(rel) = path.strip_prefix(&src).unwrap().to_str().and_then(|r| r.strip_suffix(".rs")) else {
                 continue;
             };
@@ -176,9 +186,9 @@ fn modules_form_no_circle() {
                         if let Some(used) = resolve(&parts)
                             && !related(m, &used)
                         {
-                            edges
-                                .entry(used)
-                                .or_insert_with(|| format!("{}:{}", file.strip_prefix(&src).unwrap().display(), n + 1));
+                            edges.entry(used).or_insert_with(|| {
+                                format!("{}:{}", file.strip_prefix(manifest).unwrap().display(), n + 1)
+                            });
                         }
                     }
                 }
@@ -228,4 +238,42 @@ fn modules_form_no_circle() {
     let ops_uses = uses.iter().filter(|(m, _)| m.starts_with("ops::")).map(|(_, e)| e.len()).sum::<usize>();
     assert!(ops_uses > 5 && uses.len() > 50, "the scan found almost no uses: {uses:?}");
     assert!(found.is_empty(), "circles among modules:\n{}", found.join("\n"));
+}
+
+/// The crate boundary is the level boundary: `lynx-core` holds every module below the
+/// operations and none above, so the compiler enforces the direction the levels describe, and
+/// the core's manifest names none of the surfaces' crates (a core change never compiles the
+/// MCP server's or the web UI's dependencies).
+#[test]
+fn the_core_crate_is_the_levels_below_the_operations() {
+    let top_modules = |root: &Path| -> Vec<String> {
+        std::fs::read_dir(root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().trim_end_matches(".rs").to_string())
+            .filter(|m| m != "lib" && m != "main")
+            .collect()
+    };
+    let [(core, _), (surfaces, _)] = <[_; 2]>::try_from(crate_sources()).ok().unwrap();
+    let mut misplaced = Vec::new();
+    for (root, in_core) in [(&core, true), (&surfaces, false)] {
+        for m in top_modules(root) {
+            let l = level(&m).unwrap_or_else(|| panic!("module {m} has no level (add it to LEVELS)"));
+            if (l < SURFACE_CRATE_FROM) != in_core {
+                misplaced.push(format!("{m} (level {l}) is in {}", root.display()));
+            }
+        }
+    }
+    assert!(misplaced.is_empty(), "modules in the wrong crate:\n{}", misplaced.join("\n"));
+    assert_eq!(LEVELS[SURFACE_CRATE_FROM][0], "ops");
+
+    let manifest = std::fs::read_to_string(core.parent().unwrap().join("Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).expect("a [dependencies] table");
+    let deps = deps.split("\n[").next().unwrap();
+    let named: Vec<&str> = deps.lines().filter_map(|l| l.split('=').next()).map(str::trim).collect();
+    assert!(named.contains(&"gix") && named.contains(&"parquet"), "the scan read no dependencies: {named:?}");
+    for surface in ["git-lynx", "rmcp", "axum", "tokio", "notify", "clap_mangen", "clap_complete", "tracing-subscriber"]
+    {
+        assert!(!named.contains(&surface), "lynx-core depends on {surface}, a crate of the surfaces");
+    }
 }
