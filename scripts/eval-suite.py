@@ -13,6 +13,8 @@ Usage:
           (semble sets are split by repository: `semble-dev` / `semble-heldout`, SPLIT.json)
   --vs    prints the change against reports made earlier in OUT_BEFORE
   --table-only  reads existing reports, runs nothing
+  --candidates  also writes each question's scored candidates beside its report
+                (OUT/<kind>/<name>.<mode>[.split].candidates.jsonl, for scripts/rank-lab.py)
   --config "search.history=0;search.dense_weight=0.5"
                 settings for this run (written to a user configuration file for it)
 
@@ -94,7 +96,7 @@ def user_config(settings):
     return d
 
 
-def run(bench, out, kind, name, mode, split, config_home=None):
+def run(bench, out, kind, name, mode, split, config_home=None, candidates=False):
     lynx = os.environ.get("LYNX", "git-lynx")
     model = os.environ.get("STATIC_MODEL", os.path.join(HERE, "..", "shared", "models", "minilm-static-256"))
     per_repo = os.environ.get("STATIC_MODEL_PER_REPO")
@@ -107,6 +109,8 @@ def run(bench, out, kind, name, mode, split, config_home=None):
     args += ["evaluate", "run", question_file(kind, name), "--mode", mode, "--per-question", "--save", dest]
     if split and kind == "annotated":
         args += ["--split", split]
+    if candidates and mode != "bm25-files":
+        args += ["--candidates", dest[: -len(".json")] + ".candidates.jsonl"]
     t = time.time()
     env = dict(os.environ)
     if config_home:
@@ -175,7 +179,7 @@ def main():
     if "--table-only" not in a:
         for kind, name in sets(selected):
             for m in modes:
-                secs = run(bench, out, kind, name, m, split, config_home)
+                secs = run(bench, out, kind, name, m, split, config_home, "--candidates" in a)
                 print(f"  {kind}/{name} {m}: {secs:.0f} s", file=sys.stderr)
     table(out, selected, modes, split, before)
 

@@ -151,3 +151,87 @@ fn invalid_question_files_are_clear_usage_errors() {
     let out = r.lynx(&["--json", "evaluate", "run", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--candidates` writes, per question, every ranked candidate with what scored it: the order
+/// of the report, the priors by name (a Haskell file is code, not prose; a commit subject's
+/// scope lifts its directory) and the other files holding the same chunk.
+#[test]
+fn candidates_hold_what_ranked_each_question() {
+    let r = TestRepo::new();
+    let parser = "def parse_settings(path):\n    \"\"\"Parse the settings file.\"\"\"\n    return open(path).read()\n";
+    r.write("src/parser.py", parser);
+    r.write("copies/parser.py", parser);
+    r.write(
+        "src/Settings.hs",
+        "-- Parse the settings file.\nparseSettings :: FilePath -> IO String\nparseSettings path = readFile path\n",
+    );
+    r.write("docs/settings.md", "# Settings\n\nParse the settings file with `parse_settings`.\n");
+    r.write("net/client.py", "def send(settings):\n    \"\"\"Send the parsed settings.\"\"\"\n    return settings\n");
+    r.commit_all("init");
+    let q = r.file("q.json");
+    std::fs::write(
+        &q,
+        r#"[{"id": "a", "query": "parse the settings file", "expected": {"files": ["src/Settings.hs"]}},
+            {"id": "b", "query": "net: send parsed settings", "expected": {"files": ["net/client.py"]}}]"#,
+    )
+    .unwrap();
+    let out = r.file("candidates.jsonl");
+    let v = r.json(&[
+        "--no-dense",
+        "evaluate",
+        "run",
+        q.to_str().unwrap(),
+        "--mode",
+        "sparse",
+        "--per-question",
+        "--candidates",
+        out.to_str().unwrap(),
+    ]);
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "one line per question");
+    for (line, per) in lines.iter().zip(v["per_question"].as_array().unwrap()) {
+        assert_eq!(line["id"], per["id"]);
+        assert_eq!(line["mode"], "sparse");
+        let cands = line["candidates"].as_array().unwrap();
+        let scores: Vec<f64> = cands.iter().map(|c| c["score"].as_f64().unwrap()).collect();
+        assert!(scores.windows(2).all(|w| w[0] >= w[1]), "best first: {scores:?}");
+        // The report's file ranking is the candidates' files in order.
+        let mut files: Vec<&str> = Vec::new();
+        for c in cands {
+            let p = c["path"].as_str().unwrap();
+            if !files.contains(&p) {
+                files.push(p);
+            }
+        }
+        let ranked: Vec<&str> = per["ranked_files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+        assert_eq!(files[..ranked.len()], ranked[..], "{line}");
+        assert!(cands.iter().all(|c| c["bm25"].is_number() && c["file_chunks"].as_u64().unwrap() >= 1));
+    }
+    let cand = |q: usize, path: &str| -> serde_json::Value {
+        lines[q]["candidates"].as_array().unwrap().iter().find(|c| c["path"] == path).cloned().unwrap_or_else(|| {
+            panic!("{path} is not a candidate of question {q}: {}", lines[q]);
+        })
+    };
+    let priors = |c: &serde_json::Value| -> Vec<String> {
+        c["priors"].as_array().unwrap().iter().map(|p| p[0].as_str().unwrap().to_string()).collect()
+    };
+    let hs = cand(0, "src/Settings.hs");
+    assert_eq!(hs["code"], true);
+    assert!(!priors(&hs).iter().any(|p| p.contains("prose")), "{hs}");
+    let md = cand(0, "docs/settings.md");
+    assert!(priors(&md).iter().any(|p| p.contains("prose")), "{md}");
+    // Byte-identical chunks: one is ranked, and it names the other file.
+    let kept: Vec<&serde_json::Value> = lines[0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["path"].as_str().unwrap().ends_with("parser.py"))
+        .collect();
+    assert_eq!(kept.len(), 1, "duplicates are dropped: {kept:?}");
+    let other = if kept[0]["path"] == "src/parser.py" { "copies/parser.py" } else { "src/parser.py" };
+    assert_eq!(kept[0]["copies"][0][0], other, "{}", kept[0]);
+    let client = cand(1, "net/client.py");
+    assert!(priors(&client).iter().any(|p| p.contains("scope")), "{client}");
+    assert_eq!(lines[1]["candidates"][0]["path"], "net/client.py");
+}

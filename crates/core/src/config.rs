@@ -162,6 +162,9 @@ pub struct SearchConfig {
     pub vendor_factor: f32,
     /// A chunk of a file whose name (without extension) is a word of the query.
     pub stem_factor: f32,
+    /// A chunk of a file under the scope a commit-subject-style query names (`io: …`,
+    /// `fix(router): …`).
+    pub scope_factor: f32,
     /// Each further chunk of a file already listed is multiplied by this once more (1 = off).
     pub chunk_decay: f32,
     /// Shares of the best candidate's score added to a chunk defining a symbol the query names,
@@ -396,6 +399,7 @@ pub const DEFAULT_SECONDARY_FACTOR: f32 = 0.5;
 /// Measured on repositories held out from tuning (docs/EVALUATION.md, round 3).
 pub const DEFAULT_VENDOR_FACTOR: f32 = 0.5;
 pub const DEFAULT_STEM_FACTOR: f32 = 1.1;
+pub const DEFAULT_SCOPE_FACTOR: f32 = 1.5;
 pub const DEFAULT_CHUNK_DECAY: f32 = 0.5;
 pub const DEFAULT_DEFINITION_BOOST: f32 = 0.0;
 pub const DEFAULT_PATH_BOOST: f32 = 0.0;
@@ -483,6 +487,7 @@ impl Default for SearchConfig {
             secondary_factor: DEFAULT_SECONDARY_FACTOR,
             vendor_factor: DEFAULT_VENDOR_FACTOR,
             stem_factor: DEFAULT_STEM_FACTOR,
+            scope_factor: DEFAULT_SCOPE_FACTOR,
             chunk_decay: DEFAULT_CHUNK_DECAY,
             definition_boost: DEFAULT_DEFINITION_BOOST,
             path_boost: DEFAULT_PATH_BOOST,

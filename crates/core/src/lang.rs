@@ -140,6 +140,77 @@ impl Lang {
     }
 }
 
+/// Source files of programming languages without a grammar here (Haskell, Elixir, Erlang, Zig,
+/// OCaml, F#, Clojure, Dart, R, Julia, Perl, …): split into line windows like text, but code,
+/// not prose — a question about the repository is about them as much as about its parsed files.
+pub fn is_source_without_grammar(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let Some((stem, ext)) = name.rsplit_once('.') else { return false };
+    !stem.is_empty()
+        && matches!(
+            ext.to_ascii_lowercase().as_str(),
+            "hs" | "lhs"
+                | "ex"
+                | "exs"
+                | "erl"
+                | "hrl"
+                | "zig"
+                | "ml"
+                | "mli"
+                | "fs"
+                | "fsi"
+                | "fsx"
+                | "clj"
+                | "cljs"
+                | "cljc"
+                | "dart"
+                | "jl"
+                | "r"
+                | "pl"
+                | "pm"
+                | "nim"
+                | "elm"
+                | "cr"
+                | "nix"
+                | "groovy"
+                | "gradle"
+                | "ps1"
+                | "psm1"
+                | "vue"
+                | "svelte"
+                | "hx"
+                | "d"
+                | "f90"
+                | "lisp"
+                | "el"
+                | "scm"
+                | "rkt"
+                | "purs"
+                | "sol"
+                | "vala"
+                | "tcl"
+                | "vb"
+                | "proto"
+                | "graphql"
+                | "gql"
+                | "thrift"
+                | "coffee"
+                | "hcl"
+                | "tf"
+                | "ada"
+                | "adb"
+                | "ads"
+                | "pas"
+                | "pyx"
+                | "pxd"
+        )
+}
+
+/// Whether a file of language `lang` at `path` is code (parsed, or source without a grammar).
+pub fn is_code_file(lang: Lang, path: &str) -> bool {
+    lang.is_code() || is_source_without_grammar(path)
+}
+
 /// Language by file name alone; `None` means "look at the content" (or not text at all).
 /// Whether a path names a documentation page of a webdoc or pdf source (a URL, or
 /// `file.pdf#page=N`): their text is Markdown made by Lynx.
@@ -286,5 +357,17 @@ mod tests {
         assert_eq!(detect("docs/guide.md", b""), Lang::Markdown);
         assert_eq!(detect("Rakefile", b""), Lang::Ruby);
         assert_eq!(detect(".gitignore", b"target\n"), Lang::Text);
+    }
+
+    #[test]
+    fn source_without_a_grammar_is_code_not_prose() {
+        for path in ["src/Text/Pandoc/Error.hs", "lib/phoenix/channel.ex", "src/analysis.zig", "lib/x.ML"] {
+            assert_eq!(detect(path, b""), Lang::Text, "{path} is split as text");
+            assert!(is_code_file(detect(path, b""), path), "{path} is code");
+        }
+        for path in ["README", "notes.txt", "docs/guide.md", "m4/ax_pthread.m4", ".hs", "CMakeLists.txt"] {
+            assert!(!is_code_file(detect(path, b""), path), "{path} is not code");
+        }
+        assert!(is_code_file(Lang::Rust, "src/main.rs"));
     }
 }

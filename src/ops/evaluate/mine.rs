@@ -130,7 +130,7 @@ fn skip_reason(subject: &str) -> Option<&'static str> {
 }
 
 fn is_source(path: &str) -> bool {
-    lang::by_path(path).is_some_and(|l| l.is_code()) && !is_test_path(path)
+    lang::by_path(path).is_some_and(|l| lang::is_code_file(l, path)) && !is_test_path(path)
 }
 
 fn is_manifest(path: &str) -> bool {
@@ -202,7 +202,9 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         let sources: Vec<&(String, char)> = changed.iter().filter(|(p, _)| is_source(p)).collect();
         if sources.is_empty() {
             skip(
-                if changed.iter().all(|(p, _)| lang::by_path(p).is_some_and(|l| !l.is_code()) || p.starts_with("docs/"))
+                if changed
+                    .iter()
+                    .all(|(p, _)| lang::by_path(p).is_some_and(|l| !lang::is_code_file(l, p)) || p.starts_with("docs/"))
                 {
                     "docs only"
                 } else {

@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// Only the questions of this split (`dev` or `test`; questions without one are dev).
     #[arg(long)]
     pub split: Option<String>,
+    /// Write every question's ranked candidates with what scored them (BM25, cosine, ranks,
+    /// priors, boost, file evidence) here, one JSON line per question: the data a ranking change
+    /// can be tried on without asking again (scripts/rank-lab.py).
+    #[arg(long, value_name = "FILE")]
+    pub candidates: Option<PathBuf>,
 }
 
 /// Asks every question (of `split`) at its revision; a failed gate makes the answer exit 4.
@@ -128,6 +133,7 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
         max_recall_drop: a.max_recall_drop,
         max_p95_ms: a.max_p95_ms,
         rerank: a.reranker.clone(),
+        candidates: a.candidates.clone(),
     };
     let report = run::run(&engine()?, &qs, &opts)?;
     if let Some(p) = &a.save {

@@ -160,6 +160,43 @@ pub struct RunOptions {
     pub max_p95_ms: Option<f64>,
     /// Rerank each question's candidates with this cross-encoder.
     pub rerank: Option<String>,
+    /// Write each question's candidates with their scores here (JSON lines).
+    pub candidates: Option<std::path::PathBuf>,
+}
+
+/// One question's candidates as the ranking saw them, for trying ranking changes offline.
+#[derive(Serialize)]
+struct CandidateLine<'a> {
+    id: &'a str,
+    query: &'a str,
+    split: Option<&'a str>,
+    expected: &'a [String],
+    mode: &'static str,
+    candidates: Vec<Candidate<'a>>,
+}
+
+#[derive(Serialize)]
+struct Candidate<'a> {
+    path: &'a str,
+    file: u32,
+    start_line: u32,
+    end_line: u32,
+    symbol: &'a str,
+    kind: &'a str,
+    code: bool,
+    bm25: Option<f32>,
+    sparse_rank: Option<usize>,
+    cosine: Option<f32>,
+    dense_rank: Option<usize>,
+    fused: f32,
+    boost: f32,
+    priors: Vec<(&'static str, f32)>,
+    decay: f32,
+    score: f32,
+    /// Chunks of its file in the view.
+    file_chunks: u32,
+    /// Other files of the view holding a byte-identical chunk (path, their chunk count).
+    copies: Vec<(&'a str, u32)>,
 }
 
 /// Exit code when a gate fails.
@@ -180,6 +217,14 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
     order.sort_by(|&a, &b| questions[a].rev.cmp(&questions[b].rev).then(a.cmp(&b)));
     let mut file_index: HashMap<String, (std::sync::Arc<crate::view::ViewData>, FileBm25)> = HashMap::new();
     let progress = &engine.progress;
+    let candidates_out = o.candidates.as_ref().map(|p| -> Result<_> {
+        let f = std::fs::File::create(p)
+            .map_err(|e| crate::error::usage(format!("cannot write candidates to {}: {e}", p.display())))?;
+        Ok(std::io::BufWriter::new(f))
+    });
+    let mut candidates_out = candidates_out.transpose()?;
+    // Per view: the ordinals of each chunk content that occurs more than once.
+    let mut shared: HashMap<String, HashMap<[u8; 16], Vec<u32>>> = HashMap::new();
     progress.start("evaluating", questions.len() as u64);
     for &qi in &order {
         let q = &questions[qi];
@@ -215,7 +260,63 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             Some(mode) => {
                 let allowed = filters.allowed(&data.table)?;
                 let pool = (o.k * 5).max(engine.ws.config.search.pool);
-                let r = engine.searcher(&view, &data, mode)?.retrieve(&q.query, mode, pool, allowed.as_deref())?;
+                let searcher = engine.searcher(&view, &data, mode)?;
+                let r = searcher.retrieve(&q.query, mode, pool, allowed.as_deref())?;
+                if let Some(out) = candidates_out.as_mut() {
+                    let priors = searcher.priors(&q.query, r.mode);
+                    let copies = shared.entry(data.key.clone()).or_insert_with(|| {
+                        let mut m: HashMap<[u8; 16], Vec<u32>> = HashMap::new();
+                        for ord in data.table.live() {
+                            m.entry(data.table.chunk_hash(ord)).or_default().push(ord);
+                        }
+                        m.retain(|_, v| v.len() > 1);
+                        m
+                    });
+                    let line = CandidateLine {
+                        id: &q.id,
+                        query: &q.query,
+                        split: q.split.as_deref(),
+                        expected: &q.expected.files,
+                        mode: r.mode.name(),
+                        candidates: r
+                            .ranked
+                            .iter()
+                            .map(|x| {
+                                let c = data.table.chunk(x.ord);
+                                Candidate {
+                                    path: c.path,
+                                    file: data.table.chunk_file(x.ord),
+                                    start_line: c.start_line,
+                                    end_line: c.end_line,
+                                    symbol: c.symbol,
+                                    kind: c.kind,
+                                    code: crate::lang::is_code_file(c.lang, c.path),
+                                    bm25: x.sparse_score,
+                                    sparse_rank: x.sparse_rank,
+                                    cosine: x.dense_score,
+                                    dense_rank: x.dense_rank,
+                                    fused: x.fused,
+                                    boost: x.boost,
+                                    priors: priors.explain(&data, x.ord),
+                                    decay: x.decay,
+                                    score: x.score,
+                                    file_chunks: data.table.file_chunk_count(data.table.chunk_file(x.ord)),
+                                    copies: copies
+                                        .get(&data.table.chunk_hash(x.ord))
+                                        .into_iter()
+                                        .flatten()
+                                        .map(|&o| data.table.chunk_file(o))
+                                        .filter(|&f| f != data.table.chunk_file(x.ord))
+                                        .map(|f| (data.table.file_path(f), data.table.file_chunk_count(f)))
+                                        .collect(),
+                                }
+                            })
+                            .collect(),
+                    };
+                    use std::io::Write;
+                    serde_json::to_writer(&mut *out, &line)?;
+                    out.write_all(b"\n")?;
+                }
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect::<Result<_>>()?;
                 if let Some(name) = &o.rerank {
                     let ce = engine.reranker(name).map_err(crate::error::usage)?;
@@ -297,6 +398,11 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
         progress.inc(1);
     }
     progress.finish();
+    if let Some(mut out) = candidates_out {
+        use std::io::Write;
+        out.flush()?;
+        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    }
     per.sort_by_key(|(i, _)| *i);
     let per: Vec<PerQuestion> = per.into_iter().map(|(_, p)| p).collect();
     let all: Vec<Scores> = per.iter().map(|p| p.scores).collect();

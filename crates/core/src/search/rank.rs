@@ -141,6 +141,9 @@ pub struct Priors {
     vendored: f32,
     /// Multiplier of a chunk of a file whose stem is a word of the query.
     stem: f32,
+    /// Multiplier of a chunk of a file under a scope the query names, and those scopes.
+    scope: f32,
+    scopes: Vec<String>,
     words: Vec<String>,
     idents: Vec<String>,
     /// The view's history, the prior's weight and half-life (in commits).
@@ -155,6 +158,7 @@ pub struct Factors {
     pub secondary: f32,
     pub vendored: f32,
     pub stem: f32,
+    pub scope: f32,
 }
 
 impl Default for Factors {
@@ -165,6 +169,7 @@ impl Default for Factors {
             secondary: SECONDARY_FACTOR,
             vendored: crate::config::DEFAULT_VENDOR_FACTOR,
             stem: crate::config::DEFAULT_STEM_FACTOR,
+            scope: crate::config::DEFAULT_SCOPE_FACTOR,
         }
     }
 }
@@ -192,6 +197,8 @@ impl Priors {
             declaration: if about(DECLARATION_WORDS) { 1.0 } else { f.secondary },
             vendored: if about(&vendor_words) { 1.0 } else { f.vendored },
             stem: f.stem,
+            scope: f.scope,
+            scopes: commit_scopes(query),
             words,
             idents: query_identifiers(query),
             recency: None,
@@ -221,7 +228,7 @@ impl Priors {
     pub fn explain(&self, data: &ViewData, ord: u32) -> Vec<(&'static str, f32)> {
         let c = data.table.chunk(ord);
         let mut out = Vec::new();
-        let kind = if !c.lang.is_code() {
+        let kind = if !crate::lang::is_code_file(c.lang, c.path) {
             Some(("prose or data file", self.prose))
         } else if crate::graph::model::is_test_path(c.path) {
             Some(("test file", self.test))
@@ -241,6 +248,9 @@ impl Priors {
             if self.words.contains(&stem) {
                 out.push(("its file is named by a word of the query", self.stem));
             }
+        }
+        if self.scope != 1.0 && !self.scopes.is_empty() && in_scope(c.path, &self.scopes) {
+            out.push(("under the scope the query names (`scope: …`)", self.scope));
         }
         if !self.idents.is_empty() {
             let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
@@ -274,6 +284,62 @@ impl Priors {
             r.score *= self.factor(data, r.ord);
         }
     }
+}
+
+/// Words of a commit subject's conventional prefix, not scopes: `fix: …` names a kind of change.
+const CHANGE_KINDS: &[&str] = &[
+    "feat", "feature", "fix", "bugfix", "hotfix", "chore", "docs", "doc", "refactor", "perf", "test", "tests", "build",
+    "ci", "style", "revert", "deps", "release", "bump", "wip", "breaking",
+];
+
+/// The scopes a query written as a commit subject names in its prefix, lowercase: `io: …` and
+/// `net/http: …` (path components), `fix(router): …` and `feat(core, cli)!: …` (the scope
+/// in parentheses). Projects name a change's area so, and the area is a directory or a module.
+pub fn commit_scopes(query: &str) -> Vec<String> {
+    let q = query.trim_start();
+    let Some(colon) = q.find(": ") else { return Vec::new() };
+    let head = &q[..colon];
+    let (name, paren) = match head.find('(') {
+        Some(i) if head.trim_end_matches('!').ends_with(')') => {
+            (&head[..i], Some(head[i + 1..].trim_end_matches('!').trim_end_matches(')')))
+        }
+        _ => (head.trim_end_matches('!'), None),
+    };
+    let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let listed = |s: &str, seps: &[char]| s.split(seps).map(str::trim).all(|w| w.is_empty() || word(w));
+    if name.trim().is_empty() || !listed(name, &[',', '/']) || paren.is_some_and(|p| !listed(p, &[',', ' ', '/', '|']))
+    {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |w: &str| {
+        let w = w.trim().to_lowercase();
+        if w.len() >= 2 && !CHANGE_KINDS.contains(&w.as_str()) && !out.contains(&w) {
+            out.push(w);
+        }
+    };
+    if let Some(p) = paren {
+        p.split([',', ' ', '/', '|']).for_each(&mut add);
+    }
+    name.split([',', '/']).for_each(&mut add);
+    out
+}
+
+/// Whether one of `path`'s directories or its stem is one of `scopes` (`-` and `_` alike), or
+/// begins with one of three characters or more (`sync` → `synchronization/`).
+fn in_scope(path: &str, scopes: &[String]) -> bool {
+    let lower = path.to_lowercase();
+    let mut parts: Vec<&str> = lower.split('/').collect();
+    if let Some(file) = parts.pop() {
+        parts.push(file.split('.').next().unwrap_or(file));
+    }
+    parts.iter().any(|p| {
+        scopes.iter().any(|s| {
+            *p == s.as_str()
+                || p.replace('_', "-") == s.replace('_', "-")
+                || (s.len() >= 3 && p.starts_with(s.as_str()))
+        })
+    })
 }
 
 /// Adds to each hit `share` times the best other hit of its file, so a file that two retrieved
@@ -563,7 +629,7 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{query_identifiers, symbol_query, word_matches};
+    use super::{commit_scopes, in_scope, query_identifiers, symbol_query, word_matches};
 
     #[test]
     fn a_bare_symbol_is_a_name_and_a_lowercase_word_a_topic() {
@@ -610,5 +676,24 @@ mod tests {
         assert_eq!(query_identifiers("QueueManager.Append"), ["QueueManager.Append", "QueueManager"]);
         assert_eq!(query_identifiers("how does `tokio::runtime::Builder` start")[0], "tokio.runtime.Builder");
         assert!(query_identifiers("version 1.2 and e.g. this").is_empty());
+    }
+
+    #[test]
+    fn a_commit_subject_names_its_scope() {
+        assert_eq!(commit_scopes("io: complete zero-length memory stream operations"), ["io"]);
+        assert_eq!(commit_scopes("net/http: reject bad headers"), ["net", "http"]);
+        assert_eq!(commit_scopes("fix(router): keep the trailing slash"), ["router"]);
+        assert_eq!(commit_scopes("feat(core, cli)!: drop the old flag"), ["core", "cli"]);
+        assert_eq!(commit_scopes("tokio-test: fix a lint"), ["tokio-test"]);
+        // A kind of change is not a scope, and a sentence is not a prefix.
+        assert!(commit_scopes("fix: typo in the docs").is_empty());
+        assert!(commit_scopes("how does the cache work: in short").is_empty());
+        assert!(commit_scopes("where are retries handled").is_empty());
+        assert!(in_scope("tokio/src/io/util/mem.rs", &["io".into()]));
+        assert!(in_scope("tokio-test/src/macros.rs", &["tokio_test".into()]));
+        assert!(in_scope("src/router.js", &["router".into()]));
+        assert!(in_scope("lib/synchronization/mutex.rb", &["sync".into()]));
+        assert!(!in_scope("src/iox/a.rs", &["io".into()]), "two letters match whole components only");
+        assert!(!in_scope("tokio/src/net/tcp.rs", &["io".into()]));
     }
 }

@@ -77,6 +77,7 @@ impl<'a> Searcher<'a> {
             secondary: s.secondary_factor,
             vendored: s.vendor_factor,
             stem: s.stem_factor,
+            scope: s.scope_factor,
         };
         let priors = Priors::with_factors(query, factors);
         match &self.history {
