@@ -1,8 +1,9 @@
 //! The dependency direction of the modules, held: git → blobs → layers → segments → views →
 //! retrieval and graph → operations → surfaces (docs/ARCHITECTURE.md). Everything below the
-//! operations is the `lynx-core` crate (`crates/core`), which the compiler keeps from using
-//! anything above it; inside each crate a module may use modules of its own level or below,
-//! never above, and a back-edge fails this test with the file and the reference that made it.
+//! operations is the `lynx-core` crate (`crates/core`), the operations are `lynx-ops`
+//! (`crates/ops`) and the surfaces `git-lynx`: the compiler keeps each from using anything
+//! above it; inside each crate a module may use modules of its own level or below, never above,
+//! and a back-edge fails this test with the file and the reference that made it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,14 +27,17 @@ const LEVELS: &[&[&str]] = &[
     &["cli", "mcp", "watch", "hooks", "integrate", "ui"],
 ];
 
-/// The first level of the `git-lynx` crate: every level below it is `lynx-core`.
-const SURFACE_CRATE_FROM: usize = 13;
+/// The crates, lowest first, each with its source root and the first level it holds: `lynx-core`
+/// from level 0, `lynx-ops` from the operations' level, `git-lynx` from the surfaces'.
+const CRATES: [(&str, &str, usize); 3] =
+    [("lynx-core", "crates/core/src", 0), ("lynx-ops", "crates/ops/src", 13), ("git-lynx", "src", 14)];
 
-/// The source roots of the two crates, each with the files under it.
+/// The source roots of the crates, each with the files under it.
 fn crate_sources() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
-    ["crates/core/src", "src"]
+    CRATES
         .iter()
-        .map(|root| {
+        .map(|c| {
+            let root = c.1;
             let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(root);
             let mut files = Vec::new();
             rust_files(&root, &mut files);
@@ -129,8 +133,8 @@ fn only_env_rs_reads_environment_variables() {
 /// modules, resolved to the longest module path they name.
 #[test]
 fn modules_form_no_circle() {
-    // module path ("ops::search") → file; the two crates' modules are one namespace, as the
-    // `git-lynx` crate re-exports the core's under their own names.
+    // module path ("ops::search") → file; the crates' modules are one namespace, as the
+    // higher crates re-export the lower ones' under their own names.
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut modules: BTreeMap<String, std::path::PathBuf> = BTreeMap::new();
     for (src, files) in crate_sources() {
@@ -240,12 +244,13 @@ fn modules_form_no_circle() {
     assert!(found.is_empty(), "circles among modules:\n{}", found.join("\n"));
 }
 
-/// The crate boundary is the level boundary: `lynx-core` holds every module below the
-/// operations and none above, so the compiler enforces the direction the levels describe, and
-/// the core's manifest names none of the surfaces' crates (a core change never compiles the
-/// MCP server's or the web UI's dependencies).
+/// The crate boundaries are level boundaries: `lynx-core` holds every module below the
+/// operations, `lynx-ops` the operations and `git-lynx` the surfaces, so the compiler enforces
+/// the direction the levels describe; and a lower crate's manifest names no crate of a higher
+/// one's (a core change never compiles the operations' or the surfaces' dependencies, an
+/// operation never the MCP server's or the web UI's).
 #[test]
-fn the_core_crate_is_the_levels_below_the_operations() {
+fn each_crate_holds_its_levels() {
     let top_modules = |root: &Path| -> Vec<String> {
         std::fs::read_dir(root)
             .unwrap()
@@ -254,26 +259,40 @@ fn the_core_crate_is_the_levels_below_the_operations() {
             .filter(|m| m != "lib" && m != "main")
             .collect()
     };
-    let [(core, _), (surfaces, _)] = <[_; 2]>::try_from(crate_sources()).ok().unwrap();
+    let sources = crate_sources();
     let mut misplaced = Vec::new();
-    for (root, in_core) in [(&core, true), (&surfaces, false)] {
-        for m in top_modules(root) {
+    for (i, (root, _)) in sources.iter().enumerate() {
+        let (from, to) = (CRATES[i].2, CRATES.get(i + 1).map_or(LEVELS.len(), |c| c.2));
+        let found = top_modules(root);
+        assert!(!found.is_empty(), "no modules under {}", root.display());
+        for m in found {
             let l = level(&m).unwrap_or_else(|| panic!("module {m} has no level (add it to LEVELS)"));
-            if (l < SURFACE_CRATE_FROM) != in_core {
-                misplaced.push(format!("{m} (level {l}) is in {}", root.display()));
+            if !(from..to).contains(&l) {
+                misplaced.push(format!("{m} (level {l}) is in {} ({})", CRATES[i].0, root.display()));
             }
         }
     }
     assert!(misplaced.is_empty(), "modules in the wrong crate:\n{}", misplaced.join("\n"));
-    assert_eq!(LEVELS[SURFACE_CRATE_FROM][0], "ops");
+    assert_eq!(LEVELS[CRATES[1].2][0], "ops");
+    assert_eq!(LEVELS[CRATES[2].2][0], "cli");
 
-    let manifest = std::fs::read_to_string(core.parent().unwrap().join("Cargo.toml")).unwrap();
-    let deps = manifest.split("[dependencies]").nth(1).expect("a [dependencies] table");
-    let deps = deps.split("\n[").next().unwrap();
-    let named: Vec<&str> = deps.lines().filter_map(|l| l.split('=').next()).map(str::trim).collect();
-    assert!(named.contains(&"gix") && named.contains(&"parquet"), "the scan read no dependencies: {named:?}");
-    for surface in ["git-lynx", "rmcp", "axum", "tokio", "notify", "clap_mangen", "clap_complete", "tracing-subscriber"]
-    {
-        assert!(!named.contains(&surface), "lynx-core depends on {surface}, a crate of the surfaces");
+    let dependencies = |root: &Path| -> Vec<String> {
+        let manifest = std::fs::read_to_string(root.parent().unwrap().join("Cargo.toml")).unwrap();
+        let deps = manifest.split("\n[dependencies]").nth(1).expect("a [dependencies] table");
+        let deps = deps.split("\n[").next().unwrap();
+        deps.lines().filter_map(|l| l.split('=').next()).map(|d| d.trim().to_string()).collect()
+    };
+    let (core, ops) = (dependencies(&sources[0].0), dependencies(&sources[1].0));
+    assert!(
+        core.iter().any(|d| d == "gix") && core.iter().any(|d| d == "parquet"),
+        "the scan read no dependencies: {core:?}"
+    );
+    assert!(ops.iter().any(|d| d == "lynx-core"), "the scan read no dependencies: {ops:?}");
+    let surfaces = ["git-lynx", "rmcp", "axum", "tokio", "notify", "clap_complete", "tracing-subscriber"];
+    for d in surfaces.iter().chain(&["lynx-ops", "clap_mangen"]) {
+        assert!(!core.iter().any(|c| c == d), "lynx-core depends on {d}, a crate of the operations or the surfaces");
+    }
+    for d in surfaces {
+        assert!(!ops.iter().any(|c| c == d), "lynx-ops depends on {d}, a crate of the surfaces");
     }
 }
