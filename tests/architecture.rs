@@ -1,9 +1,9 @@
 //! The dependency direction of the modules, held: git → blobs → layers → segments → views →
-//! retrieval and graph → operations → surfaces (docs/ARCHITECTURE.md). Everything below the
-//! operations is the `lynx-core` crate (`crates/core`), the operations are `lynx-ops`
-//! (`crates/ops`) and the surfaces `git-lynx`: the compiler keeps each from using anything
-//! above it; inside each crate a module may use modules of its own level or below, never above,
-//! and a back-edge fails this test with the file and the reference that made it.
+//! retrieval and graph → operations → watcher → servers → command line (docs/ARCHITECTURE.md),
+//! one crate per layer (`lynx-core`, `lynx-ops`, `lynx-watch`, `lynx-mcp` and `lynx-ui`,
+//! `git-lynx`): the compiler keeps each from using anything above it; inside each crate a
+//! module may use modules of its own level or below, never above, and a back-edge fails this
+//! test with the file and the reference that made it.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,13 +24,22 @@ const LEVELS: &[&[&str]] = &[
     &["search", "graph"],
     &["engine", "sources"],
     &["ops", "gc"],
-    &["cli", "mcp", "watch", "hooks", "integrate", "ui"],
+    &["watch"],
+    &["mcp", "ui"],
+    &["cli", "hooks", "integrate"],
 ];
 
-/// The crates, lowest first, each with its source root and the first level it holds: `lynx-core`
-/// from level 0, `lynx-ops` from the operations' level, `git-lynx` from the surfaces'.
-const CRATES: [(&str, &str, usize); 3] =
-    [("lynx-core", "crates/core/src", 0), ("lynx-ops", "crates/ops/src", 13), ("git-lynx", "src", 14)];
+/// The crates, lowest first, each with its source root and the levels it holds (from, to):
+/// `lynx-core` everything below the operations, `lynx-ops` the operations, then the watcher,
+/// the two servers (one crate each) and the command line.
+const CRATES: [(&str, &str, (usize, usize)); 6] = [
+    ("lynx-core", "crates/core/src", (0, 13)),
+    ("lynx-ops", "crates/ops/src", (13, 14)),
+    ("lynx-watch", "crates/watch/src", (14, 15)),
+    ("lynx-mcp", "crates/mcp/src", (15, 16)),
+    ("lynx-ui", "crates/ui/src", (15, 16)),
+    ("git-lynx", "src", (16, 17)),
+];
 
 /// The source roots of the crates, each with the files under it.
 fn crate_sources() -> Vec<(std::path::PathBuf, Vec<std::path::PathBuf>)> {
@@ -245,10 +254,10 @@ fn modules_form_no_circle() {
 }
 
 /// The crate boundaries are level boundaries: `lynx-core` holds every module below the
-/// operations, `lynx-ops` the operations and `git-lynx` the surfaces, so the compiler enforces
-/// the direction the levels describe; and a lower crate's manifest names no crate of a higher
-/// one's (a core change never compiles the operations' or the surfaces' dependencies, an
-/// operation never the MCP server's or the web UI's).
+/// operations, `lynx-ops` the operations, then the watcher, the MCP server, the web UI and the
+/// command line each a crate, so the compiler enforces the direction the levels describe; and a
+/// lower crate's manifest names no crate of a higher one's (a core change never compiles the
+/// operations' or the surfaces' dependencies, the MCP server never the web UI's).
 #[test]
 fn each_crate_holds_its_levels() {
     let top_modules = |root: &Path| -> Vec<String> {
@@ -262,7 +271,7 @@ fn each_crate_holds_its_levels() {
     let sources = crate_sources();
     let mut misplaced = Vec::new();
     for (i, (root, _)) in sources.iter().enumerate() {
-        let (from, to) = (CRATES[i].2, CRATES.get(i + 1).map_or(LEVELS.len(), |c| c.2));
+        let (from, to) = CRATES[i].2;
         let found = top_modules(root);
         assert!(!found.is_empty(), "no modules under {}", root.display());
         for m in found {
@@ -273,8 +282,8 @@ fn each_crate_holds_its_levels() {
         }
     }
     assert!(misplaced.is_empty(), "modules in the wrong crate:\n{}", misplaced.join("\n"));
-    assert_eq!(LEVELS[CRATES[1].2][0], "ops");
-    assert_eq!(LEVELS[CRATES[2].2][0], "cli");
+    assert_eq!(CRATES.last().unwrap().2.1, LEVELS.len(), "every level is in a crate");
+    assert_eq!(LEVELS[CRATES[1].2.0][0], "ops");
 
     let dependencies = |root: &Path| -> Vec<String> {
         let manifest = std::fs::read_to_string(root.parent().unwrap().join("Cargo.toml")).unwrap();
@@ -282,17 +291,28 @@ fn each_crate_holds_its_levels() {
         let deps = deps.split("\n[").next().unwrap();
         deps.lines().filter_map(|l| l.split('=').next()).map(|d| d.trim().to_string()).collect()
     };
-    let (core, ops) = (dependencies(&sources[0].0), dependencies(&sources[1].0));
+    let core = dependencies(&sources[0].0);
     assert!(
         core.iter().any(|d| d == "gix") && core.iter().any(|d| d == "parquet"),
         "the scan read no dependencies: {core:?}"
     );
-    assert!(ops.iter().any(|d| d == "lynx-core"), "the scan read no dependencies: {ops:?}");
-    let surfaces = ["git-lynx", "rmcp", "axum", "tokio", "notify", "clap_complete", "tracing-subscriber"];
-    for d in surfaces.iter().chain(&["lynx-ops", "clap_mangen"]) {
-        assert!(!core.iter().any(|c| c == d), "lynx-core depends on {d}, a crate of the operations or the surfaces");
-    }
-    for d in surfaces {
-        assert!(!ops.iter().any(|c| c == d), "lynx-ops depends on {d}, a crate of the surfaces");
+    // What each crate's manifest must not name: the crates above it and what only they use.
+    let cli = ["git-lynx", "clap_complete", "tracing-subscriber"];
+    let mcp = ["lynx-mcp", "rmcp"];
+    let ui = ["lynx-ui", "axum"];
+    let servers = ["lynx-watch", "notify", "tokio"];
+    let above: [Vec<&str>; 5] = [
+        [&cli[..], &mcp, &ui, &servers, &["lynx-ops", "clap_mangen"]].concat(),
+        [&cli[..], &mcp, &ui, &servers].concat(),
+        [&cli[..], &mcp, &ui, &["tokio"]].concat(),
+        [&cli[..], &ui].concat(),
+        [&cli[..], &mcp].concat(),
+    ];
+    for (i, forbidden) in above.iter().enumerate() {
+        let named = dependencies(&sources[i].0);
+        assert!(i == 0 || named.iter().any(|d| d.starts_with("lynx-")), "the scan read no dependencies: {named:?}");
+        for d in forbidden {
+            assert!(!named.iter().any(|n| n == d), "{} depends on {d}, a crate of a layer above it", CRATES[i].0);
+        }
     }
 }
