@@ -37,6 +37,7 @@ DEFAULTS = {
     "vendored": None,
     "stem": None,
     "ident": None,
+    "scope": None,
     "k": 10,
 }
 
@@ -49,6 +50,7 @@ PRIOR_KEYS = {
     "its file is named by a word of the query": "stem",
     "named by an identifier in the query": "ident",
     "the member the query names in full": "ident",
+    "under the scope the query names (`scope: …`)": "scope",
 }
 
 
