@@ -176,17 +176,8 @@ fn candidates_hold_what_ranked_each_question() {
     )
     .unwrap();
     let out = r.file("candidates.jsonl");
-    let v = r.json(&[
-        "--no-dense",
-        "evaluate",
-        "run",
-        q.to_str().unwrap(),
-        "--mode",
-        "sparse",
-        "--per-question",
-        "--candidates",
-        out.to_str().unwrap(),
-    ]);
+    let (qs, dump) = (q.to_str().unwrap(), out.to_str().unwrap());
+    let v = r.json(&["--no-dense", "evaluate", "run", qs, "--mode", "sparse", "--per-question", "--candidates", dump]);
     let lines: Vec<serde_json::Value> =
         std::fs::read_to_string(&out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2, "one line per question");
