@@ -141,11 +141,11 @@ pub fn clean_name(raw: &str) -> String {
     out.trim_matches('.').to_string()
 }
 
-fn field<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
-    node.child_by_field_name(name)
+fn field<'t>(node: Node<'t>, name: &'static str) -> Option<Node<'t>> {
+    super::grammar::child_by_field(node, name)
 }
 
-fn field_text(node: Node, name: &str, src: &[u8]) -> Option<String> {
+fn field_text(node: Node, name: &'static str, src: &[u8]) -> Option<String> {
     field(node, name).map(|n| clean_name(text(n, src))).filter(|s| !s.is_empty())
 }
 
@@ -201,7 +201,7 @@ pub fn classify<'t>(lang: Lang, node: Node<'t>, src: &[u8], in_type: bool) -> Op
     let container = |kind: Kind, name: Option<String>, body: Option<Node<'t>>| {
         name.map(|name| DefNode { kind, name, container: body.is_some(), outer: node, body, owns_following: false })
     };
-    let named = |f: &str| field_text(node, f, src);
+    let named = |f: &'static str| field_text(node, f, src);
     match lang {
         Lang::Python => match k {
             "function_definition" => leaf(func, named("name")),

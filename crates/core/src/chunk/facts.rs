@@ -182,8 +182,8 @@ const IDENT_KINDS: &[&str] = &[
     "selector",
 ];
 
-fn field<'t>(n: Node<'t>, names: &[&str]) -> Option<Node<'t>> {
-    names.iter().find_map(|f| n.child_by_field_name(f))
+fn field<'t>(n: Node<'t>, names: &[&'static str]) -> Option<Node<'t>> {
+    names.iter().find_map(|f| super::grammar::child_by_field(n, f))
 }
 
 fn last_named<'t>(n: Node<'t>) -> Option<Node<'t>> {
@@ -954,7 +954,7 @@ impl Extractor<'_> {
         }
         let key = (scope_i(scope), name.to_string());
         let pk = p.kind();
-        let is_field = |f: &str| field(p, &[f]).is_some_and(|x| x.id() == n.id());
+        let is_field = |f: &'static str| field(p, &[f]).is_some_and(|x| x.id() == n.id());
         let binds = pk.contains("parameter")
             || matches!(
                 pk,

@@ -36,6 +36,40 @@ c0.24.2;cpp0.23.4;csharp0.23.5;ruby0.23.1;php0.25.1;kotlin-ng1.1.0;swift0.7.4;sc
 
 thread_local! {
     static PARSERS: std::cell::RefCell<std::collections::HashMap<Lang, tree_sitter::Parser>> = Default::default();
+    /// Field ids by (grammar, name): tree-sitter finds a field's id by comparing the name with
+    /// every field name of the grammar, on each lookup.
+    static FIELD_IDS: std::cell::RefCell<rustc_hash::FxHashMap<(u64, usize), Option<std::num::NonZeroU16>>> =
+        Default::default();
+}
+
+/// `node`'s child in field `name`, as `Node::child_by_field_name` finds it, with the field's id
+/// looked up once per grammar and thread. `name` is static: its address keys the lookup.
+pub fn child_by_field<'t>(node: tree_sitter::Node<'t>, name: &'static str) -> Option<tree_sitter::Node<'t>> {
+    use std::hash::{Hash, Hasher};
+    /// Keeps the address a grammar hashes as.
+    #[derive(Default)]
+    struct Address(u64);
+    impl Hasher for Address {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for b in bytes {
+                self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+            }
+        }
+        fn write_usize(&mut self, n: usize) {
+            self.0 = n as u64;
+        }
+    }
+    let language = node.language();
+    let mut grammar = Address::default();
+    (*language).hash(&mut grammar);
+    let key = (grammar.finish(), name.as_ptr() as usize);
+    let id = FIELD_IDS.with(|cell| {
+        *cell.borrow_mut().entry(key).or_insert_with(|| language.field_id_for_name(name))
+    })?;
+    node.child_by_field_id(id.get())
 }
 
 /// The source as the parser should see it: in C and C++, conditional groups whose branches do
@@ -180,7 +214,11 @@ pub fn depth_beyond(tree: &tree_sitter::Tree, limit: usize) -> Option<usize> {
     let mut cursor = tree.walk();
     let (mut depth, mut deepest) = (0usize, 0usize);
     loop {
-        if cursor.goto_first_child() {
+        // A subtree of n nodes nests at most n - 1 levels below its root: one that cannot pass
+        // the limit is not walked (most of a tree; the count is stored in each node), and what
+        // is skipped cannot change a depth beyond the limit.
+        let below = cursor.node().descendant_count() - 1;
+        if depth + below > limit && cursor.goto_first_child() {
             depth += 1;
             deepest = deepest.max(depth);
             continue;
@@ -284,5 +322,41 @@ mod masking_tests {
         );
         assert_eq!(m.len(), src.len(), "offsets unchanged");
         assert_eq!(masked(Lang::Python, src), src, "other languages untouched");
+    }
+
+    #[test]
+    fn the_depth_check_skips_shallow_subtrees_without_changing_a_depth_beyond_the_limit() {
+        // Every node's depth, walked whole: what the check must agree with.
+        fn deepest(tree: &tree_sitter::Tree) -> usize {
+            let mut cursor = tree.walk();
+            let (mut depth, mut deepest) = (0usize, 0usize);
+            loop {
+                if cursor.goto_first_child() {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                    continue;
+                }
+                loop {
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
+                    if !cursor.goto_parent() {
+                        return deepest;
+                    }
+                    depth -= 1;
+                }
+            }
+        }
+        // Shallow functions beside one deep expression: the deep one is found past them.
+        let shallow = "def f(a):\n    return [a, (a, a), {a: a}]\n\n".repeat(40);
+        let src = format!("{shallow}x = {}1{}\n{shallow}", "(".repeat(120), ")".repeat(120));
+        let tree = super::parse_unbounded(Lang::Python, src.as_bytes()).expect("parsed");
+        let exact = deepest(&tree);
+        assert!(exact > 120, "{exact}");
+        for limit in [1, 10, 60, exact - 1] {
+            assert_eq!(super::depth_beyond(&tree, limit), Some(exact), "limit {limit}");
+        }
+        assert_eq!(super::depth_beyond(&tree, exact), None);
+        assert_eq!(super::depth_beyond(&tree, 10 * exact), None);
     }
 }
