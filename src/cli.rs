@@ -745,7 +745,7 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::GraphQuery(a) => registry::GraphQuery::run(&Shell::new(cli), a),
         Command::ExportGraph(a) => registry::ExportGraph::run(&Shell::new(cli), a),
         #[cfg(not(feature = "mcp"))]
-        Command::Serve(_) => Err(crate::docsource::without("mcp", "the MCP server")),
+        Command::Serve(_) => Err(crate::error::without("mcp", "the MCP server")),
         #[cfg(feature = "mcp")]
         Command::Serve(a) => {
             let opts = crate::mcp::ServeOptions {
@@ -760,7 +760,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("serve", None, serde_json::json!({}), String::new()))
         }
         #[cfg(not(feature = "ui"))]
-        Command::Ui { .. } => Err(crate::docsource::without("ui", "the web UI")),
+        Command::Ui { .. } => Err(crate::error::without("ui", "the web UI")),
         #[cfg(feature = "ui")]
         Command::Ui { port, open, allow_write } => {
             let opts = crate::ui::Options { port: *port, open: *open, allow_write: *allow_write };

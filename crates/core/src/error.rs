@@ -20,6 +20,13 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// The error of a feature this build was compiled without.
+pub fn without(feature: &str, what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "this git-lynx was built without {what} (cargo feature `{feature}`); install a build with default features"
+    )
+}
+
 // Every exit code of the program, in one place (README.md lists them for users).
 /// An answer (including "found nothing" and a doctor report with warnings only).
 pub const EXIT_OK: i32 = 0;

@@ -66,9 +66,8 @@ pub fn child_by_field<'t>(node: tree_sitter::Node<'t>, name: &'static str) -> Op
     let mut grammar = Address::default();
     (*language).hash(&mut grammar);
     let key = (grammar.finish(), name.as_ptr() as usize);
-    let id = FIELD_IDS.with(|cell| {
-        *cell.borrow_mut().entry(key).or_insert_with(|| language.field_id_for_name(name))
-    })?;
+    let id =
+        FIELD_IDS.with(|cell| *cell.borrow_mut().entry(key).or_insert_with(|| language.field_id_for_name(name)))?;
     node.child_by_field_id(id.get())
 }
 

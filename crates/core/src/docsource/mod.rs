@@ -7,15 +7,12 @@
 //!
 //! Page paths: a web page is its URL (canonical, no fragment); a PDF page is
 //! `file.pdf#page=N`. Both are Markdown to the chunker (`lang::by_path`).
+//!
+//! This module is the snapshots' store, which views read; taking a snapshot (crawling a site,
+//! extracting PDFs) is the `lynx-docs` crate's, so the core never builds an HTML parser, a
+//! robots.txt reader or a PDF library.
 
-#[cfg(feature = "docs")]
-pub mod crawl;
-#[cfg(feature = "docs")]
-pub mod html;
-#[cfg(feature = "docs")]
-pub mod pdf;
-
-use crate::config::{SourceConfig, SourceType};
+use crate::config::SourceType;
 use crate::repo::{FileEntry, FileList};
 use crate::workspace::Workspace;
 use anyhow::{Context, Result};
@@ -258,7 +255,7 @@ pub fn repair_current(ws: &Workspace, source: &str) -> Result<Option<String>> {
 }
 
 /// A new snapshot id: sortable by time, unique by content.
-fn new_id(created: u64, pages: &[Page]) -> String {
+pub fn new_id(created: u64, pages: &[Page]) -> String {
     let mut h = blake3::Hasher::new();
     for p in pages {
         h.update(p.path.as_bytes());
@@ -268,90 +265,8 @@ fn new_id(created: u64, pages: &[Page]) -> String {
     format!("{created:010}-{}", &h.finalize().to_hex()[..8])
 }
 
-/// Crawls or extracts `sc` again and makes the result the source's current snapshot. `base`
-/// resolves a relative PDF path.
-/// A new snapshot of a documentation source: a crawl, or the PDFs read.
-#[cfg(feature = "docs")]
-fn take(
-    sc: &SourceConfig,
-    base: &Path,
-    previous: Option<&Snapshot>,
-    texts: &TextStore,
-    progress: &crate::progress::Progress,
-) -> Result<Snapshot> {
-    match sc.kind {
-        SourceType::Webdoc => crawl::run(&crawl::Options::from_config(sc)?, previous, texts, progress),
-        SourceType::Pdf => pdf::run(&pdf::Options::from_config(sc, base), previous, texts, progress),
-        SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
-    }
-}
-
-#[cfg(not(feature = "docs"))]
-fn take(
-    sc: &SourceConfig,
-    _: &Path,
-    _: Option<&Snapshot>,
-    _: &TextStore,
-    _: &crate::progress::Progress,
-) -> Result<Snapshot> {
-    match sc.kind {
-        SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
-        _ => Err(without("docs", "documentation sources")),
-    }
-}
-
-/// Checks a source's settings when it is added (a crawl's URL and limits), not at its first
-/// snapshot.
-pub fn check_settings(sc: &SourceConfig) -> Result<()> {
-    match sc.kind {
-        SourceType::Folder => Ok(()),
-        #[cfg(feature = "docs")]
-        SourceType::Webdoc => crawl::Options::from_config(sc).map(|_| ()),
-        #[cfg(feature = "docs")]
-        SourceType::Pdf => Ok(()),
-        #[cfg(not(feature = "docs"))]
-        SourceType::Webdoc | SourceType::Pdf => Err(without("docs", "documentation sources")),
-    }
-}
-
-/// The error of a feature this build was compiled without.
-pub fn without(feature: &str, what: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "this git-lynx was built without {what} (cargo feature `{feature}`); install a build with default features"
-    )
-}
-
-pub fn refresh(
-    ws: &Workspace,
-    sc: &SourceConfig,
-    base: &Path,
-    progress: &crate::progress::Progress,
-) -> Result<Snapshot> {
-    let previous = load(ws, &sc.name, None).ok().flatten();
-    let texts = TextStore::open(ws);
-    let t = std::time::Instant::now();
-    let created = crate::fsutil::now_secs();
-    let mut snap = take(sc, base, previous.as_ref(), &texts, progress)?;
-    if snap.pages.is_empty() && previous.as_ref().is_some_and(|p| !p.pages.is_empty()) {
-        let why = snap
-            .failures
-            .first()
-            .map(|f| format!("{}: {}", f.target, f.reason))
-            .unwrap_or_else(|| "nothing was fetched".into());
-        anyhow::bail!("the new snapshot of `{}` would hold no pages ({why}); the current snapshot stays", sc.name);
-    }
-    snap.source = sc.name.clone();
-    snap.kind = sc.kind;
-    snap.created = created;
-    snap.millis = t.elapsed().as_secs_f64() * 1000.0;
-    snap.id = new_id(created, &snap.pages);
-    save(ws, &snap)?;
-    Ok(snap)
-}
-
 /// An empty snapshot for the collectors to fill.
-#[cfg(feature = "docs")]
-pub(crate) fn empty(kind: SourceType) -> Snapshot {
+pub fn empty(kind: SourceType) -> Snapshot {
     Snapshot {
         id: String::new(),
         source: String::new(),

@@ -87,6 +87,21 @@ impl AddArgs {
     }
 }
 
+/// Checks a source's settings when it is added (a crawl's URL and limits), not at its first
+/// snapshot.
+#[cfg(feature = "docs")]
+fn check_settings(sc: &SourceConfig) -> Result<()> {
+    lynx_docs::check_settings(sc)
+}
+
+#[cfg(not(feature = "docs"))]
+fn check_settings(sc: &SourceConfig) -> Result<()> {
+    match sc.kind {
+        SourceType::Folder => Ok(()),
+        SourceType::Webdoc | SourceType::Pdf => Err(error::without("docs", "documentation sources")),
+    }
+}
+
 /// Records a source in the local configuration. A documentation source is then crawled or
 /// extracted and indexed at once when `fetch` can open the sources (the first snapshot).
 pub fn add(
@@ -95,7 +110,7 @@ pub fn add(
     fetch: Option<impl FnOnce() -> Result<crate::sources::Sources>>,
 ) -> Result<Answer> {
     crate::config::check_source_name(&sc.name)?;
-    crate::docsource::check_settings(&sc)?;
+    check_settings(&sc)?;
     let shown = match sc.kind {
         SourceType::Webdoc => sc.url.join(" "),
         _ => {

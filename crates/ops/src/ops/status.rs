@@ -578,6 +578,28 @@ pub fn update(sources: &Sources, a: &UpdateArgs) -> Result<Answer> {
     update_source(sources, a.name.as_deref().or(a.source.as_deref()), a.force.unwrap_or(false))
 }
 
+/// A new current snapshot of a documentation source: crawled or extracted again (`base`
+/// resolves a relative PDF path).
+#[cfg(feature = "docs")]
+fn refresh(
+    ws: &crate::workspace::Workspace,
+    sc: &crate::config::SourceConfig,
+    base: &std::path::Path,
+    progress: &crate::progress::Progress,
+) -> Result<crate::docsource::Snapshot> {
+    lynx_docs::refresh(ws, sc, base, progress)
+}
+
+#[cfg(not(feature = "docs"))]
+fn refresh(
+    _: &crate::workspace::Workspace,
+    _: &crate::config::SourceConfig,
+    _: &std::path::Path,
+    _: &crate::progress::Progress,
+) -> Result<crate::docsource::Snapshot> {
+    Err(crate::error::without("docs", "documentation sources"))
+}
+
 pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Result<Answer> {
     let mut text = String::new();
     let mut reports = Vec::new();
@@ -590,7 +612,7 @@ pub fn update_source(sources: &Sources, source: Option<&str>, force: bool) -> Re
         let snapshot = match &s.config {
             Some(sc) if sc.kind != crate::config::SourceType::Folder => {
                 let base = s.engine.ws.repo.workdir.clone().unwrap_or_else(|| s.engine.ws.repo.common_dir.clone());
-                let snap = crate::docsource::refresh(&s.engine.ws, sc, &base, &s.engine.progress)?;
+                let snap = refresh(&s.engine.ws, sc, &base, &s.engine.progress)?;
                 text.push_str(&format!("{}: {}", s.name, snapshot_line(&snap)));
                 s.engine.forget_views();
                 Some(snap)

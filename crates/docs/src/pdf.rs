@@ -3,8 +3,8 @@
 //! read again. Encrypted, image-only, malformed, oversized and bomb-like files are skipped with
 //! the reason; extraction runs bounded in time and a crashing extractor skips only its file.
 
-use super::{FileRecord, Page, Problem, Snapshot, TextStore};
 use crate::config::{SourceConfig, SourceType};
+use crate::docsource::{FileRecord, Page, Problem, Snapshot, TextStore};
 use anyhow::Result;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ pub fn run(
     texts: &TextStore,
     progress: &crate::progress::Progress,
 ) -> Result<Snapshot> {
-    let mut snap = super::empty(SourceType::Pdf);
+    let mut snap = crate::docsource::empty(SourceType::Pdf);
     let list = files(o)?;
     progress.start("extracting PDFs", list.len() as u64);
     for (name, file) in list {

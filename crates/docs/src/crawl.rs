@@ -7,8 +7,9 @@
 //! shape — is there because documentation sites contain traps (calendars, query-string loops,
 //! mirrors of themselves).
 
-use super::{Page, Problem, Snapshot, TextStore, html};
 use crate::config::{SourceConfig, SourceType};
+use crate::docsource::{Page, Problem, Snapshot, TextStore};
+use crate::html;
 use anyhow::Result;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
@@ -376,7 +377,7 @@ pub fn run(
     let prev: HashMap<&str, &Page> = previous
         .map(|s| s.pages.iter().map(|p| (p.url.as_deref().unwrap_or(&p.path), p)).collect())
         .unwrap_or_default();
-    let mut snap = super::empty(SourceType::Webdoc);
+    let mut snap = crate::docsource::empty(SourceType::Webdoc);
     let mut client = Client::new(o);
     let (mut failures, mut skipped) = (Vec::new(), Vec::new());
     let mut dropped = 0usize;
