@@ -200,7 +200,17 @@ impl Priors {
             scope: f.scope,
             scopes: commit_scopes(query),
             words,
-            idents: query_identifiers(query),
+            idents: {
+                // A query that is one unqualified name (`Visitor`, `Router`) names it as surely
+                // as one written like code (a qualified one is read as a member above).
+                let mut idents = query_identifiers(query);
+                if let Some(name) = symbol_query(query).filter(|n| n.len() == 1).and_then(|mut n| n.pop())
+                    && !idents.contains(&name)
+                {
+                    idents.push(name);
+                }
+                idents
+            },
             recency: None,
         }
     }
@@ -630,6 +640,18 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::{commit_scopes, in_scope, query_identifiers, symbol_query, word_matches};
+
+    #[test]
+    fn a_query_of_one_name_names_its_definition() {
+        use super::Priors;
+        assert_eq!(Priors::for_query("Visitor").idents, ["Visitor"]);
+        assert_eq!(Priors::for_query(" `Router` ").idents, ["Router"]);
+        // A qualified name is a member (its last part alone would name every `Helpers`).
+        assert_eq!(Priors::for_query("Sinatra::Helpers").idents, ["Sinatra.Helpers"]);
+        // Topics and sentences name nothing.
+        assert!(Priors::for_query("session").idents.is_empty());
+        assert!(Priors::for_query("How sessions are kept").idents.is_empty());
+    }
 
     #[test]
     fn a_bare_symbol_is_a_name_and_a_lowercase_word_a_topic() {
