@@ -325,32 +325,16 @@ mod masking_tests {
 
     #[test]
     fn the_depth_check_skips_shallow_subtrees_without_changing_a_depth_beyond_the_limit() {
-        // Every node's depth, walked whole: what the check must agree with.
-        fn deepest(tree: &tree_sitter::Tree) -> usize {
-            let mut cursor = tree.walk();
-            let (mut depth, mut deepest) = (0usize, 0usize);
-            loop {
-                if cursor.goto_first_child() {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                    continue;
-                }
-                loop {
-                    if cursor.goto_next_sibling() {
-                        break;
-                    }
-                    if !cursor.goto_parent() {
-                        return deepest;
-                    }
-                    depth -= 1;
-                }
-            }
+        // Every node's depth, by recursion over all children: what the check must agree with.
+        fn deepest(node: tree_sitter::Node) -> usize {
+            let mut cursor = node.walk();
+            node.children(&mut cursor).map(|c| 1 + deepest(c)).max().unwrap_or(0)
         }
         // Shallow functions beside one deep expression: the deep one is found past them.
         let shallow = "def f(a):\n    return [a, (a, a), {a: a}]\n\n".repeat(40);
         let src = format!("{shallow}x = {}1{}\n{shallow}", "(".repeat(120), ")".repeat(120));
         let tree = super::parse_unbounded(Lang::Python, src.as_bytes()).expect("parsed");
-        let exact = deepest(&tree);
+        let exact = deepest(tree.root_node());
         assert!(exact > 120, "{exact}");
         for limit in [1, 10, 60, exact - 1] {
             assert_eq!(super::depth_beyond(&tree, limit), Some(exact), "limit {limit}");
