@@ -554,3 +554,38 @@ fn damaged_or_missing_shards_are_detected_rebuilt_and_reported() {
     assert_eq!(answers(r.path(), &head), good);
     eprintln!("shard damage: {tried} kinds of damage tried, all detected and repaired");
 }
+
+#[test]
+fn revisions_indexed_in_one_run_report_as_runs_one_after_another_and_share_segments() {
+    let r = TestRepo::new();
+    let commits = history(&r, 6);
+    let revs = [commits[1].as_str(), commits[3].as_str(), commits[5].as_str()];
+    // What each view reports of itself, without timings and segments.
+    let per_view = |report: &serde_json::Value| -> Vec<serde_json::Value> {
+        let keys = ["files_seen", "files_indexed", "blobs_new", "blobs_reused", "chunks_written", "skipped"];
+        let view = |v: &serde_json::Value| serde_json::json!(keys.map(|k| v[k].clone()));
+        match report["views"].as_array() {
+            Some(views) => views.iter().map(view).collect(),
+            None => vec![view(report)],
+        }
+    };
+    let mut one_by_one = Vec::new();
+    let mut segments_one_by_one = 0;
+    for rev in revs {
+        let report = r.json(&["--no-dense", "index", "--rev", rev]);
+        segments_one_by_one += report["segments_written"].as_u64().unwrap();
+        one_by_one.extend(per_view(&report));
+    }
+    let answers: Vec<_> = revs.iter().map(|rev| search_at(&r, rev).0).collect();
+
+    std::fs::remove_dir_all(r.file(".lynx")).unwrap();
+    let together = r.json(&["--no-dense", "index", "--rev", revs[0], "--rev", revs[1], "--rev", revs[2]]);
+    assert_eq!(per_view(&together), one_by_one, "{together:#}");
+    // Each later revision adds blobs: one by one they had segments of their own.
+    assert!(one_by_one.iter().all(|v| v[2].as_u64().unwrap() > 0), "{one_by_one:?}");
+    let segments = together["segments_written"].as_u64().unwrap();
+    assert!(segments < segments_one_by_one, "{segments} segments in one run, {segments_one_by_one} one by one");
+    for (rev, answer) in revs.iter().zip(&answers) {
+        assert_eq!(&search_at(&r, rev).0, answer, "the same answer at {rev}");
+    }
+}

@@ -107,25 +107,39 @@ const SEGMENT_TEXT_BYTES: usize = 32 * 1024 * 1024;
 /// Indexes the chunk and lexical layers of `view`. Returns the report; `skipped` counts both
 /// path-level and content-level reasons.
 pub fn index_view(ws: &Workspace, view: &View, progress: &Progress) -> Result<IndexReport> {
-    index_with(ws, view, progress, true)
+    Ok(index_with(ws, std::slice::from_ref(view), progress, true)?.remove(0))
+}
+
+/// Indexes several views as one job: the blobs new to the store in any of them are read,
+/// analysed and written once, in shared batches (fewer, larger segments; the cores stay busy
+/// across views). One report a view, as runs one after another would report: a new blob counts
+/// for the first view that holds it, and the run's segments for the first view with new blobs.
+pub fn index_views(ws: &Workspace, views: &[View], progress: &Progress) -> Result<Vec<IndexReport>> {
+    index_with(ws, views, progress, true)
 }
 
 /// Processes whatever blobs of `view` lack objects, without the per-file report (what a query
 /// does before answering). Returns the number of blobs processed.
 pub fn ensure(ws: &Workspace, view: &View, progress: &Progress) -> Result<usize> {
-    Ok(index_with(ws, view, progress, false)?.blobs_new)
+    Ok(index_with(ws, std::slice::from_ref(view), progress, false)?.remove(0).blobs_new)
 }
 
-fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: bool) -> Result<IndexReport> {
+fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: bool) -> Result<Vec<IndexReport>> {
     let t0 = Instant::now();
-    let mut report = IndexReport {
-        view: Some(view.id.clone()),
-        files_seen: view.files.len() + view.skipped.len(),
-        ..Default::default()
-    };
-    for s in &view.skipped {
-        *report.skipped.entry(s.reason.name().to_string()).or_default() += 1;
-    }
+    let mut reports: Vec<IndexReport> = views
+        .iter()
+        .map(|view| {
+            let mut report = IndexReport {
+                view: Some(view.id.clone()),
+                files_seen: view.files.len() + view.skipped.len(),
+                ..Default::default()
+            };
+            for s in &view.skipped {
+                *report.skipped.entry(s.reason.name().to_string()).or_default() += 1;
+            }
+            report
+        })
+        .collect();
     let chunks_fp = layer::chunks_fingerprint();
     let lexical_fp = layer::lexical_fingerprint();
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
@@ -134,21 +148,27 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
     let graph_cat = ws.store.catalogs(layer::GRAPH, &graph_fp)?;
     let with_graph = ws.config.index.graph;
 
-    // One representative file per distinct key still missing a layer.
-    let mut first: HashMap<Key, &ViewFile> = HashMap::with_capacity(view.files.len());
-    for f in &view.files {
-        first.entry(f.key).or_insert(f);
+    // One representative file per distinct key, with the first view that holds it.
+    let mut first: HashMap<Key, (&ViewFile, usize)> =
+        HashMap::with_capacity(views.iter().map(|v| v.files.len()).max().unwrap_or(0));
+    for (at, view) in views.iter().enumerate() {
+        for f in &view.files {
+            first.entry(f.key).or_insert((f, at));
+        }
     }
+    // Those still missing a layer.
     let mut todo: Vec<&ViewFile> = first
         .values()
+        .map(|&(f, _)| f)
         .filter(|f| {
             !chunk_cat.contains(&f.key) || !lex_cat.contains(&f.key) || (with_graph && !graph_cat.contains(&f.key))
         })
-        .copied()
         .collect();
     todo.sort_by_key(|a| a.key);
+    let missing: std::collections::HashSet<Key> = todo.iter().map(|f| f.key).collect();
     // Objects other machines made for these blobs (untrusted alternates) are checked and
     // copied in rather than computed again.
+    let mut adopted = 0;
     if !todo.is_empty() && !ws.store.pools.is_empty() {
         for pool in &ws.store.pools {
             let wanted: Vec<(Key, adopt::Content)> = todo
@@ -163,10 +183,9 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
                     )
                 })
                 .collect();
-            let a = adopt::adopt(ws, pool, &wanted, None)?;
-            report.blobs_adopted += a.blobs;
+            adopted += adopt::adopt(ws, pool, &wanted, None)?.blobs;
         }
-        if report.blobs_adopted > 0 {
+        if adopted > 0 {
             let (c, l, g) = (
                 ws.store.catalogs(layer::CHUNKS, &chunks_fp)?,
                 ws.store.catalogs(layer::LEXICAL, &lexical_fp)?,
@@ -175,8 +194,11 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
             todo.retain(|f| !c.contains(&f.key) || !l.contains(&f.key) || (with_graph && !g.contains(&f.key)));
         }
     }
-    report.blobs_reused = first.len() - todo.len() - report.blobs_adopted;
-    report.seconds.insert("list".into(), t0.elapsed().as_secs_f64());
+    let still: std::collections::HashSet<Key> = todo.iter().map(|f| f.key).collect();
+    for key in missing.iter().filter(|k| !still.contains(k)) {
+        reports[first[key].1].blobs_adopted += 1;
+    }
+    let list_s = t0.elapsed().as_secs_f64();
 
     // Read, chunk and analyse in parallel, and write, batch by batch: memory stays bounded on
     // large repositories, and an interrupted run keeps the batches it finished.
@@ -184,14 +206,40 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
     let max = ws.config.index.max_file_size;
     let sizes = blob_sizes(ws, &todo);
     let mut not_stored: HashMap<Key, SkipReason> = HashMap::new();
-    let (mut process_s, mut write_s) = (0.0, 0.0);
+    let t1 = Instant::now();
+    let mut write_s = 0.0;
+    let write = |processed: Vec<process::Processed>| -> Result<(usize, f64)> {
+        let t = Instant::now();
+        let segments = write_processed(
+            ws,
+            processed,
+            (&chunks_fp, &chunk_cat),
+            (&lexical_fp, &lex_cat),
+            (&graph_fp, &graph_cat),
+            with_graph,
+        )?;
+        Ok((segments, t.elapsed().as_secs_f64()))
+    };
+    // Each batch is written while the next one is read and analysed, so the cores stay busy
+    // through the writes (encoding, compression, fsync). Batches are written in order: the
+    // same work writes the same segments.
+    let mut pending: Option<Vec<process::Processed>> = None;
+    let mut segments_written = 0;
     for range in batches(&sizes, ws.config.index.batch_mb.saturating_mul(1024 * 1024)) {
-        let t1 = Instant::now();
-        let results = process_largest_first(ws, &todo[range.clone()], &sizes[range], |repo, f| {
-            let out = process_file(repo, f, max, with_graph);
-            progress.inc(1);
-            out
-        });
+        let (results, written) = rayon::join(
+            || {
+                process_largest_first(ws, &todo[range.clone()], &sizes[range.clone()], |repo, f| {
+                    let out = process_file(repo, f, max, with_graph);
+                    progress.inc(1);
+                    out
+                })
+            },
+            || pending.take().map(&write).transpose(),
+        );
+        if let Some((segments, seconds)) = written? {
+            segments_written += segments;
+            write_s += seconds;
+        }
         let mut processed = Vec::with_capacity(results.len());
         for r in results {
             match r? {
@@ -201,48 +249,74 @@ fn index_with(ws: &Workspace, view: &View, progress: &Progress, full_report: boo
                 process::Outcome::Done(p) => processed.push(p),
             }
         }
-        process_s += t1.elapsed().as_secs_f64();
-        let t2 = Instant::now();
-        report.blobs_new += processed.len();
-        report.chunks_written += processed.iter().map(|p| p.chunks.chunks.len()).sum::<usize>();
-        report.segments_written += write_processed(
-            ws,
-            processed,
-            (&chunks_fp, &chunk_cat),
-            (&lexical_fp, &lex_cat),
-            (&graph_fp, &graph_cat),
-            with_graph,
-        )?;
-        write_s += t2.elapsed().as_secs_f64();
+        for p in &processed {
+            let report = &mut reports[first[&p.chunks.key].1];
+            report.blobs_new += 1;
+            report.chunks_written += p.chunks.chunks.len();
+        }
+        pending = Some(processed);
+    }
+    // Reading and analysing, with the writes they overlapped; then the last write.
+    let process_s = t1.elapsed().as_secs_f64();
+    if let Some((segments, seconds)) = pending.take().map(&write).transpose()? {
+        segments_written += segments;
+        write_s += seconds;
     }
     progress.finish();
     let unreadable: Vec<&ViewFile> =
         todo.iter().filter(|f| not_stored.get(&f.key) == Some(&SkipReason::Unreadable)).copied().collect();
     warn_unreadable(ws, &unreadable);
-    report.seconds.insert("process".into(), process_s);
-    report.seconds.insert("write".into(), write_s);
-
+    let job_s = t0.elapsed().as_secs_f64();
+    let new_blobs: usize = reports.iter().map(|r| r.blobs_new).sum();
+    let carrier = reports.iter().position(|r| r.blobs_new > 0).unwrap_or(0);
+    reports[carrier].segments_written = segments_written;
+    for (at, (view, report)) in views.iter().zip(&mut reports).enumerate() {
+        // Blobs the store held when this view's turn came: before the run, or stored for an
+        // earlier view of it (one never stored is tried again for each view that holds it).
+        let mut distinct = std::collections::HashSet::new();
+        report.blobs_reused = view
+            .files
+            .iter()
+            .filter(|f| distinct.insert(f.key))
+            .filter(|f| !missing.contains(&f.key) || (first[&f.key].1 < at && !not_stored.contains_key(&f.key)))
+            .count();
+        // The job's time, shared by the views as their new blobs are (the first view when none is new).
+        let share = match new_blobs {
+            0 => f64::from(u8::from(at == 0)),
+            n => report.blobs_new as f64 / n as f64,
+        };
+        report.seconds.insert("list".into(), list_s * share);
+        report.seconds.insert("process".into(), process_s * share);
+        report.seconds.insert("write".into(), write_s * share);
+        report.seconds.insert("total".into(), job_s * share);
+    }
     if !full_report {
-        return Ok(report);
+        return Ok(reports);
     }
     // Content-level skips (binary, LFS) and the size cap, from the stored facts of every blob.
+    let t2 = Instant::now();
     let chunk_cat = ws.store.catalogs(layer::CHUNKS, &chunks_fp)?;
     let keys: Vec<Key> = first.keys().copied().collect();
     let summary = crate::shard::chunks::summaries(&ws.store, &ws.shards, &chunk_cat, &keys)?;
-    let mut indexed_files = 0;
-    for f in &view.files {
-        let reason = match summary.get(&f.key) {
-            Some(s) => s.skip_reason(max),
-            None => not_stored.get(&f.key).copied(),
-        };
-        match reason {
-            Some(reason) => *report.skipped.entry(reason.name().to_string()).or_default() += 1,
-            None => indexed_files += 1,
+    for (view, report) in views.iter().zip(&mut reports) {
+        let mut indexed_files = 0;
+        for f in &view.files {
+            let reason = match summary.get(&f.key) {
+                Some(s) => s.skip_reason(max),
+                None => not_stored.get(&f.key).copied(),
+            };
+            match reason {
+                Some(reason) => *report.skipped.entry(reason.name().to_string()).or_default() += 1,
+                None => indexed_files += 1,
+            }
         }
+        report.files_indexed = indexed_files;
     }
-    report.files_indexed = indexed_files;
-    report.seconds.insert("total".into(), t0.elapsed().as_secs_f64());
-    Ok(report)
+    let summary_s = t2.elapsed().as_secs_f64() / views.len() as f64;
+    for report in &mut reports {
+        *report.seconds.entry("total".into()).or_default() += summary_s;
+    }
+    Ok(reports)
 }
 
 /// Warns about blobs git could not read — once: the set is remembered (`.lynx/unreadable`), and

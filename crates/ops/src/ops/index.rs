@@ -26,15 +26,20 @@ pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)
         if revs.is_empty() { vec![engine.spec(None)] } else { revs.iter().map(|r| engine.spec(Some(r))).collect() };
     let mut total = IndexReport::default();
     let mut per_view = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        if specs.len() > 1 {
-            engine.progress.set_stage(&format!("revision {} of {}", i + 1, specs.len()));
+    // The blobs of every view are processed as one job; what each view needs besides (vectors,
+    // history facts, its kept record) follows, view by view.
+    let views: Vec<View> = specs.iter().map(|spec| View::open(&engine.ws, spec)).collect::<Result<_>>()?;
+    if views.len() > 1 {
+        engine.progress.set_stage(&format!("{} revisions", views.len()));
+    }
+    let reports = index::index_views(&engine.ws, &views, &engine.progress)?;
+    for (i, (view, mut report)) in views.iter().zip(reports).enumerate() {
+        if views.len() > 1 {
+            engine.progress.set_stage(&format!("revision {} of {}", i + 1, views.len()));
         }
-        let view = View::open(&engine.ws, spec)?;
-        let mut report = index::index_view(&engine.ws, &view, &engine.progress)?;
-        embed(engine, &view, &mut report);
-        history(engine, &view, &mut report);
-        keep(engine, &view, &mut report);
+        embed(engine, view, &mut report);
+        history(engine, view, &mut report);
+        keep(engine, view, &mut report);
         total.add(&report);
         per_view.push(report);
     }
