@@ -588,4 +588,10 @@ fn revisions_indexed_in_one_run_report_as_runs_one_after_another_and_share_segme
     for (rev, answer) in revs.iter().zip(&answers) {
         assert_eq!(&search_at(&r, rev).0, answer, "the same answer at {rev}");
     }
+    // In text, shared segments are counted once, for the whole run.
+    let text = r.text(&["--no-dense", "index", "--rev", revs[0], "--rev", revs[1]]);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("indexed ")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines.iter().all(|l| !l.contains("segments")), "{text}");
+    assert!(text.contains("in all: 0 new blobs, 0 chunks written, 0 embedded, 0 segments"), "{text}");
 }

@@ -122,18 +122,30 @@ fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
 
 fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     let mut out = String::new();
+    let several = per_view.len() > 1;
     for r in per_view {
         let label = r.view.as_ref().map(|v| v.label.clone()).unwrap_or_default();
+        // Several revisions share the run's segments: they are counted once, in all.
+        let segments = if several { String::new() } else { format!(", {} segments", r.segments_written) };
         out.push_str(&format!(
-            "indexed {label}: {} files ({} indexed), {} new blobs, {} reused, {} chunks written, {} embedded, {} segments, {:.2}s\n",
+            "indexed {label}: {} files ({} indexed), {} new blobs, {} reused, {} chunks written, {} embedded{segments}, {:.2}s\n",
             r.files_seen,
             r.files_indexed,
             r.blobs_new,
             r.blobs_reused,
             r.chunks_written,
             r.chunks_embedded,
-            r.segments_written,
             r.seconds.get("total").copied().unwrap_or(0.0)
+        ));
+    }
+    if several {
+        out.push_str(&format!(
+            "in all: {} new blobs, {} chunks written, {} embedded, {} segments, {:.2}s\n",
+            total.blobs_new,
+            total.chunks_written,
+            total.chunks_embedded,
+            total.segments_written,
+            total.seconds.get("total").copied().unwrap_or(0.0)
         ));
     }
     if !total.skipped.is_empty() {
