@@ -126,27 +126,11 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     for r in per_view {
         let label = r.view.as_ref().map(|v| v.label.clone()).unwrap_or_default();
         // Several revisions share the run's segments: they are counted once, in all.
-        let segments = if several { String::new() } else { format!(", {} segments", r.segments_written) };
-        out.push_str(&format!(
-            "indexed {label}: {} files ({} indexed), {} new blobs, {} reused, {} chunks written, {} embedded{segments}, {:.2}s\n",
-            r.files_seen,
-            r.files_indexed,
-            r.blobs_new,
-            r.blobs_reused,
-            r.chunks_written,
-            r.chunks_embedded,
-            r.seconds.get("total").copied().unwrap_or(0.0)
-        ));
+        let counts = counts(r, true, !several);
+        out.push_str(&format!("indexed {label}: {} files ({} indexed), {counts}\n", r.files_seen, r.files_indexed));
     }
     if several {
-        out.push_str(&format!(
-            "in all: {} new blobs, {} chunks written, {} embedded, {} segments, {:.2}s\n",
-            total.blobs_new,
-            total.chunks_written,
-            total.chunks_embedded,
-            total.segments_written,
-            total.seconds.get("total").copied().unwrap_or(0.0)
-        ));
+        out.push_str(&format!("in all: {}\n", counts(total, false, true)));
     }
     if !total.skipped.is_empty() {
         let parts: Vec<String> = total.skipped.iter().map(|(k, v)| format!("{k} {v}")).collect();
@@ -161,6 +145,19 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     }
     out.push('\n');
     out
+}
+
+/// What a run (or one view of it) added, in the order both kinds of line give it.
+fn counts(r: &IndexReport, reused: bool, segments: bool) -> String {
+    let reused = if reused { format!(", {} reused", r.blobs_reused) } else { String::new() };
+    let segments = if segments { format!(", {} segments", r.segments_written) } else { String::new() };
+    format!(
+        "{} new blobs{reused}, {} chunks written, {} embedded{segments}, {:.2}s",
+        r.blobs_new,
+        r.chunks_written,
+        r.chunks_embedded,
+        r.seconds.get("total").copied().unwrap_or(0.0)
+    )
 }
 
 results!(Indexed);
