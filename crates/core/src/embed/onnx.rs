@@ -1,18 +1,25 @@
 //! Finding and loading ONNX Runtime's shared library (`load-dynamic`: nothing is downloaded at
 //! build or run time). Order: `ORT_DYLIB_PATH`, the `model.ort_dylib` setting, Python
 //! site-packages (`onnxruntime/capi/libonnxruntime.so*`, as the PyPI wheel ships it), then
-//! system library paths.
+//! system library paths. The only module that speaks ONNX Runtime's API (`Session`), and the
+//! only one the `transformers` feature turns off: without it a transformer model or
+//! cross-encoder is an error naming the feature, and static models work as before.
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
+#[cfg(feature = "transformers")]
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "transformers")]
 use std::sync::OnceLock;
 
 pub const ENV: &str = crate::env::ORT_DYLIB_PATH;
 
+#[cfg(feature = "transformers")]
 static RUNTIME: OnceLock<std::result::Result<(ort::environment::Environment, PathBuf), String>> = OnceLock::new();
 
 /// The process-wide ONNX Runtime environment, loading the library on first use.
-pub fn environment(setting: Option<&str>) -> Result<&'static ort::environment::Environment> {
+#[cfg(feature = "transformers")]
+fn environment(setting: Option<&str>) -> Result<&'static ort::environment::Environment> {
     let r = RUNTIME.get_or_init(|| {
         let path = find_library(setting).ok_or_else(not_found_message)?;
         let builder =
@@ -29,9 +36,102 @@ pub fn environment(setting: Option<&str>) -> Result<&'static ort::environment::E
 
 /// Where the loaded (or loadable) library is.
 pub fn library_path(setting: Option<&str>) -> Option<PathBuf> {
-    match RUNTIME.get() {
-        Some(Ok((_, p))) => Some(p.clone()),
-        _ => find_library(setting),
+    #[cfg(feature = "transformers")]
+    if let Some(Ok((_, p))) = RUNTIME.get() {
+        return Some(p.clone());
+    }
+    find_library(setting)
+}
+
+/// Whether this build can run ONNX models (cargo feature `transformers`): without it, static
+/// models still embed, and a transformer or cross-encoder is an error naming the feature.
+pub const BUILT: bool = cfg!(feature = "transformers");
+
+/// An ONNX model in ONNX Runtime, fed `n × seq` matrices of token ids by input name: the one
+/// place that speaks ONNX Runtime's API (transformers, the cross-encoder and distillation go
+/// through it).
+#[cfg(feature = "transformers")]
+pub struct Session {
+    session: std::sync::Mutex<ort::session::Session>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+}
+
+/// Built without ONNX Runtime: no session can exist, and opening one says which feature is missing.
+#[cfg(not(feature = "transformers"))]
+pub enum Session {}
+
+#[cfg(feature = "transformers")]
+impl Session {
+    /// Loads `onnx` with `threads` intra-op threads (0: one per core).
+    pub fn open(onnx: &Path, threads: usize, ort_setting: Option<&str>) -> Result<Session> {
+        let env = environment(ort_setting)?;
+        let threads =
+            if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+        let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
+        let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
+        let session = builder.commit_from_file(onnx).map_err(|e| {
+            anyhow!("cannot load {} with ONNX Runtime (corrupt or unsupported model?): {e}", onnx.display())
+        })?;
+        let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
+        let outputs = session.outputs().iter().map(|o| o.name().to_string()).collect();
+        Ok(Session { session: std::sync::Mutex::new(session), inputs, outputs })
+    }
+
+    pub fn inputs(&self) -> &[String] {
+        &self.inputs
+    }
+
+    pub fn outputs(&self) -> &[String] {
+        &self.outputs
+    }
+
+    /// Runs the model on one `[n, seq]` matrix per input (in `inputs()` order) and returns the
+    /// output named `output` (the first when `None`) as its shape and values.
+    pub fn run(
+        &self,
+        feed: Vec<Vec<i64>>,
+        n: usize,
+        seq: usize,
+        output: Option<&str>,
+    ) -> Result<(Vec<usize>, Vec<f32>)> {
+        let mut values: Vec<(String, ort::value::DynValue)> = Vec::with_capacity(feed.len());
+        for (name, data) in self.inputs.iter().zip(feed) {
+            values.push((name.clone(), ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn()));
+        }
+        let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
+        let outputs = session.run(values)?;
+        let value = match output {
+            Some(name) => &outputs[name],
+            None => &outputs[0],
+        };
+        let (shape, data) = value.try_extract_tensor::<f32>()?;
+        Ok((shape.iter().map(|&d| d as usize).collect(), data.to_vec()))
+    }
+}
+
+#[cfg(not(feature = "transformers"))]
+impl Session {
+    pub fn open(_onnx: &Path, _threads: usize, _ort_setting: Option<&str>) -> Result<Session> {
+        Err(crate::error::without("transformers", "transformer models and cross-encoders (ONNX Runtime)"))
+    }
+
+    pub fn inputs(&self) -> &[String] {
+        match *self {}
+    }
+
+    pub fn outputs(&self) -> &[String] {
+        match *self {}
+    }
+
+    pub fn run(
+        &self,
+        _feed: Vec<Vec<i64>>,
+        _n: usize,
+        _seq: usize,
+        _output: Option<&str>,
+    ) -> Result<(Vec<usize>, Vec<f32>)> {
+        match *self {}
     }
 }
 

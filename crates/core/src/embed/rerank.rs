@@ -3,7 +3,6 @@
 
 use anyhow::{Result, anyhow, bail};
 use std::path::Path;
-use std::sync::Mutex;
 use tokenizers::Tokenizer;
 
 const MAX_LEN: usize = 512;
@@ -11,8 +10,7 @@ const BATCH: usize = 16;
 
 pub struct CrossEncoder {
     tokenizer: Tokenizer,
-    session: Mutex<ort::session::Session>,
-    inputs: Vec<String>,
+    session: super::onnx::Session,
     pub name: String,
 }
 
@@ -25,9 +23,8 @@ impl CrossEncoder {
         ort_setting: Option<&str>,
     ) -> Result<CrossEncoder> {
         let tokenizer = super::transformer::tokenizer_for(dir, MAX_LEN)?;
-        let session = super::transformer::session(onnx, threads, ort_setting)?;
-        let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
-        Ok(CrossEncoder { tokenizer, session: Mutex::new(session), inputs, name: name.to_string() })
+        let session = super::onnx::Session::open(onnx, threads, ort_setting)?;
+        Ok(CrossEncoder { tokenizer, session, name: name.to_string() })
     }
 
     /// Relevance of each passage to the query (higher is more relevant).
@@ -45,23 +42,17 @@ impl CrossEncoder {
                 cols[1].extend(e.get_attention_mask().iter().map(|&v| v as i64));
                 cols[2].extend(e.get_type_ids().iter().map(|&v| v as i64));
             }
-            let mut feed: Vec<(String, ort::value::DynValue)> = Vec::new();
-            for name in &self.inputs {
-                let data = match name.as_str() {
+            let mut feed = Vec::new();
+            for name in self.session.inputs() {
+                feed.push(match name.as_str() {
                     "input_ids" => cols[0].clone(),
                     "attention_mask" => cols[1].clone(),
                     "token_type_ids" => cols[2].clone(),
                     other => bail!("cross-encoder input `{other}` is not supported"),
-                };
-                feed.push((
-                    name.clone(),
-                    ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn(),
-                ));
+                });
             }
-            let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
-            let outputs = session.run(feed)?;
-            let (shape, data) = outputs[0].try_extract_tensor::<f32>()?;
-            let per = if shape.len() == 2 { shape[1] as usize } else { 1 };
+            let (shape, data) = self.session.run(feed, n, seq, None)?;
+            let per = if shape.len() == 2 { shape[1] } else { 1 };
             for i in 0..n {
                 // One logit, or the last (positive) class of several.
                 out.push(data[i * per + per - 1]);

@@ -6,7 +6,6 @@
 use super::{Embedder, normalize};
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::Path;
-use std::sync::Mutex;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,8 +20,7 @@ const CHARS_PER_TOKEN_CAP: usize = 8;
 
 pub struct Transformer {
     tokenizer: Tokenizer,
-    session: Mutex<ort::session::Session>,
-    inputs: Vec<String>,
+    session: super::onnx::Session,
     output: String,
     pooling: Pooling,
     max_len: usize,
@@ -64,17 +62,6 @@ pub fn settings(name: &str, dir: &Path) -> Settings {
     Settings { pooling, max_len: max_len.max(8), query_prefix }
 }
 
-pub(crate) fn session(onnx: &Path, threads: usize, ort_setting: Option<&str>) -> Result<ort::session::Session> {
-    let env = super::onnx::environment(ort_setting)?;
-    let threads =
-        if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
-    let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-    let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-    builder
-        .commit_from_file(onnx)
-        .map_err(|e| anyhow!("cannot load {} with ONNX Runtime (corrupt or unsupported model?): {e}", onnx.display()))
-}
-
 pub(crate) fn tokenizer_for(dir: &Path, max_len: usize) -> Result<Tokenizer> {
     let mut tok = Tokenizer::from_file(dir.join("tokenizer.json"))
         .map_err(|e| anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
@@ -107,12 +94,12 @@ impl Transformer {
     ) -> Result<Transformer> {
         let s = settings(name, dir);
         let tokenizer = tokenizer_for(dir, s.max_len)?;
-        let session = session(onnx, threads, ort_setting)?;
-        let inputs: Vec<String> = session.inputs().iter().map(|i| i.name().to_string()).collect();
+        let session = super::onnx::Session::open(onnx, threads, ort_setting)?;
+        let inputs = session.inputs();
         if !inputs.iter().any(|i| i == "input_ids") {
             bail!("{} has no `input_ids` input (inputs: {inputs:?}); not a text encoder", onnx.display());
         }
-        let outputs: Vec<String> = session.outputs().iter().map(|o| o.name().to_string()).collect();
+        let outputs = session.outputs();
         let output = outputs
             .iter()
             .find(|o| *o == "last_hidden_state" || *o == "token_embeddings")
@@ -121,8 +108,7 @@ impl Transformer {
             .context("model has no outputs")?;
         let mut t = Transformer {
             tokenizer,
-            session: Mutex::new(session),
-            inputs,
+            session,
             output,
             pooling: s.pooling,
             max_len: s.max_len,
@@ -184,24 +170,18 @@ impl Transformer {
         seq: usize,
         pooling: Pooling,
     ) -> Result<Vec<f32>> {
-        let shape = vec![n as i64, seq as i64];
-        let mut feed: Vec<(String, ort::value::DynValue)> = Vec::new();
-        for name in &self.inputs {
-            let data = match name.as_str() {
+        let mut feed = Vec::new();
+        for name in self.session.inputs() {
+            feed.push(match name.as_str() {
                 "input_ids" => ids.clone(),
                 "attention_mask" => mask.clone(),
                 "token_type_ids" => types.clone(),
                 other => {
                     bail!("model input `{other}` is not supported (expected input_ids, attention_mask, token_type_ids)")
                 }
-            };
-            let t = ort::value::Tensor::from_array((shape.clone(), data))?;
-            feed.push((name.clone(), t.into_dyn()));
+            });
         }
-        let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
-        let outputs = session.run(feed)?;
-        let (oshape, data) = outputs[self.output.as_str()].try_extract_tensor::<f32>()?;
-        let dims: Vec<usize> = oshape.iter().map(|&d| d as usize).collect();
+        let (dims, data) = self.session.run(feed, n, seq, Some(&self.output))?;
         let mut out = Vec::new();
         match dims.as_slice() {
             [b, s, d] if *b == n && *s == seq => {

@@ -305,6 +305,12 @@ fn runtime_checks(engine: &Engine) -> Vec<Check> {
     let mut out = Vec::new();
     let setting = engine.ws.config.model.ort_dylib.as_deref();
     match crate::embed::onnx::find_library(setting) {
+        _ if !crate::embed::onnx::BUILT => out.push(check(
+            "ONNX Runtime",
+            "ok",
+            "not in this build (cargo feature `transformers`): static models only; transformer models and the cross-encoder are unavailable",
+            None,
+        )),
         Some(p) => out.push(check("ONNX Runtime", "ok", format!("found {}", p.display()), None)),
         None => out.push(check(
             "ONNX Runtime",
