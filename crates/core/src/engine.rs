@@ -3,6 +3,7 @@
 //! makes one per command; the MCP server keeps one.
 
 use crate::embed::{self, Embedder};
+use crate::error::Unavailable;
 use crate::index;
 use crate::progress::Progress;
 use crate::view::ViewData;
@@ -157,8 +158,8 @@ pub struct Engine {
     graph_build: Mutex<()>,
     dense_build: Mutex<()>,
     /// Embedded file paths per (view, model).
-    embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, String>>,
-    reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, String>)>>,
+    embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, Unavailable>>,
+    reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, Unavailable>)>>,
     /// Bumped on every working-tree change a file watcher sees; while one watches, the
     /// working-tree listing is reused until it moves.
     pub worktree_gen: Arc<std::sync::atomic::AtomicU64>,
@@ -382,7 +383,7 @@ impl Engine {
 
     /// The cross-encoder `name` (a HuggingFace repo id or a local folder), loaded once. Queries
     /// never download: a missing reranker is an error naming `model pull`.
-    pub fn reranker(&self, name: &str) -> std::result::Result<Arc<embed::rerank::CrossEncoder>, String> {
+    pub fn reranker(&self, name: &str) -> std::result::Result<Arc<embed::rerank::CrossEncoder>, Unavailable> {
         let mut slot = self.reranker.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((n, r)) = slot.as_ref()
             && n == name
@@ -412,7 +413,7 @@ impl Engine {
             )?;
             Ok(Arc::new(ce))
         };
-        let r = load().map_err(|e| format!("reranker `{name}` unavailable: {e:#}"));
+        let r = load().map_err(|e| Unavailable::Model(format!("reranker `{name}` unavailable: {e:#}")));
         *slot = Some((name.to_string(), r.clone()));
         r
     }
@@ -425,18 +426,20 @@ impl Engine {
             (None, _) => ("off", self.model.off_reason.clone()),
             (Some(_), None) => ("not loaded yet", Some("it loads at the first question that needs it".into())),
             (Some(_), Some(Ok(_))) => ("loaded", None),
-            (Some(_), Some(Err(e))) => ("unavailable", Some(e.clone())),
+            (Some(_), Some(Err(e))) => ("unavailable", Some(e.to_string())),
         };
         ModelStatus { name: self.model.name.clone(), origin: self.model.origin, state, detail }
     }
 
-    /// The embedding model, loaded once; `Err(reason)` when dense retrieval is off.
-    pub fn embedder(&self) -> std::result::Result<Arc<dyn Embedder>, String> {
+    /// The embedding model, loaded once; `Err` says why dense retrieval is off.
+    pub fn embedder(&self) -> std::result::Result<Arc<dyn Embedder>, Unavailable> {
         self.embedder
             .get_or_init(|| {
                 let name = match &self.model.name {
                     Some(n) => n.clone(),
-                    None => return Err(self.model.off_reason.clone().unwrap_or_else(|| "no model".into())),
+                    None => {
+                        return Err(Unavailable::Off(self.model.off_reason.clone().unwrap_or_else(|| "no model".into())));
+                    }
                 };
                 let lookup = if self.model.from_team { embed::resolve::Lookup::HubOnly } else { embed::resolve::Lookup::PathOrHub };
                 let load = || -> Result<Arc<dyn Embedder>> {
@@ -455,7 +458,11 @@ impl Engine {
                     };
                     let e = format!("{e:#}");
                     // Resolution errors already name the model; say it once.
-                    if e.contains(&format!("`{name}`")) { format!("{e}{why}") } else { format!("model `{name}` unavailable: {e}{why}") }
+                    Unavailable::Model(if e.contains(&format!("`{name}`")) {
+                        format!("{e}{why}")
+                    } else {
+                        format!("model `{name}` unavailable: {e}{why}")
+                    })
                 })
             })
             .clone()
@@ -706,7 +713,7 @@ impl Engine {
                             m.live
                         ));
                     }
-                    Some((m, self.embedder().map_err(|e| anyhow::anyhow!(e))?))
+                    Some((m, self.embedder()?))
                 }
                 // Asked for by name, dense retrieval without a model is an error, not a quiet
                 // lexical answer.
@@ -719,7 +726,7 @@ impl Engine {
                     // A missing model is explained once per session (a server answers many
                     // questions); a model turned off on purpose says so every time, briefly.
                     let first = !self.dense_note_said.swap(true, std::sync::atomic::Ordering::AcqRel);
-                    if first || self.model.name.is_none() {
+                    if first || reason.is_off() {
                         notes.push(format!("results are lexical only: {reason}"));
                     } else {
                         notes.push("results are lexical only (no model; get_rag_status says why)".into());
@@ -739,8 +746,8 @@ impl Engine {
     }
 
     /// The dense side of an opened view for the current model, embedding what is missing when
-    /// that is quick. `Err(reason)` when dense retrieval is unavailable.
-    pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseView>, String> {
+    /// that is quick. `Err` says why dense retrieval is unavailable.
+    pub fn dense_for(&self, view: &View, data: &ViewData) -> std::result::Result<Arc<DenseView>, Unavailable> {
         let model = self.embedder()?;
         let fp = model.fingerprint().to_string();
         let cache_key = (data.key.clone(), fp.clone());
@@ -780,7 +787,7 @@ impl Engine {
             }
             Ok(Arc::new(d))
         };
-        let m = build().map_err(|e| format!("dense retrieval failed: {e:#}"))?;
+        let m = build().map_err(|e| Unavailable::Failed(format!("{e:#}")))?;
         self.dense.lock().unwrap().insert(cache_key, m.clone());
         Ok(m)
     }

@@ -140,6 +140,37 @@ impl std::fmt::Display for LockTimeout {
 
 impl std::error::Error for LockTimeout {}
 
+/// Why an engine answers without a model-backed part (the embedding model, a view's dense side,
+/// a cross-encoder): a choice, said every time as a note, or a failure, with its fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Off on purpose: no model configured, `--no-dense`, `LYNX_MODEL=none` (the reason says which).
+    Off(String),
+    /// The model could not be loaded: missing files, a name a committed file gives that Lynx will
+    /// not download, ONNX Runtime absent, a build without the feature (the message has the fix).
+    Model(String),
+    /// The model loaded, but a view's dense side could not be assembled.
+    Failed(String),
+}
+
+impl Unavailable {
+    /// Whether it is a choice rather than a problem.
+    pub fn is_off(&self) -> bool {
+        matches!(self, Unavailable::Off(_))
+    }
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unavailable::Off(why) | Unavailable::Model(why) => f.write_str(why),
+            Unavailable::Failed(why) => write!(f, "dense retrieval failed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

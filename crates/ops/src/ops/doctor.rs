@@ -326,7 +326,7 @@ fn runtime_checks(engine: &Engine) -> Vec<Check> {
             format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()),
             None,
         )),
-        Err(reason) if engine.model.name.is_none() => out.push(check("embedding model", "ok", reason, None)),
+        Err(reason) if reason.is_off() => out.push(check("embedding model", "ok", reason.to_string(), None)),
         Err(reason) => out.push(check(
             "embedding model",
             "warn",

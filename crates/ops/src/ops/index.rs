@@ -92,7 +92,7 @@ fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
         Ok(m) => m,
         Err(reason) => {
             report.dense = "off".into();
-            report.dense_reason = Some(reason);
+            report.dense_reason = Some(reason.to_string());
             return;
         }
     };

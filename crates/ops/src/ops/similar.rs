@@ -81,7 +81,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
     let mut notes: Vec<String> = clamped.into_iter().collect();
     let (mode, ranked): (Mode, Vec<Ranked>) = match engine.dense_for(&view, &data) {
         Ok(m) => {
-            let model = engine.embedder().map_err(|e| anyhow::anyhow!(e))?;
+            let model = engine.embedder()?;
             // A file's chunks: the mean of their stored vectors; a snippet: embed it.
             let q: Vec<f32> = if !source_ords.is_empty() && source_ords.iter().all(|&o| m.has(o)) {
                 let mut v = vec![0f32; m.dim];

@@ -269,7 +269,7 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
             state: "off".into(),
             model: engine.model.name.clone(),
             model_from: engine.model.origin,
-            reason: Some(reason),
+            reason: Some(reason.to_string()),
             coverage: 0.0,
             models,
         },

@@ -236,7 +236,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
             if let Ok(model) = engine.embedder() {
                 crate::index::embed::embed_view(&engine.ws.store, &view, model.as_ref(), &engine.progress)?;
             }
-            if let Err(reason) = engine.dense_for(&view, &data)
+            if let Err(reason) = engine.dense_for(&view, &data).map_err(|e| e.to_string())
                 && !notes.contains(&reason)
             {
                 notes.push(reason);
@@ -319,7 +319,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 }
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect::<Result<_>>()?;
                 if let Some(name) = &o.rerank {
-                    let ce = engine.reranker(name).map_err(crate::error::usage)?;
+                    let ce = engine.reranker(name).map_err(|e| crate::error::usage(e.to_string()))?;
                     hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
                 }
                 // Files in the order of their best chunk: `search --files`' own ranking.
