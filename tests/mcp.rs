@@ -554,8 +554,9 @@ fn navigation_fans_out_over_sources() {
     assert_eq!(plain["matched"], false, "without --source the CLI asks the repository: {plain}");
 }
 
-/// A missing model is explained in the first answer of a session, not in every one; the
-/// strength bars of deep_search are settings.
+/// A missing model is explained in the first answer of a session, not in every one, while a
+/// model turned off on purpose is named in each (briefly); the strength bars of deep_search are
+/// settings.
 #[test]
 fn missing_model_is_explained_once_and_deep_bars_are_settings() {
     let r = TestRepo::new();
@@ -565,6 +566,12 @@ fn missing_model_is_explained_once_and_deep_bars_are_settings() {
     let (second, _) = c.call("search", json!({"query": "total"}));
     assert!(first.contains("results are lexical only: ") && first.contains("potion-code"), "{first}");
     assert!(second.contains("results are lexical only (no model") && !second.contains("potion-code"), "{second}");
+    c.close();
+    let mut c = Client::start(&r, &[]);
+    for query in ["add", "total"] {
+        let (text, _) = c.call("search", json!({"query": query}));
+        assert!(text.contains("results are lexical only: turned off with --no-dense"), "{text}");
+    }
     c.close();
     std::fs::write(r.file(".lynx/config.toml"), "[search]\ndeep_sparse_per_term = 0.5\n").unwrap();
     let d = r.json(&["--no-dense", "deep-search", "add", "--min-results", "1"]);
