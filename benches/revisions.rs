@@ -4,9 +4,10 @@
 //! Revisions spread over each history are indexed first (`index --rev`), never asked; then a
 //! search at each is timed twice from the CLI (process start to answer) and twice inside one
 //! `serve`, asked at once and asked after the server has been idle for 2 s (when it has read
-//! the most recently kept views).
+//! the most recently kept views); `--servers N` pools the answers of N servers of each kind, and
+//! each row counts the questions whose first answer came within 1.2× of the second there.
 //!
-//!     cargo bench --bench revisions [-- /path/to/real/repo] [--sizes 1000,10000,100000]
+//!     cargo bench --bench revisions [-- /path/to/real/repo] [--sizes 1000,10000,100000] [--servers 5]
 
 mod common;
 use common::*;
@@ -92,7 +93,9 @@ fn spread(dir: &Path, n: usize) -> Vec<String> {
     (1..=n).map(|i| all[(all.len() - 1) * i / (n + 1)].clone()).collect()
 }
 
-fn measure(label: &str, dir: &Path, commits: usize) -> serde_json::Value {
+/// `servers`: how many fresh servers answer the five revisions (their answers pooled: at
+/// sub-millisecond answers one server's five are too few to tell variants apart).
+fn measure(label: &str, dir: &Path, commits: usize, servers: usize) -> serde_json::Value {
     let revs = spread(dir, 5);
     let mut index_args = vec!["--no-dense", "index"];
     for r in &revs {
@@ -111,15 +114,25 @@ fn measure(label: &str, dir: &Path, commits: usize) -> serde_json::Value {
     // what indexing wrote is on disk: answers are not timed against the kernel's writeback.
     lynx(dir, &["--no-dense", "index"], &[]);
     let _ = std::process::Command::new("sync").status();
-    let (mut serve_first, mut serve_second) = serve(dir, &revs, 0);
-    // An agent's questions come seconds after the server starts; meanwhile it reads the most
-    // recently kept views.
-    let (mut idle_first, mut idle_second) = serve(dir, &revs, 2);
+    let (mut serve_first, mut serve_second, mut idle_first, mut idle_second) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..servers {
+        let (first, second) = serve(dir, &revs, 0);
+        serve_first.extend(first);
+        serve_second.extend(second);
+        // An agent's questions come seconds after the server starts; meanwhile it reads the
+        // most recently kept views.
+        let (first, second) = serve(dir, &revs, 2);
+        idle_first.extend(first);
+        idle_second.extend(second);
+    }
+    let within = |first: &[f64], second: &[f64]| first.iter().zip(second).filter(|(f, s)| **f <= 1.2 * **s).count();
+    let (at_once_within, idle_within) = (within(&serve_first, &serve_second), within(&idle_first, &idle_second));
+    let n = serve_first.len();
     for v in [&mut cli_first, &mut cli_second, &mut serve_first, &mut serve_second, &mut idle_first, &mut idle_second] {
         v.sort_by(|a, b| a.total_cmp(b));
     }
     println!(
-        "{label:>28} {commits:>7} commits: CLI first {:>6.1} ms (max {:>6.1}), second {:>6.1} ms · serve first {:>5.1} ms (max {:>5.1}), second {:>5.1} ms · after 2 s idle first {:>5.2} ms (max {:>5.2}), second {:>5.2} ms · index of 5 revisions {index_s:.1} s",
+        "{label:>28} {commits:>7} commits: CLI first {:>6.1} ms (max {:>6.1}), second {:>6.1} ms · serve first {:>5.1} ms (max {:>5.1}), second {:>5.1} ms · after 2 s idle first {:>5.2} ms (max {:>5.2}), second {:>5.2} ms · first ≤ 1.2× second: {at_once_within}/{n} at once, {idle_within}/{n} after idle · index of 5 revisions {index_s:.1} s",
         median(&cli_first),
         cli_first.last().unwrap(),
         median(&cli_second),
@@ -132,7 +145,8 @@ fn measure(label: &str, dir: &Path, commits: usize) -> serde_json::Value {
     );
     json!({"repository": label, "commits": commits, "cli_first_ms": median(&cli_first), "cli_first_max_ms": cli_first.last(), "cli_second_ms": median(&cli_second),
         "serve_first_ms": median(&serve_first), "serve_first_max_ms": serve_first.last(), "serve_second_ms": median(&serve_second),
-        "idle_serve_first_ms": median(&idle_first), "idle_serve_first_max_ms": idle_first.last(), "idle_serve_second_ms": median(&idle_second), "index_s": index_s})
+        "idle_serve_first_ms": median(&idle_first), "idle_serve_first_max_ms": idle_first.last(), "idle_serve_second_ms": median(&idle_second),
+        "serve_first_within_1_2": at_once_within, "idle_serve_first_within_1_2": idle_within, "questions": n, "index_s": index_s})
 }
 
 /// A first and a second search at each of `revs` inside one new server, asked `idle` seconds
@@ -160,20 +174,27 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 10_000, 100_000]);
+    let servers: usize = args
+        .iter()
+        .position(|a| a == "--servers")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let mut rows = Vec::new();
     for n in sizes {
         let tmp = tempfile::tempdir().unwrap();
         let t = Instant::now();
         synthetic(tmp.path(), n);
         eprintln!("made a {n}-commit repository in {:.1} s", t.elapsed().as_secs_f64());
-        rows.push(measure("synthetic", tmp.path(), n));
+        rows.push(measure("synthetic", tmp.path(), n, servers));
     }
     if let Some(real) = args.iter().find(|a| !a.starts_with('-') && Path::new(a).join(".git").exists()) {
         let source = Path::new(real);
         let head = git(source, &["rev-parse", "HEAD"]);
         let (_tmp, dir) = clone_at(source, &head);
         let commits: usize = git(&dir, &["rev-list", "--count", "HEAD"]).parse().unwrap_or(0);
-        rows.push(measure(&source.file_name().unwrap().to_string_lossy(), &dir, commits));
+        rows.push(measure(&source.file_name().unwrap().to_string_lossy(), &dir, commits, servers));
     }
     println!("{}", serde_json::to_string(&rows).unwrap());
 }
