@@ -61,28 +61,43 @@ pub struct Session {
 #[cfg(not(feature = "transformers"))]
 pub enum Session {}
 
-#[cfg(feature = "transformers")]
+// One declaration per method; without the feature no `Session` exists, so each body is empty
+// of meaning there (`match *self {}`) and `open` names the missing feature.
 impl Session {
     /// Loads `onnx` with `threads` intra-op threads (0: one per core).
     pub fn open(onnx: &Path, threads: usize, ort_setting: Option<&str>) -> Result<Session> {
-        let env = environment(ort_setting)?;
-        let threads =
-            if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
-        let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-        let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-        let session = builder.commit_from_file(onnx).map_err(|e| {
-            anyhow!("cannot load {} with ONNX Runtime (corrupt or unsupported model?): {e}", onnx.display())
-        })?;
-        let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
-        let outputs = session.outputs().iter().map(|o| o.name().to_string()).collect();
-        Ok(Session { session: std::sync::Mutex::new(session), inputs, outputs })
+        #[cfg(not(feature = "transformers"))]
+        {
+            let _ = (onnx, threads, ort_setting);
+            Err(crate::error::without("transformers", "transformer models and cross-encoders (ONNX Runtime)"))
+        }
+        #[cfg(feature = "transformers")]
+        {
+            let env = environment(ort_setting)?;
+            let threads =
+                if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
+            let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
+            let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
+            let session = builder.commit_from_file(onnx).map_err(|e| {
+                anyhow!("cannot load {} with ONNX Runtime (corrupt or unsupported model?): {e}", onnx.display())
+            })?;
+            let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
+            let outputs = session.outputs().iter().map(|o| o.name().to_string()).collect();
+            Ok(Session { session: std::sync::Mutex::new(session), inputs, outputs })
+        }
     }
 
     pub fn inputs(&self) -> &[String] {
+        #[cfg(not(feature = "transformers"))]
+        match *self {}
+        #[cfg(feature = "transformers")]
         &self.inputs
     }
 
     pub fn outputs(&self) -> &[String] {
+        #[cfg(not(feature = "transformers"))]
+        match *self {}
+        #[cfg(feature = "transformers")]
         &self.outputs
     }
 
@@ -95,43 +110,29 @@ impl Session {
         seq: usize,
         output: Option<&str>,
     ) -> Result<(Vec<usize>, Vec<f32>)> {
-        let mut values: Vec<(String, ort::value::DynValue)> = Vec::with_capacity(feed.len());
-        for (name, data) in self.inputs.iter().zip(feed) {
-            values.push((name.clone(), ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn()));
+        #[cfg(not(feature = "transformers"))]
+        {
+            let _ = (feed, n, seq, output);
+            match *self {}
         }
-        let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
-        let outputs = session.run(values)?;
-        let value = match output {
-            Some(name) => &outputs[name],
-            None => &outputs[0],
-        };
-        let (shape, data) = value.try_extract_tensor::<f32>()?;
-        Ok((shape.iter().map(|&d| d as usize).collect(), data.to_vec()))
-    }
-}
-
-#[cfg(not(feature = "transformers"))]
-impl Session {
-    pub fn open(_onnx: &Path, _threads: usize, _ort_setting: Option<&str>) -> Result<Session> {
-        Err(crate::error::without("transformers", "transformer models and cross-encoders (ONNX Runtime)"))
-    }
-
-    pub fn inputs(&self) -> &[String] {
-        match *self {}
-    }
-
-    pub fn outputs(&self) -> &[String] {
-        match *self {}
-    }
-
-    pub fn run(
-        &self,
-        _feed: Vec<Vec<i64>>,
-        _n: usize,
-        _seq: usize,
-        _output: Option<&str>,
-    ) -> Result<(Vec<usize>, Vec<f32>)> {
-        match *self {}
+        #[cfg(feature = "transformers")]
+        {
+            let mut values: Vec<(String, ort::value::DynValue)> = Vec::with_capacity(feed.len());
+            for (name, data) in self.inputs.iter().zip(feed) {
+                values.push((
+                    name.clone(),
+                    ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn(),
+                ));
+            }
+            let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
+            let outputs = session.run(values)?;
+            let value = match output {
+                Some(name) => &outputs[name],
+                None => &outputs[0],
+            };
+            let (shape, data) = value.try_extract_tensor::<f32>()?;
+            Ok((shape.iter().map(|&d| d as usize).collect(), data.to_vec()))
+        }
     }
 }
 
