@@ -11,6 +11,20 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
+crate::error::errors! {
+    /// A client, rules target or file that setting up (and undoing it) cannot use.
+    pub enum SetupError: Usage {
+        UnknownClient { given: String, known: String } => "unknown client `{given}`: {known}",
+        UnknownTarget { given: String } => "unknown rules target `{given}`: claude, agents, cursor or lynx",
+        Link { path: String } =>
+            "{path} is a symbolic link; Lynx does not read or write through links in the repository (one could lead outside it): replace it with a real file or folder, or add the Lynx section yourself (`git lynx rules … --print`)",
+        Generic {} =>
+            "init needs a client it can configure: claude, cursor, codex or antigravity (`mcp-config generic` prints a generic entry)",
+        OutsideStore { path: String } =>
+            "the index at {path} is outside this repository (shared?); remove it yourself if you mean to",
+    }
+}
+
 pub const CLIENTS: &[&str] = &["claude", "cursor", "codex", "antigravity", "generic"];
 
 fn root(dir: Option<&Path>) -> Result<PathBuf> {
@@ -42,7 +56,7 @@ fn entry(client: &str, root: &Path) -> Result<(String, Vec<String>)> {
         // Antigravity has only a per-user file: one entry per repository, by path.
         "antigravity" => vec!["-C".into(), root.display().to_string(), "serve".into()],
         "claude" | "codex" | "generic" => vec!["serve".into()],
-        other => return Err(crate::error::usage(format!("unknown client `{other}`: {}", CLIENTS.join(", ")))),
+        other => return Err(SetupError::UnknownClient { given: other.to_string(), known: CLIENTS.join(", ") }.into()),
     };
     Ok((cmd, args))
 }
@@ -141,7 +155,7 @@ fn rules_file(target: &str) -> Result<(&'static str, bool)> {
         "lynx" => ("lynx.md", false),
         "cursor" => (".cursor/rules/lynx.mdc", true),
         other => {
-            return Err(crate::error::usage(format!("unknown rules target `{other}`: claude, agents, cursor or lynx")));
+            return Err(SetupError::UnknownTarget { given: other.to_string() }.into());
         }
     })
 }
@@ -155,11 +169,7 @@ fn in_repository(root: &Path, rel: &str) -> Result<std::path::PathBuf> {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(crate::error::usage(format!(
-                    "{} is a symbolic link; Lynx does not read or write through links in the repository (one could lead outside it): \
-                     replace it with a real file or folder, or add the Lynx section yourself (`git lynx rules … --print`)",
-                    at.display()
-                )));
+                return Err(SetupError::Link { path: at.display().to_string() }.into());
             }
             Ok(_) => {}
             Err(_) => break,
@@ -302,9 +312,7 @@ fn rules_for(client: &str) -> &'static str {
 pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String>)> {
     let root = root(dir)?;
     if client == "generic" {
-        return Err(crate::error::usage(
-            "init needs a client it can configure: claude, cursor, codex or antigravity (`mcp-config generic` prints a generic entry)",
-        ));
+        return Err(SetupError::Generic {}.into());
     }
     let (cmd, args) = entry(client, &root)?;
     let mut written = Vec::new();
@@ -362,10 +370,7 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     if let Some(s) = store {
         let inside = s.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(s, r)| s.starts_with(r));
         if s.is_dir() && !inside {
-            return Err(crate::error::usage(format!(
-                "the index at {} is outside this repository (shared?); remove it yourself if you mean to",
-                s.display()
-            )));
+            return Err(SetupError::OutsideStore { path: s.display().to_string() }.into());
         }
         if s.is_dir() {
             std::fs::remove_dir_all(s).with_context(|| format!("removing {}", s.display()))?;

@@ -11,6 +11,27 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+crate::error::errors! {
+    /// What is wrong with a configuration file, a setting's value or a name given for one.
+    pub enum ConfigError: Usage {
+        /// A file that does not parse as TOML.
+        NotToml { path: String, why: String } => "{path} is not valid TOML: {why}",
+        /// Keys or values the settings do not have.
+        Invalid { why: String } => "invalid Lynx configuration: {why} (see docs/CONFIG.md for the keys)",
+        /// A value outside its setting's range: `rule` says the range and what was given.
+        Setting { key: String, rule: String } => "{key} must be {rule}",
+        ConvexWeight { got: f32 } =>
+            "search.dense_weight is the dense share of a convex combination and must be from 0 to 1 (got {got}); use search.fusion = \"rrf\" for a rank-fusion weight",
+        UnknownProfile { given: String } => "unknown tool profile `{given}`: use core, standard or full",
+        UnknownMode { given: String } => "unknown search mode `{given}`: use hybrid, dense or sparse",
+        SourceName { name: String } => "invalid source name `{name}`: use 1-64 letters, digits, `-`, `_` or `.`",
+    }
+}
+
+fn setting(key: impl Into<String>, rule: impl Into<String>) -> anyhow::Error {
+    ConfigError::Setting { key: key.into(), rule: rule.into() }.into()
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 #[derive(Default)]
@@ -213,7 +234,7 @@ pub enum ToolProfile {
 impl ToolProfile {
     pub fn parse(s: &str) -> Result<ToolProfile> {
         <ToolProfile as clap::ValueEnum>::from_str(s.trim(), true)
-            .map_err(|_| crate::error::usage(format!("unknown tool profile `{s}`: use core, standard or full")))
+            .map_err(|_| ConfigError::UnknownProfile { given: s.to_string() }.into())
     }
 
     pub fn name(self) -> &'static str {
@@ -423,7 +444,7 @@ impl SearchMode {
             "hybrid" => Ok(SearchMode::Hybrid),
             "dense" => Ok(SearchMode::Dense),
             "sparse" | "bm25" | "lexical" => Ok(SearchMode::Sparse),
-            other => Err(crate::error::usage(format!("unknown search mode `{other}`: use hybrid, dense or sparse"))),
+            other => Err(ConfigError::UnknownMode { given: other.to_string() }.into()),
         }
     }
 
@@ -574,9 +595,8 @@ impl Config {
         for t in [user, team, local].into_iter().flatten() {
             merge_tables(&mut merged, t);
         }
-        let mut cfg: Config = toml::Value::Table(merged).try_into().map_err(|e| {
-            crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))
-        })?;
+        let mut cfg: Config =
+            toml::Value::Table(merged).try_into().map_err(|e| ConfigError::Invalid { why: e.to_string() })?;
         cfg.origin = origin;
         for s in &mut cfg.sources {
             s.committed = sources_from_team;
@@ -587,32 +607,35 @@ impl Config {
         cfg.warnings = warnings;
         let w = cfg.search.dense_weight;
         if !(w.is_finite() && w >= 0.0) {
-            return Err(crate::error::usage(format!(
-                "search.dense_weight must be a number ≥ 0 (got {w}); 0 turns the dense list's vote off"
-            )));
+            return Err(setting(
+                "search.dense_weight",
+                format!("a number ≥ 0 (got {w}); 0 turns the dense list's vote off"),
+            ));
         }
         if !(1..=MAX_BATCH_MB).contains(&cfg.index.batch_mb) {
-            return Err(crate::error::usage(format!(
-                "index.batch_mb must be from 1 to {MAX_BATCH_MB} (megabytes of source per write; got {})",
-                cfg.index.batch_mb
-            )));
+            return Err(setting(
+                "index.batch_mb",
+                format!("from 1 to {MAX_BATCH_MB} (megabytes of source per write; got {})", cfg.index.batch_mb),
+            ));
         }
         if cfg.index.max_file_size > MAX_FILE_SIZE {
-            return Err(crate::error::usage(format!(
-                "index.max_file_size must be at most {MAX_FILE_SIZE} bytes (16 MiB; got {}): larger files are data, not code, and one would take gigabytes to index",
-                cfg.index.max_file_size
-            )));
+            return Err(setting(
+                "index.max_file_size",
+                format!(
+                    "at most {MAX_FILE_SIZE} bytes (16 MiB; got {}): larger files are data, not code, and one would take gigabytes to index",
+                    cfg.index.max_file_size
+                ),
+            ));
         }
         let e = cfg.search.file_evidence;
         if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
-            return Err(crate::error::usage(format!(
-                "search.file_evidence must be a number from 0 to 1 (got {e}); 0 ranks every hit on its own"
-            )));
+            return Err(setting(
+                "search.file_evidence",
+                format!("a number from 0 to 1 (got {e}); 0 ranks every hit on its own"),
+            ));
         }
         if cfg.search.fusion == Fusion::Convex && w > 1.0 {
-            return Err(crate::error::usage(format!(
-                "search.dense_weight is the dense share of a convex combination and must be from 0 to 1 (got {w}); use search.fusion = \"rrf\" for a rank-fusion weight"
-            )));
+            return Err(ConfigError::ConvexWeight { got: w }.into());
         }
         for (key, v) in [
             ("definition_boost", cfg.search.definition_boost),
@@ -620,9 +643,10 @@ impl Config {
             ("coherence", cfg.search.coherence),
         ] {
             if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
-                return Err(crate::error::usage(format!(
-                    "search.{key} must be a number from 0 to 10 (a share of the best candidate's score; got {v}); 0 turns it off"
-                )));
+                return Err(setting(
+                    format!("search.{key}"),
+                    format!("a number from 0 to 10 (a share of the best candidate's score; got {v}); 0 turns it off"),
+                ));
             }
         }
         for (key, v) in [
@@ -631,42 +655,39 @@ impl Config {
             ("deep_dense_transformer", cfg.search.deep_dense_transformer),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(crate::error::usage(format!("search.{key} must be a number ≥ 0 (got {v})")));
+                return Err(setting(format!("search.{key}"), format!("a number ≥ 0 (got {v})")));
             }
         }
         if !(cfg.search.rrf_k.is_finite() && cfg.search.rrf_k > 0.0) {
-            return Err(crate::error::usage("search.rrf_k must be a number above 0"));
+            return Err(setting("search.rrf_k", "a number above 0"));
         }
         if cfg.search.dense_pool > MAX_POOL {
-            return Err(crate::error::usage(format!("search.dense_pool must be at most {MAX_POOL}")));
+            return Err(setting("search.dense_pool", format!("at most {MAX_POOL}")));
         }
         let h = cfg.search.history;
         if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
-            return Err(crate::error::usage(format!(
-                "search.history must be a number from 0 to 10 (got {h}); 0 turns the history field off"
-            )));
+            return Err(setting(
+                "search.history",
+                format!("a number from 0 to 10 (got {h}); 0 turns the history field off"),
+            ));
         }
         let r = cfg.search.recency;
         let half_life = cfg.search.recency_half_life;
         let recency_ok = r.is_finite() && (0.0..=10.0).contains(&r);
         if !(recency_ok && half_life.is_finite() && half_life >= 1.0) {
-            return Err(crate::error::usage(format!(
-                "search.recency must be from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit"
-            )));
-        }
-        if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
-            return Err(crate::error::usage(
-                "search.history_commits is at most 100000 and search.history_per_file at most 1000",
+            return Err(setting(
+                "search.recency",
+                format!("from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit"),
             ));
         }
+        if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
+            return Err(setting("search.history_commits", "at most 100000 and search.history_per_file at most 1000"));
+        }
         if cfg.search.k == 0 || cfg.search.k > MAX_K {
-            return Err(crate::error::usage(format!("search.k must be from 1 to {MAX_K} (got {})", cfg.search.k)));
+            return Err(setting("search.k", format!("from 1 to {MAX_K} (got {})", cfg.search.k)));
         }
         if cfg.search.pool == 0 || cfg.search.pool > MAX_POOL {
-            return Err(crate::error::usage(format!(
-                "search.pool must be from 1 to {MAX_POOL} (got {})",
-                cfg.search.pool
-            )));
+            return Err(setting("search.pool", format!("from 1 to {MAX_POOL} (got {})", cfg.search.pool)));
         }
         for s in &cfg.sources {
             check_source_name(&s.name)?;
@@ -726,10 +747,7 @@ pub fn check_source_name(name: &str) -> Result<()> {
         && name.len() <= 64
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
     if !ok {
-        return Err(crate::error::usage(format!(
-            "invalid source name `{}`: use 1-64 letters, digits, `-`, `_` or `.`",
-            name.chars().take(80).collect::<String>()
-        )));
+        return Err(ConfigError::SourceName { name: name.chars().take(80).collect() }.into());
     }
     Ok(())
 }
@@ -862,8 +880,9 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    let table: toml::Table =
-        text.parse().map_err(|e| crate::error::usage(format!("{} is not valid TOML: {e}", path.display())))?;
+    let table: toml::Table = text
+        .parse::<toml::Table>()
+        .map_err(|e| ConfigError::NotToml { path: path.display().to_string(), why: e.to_string() })?;
     Ok(Some(table))
 }
 
@@ -876,9 +895,7 @@ fn trusted_tools(user: &Option<toml::Table>, local: &Option<toml::Table>) -> Res
         }
     }
     match merged.remove("tools") {
-        Some(v) => v.try_into().map_err(|e| {
-            crate::error::usage(format!("invalid Lynx configuration: {e} (see docs/CONFIG.md for the keys)"))
-        }),
+        Some(v) => v.try_into().map_err(|e| ConfigError::Invalid { why: e.to_string() }.into()),
         None => Ok(ToolsConfig::default()),
     }
 }

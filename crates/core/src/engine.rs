@@ -14,6 +14,15 @@ use anyhow::Result;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+crate::error::errors! {
+    /// A question the engine cannot answer as asked.
+    pub enum EngineError: Usage {
+        /// Dense retrieval asked for by name, without a model.
+        NoDense { reason: Unavailable } =>
+            "dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model",
+    }
+}
+
 /// What `Engine::model_status` says.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ModelStatus {
@@ -718,9 +727,7 @@ impl Engine {
                 // Asked for by name, dense retrieval without a model is an error, not a quiet
                 // lexical answer.
                 Err(reason) if requested == Mode::Dense => {
-                    return Err(crate::error::usage(format!(
-                        "dense retrieval is not available: {reason}; use `--mode hybrid` or `sparse`, or name a model with --model"
-                    )));
+                    return Err(EngineError::NoDense { reason }.into());
                 }
                 Err(reason) => {
                     // A missing model is explained once per session (a server answers many

@@ -1,30 +1,123 @@
 //! Error kinds that decide the exit code and tell a caller what to do next (`Kind`): usage
 //! errors (bad arguments or input: exit 2), lock time-outs (exit 75), damaged caches (exit 1,
 //! the same call again answers), everything else (exit 1). "Found nothing" is not an error.
+//!
+//! Each area (revisions, configuration, pathspecs, sources, each operation's arguments…) declares
+//! its own error enum with `errors!`: a variant per problem, its message with the fix, and the
+//! area's kind. Area errors are deliberately not `std::error::Error`: the one way into an
+//! `anyhow::Error` is the conversion `errors!` writes, which wraps the value in `Typed` so its
+//! kind survives any `context` added above it (anyhow's blanket conversion would lose it).
 
 use std::fmt;
 
-/// A problem with what the user asked for, with the fix in the message.
-#[derive(Debug)]
-pub struct UsageError(pub String);
+/// An area's typed error: what went wrong (the enum's variant) and what kind of failure it is.
+pub trait Classify: fmt::Display + fmt::Debug + Send + Sync + std::any::Any {
+    fn kind(&self) -> Kind;
+}
 
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+/// An area error inside an `anyhow::Error` chain: it keeps the value, so a caller can match the
+/// variant (`find`), and its kind, which decides the exit code.
+pub struct Typed(Box<dyn Classify>);
+
+impl Typed {
+    pub fn new(e: impl Classify) -> Typed {
+        Typed(Box::new(e))
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.0.kind()
+    }
+
+    /// The area error, if it is a `T`.
+    pub fn get<T: Classify>(&self) -> Option<&T> {
+        let any: &dyn std::any::Any = &*self.0;
+        any.downcast_ref()
     }
 }
 
-impl std::error::Error for UsageError {}
+impl fmt::Debug for Typed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
 
-pub fn usage(msg: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(msg.into()))
+impl fmt::Display for Typed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Typed {}
+
+/// The area error of type `T` along `e`'s chain of causes, if there is one.
+pub fn find<T: Classify>(e: &anyhow::Error) -> Option<&T> {
+    e.chain().filter_map(|c| c.downcast_ref::<Typed>()).find_map(Typed::get)
+}
+
+/// Declares an area's error enum: its kind after the name, then each variant with its fields
+/// and its message (fields named in it as in `format!`; every field is used). Writes the enum,
+/// its `Display`, its `Classify` and its conversion into `anyhow::Error`.
+///
+/// ```ignore
+/// errors! {
+///     /// Why a revision names no commit.
+///     pub enum RevisionError: Usage {
+///         Unknown { rev: String } => "unknown revision `{rev}`",
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! errors {
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident: $kind:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident { $($field:ident: $fty:ty),* $(,)? } => $msg:literal
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq)]
+        $vis enum $name {
+            $( $(#[$vmeta])* $variant { $($field: $fty),* } ),*
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                match self {
+                    $( Self::$variant { $($field),* } => write!(f, $msg) ),*
+                }
+            }
+        }
+
+        impl $crate::error::Classify for $name {
+            fn kind(&self) -> $crate::error::Kind {
+                $crate::error::Kind::$kind
+            }
+        }
+
+        impl ::std::convert::From<$name> for ::anyhow::Error {
+            fn from(e: $name) -> Self {
+                ::anyhow::Error::new($crate::error::Typed::new(e))
+            }
+        }
+    };
+}
+
+pub use super::errors;
+
+errors! {
+    /// A feature this build was compiled without.
+    pub enum BuildError: Failure {
+        Without { what: &'static str, feature: &'static str } =>
+            "this git-lynx was built without {what} (cargo feature `{feature}`); install a build with default features",
+    }
 }
 
 /// The error of a feature this build was compiled without.
-pub fn without(feature: &str, what: &str) -> anyhow::Error {
-    anyhow::anyhow!(
-        "this git-lynx was built without {what} (cargo feature `{feature}`); install a build with default features"
-    )
+pub fn without(feature: &'static str, what: &'static str) -> anyhow::Error {
+    BuildError::Without { what, feature }.into()
 }
 
 // Every exit code of the program, in one place (README.md lists them for users).
@@ -59,8 +152,8 @@ impl Kind {
     /// The kind of `e`: the first typed error found along its chain of causes.
     pub fn of(e: &anyhow::Error) -> Kind {
         for c in e.chain() {
-            if c.is::<UsageError>() {
-                return Kind::Usage;
+            if let Some(t) = c.downcast_ref::<Typed>() {
+                return t.kind();
             }
             if c.is::<LockTimeout>() {
                 return Kind::Locked;
@@ -176,9 +269,20 @@ mod tests {
     use super::*;
     use anyhow::Context;
 
+    errors! {
+        /// An area of this test's own.
+        enum Asked: Usage {
+            /// A count below the least.
+            TooFew { what: String, least: usize } => "{what} must be at least {least}",
+            Empty {} => "the query is empty",
+        }
+    }
+
     #[test]
     fn each_kind_is_found_through_context_and_has_its_exit_code() {
-        let usage = Err::<(), _>(usage("bad -k")).context("searching").unwrap_err();
+        let usage = Err::<(), anyhow::Error>(Asked::TooFew { what: "-k".into(), least: 1 }.into())
+            .context("searching")
+            .unwrap_err();
         let locked = anyhow::Error::new(LockTimeout {
             holder: "pid 1".into(),
             waited: std::time::Duration::from_secs(1),
@@ -199,6 +303,14 @@ mod tests {
             ]
         );
         assert_eq!(Kind::of(&damaged).name(), "damaged");
+        // The area error is kept as a value under the context, and says its message.
+        assert_eq!(find::<Asked>(&usage), Some(&Asked::TooFew { what: "-k".into(), least: 1 }));
+        assert_eq!(format!("{usage:#}"), "searching: -k must be at least 1");
+        let empty = anyhow::Error::from(Asked::Empty {});
+        assert_eq!((Kind::of(&empty), empty.to_string().as_str()), (Kind::Usage, "the query is empty"));
+        let built = without("ui", "the web UI");
+        assert_eq!(Kind::of(&built), Kind::Failure);
+        assert!(find::<BuildError>(&built).is_some() && find::<Asked>(&built).is_none());
         assert!(format!("{damaged:#}").contains("x.chunks") && format!("{damaged:#}").contains("run it again"));
     }
 }

@@ -2,6 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+crate::error::errors! {
+    /// A language name Lynx does not know.
+    pub enum LangError: Usage {
+        Unknown { name: String, known: String } => "unknown language `{name}`; known: {known}",
+    }
+}
+
 /// Every language with a tree-sitter grammar, plus the text kinds chunked by line windows.
 /// The discriminants are stored in object keys (language hints): append, never reorder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
@@ -97,7 +104,7 @@ impl Lang {
     /// The languages a user means by `name`: a language name or a common alias (`py`, `c#`,
     /// `ts` — which includes TSX —, `c++`, `golang`, `sh`…), case-insensitive; an error lists
     /// the names when none matches.
-    pub fn matching(name: &str) -> Result<Vec<Lang>, String> {
+    pub fn matching(name: &str) -> Result<Vec<Lang>, LangError> {
         let n = name.trim().to_ascii_lowercase();
         let canonical = match n.as_str() {
             "c#" | "cs" | "csharp" | "c-sharp" => "csharp",
@@ -118,10 +125,10 @@ impl Lang {
         };
         match Lang::from_name(canonical) {
             Some(l) => Ok(vec![l]),
-            None => Err(format!(
-                "unknown language `{name}`; known: {}",
-                Lang::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", ")
-            )),
+            None => Err(LangError::Unknown {
+                name: name.to_string(),
+                known: Lang::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+            }),
         }
     }
 

@@ -13,6 +13,18 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A source name or path that names no source, or one that is already there.
+    pub enum SourceError: Usage {
+        Unknown { name: String, known: String } => "unknown source `{name}`; sources: {known}",
+        Migrated { name: String, path: String } =>
+            "a source named `{name}` is already in {path}; remove it (`git lynx source remove {name}`) or rename it in the LynxMCP config",
+        Exists { name: String } => "a source named `{name}` already exists",
+        NotConfigured { name: String } => "no source named `{name}` in .lynx/config.toml",
+        NoPath { path: String } => "{path} does not exist",
+    }
+}
+
 pub struct Source {
     pub name: String,
     pub description: String,
@@ -128,10 +140,8 @@ impl Sources {
             return Ok(self.main());
         }
         self.list.iter().find(|s| s.name == name).ok_or_else(|| {
-            crate::error::usage(format!(
-                "unknown source `{name}`; sources: {}",
-                self.list.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
-            ))
+            let known = self.list.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
+            SourceError::Unknown { name: name.to_string(), known }.into()
         })
     }
 
@@ -504,10 +514,7 @@ pub fn write_migrated(lynx_dir: &Path, migrated: toml::Table) -> Result<PathBuf>
                 for s in new {
                     let name = s.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
                     if list.iter().any(|x| x.get("name").and_then(|n| n.as_str()) == Some(name.as_str())) {
-                        return Err(crate::error::usage(format!(
-                            "a source named `{name}` is already in {}; remove it (`git lynx source remove {name}`) or rename it in the LynxMCP config",
-                            path.display()
-                        )));
+                        return Err(SourceError::Migrated { name, path: path.display().to_string() }.into());
                     }
                     list.push(s);
                 }

@@ -15,6 +15,21 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 use url::Url;
 
+crate::error::errors! {
+    /// A webdoc source's settings that cannot be crawled, or a crawl this machine cannot do.
+    pub enum CrawlError: Usage {
+        NoUrl { source: String } => "source `{source}` is a webdoc source without a url: add `url = \"https://…\"`",
+        NotAUrl { source: String, url: String, why: String } => "source `{source}`: `{url}` is not a URL ({why})",
+        NotHttp { source: String, url: String } => "source `{source}`: `{url}` is not an http(s) URL",
+        Hosts { source: String } => "source `{source}`: all start URLs must be on one host (make one source per site)",
+        Prefix { source: String, prefix: String } =>
+            "source `{source}`: url_prefix `{prefix}` must be a path starting with `/`",
+        Seconds { source: String, what: &'static str } => "source `{source}`: {what} must be between 0 and 3600 seconds",
+        NoChromium {} =>
+            "render_js needs headless Chromium, and none was found: install it (Debian/Ubuntu: `apt-get install chromium`) or point LYNX_CHROMIUM at it, or set render_js = false",
+    }
+}
+
 pub const DEFAULT_MAX_PAGES: usize = 500;
 pub const DEFAULT_MAX_DEPTH: usize = 3;
 pub const DEFAULT_DELAY_SECONDS: f64 = 0.5;
@@ -48,46 +63,37 @@ pub struct Options {
 impl Options {
     pub fn from_config(sc: &SourceConfig) -> Result<Options> {
         if sc.url.is_empty() {
-            return Err(crate::error::usage(format!(
-                "source `{}` is a webdoc source without a url: add `url = \"https://…\"`",
-                sc.name
-            )));
+            return Err(CrawlError::NoUrl { source: sc.name.clone() }.into());
         }
         let mut start = Vec::new();
         for u in &sc.url {
-            let url = Url::parse(u.trim())
-                .map_err(|e| crate::error::usage(format!("source `{}`: `{u}` is not a URL ({e})", sc.name)))?;
+            let url = Url::parse(u.trim()).map_err(|e| CrawlError::NotAUrl {
+                source: sc.name.clone(),
+                url: u.clone(),
+                why: e.to_string(),
+            })?;
             if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-                return Err(crate::error::usage(format!("source `{}`: `{u}` is not an http(s) URL", sc.name)));
+                return Err(CrawlError::NotHttp { source: sc.name.clone(), url: u.clone() }.into());
             }
             start.push(normalize(&url, true).expect("a parsed http URL"));
         }
         if start.iter().any(|u| !same_site(&start[0], u)) {
-            return Err(crate::error::usage(format!(
-                "source `{}`: all start URLs must be on one host (make one source per site)",
-                sc.name
-            )));
+            return Err(CrawlError::Hosts { source: sc.name.clone() }.into());
         }
         let prefix = match &sc.url_prefix {
             Some(p) if p.starts_with('/') => p.clone(),
             Some(p) => {
-                return Err(crate::error::usage(format!(
-                    "source `{}`: url_prefix `{p}` must be a path starting with `/`",
-                    sc.name
-                )));
+                return Err(CrawlError::Prefix { source: sc.name.clone(), prefix: p.clone() }.into());
             }
             None => {
                 let path = start[0].path();
                 path[..=path.rfind('/').unwrap_or(0)].to_string()
             }
         };
-        let secs = |v: Option<f64>, default: f64, what: &str| -> Result<Duration> {
+        let secs = |v: Option<f64>, default: f64, what: &'static str| -> Result<Duration> {
             let v = v.unwrap_or(default);
             if !(0.0..=3600.0).contains(&v) {
-                return Err(crate::error::usage(format!(
-                    "source `{}`: {what} must be between 0 and 3600 seconds",
-                    sc.name
-                )));
+                return Err(CrawlError::Seconds { source: sc.name.clone(), what }.into());
             }
             Ok(Duration::from_secs_f64(v))
         };
@@ -365,9 +371,7 @@ pub fn run(
         match chromium() {
             Some(b) => Some(b),
             None => {
-                return Err(crate::error::usage(
-                    "render_js needs headless Chromium, and none was found: install it (Debian/Ubuntu: `apt-get install chromium`) or point LYNX_CHROMIUM at it, or set render_js = false",
-                ));
+                return Err(CrawlError::NoChromium {}.into());
             }
         }
     } else {

@@ -10,6 +10,13 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+crate::error::errors! {
+    /// A pdf source whose path cannot be read.
+    pub enum PdfError: Usage {
+        Unreadable { path: String, why: String } => "{path}: {why}",
+    }
+}
+
 pub const DEFAULT_MAX_FILE_MB: u64 = 100;
 pub const DEFAULT_MAX_PAGES: usize = 5000;
 /// One compressed stream may inflate to this much, all of a file's together to four times it.
@@ -37,7 +44,8 @@ impl Options {
 
 /// The PDF files of the source, as (name in citations, file).
 fn files(o: &Options) -> Result<Vec<(String, PathBuf)>> {
-    let meta = std::fs::metadata(&o.path).map_err(|e| crate::error::usage(format!("{}: {e}", o.path.display())))?;
+    let meta = std::fs::metadata(&o.path)
+        .map_err(|e| PdfError::Unreadable { path: o.path.display().to_string(), why: e.to_string() })?;
     if meta.is_file() {
         let name = o.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         return Ok(vec![(name, o.path.clone())]);

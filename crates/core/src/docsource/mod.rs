@@ -20,6 +20,16 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A snapshot id that names no snapshot of a documentation source.
+    pub enum SnapshotError: Usage {
+        NotASnapshot { id: String, source: String } =>
+            "`{id}` is not a snapshot of source `{source}`; `git lynx list-sources` shows them",
+        Gone { id: String, source: String } =>
+            "source `{source}` has no snapshot `{id}` (gc removes all but the current one)",
+    }
+}
+
 /// One page of a snapshot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Page {
@@ -172,17 +182,13 @@ pub fn load(ws: &Workspace, source: &str, id: Option<&str>) -> Result<Option<Sna
         },
     };
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(crate::error::usage(format!(
-            "`{id}` is not a snapshot of source `{source}`; `git lynx list-sources` shows them"
-        )));
+        return Err(SnapshotError::NotASnapshot { id: id.to_string(), source: source.to_string() }.into());
     }
     let path = dir.join(format!("{id}.json"));
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(crate::error::usage(format!(
-                "source `{source}` has no snapshot `{id}` (gc removes all but the current one)"
-            )));
+            return Err(SnapshotError::Gone { id: id.to_string(), source: source.to_string() }.into());
         }
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };

@@ -15,6 +15,22 @@ use gix::bstr::ByteSlice;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// What keeps a directory, a revision or a path pattern from naming something in git.
+    pub enum RepoError: Usage {
+        NoDirectory { path: String, why: String } => "no such directory: {path} ({why})",
+        NotARepository { path: String, hint: &'static str, why: String } =>
+            "{path} is not inside a git repository{hint} ({why}); run `git init` or pass -C <repo>",
+        Bare {} => "this is a bare repository: the working tree view needs a checkout (use --rev)",
+        Unborn { rev: String } =>
+            "`{rev}`: the repository has no commits yet (the branch is unborn); commit first, or leave out --rev to ask about the working tree",
+        UnknownRevision { rev: String, why: String } =>
+            "unknown revision `{rev}`: {why} (try a branch, tag, commit id or HEAD~N)",
+        NotACommit { rev: String, why: String } => "`{rev}` does not point at a commit: {why}",
+        InvalidGlob { what: String, given: String, why: String } => "invalid {what} `{given}`: {why}",
+    }
+}
+
 /// An opened repository. Cheap to share between threads (`local()` per thread).
 pub struct Repo {
     sync: gix::ThreadSafeRepository,
@@ -150,14 +166,11 @@ impl Repo {
     fn discover_with(path: &Path, environment: bool) -> Result<Repo> {
         let abs = path
             .canonicalize()
-            .map_err(|e| crate::error::usage(format!("no such directory: {} ({e})", path.display())))?;
+            .map_err(|e| RepoError::NoDirectory { path: path.display().to_string(), why: e.to_string() })?;
         let found = if environment { gix::discover_with_environment_overrides(&abs) } else { gix::discover(&abs) };
         let repo = found.map_err(|e| {
             let hint = if environment && crate::env::is_set(crate::env::GIT_DIR) { " (GIT_DIR is set)" } else { "" };
-            crate::error::usage(format!(
-                "{} is not inside a git repository{hint} ({e}); run `git init` or pass -C <repo>",
-                abs.display()
-            ))
+            RepoError::NotARepository { path: abs.display().to_string(), hint, why: e.to_string() }
         })?;
         let workdir = repo.workdir().map(|w| w.canonicalize()).transpose()?;
         let common_dir = repo.common_dir().canonicalize()?;
@@ -190,9 +203,7 @@ impl Repo {
     }
 
     pub fn workdir(&self) -> Result<&Path> {
-        self.workdir.as_deref().ok_or_else(|| {
-            crate::error::usage("this is a bare repository: the working tree view needs a checkout (use --rev)")
-        })
+        self.workdir.as_deref().ok_or_else(|| RepoError::Bare {}.into())
     }
 
     pub fn object_hash(&self) -> gix::hash::Kind {
@@ -206,17 +217,15 @@ impl Repo {
             // On an unborn branch every HEAD-relative revision fails the same opaque way.
             let unborn = repo.head().is_ok_and(|h| h.is_unborn());
             if unborn && (rev.starts_with("HEAD") || rev.starts_with('@')) {
-                crate::error::usage(format!(
-                    "`{rev}`: the repository has no commits yet (the branch is unborn); commit first, or leave out --rev to ask about the working tree"
-                ))
+                RepoError::Unborn { rev: rev.to_string() }
             } else {
-                crate::error::usage(format!("unknown revision `{rev}`: {e} (try a branch, tag, commit id or HEAD~N)"))
+                RepoError::UnknownRevision { rev: rev.to_string(), why: e.to_string() }
             }
         })?;
         let commit = id
             .object()?
             .peel_to_commit()
-            .map_err(|e| crate::error::usage(format!("`{rev}` does not point at a commit: {e}")))?;
+            .map_err(|e| RepoError::NotACommit { rev: rev.to_string(), why: e.to_string() })?;
         let tree = commit.tree_id()?.detach();
         Ok(Resolved { commit: commit.id, tree })
     }
@@ -447,10 +456,11 @@ pub fn path_globs<'a>(patterns: impl IntoIterator<Item = &'a str>, what: &str) -
     let mut any = false;
     for given in patterns {
         let glob = |p: &str| {
-            globset::GlobBuilder::new(p)
-                .literal_separator(false)
-                .build()
-                .map_err(|e| crate::error::usage(format!("invalid {what} `{given}`: {}", e.kind())))
+            globset::GlobBuilder::new(p).literal_separator(false).build().map_err(|e| RepoError::InvalidGlob {
+                what: what.to_string(),
+                given: given.to_string(),
+                why: e.kind().to_string(),
+            })
         };
         let p = given;
         let p = p.trim_start_matches('/');
@@ -487,5 +497,48 @@ mod glob_tests {
         assert!(super::path_globs(Vec::<&str>::new(), "test").unwrap().is_none());
         let err = super::path_globs(["a[b"], "--glob").unwrap_err().to_string();
         assert!(err.contains("invalid --glob `a[b`"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::{Repo, RepoError};
+    use crate::error::{Kind, find};
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn what_names_no_commit_is_a_typed_usage_error_with_its_fix() {
+        let outside = tempfile::tempdir().unwrap();
+        let e = Repo::discover(outside.path()).err().expect("not a repository");
+        assert!(matches!(find::<RepoError>(&e), Some(RepoError::NotARepository { .. })), "{e:#}");
+        assert_eq!(Kind::of(&e), Kind::Usage);
+
+        let d = tempfile::tempdir().unwrap();
+        git(d.path(), &["init", "-q"]);
+        let repo = Repo::discover(d.path()).unwrap();
+        let e = repo.resolve("HEAD~1").unwrap_err();
+        assert_eq!(find::<RepoError>(&e), Some(&RepoError::Unborn { rev: "HEAD~1".into() }), "{e:#}");
+        std::fs::write(d.path().join("a.txt"), "a\n").unwrap();
+        git(d.path(), &["add", "a.txt"]);
+        git(d.path(), &["commit", "-q", "-m", "a"]);
+        let e = repo.resolve("no-such-branch").unwrap_err();
+        match find::<RepoError>(&e) {
+            Some(RepoError::UnknownRevision { rev, .. }) => assert_eq!(rev, "no-such-branch"),
+            other => panic!("{other:?}: {e:#}"),
+        }
+        assert!(e.to_string().contains("try a branch, tag, commit id or HEAD~N"), "{e}");
+        assert_eq!(crate::error::exit_code(&e), crate::error::EXIT_USAGE);
+        assert!(repo.resolve("HEAD").is_ok());
     }
 }

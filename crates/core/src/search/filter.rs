@@ -5,6 +5,17 @@ use crate::view::table::ChunkTable;
 use anyhow::Result;
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A pathspec git would refuse, or one Lynx does not support.
+    pub enum PathspecError: Usage {
+        Unclosed { spec: String } => "pathspec `{spec}`: the magic is not closed with `)`",
+        Magic { spec: String, magic: String } =>
+            "pathspec `{spec}`: magic `{magic}` is not supported (exclude, top, literal, glob are)",
+        Outside { spec: String } => "pathspec `{spec}` is outside the repository",
+        Invalid { pattern: String, why: String } => "invalid pathspec `{pattern}`: {why}",
+    }
+}
+
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Filters {
     /// Globs a path must match (any of them); `!glob` excludes instead.
@@ -47,7 +58,7 @@ impl Filters {
         let specs = self.pathspecs.iter().map(|p| p.compile()).collect::<Result<Vec<_>>>()?;
         let mut langs = Vec::new();
         for l in &self.languages {
-            langs.extend(crate::lang::Lang::matching(l).map_err(crate::error::usage)?);
+            langs.extend(crate::lang::Lang::matching(l)?);
         }
         Ok(PathMatcher {
             globs,
@@ -99,9 +110,8 @@ impl Pathspec {
         let (mut exclude, mut top, mut literal, mut globbing) = (false, false, false, false);
         let mut rest = spec;
         if let Some(magic) = spec.strip_prefix(":(") {
-            let (words, tail) = magic
-                .split_once(')')
-                .ok_or_else(|| crate::error::usage(format!("pathspec `{spec}`: the magic is not closed with `)`")))?;
+            let (words, tail) =
+                magic.split_once(')').ok_or_else(|| PathspecError::Unclosed { spec: spec.to_string() })?;
             for w in words.split(',').map(str::trim).filter(|w| !w.is_empty()) {
                 match w {
                     "exclude" => exclude = true,
@@ -109,9 +119,7 @@ impl Pathspec {
                     "literal" => literal = true,
                     "glob" => globbing = true,
                     other => {
-                        return Err(crate::error::usage(format!(
-                            "pathspec `{spec}`: magic `{other}` is not supported (exclude, top, literal, glob are)"
-                        )));
+                        return Err(PathspecError::Magic { spec: spec.to_string(), magic: other.to_string() }.into());
                     }
                 }
             }
@@ -141,7 +149,7 @@ impl Pathspec {
                 "" | "." => {}
                 ".." => {
                     if parts.pop().is_none() {
-                        return Err(crate::error::usage(format!("pathspec `{spec}` is outside the repository")));
+                        return Err(PathspecError::Outside { spec: spec.to_string() }.into());
                     }
                 }
                 p => parts.push(p),
@@ -157,7 +165,7 @@ impl Pathspec {
             let g = globset::GlobBuilder::new(&self.pattern)
                 .literal_separator(false)
                 .build()
-                .map_err(|e| crate::error::usage(format!("invalid pathspec `{}`: {e}", self.pattern)))?;
+                .map_err(|e| PathspecError::Invalid { pattern: self.pattern.clone(), why: e.to_string() })?;
             Some(g.compile_matcher())
         } else {
             None

@@ -11,6 +11,19 @@ use crate::sources::Sources;
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value};
 
+crate::error::errors! {
+    /// A tool call, or a tool list, that names what the server does not have.
+    pub enum CallError: Usage {
+        UnknownTool { name: String } => "unknown tool `{name}` in tools.include/exclude",
+        ExportMode { got: String } => "argument `mode` must be \"symbol\" or \"module\", got \"{got}\"",
+        UnknownArgument { name: String, tool: String, accepted: String } =>
+            "unknown argument `{name}` for {tool}; it takes: {accepted}",
+        /// Two names of one setting, given different values.
+        Conflict { name: String, with: String } =>
+            "argument `{name}` conflicts with `{with}` (the same setting, given twice with different values)",
+    }
+}
+
 /// An operation as an MCP tool: the operation's name, profile, argument type and run
 /// (`ops::registry`), with what MCP adds — the description a model reads and the
 /// `outputSchema` of the result types it answers with.
@@ -136,7 +149,7 @@ pub fn tools_for(
 ) -> Result<Vec<&'static ToolSpec>> {
     for n in include.iter().chain(exclude) {
         if !TOOLS.iter().any(|t| t.name == n) {
-            return Err(crate::error::usage(format!("unknown tool `{n}` in tools.include/exclude")));
+            return Err(CallError::UnknownTool { name: n.clone() }.into());
         }
     }
     Ok(TOOLS
@@ -236,9 +249,7 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
             None | Some("symbol") => "symbol",
             Some("module") => "module",
             Some(other) => {
-                return Err(crate::error::usage(format!(
-                    "argument `mode` must be \"symbol\" or \"module\", got \"{other}\""
-                )));
+                return Err(CallError::ExportMode { got: other.to_string() }.into());
             }
         };
         args.insert(key.into(), target);
@@ -254,17 +265,14 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
             accepted.extend(theirs.iter().map(|(_, from, _)| from.to_string()));
             accepted.sort();
             accepted.dedup();
-            return Err(crate::error::usage(format!(
-                "unknown argument `{k}` for {tool}; it takes: {}",
-                accepted.join(", ")
-            )));
+            return Err(
+                CallError::UnknownArgument { name: k, tool: tool.to_string(), accepted: accepted.join(", ") }.into()
+            );
         };
         if let Some(prev) = out.get(&name)
             && *prev != v
         {
-            return Err(crate::error::usage(format!(
-                "argument `{k}` conflicts with `{name}` (the same setting, given twice with different values)"
-            )));
+            return Err(CallError::Conflict { name: k, with: name }.into());
         }
         out.insert(name, v);
     }

@@ -15,14 +15,27 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
+crate::error::errors! {
+    /// An argument that is missing, of the wrong type, or out of its range, on any surface.
+    pub enum ArgError: Usage {
+        Missing { name: String } => "missing required argument `{name}`",
+        Type { name: String, want: String, got: String } => "argument `{name}` must be {want}, got {got}",
+        Bad { name: String, why: String } => "argument `{name}`: {why}",
+        /// What the arguments as a whole got wrong.
+        Invalid { why: String } => "{why}",
+        /// A query of only blanks.
+        EmptyQuery {} => "the search query is empty",
+    }
+}
+
 /// Reads an argument type from JSON (an MCP call, the web page's parameters), with an error
 /// that names the argument.
 pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
     serde_path_to_error::deserialize(Value::Object(args.clone())).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.inner().to_string();
-        let msg = if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
-            format!("missing required argument `{field}`")
+        let err = if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+            ArgError::Missing { name: field.to_string() }
         } else if let Some((got, want)) = inner.strip_prefix("invalid type: ").and_then(|r| r.split_once(", expected "))
         {
             let want = match want {
@@ -31,13 +44,13 @@ pub fn parse<T: DeserializeOwned>(args: &Map<String, Value>) -> Result<T> {
                 "a boolean" => "true or false",
                 w => w,
             };
-            format!("argument `{path}` must be {want}, got {got}")
+            ArgError::Type { name: path, want: want.to_string(), got: got.to_string() }
         } else if path == "." || path.is_empty() {
-            inner
+            ArgError::Invalid { why: inner }
         } else {
-            format!("argument `{path}`: {inner}")
+            ArgError::Bad { name: path, why: inner }
         };
-        crate::error::usage(msg)
+        err.into()
     })
 }
 
@@ -162,11 +175,7 @@ pub fn modes(_: &mut SchemaGenerator) -> Schema {
 
 /// A required text argument that is not blank.
 pub fn required(s: &str, name: &str) -> Result<String> {
-    if s.trim().is_empty() {
-        Err(crate::error::usage(format!("missing required argument `{name}`")))
-    } else {
-        Ok(s.to_string())
-    }
+    if s.trim().is_empty() { Err(ArgError::Missing { name: name.to_string() }.into()) } else { Ok(s.to_string()) }
 }
 
 /// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts, the

@@ -17,6 +17,16 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A range or a check over changes that names nothing.
+    pub enum ChangesError: Usage {
+        NoCommonAncestor { a: String, b: String } => "{a} and {b} have no common ancestor",
+        NoBase {} => "no base branch found (no upstream, no main/master/trunk/develop); pass --base REF",
+        NotANumber { check: String, value: String } => "--fail-on `{check}`: `{value}` is not a number",
+        UnknownCheck { check: String } => "unknown --fail-on check `{check}`: use callers>N, tests>N, deleted or public-api",
+    }
+}
+
 /// Which two snapshots a change question compares.
 #[derive(Debug, Clone)]
 pub enum Range {
@@ -124,7 +134,7 @@ pub fn diff(engine: &Engine, range: &Range) -> Result<Diff> {
                 .ws
                 .repo
                 .merge_base(ra.commit, rb.commit)?
-                .ok_or_else(|| crate::error::usage(format!("{a} and {b} have no common ancestor")))?;
+                .ok_or_else(|| ChangesError::NoCommonAncestor { a: a.clone(), b: b.clone() })?;
             (Some(ViewSpec::Rev(mb.to_hex().to_string())), Some(ViewSpec::Rev(b.clone())))
         }
         Range::Staged => (head_or_empty(), Some(ViewSpec::Staged)),
@@ -285,13 +295,11 @@ pub struct SearchDiffResult {
 /// answer carries the hits and a bounded summary of the diff; the whole file list is paged.
 pub fn search_diff(engine: &Engine, a: &SearchDiffArgs) -> Result<Answer> {
     if a.query.trim().is_empty() {
-        return Err(crate::error::usage("the search query is empty"));
+        return Err(super::args::ArgError::EmptyQuery {}.into());
     }
     let base = match &a.base {
         Some(b) => b.clone(),
-        None => engine.ws.repo.default_base()?.ok_or_else(|| {
-            crate::error::usage("no base branch found (no upstream, no main/master/trunk/develop); pass --base REF")
-        })?,
+        None => engine.ws.repo.default_base()?.ok_or(ChangesError::NoBase {})?,
     };
     let base_commit = engine.ws.repo.resolve(&base)?.commit;
     let tip = match &a.rev {
@@ -960,7 +968,7 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
                 Some(
                     v.trim()
                         .parse::<usize>()
-                        .map_err(|_| crate::error::usage(format!("--fail-on `{c}`: `{v}` is not a number")))?,
+                        .map_err(|_| ChangesError::NotANumber { check: c.to_string(), value: v.to_string() })?,
                 ),
             ),
             None => (c, None),
@@ -986,9 +994,7 @@ pub fn failed_checks(r: &RangeImpact, checks: &[String]) -> Result<Vec<String>> 
                 (r.totals.public_api_changes > 0).then(|| format!("{} public API changes", r.totals.public_api_changes))
             }
             _ => {
-                return Err(crate::error::usage(format!(
-                    "unknown --fail-on check `{c}`: use callers>N, tests>N, deleted or public-api"
-                )));
+                return Err(ChangesError::UnknownCheck { check: c.to_string() }.into());
             }
         };
         failed.extend(hit);

@@ -18,6 +18,14 @@ use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
 
+crate::error::errors! {
+    /// A context slice that cannot be cut as asked.
+    pub enum ContextError: Usage {
+        Budget { budget: usize, name: String, least: usize } =>
+            "--budget {budget} is too small for even the first line of {name} ({least} tokens); give at least {least}",
+    }
+}
+
 /// Estimated tokens of `text` (see the module documentation).
 pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
@@ -191,10 +199,7 @@ pub fn run(engine: &Engine, a: &ContextArgs) -> Result<Answer> {
             break;
         }
         if to <= start {
-            return Err(crate::error::usage(format!(
-                "--budget {} is too small for even the first line of {} ({t} tokens); give at least {t}",
-                budget, main.name
-            )));
+            return Err(ContextError::Budget { budget, name: main.name.clone(), least: t }.into());
         }
         // Cut a line at a time from the bottom; big cuts first when far over.
         let over_lines = ((t - budget) / 10).max(1) as u32;

@@ -6,11 +6,19 @@ use crate::lang::Lang;
 use anyhow::Result;
 use std::path::Path;
 
+crate::error::errors! {
+    /// A file or language the debugging views cannot read.
+    pub enum DebugError: Usage {
+        Unreadable { path: String, why: String } => "cannot read {path}: {why}",
+        UnknownLanguage { given: String } => "unknown language `{given}`",
+    }
+}
+
 fn read(file: &Path, lang: Option<&str>) -> Result<(Vec<u8>, Lang)> {
-    let content =
-        std::fs::read(file).map_err(|e| crate::error::usage(format!("cannot read {}: {e}", file.display())))?;
+    let content = std::fs::read(file)
+        .map_err(|e| DebugError::Unreadable { path: file.display().to_string(), why: e.to_string() })?;
     let lang = match lang {
-        Some(l) => Lang::from_name(l).ok_or_else(|| crate::error::usage(format!("unknown language `{l}`")))?,
+        Some(l) => Lang::from_name(l).ok_or_else(|| DebugError::UnknownLanguage { given: l.to_string() })?,
         None => crate::lang::detect(&file.to_string_lossy(), &content),
     };
     Ok((content, lang))

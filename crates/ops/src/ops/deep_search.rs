@@ -12,6 +12,13 @@ use crate::search::{Mode, Ranked};
 use anyhow::Result;
 use serde::Serialize;
 
+crate::error::errors! {
+    /// A deep search with nothing to ask.
+    pub enum DeepError: Usage {
+        NoVariant {} => "deep_search needs at least one non-empty query variant",
+    }
+}
+
 /// `deep_search`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct DeepArgs {
@@ -117,7 +124,7 @@ fn relative(score: Option<f32>, threshold: f32) -> f32 {
 pub fn run(engine: &Engine, a: &DeepArgs) -> Result<Answer> {
     let variants: Vec<&String> = a.variants.iter().filter(|v| !v.trim().is_empty()).collect();
     if variants.is_empty() {
-        return Err(crate::error::usage("deep_search needs at least one non-empty query variant"));
+        return Err(DeepError::NoVariant {}.into());
     }
     let (k, min_results) = (a.k(), a.min_results(&engine.ws.config));
     let return_all_variants = a.return_all_variants.unwrap_or(false);

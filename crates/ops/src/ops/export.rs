@@ -13,6 +13,17 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
+crate::error::errors! {
+    /// A graph export with no subject or a file it must not write.
+    pub enum ExportError: Usage {
+        NotFound { target: String } => "nothing named \"{target}\" in this view",
+        NoSubject {} =>
+            "export_graph needs a symbol or a module (`--symbol` / `--module`; in MCP `symbol` / `module`, or LynxMCP's `target` with `mode`)",
+        /// The page's path, refused (`why` says the rule).
+        Out { why: &'static str, out: String } => "argument `out` {why} (got \"{out}\")",
+    }
+}
+
 /// `export_graph`'s arguments on every surface. MCP's `out` is checked to stay inside the
 /// repository before it gets here (`mcp::tools`).
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -85,7 +96,7 @@ struct Built {
 pub fn page(engine: &Engine, a: &ExportArgs) -> Result<String> {
     match build(engine, a)? {
         Ok(b) => Ok(b.html),
-        Err((_, target)) => Err(crate::error::usage(format!("nothing named \"{target}\" in this view"))),
+        Err((_, target)) => Err(ExportError::NotFound { target: target.to_string() }.into()),
     }
 }
 
@@ -178,9 +189,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
             (g.by_path.get(m).map(|&f| vec![Node::File(f)]).unwrap_or_default(), format!("module {m}"))
         }
         _ => {
-            return Err(crate::error::usage(
-                "export_graph needs a symbol or a module (`--symbol` / `--module`; in MCP `symbol` / `module`, or LynxMCP's `target` with `mode`)",
-            ));
+            return Err(ExportError::NoSubject {}.into());
         }
     };
     let target = a.symbol.clone().or(a.module.clone()).unwrap_or_default();
@@ -414,7 +423,7 @@ fn render_html(title: &str, data_json: &str) -> String {
 /// must not be able to write anywhere else through the server).
 pub fn inside_repository(engine: &crate::engine::Engine, out: &str) -> Result<std::path::PathBuf> {
     use std::path::Component;
-    let refuse = |why: &str| Err(crate::error::usage(format!("argument `out` {why} (got \"{}\")", out.escape_debug())));
+    let refuse = |why: &'static str| Err(ExportError::Out { why, out: out.escape_debug().to_string() }.into());
     let p = std::path::Path::new(out);
     let escapes = p.is_absolute()
         || p.components().any(|c| matches!(c, Component::ParentDir | Component::Prefix(_) | Component::RootDir));

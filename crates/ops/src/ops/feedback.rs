@@ -8,6 +8,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
+crate::error::errors! {
+    /// Feedback that cannot be recorded.
+    pub enum FeedbackError: Usage {
+        Outcome { known: String } => "outcome must be one of {known}",
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Entry {
     pub time: u64,
@@ -61,7 +68,7 @@ pub fn record_args(path: &Path, a: &FeedbackArgs) -> Result<Answer> {
 
 pub fn record(path: &Path, tool: &str, query: &str, outcome: &str, comment: &str) -> Result<Answer> {
     if !OUTCOMES.contains(&outcome) {
-        return Err(crate::error::usage(format!("outcome must be one of {}", OUTCOMES.join(", "))));
+        return Err(FeedbackError::Outcome { known: OUTCOMES.join(", ") }.into());
     }
     let e = Entry {
         time: crate::fsutil::now_secs(),

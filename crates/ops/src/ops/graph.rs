@@ -12,6 +12,18 @@ use petgraph::Direction;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+crate::error::errors! {
+    /// A graph question that names no operation, symbol or relation it can follow.
+    pub enum GraphError: Usage {
+        UnknownOperation { given: String, known: String } => "unknown graph operation `{given}`; use one of: {known}",
+        NoOperation {} => "missing required argument `operation` (`--op`)",
+        NoSymbol { op: String } => "graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)",
+        UnknownRelation { given: String } =>
+            "unknown relation `{given}` (contains, calls, extends, implements, inherits, imports, all)",
+        NoTarget {} => "shortest_path needs a target symbol (`--target`; in MCP the `target` argument)",
+    }
+}
+
 /// A graph operation. Parsed once, where it arrives (a clap value, an MCP argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -32,7 +44,7 @@ pub enum GraphOp {
 impl GraphOp {
     pub fn parse(s: &str) -> Result<GraphOp> {
         <GraphOp as clap::ValueEnum>::from_str(s.trim(), true).map_err(|_| {
-            crate::error::usage(format!("unknown graph operation `{s}`; use one of: {}", GraphOp::names().join(", ")))
+            GraphError::UnknownOperation { given: s.to_string(), known: GraphOp::names().join(", ") }.into()
         })
     }
 
@@ -228,7 +240,7 @@ fn starts(ctx: &Ctx, symbol: &str) -> (Vec<Node>, Option<MatchKind>) {
 }
 
 pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
-    let op = a.op.ok_or_else(|| crate::error::usage("missing required argument `operation` (`--op`)"))?;
+    let op = a.op.ok_or(GraphError::NoOperation {})?;
     let (limit, depth) = (a.limit(), a.depth());
     let ctx = open(engine, a.at.rev.as_deref())?;
     match op {
@@ -237,9 +249,8 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         GraphOp::SurprisingConnections => return surprising(&ctx, limit),
         _ => {}
     }
-    let symbol = a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
-        crate::error::usage(format!("graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)"))
-    })?;
+    let symbol =
+        a.symbol.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| GraphError::NoSymbol { op: op.to_string() })?;
     let (nodes, how) = starts(&ctx, &symbol);
     let view = ctx.data.id.clone();
     if nodes.is_empty() {
@@ -290,19 +301,13 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
         }
         GraphOp::Neighbors => {
             let rels = match &a.relation {
-                Some(r) => Rel::parse_filter(r).ok_or_else(|| {
-                    crate::error::usage(format!(
-                        "unknown relation `{r}` (contains, calls, extends, implements, inherits, imports, all)"
-                    ))
-                })?,
+                Some(r) => Rel::parse_filter(r).ok_or_else(|| GraphError::UnknownRelation { given: r.to_string() })?,
                 None => Rel::parse_filter("all").unwrap(),
             };
             query::bfs(g, &nodes, &rels, None, depth, want)
         }
         GraphOp::ShortestPath => {
-            let target = a.target.clone().ok_or_else(|| {
-                crate::error::usage("shortest_path needs a target symbol (`--target`; in MCP the `target` argument)")
-            })?;
+            let target = a.target.clone().ok_or(GraphError::NoTarget {})?;
             let (to, _) = starts(&ctx, &target);
             if to.is_empty() {
                 let text = format!("{}\nno symbol named \"{target}\" in this view\n", view_line(&view));

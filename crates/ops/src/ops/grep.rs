@@ -11,6 +11,15 @@ use anyhow::Result;
 use rayon::prelude::*;
 use serde::Serialize;
 
+crate::error::errors! {
+    /// A pattern search that cannot run as asked.
+    pub enum GrepError: Usage {
+        GrepOptions {} => "-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches",
+        EmptyPattern {} => "the search pattern is empty",
+        Regex { pattern: String, why: String } => "invalid --regex `{pattern}`: {why}",
+    }
+}
+
 /// The command line's grep options of `search` (`--exact`, `--regex` and what goes with them).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct GrepFlags {
@@ -65,9 +74,7 @@ impl GrepFlags {
             || self.count
             || self.exit_code
         {
-            return Err(crate::error::usage(
-                "-i, -w, -c, -A, -B, --context and --exit-code apply to --exact, -F and --regex searches",
-            ));
+            return Err(GrepError::GrepOptions {}.into());
         }
         Ok(())
     }
@@ -136,7 +143,7 @@ const MAX_LINE: usize = 400;
 
 pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
     if a.pattern.is_empty() {
-        return Err(crate::error::usage("the search pattern is empty"));
+        return Err(GrepError::EmptyPattern {}.into());
     }
     let source = if a.regex { a.pattern.clone() } else { regex::escape(&a.pattern) };
     // A word match is bounded by non-word characters (or the line's ends) on both sides.
@@ -145,7 +152,7 @@ pub fn run(engine: &Engine, a: &GrepArgs) -> Result<Answer> {
         .case_insensitive(a.ignore_case)
         .multi_line(true)
         .build()
-        .map_err(|e| crate::error::usage(format!("invalid --regex `{}`: {e}", a.pattern)))?;
+        .map_err(|e| GrepError::Regex { pattern: a.pattern.clone(), why: e.to_string() })?;
     let view = engine.view(&engine.spec(a.rev.as_deref()))?;
     let paths = a.filters.matcher()?;
     let files: Vec<&crate::view::ViewFile> = view.files.iter().filter(|f| paths.matches(&f.path)).collect();

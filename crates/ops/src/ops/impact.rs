@@ -10,6 +10,16 @@ use super::changes::{ImpactFormat, ImpactRangeArgs, Range};
 use crate::engine::Engine;
 use anyhow::Result;
 
+crate::error::errors! {
+    /// An impact question whose subject is malformed or given more than once.
+    pub enum ImpactError: Usage {
+        Column {} => "--column (MCP: column) takes TABLE.COLUMN (e.g. orders.total)",
+        ChecksOnSymbol {} => "--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol",
+        Subjects {} =>
+            "give one of: SYMBOL, A..B, A...B, --staged, --since REV (MCP: symbol or changes), or nothing for uncommitted work",
+    }
+}
+
 /// `impact`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, serde::Deserialize, schemars::JsonSchema)]
 pub struct ImpactArgs {
@@ -91,10 +101,9 @@ impl ImpactArgs {
     }
 
     fn subject(&self) -> Result<Subject<'_>> {
-        let usage = |m: &str| Err(crate::error::usage(m));
         if let Some(c) = self.column.as_deref().filter(|c| !c.trim().is_empty()) {
             if !c.contains('.') {
-                return usage("--column (MCP: column) takes TABLE.COLUMN (e.g. orders.total)");
+                return Err(ImpactError::Column {}.into());
             }
             return Ok(Subject::Table(c));
         }
@@ -105,9 +114,7 @@ impl ImpactArgs {
         let range = match (target, self.staged, &self.since, &self.changes) {
             (Some(t), false, None, None) if !t.contains("..") => {
                 if !self.fail_on.is_empty() || self.format != ImpactFormat::Text {
-                    return usage(
-                        "--fail-on and --format apply to ranges (A..B, --staged, uncommitted), not to a symbol",
-                    );
+                    return Err(ImpactError::ChecksOnSymbol {}.into());
                 }
                 return Ok(Subject::Symbol(t));
             }
@@ -117,9 +124,7 @@ impl ImpactArgs {
             (None, false, None, Some(c)) => ImpactRangeArgs::parse(c)?.range,
             (None, false, None, None) => Range::Uncommitted,
             _ => {
-                return usage(
-                    "give one of: SYMBOL, A..B, A...B, --staged, --since REV (MCP: symbol or changes), or nothing for uncommitted work",
-                );
+                return Err(ImpactError::Subjects {}.into());
             }
         };
         Ok(Subject::Changes(range))

@@ -18,6 +18,13 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A navigation question whose arguments cannot be used.
+    pub enum NavError: Usage {
+        TestPattern { why: String } => "test_path_pattern is not a valid regular expression: {why}",
+    }
+}
+
 /// `find_definition`'s and `describe_symbol`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SymbolArgs {
@@ -745,13 +752,10 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
     let symbol = super::args::required(&a.symbol, "symbol")?;
     let (symbol, rev, test_path_pattern, cursor) =
         (symbol.as_str(), a.at.rev.as_deref(), a.test_path_pattern.as_deref(), a.page.cursor.as_deref());
-    let pattern =
-        match test_path_pattern {
-            Some(p) => Some(regex::Regex::new(p).map_err(|e| {
-                crate::error::usage(format!("test_path_pattern is not a valid regular expression: {e}"))
-            })?),
-            None => None,
-        };
+    let pattern = match test_path_pattern {
+        Some(p) => Some(regex::Regex::new(p).map_err(|e| NavError::TestPattern { why: e.to_string() })?),
+        None => None,
+    };
     let keep = |t: &TestRef| pattern.as_ref().is_none_or(|re| re.is_match(&t.path));
     let ctx = open(engine, rev)?;
     let pager = super::page::Pager::new("find_tests_for", &ctx.data.key, &(symbol, test_path_pattern), cursor)?;

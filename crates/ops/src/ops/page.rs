@@ -6,6 +6,15 @@
 use anyhow::Result;
 use serde::Serialize;
 
+crate::error::errors! {
+    /// A cursor that does not continue this list.
+    pub enum CursorError: Usage {
+        NotACursor { cursor: String } => "`{cursor}` is not a cursor (cursors come from `next_cursor` of a list answer)",
+        Stale { cursor: String } =>
+            "cursor `{cursor}` belongs to another question or another state of the view (the files changed since); ask again without a cursor",
+    }
+}
+
 /// Where a page starts, for one question at one view.
 pub struct Pager {
     fingerprint: String,
@@ -25,15 +34,9 @@ impl Pager {
                     .strip_prefix('p')
                     .and_then(|r| r.split_once('-'))
                     .and_then(|(n, fp)| Some((n.parse::<usize>().ok()?, fp)))
-                    .ok_or_else(|| {
-                        crate::error::usage(format!(
-                            "`{c}` is not a cursor (cursors come from `next_cursor` of a list answer)"
-                        ))
-                    })?;
+                    .ok_or_else(|| CursorError::NotACursor { cursor: c.to_string() })?;
                 if fp != fingerprint {
-                    return Err(crate::error::usage(format!(
-                        "cursor `{c}` belongs to another question or another state of the view (the files changed since); ask again without a cursor"
-                    )));
+                    return Err(CursorError::Stale { cursor: c.to_string() }.into());
                 }
                 offset
             }

@@ -9,11 +9,19 @@
 
 use super::Answer;
 use crate::engine::Engine;
-use crate::error;
 use anyhow::{Context, Result, bail};
 use gix::ObjectId;
 use std::collections::BTreeMap;
 use std::process::Command;
+
+crate::error::errors! {
+    /// A remote that cannot be shared with.
+    pub enum RemoteError: Usage {
+        NotARemote { remote: String } => "`{remote}` is not a remote name or URL",
+        NoIndex { remote: String, reference: &'static str } =>
+            "{remote} has no Lynx index ({reference}); publish one with `git lynx push {remote}` where it is built (e.g. in CI)",
+    }
+}
 
 /// The ref on the remote that holds the shared segments.
 pub const REF: &str = "refs/lynx/objects";
@@ -59,7 +67,7 @@ fn git(engine: &Engine, args: &[&str]) -> Result<String> {
 
 fn check_remote(remote: &str) -> Result<()> {
     if remote.is_empty() || remote.starts_with('-') {
-        return Err(error::usage(format!("`{remote}` is not a remote name or URL")));
+        return Err(RemoteError::NotARemote { remote: remote.to_string() }.into());
     }
     Ok(())
 }
@@ -232,9 +240,7 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
 pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     check_remote(remote)?;
     let Some(tip) = fetch_tip(engine, remote)? else {
-        return Err(error::usage(format!(
-            "{remote} has no Lynx index ({REF}); publish one with `git lynx push {remote}` where it is built (e.g. in CI)"
-        )));
+        return Err(RemoteError::NoIndex { remote: remote.to_string(), reference: REF }.into());
     };
     let ws = &engine.ws;
     let listed = segments_of(engine, tip)?;

@@ -11,6 +11,16 @@ use crate::view::ViewData;
 use anyhow::Result;
 use serde::Serialize;
 
+crate::error::errors! {
+    /// A search whose arguments do not fit together.
+    pub enum SearchError: Usage {
+        GrepWithSource {} => "--exact and --regex search the repository's files; --source applies to ranked search",
+        CursorOverSources {} => "cursors page one source at a time: pass --source NAME (MCP: source) with the cursor",
+        /// `-k 0`.
+        NoResults {} => "-k must be at least 1",
+    }
+}
+
 /// `search`'s arguments on every surface. The command line's grep options are here too
 /// (`search --exact` / `--regex` is answered by `grep`); MCP takes the ranked search's.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -89,9 +99,7 @@ impl SearchArgs {
     /// The grep a `search --exact` / `--regex` asks for.
     pub fn grep_args(&self) -> Result<super::grep::GrepArgs> {
         if self.source.is_some() {
-            return Err(crate::error::usage(
-                "--exact and --regex search the repository's files; --source applies to ranked search",
-            ));
+            return Err(SearchError::GrepWithSource {}.into());
         }
         let g = &self.grep;
         Ok(super::grep::GrepArgs {
@@ -400,9 +408,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     // sources) still orders the merged list. By rank alone a documentation section would sit
     // beside the best code hit whatever either scored.
     if args.page.cursor.is_some() {
-        return Err(crate::error::usage(
-            "cursors page one source at a time: pass --source NAME (MCP: source) with the cursor",
-        ));
+        return Err(SearchError::CursorOverSources {}.into());
     }
     let mut all: Vec<(f64, usize, Hit)> = Vec::new();
     let mut files: Vec<(f64, usize, search::rank::RankedFile)> = Vec::new();
@@ -454,14 +460,14 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
 
 pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
     if args.query.trim().is_empty() {
-        return Err(crate::error::usage("the search query is empty"));
+        return Err(super::args::ArgError::EmptyQuery {}.into());
     }
     let k = args.k.map_or(engine.ws.config.search.k, |c| c.0);
     let filters = args.filters.filters()?;
     let reranker = reranker(&engine.ws.config, args.reranker.as_deref(), args.rerank);
     let files = args.files.unwrap_or(false) || args.files_with_matches;
     if k == 0 {
-        return Err(crate::error::usage("-k must be at least 1"));
+        return Err(SearchError::NoResults {}.into());
     }
     let (k, clamped) = search::clamp_k(k);
     let requested = match args.mode {

@@ -1,19 +1,23 @@
 //! `migrate-config`: LynxMCP settings carried over to Lynx's; `man`: the manual pages.
 
 use super::Answer;
-use crate::error;
 use crate::workspace::Workspace;
 use anyhow::{Context, Result};
 use std::path::Path;
+
+crate::error::errors! {
+    /// A setup step that has nothing to work from.
+    pub enum SetupError: Usage {
+        NoLynxMcpConfig { path: String } =>
+            "no LynxMCP config at {path} (name the file: `git lynx migrate-config path/to/config.json`)",
+    }
+}
 
 /// The Lynx settings a LynxMCP `config.json` amounts to; merged into `.lynx/config.toml` when
 /// `write_to` is given (and checked to load), printed otherwise.
 pub fn migrate_config(file: &Path, write_to: Option<&Workspace>) -> Result<Answer> {
     if !file.is_file() {
-        return Err(error::usage(format!(
-            "no LynxMCP config at {} (name the file: `git lynx migrate-config path/to/config.json`)",
-            file.display()
-        )));
+        return Err(SetupError::NoLynxMcpConfig { path: file.display().to_string() }.into());
     }
     let (mut table, mut skipped) = crate::sources::migrate_lynxmcp(file)?;
     let mut text = String::new();

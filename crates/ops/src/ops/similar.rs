@@ -10,6 +10,14 @@ use crate::search::{self, Mode, Ranked};
 use anyhow::Result;
 use std::collections::HashSet;
 
+crate::error::errors! {
+    /// Code to compare with that is not there.
+    pub enum SimilarError: Usage {
+        NoChunk { file: String, at: String } => "no indexed chunk of `{file}`{at} in this view",
+        NothingGiven {} => "find_similar needs a code snippet or --file",
+    }
+}
+
 /// `find_similar`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SimilarArgs {
@@ -61,16 +69,14 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
                 })
                 .collect();
             if ords.is_empty() {
-                return Err(crate::error::usage(format!(
-                    "no indexed chunk of `{f}`{} in this view",
-                    a.line.map(|l| format!(" at line {l}")).unwrap_or_default()
-                )));
+                let at = a.line.map(|l| format!(" at line {l}")).unwrap_or_default();
+                return Err(SimilarError::NoChunk { file: f.to_string(), at }.into());
             }
             let text = ords.iter().map(|&o| t.chunk(o).text()).collect::<Result<Vec<_>, _>>()?.join("\n");
             (ords, text)
         }
         (None, Some(s)) if !s.trim().is_empty() => (Vec::new(), s.clone()),
-        _ => return Err(crate::error::usage("find_similar needs a code snippet or --file")),
+        _ => return Err(SimilarError::NothingGiven {}.into()),
     };
     let exclude: HashSet<[u8; 16]> = source_ords.iter().map(|&o| t.chunk_hash(o)).collect();
     let exclude_ords: HashSet<u32> = source_ords.iter().copied().collect();

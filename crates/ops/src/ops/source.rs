@@ -4,7 +4,7 @@
 
 use super::Answer;
 use crate::config::{SourceConfig, SourceType};
-use crate::error;
+use crate::sources::SourceError;
 use crate::workspace::Workspace;
 use anyhow::Result;
 
@@ -98,7 +98,7 @@ fn check_settings(sc: &SourceConfig) -> Result<()> {
 fn check_settings(sc: &SourceConfig) -> Result<()> {
     match sc.kind {
         SourceType::Folder => Ok(()),
-        SourceType::Webdoc | SourceType::Pdf => Err(error::without("docs", "documentation sources")),
+        SourceType::Webdoc | SourceType::Pdf => Err(crate::error::without("docs", "documentation sources")),
     }
 }
 
@@ -117,7 +117,7 @@ pub fn add(
             let exists = std::path::Path::new(&sc.path).exists()
                 || ws.repo.workdir.as_ref().is_some_and(|w| w.join(&sc.path).exists());
             if !exists {
-                return Err(error::usage(format!("{} does not exist", sc.path)));
+                return Err(SourceError::NoPath { path: sc.path.clone() }.into());
             }
             sc.path.clone()
         }
@@ -125,7 +125,7 @@ pub fn add(
     let (name, kind) = (sc.name.clone(), sc.kind);
     crate::sources::edit_local_config(&ws.store.root, |list| {
         if list.iter().any(|s| s.name == sc.name) {
-            return Err(error::usage(format!("a source named `{}` already exists", sc.name)));
+            return Err(SourceError::Exists { name: sc.name.clone() }.into());
         }
         list.push(sc);
         Ok(())
@@ -145,7 +145,7 @@ pub fn remove(ws: &Workspace, name: &str) -> Result<Answer> {
         let before = list.len();
         list.retain(|s| s.name != name);
         if list.len() == before {
-            return Err(error::usage(format!("no source named `{name}` in .lynx/config.toml")));
+            return Err(SourceError::NotConfigured { name: name.to_string() }.into());
         }
         Ok(())
     })?;

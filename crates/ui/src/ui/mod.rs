@@ -19,6 +19,16 @@ use axum::{Json, Router};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+crate::error::errors! {
+    /// A page request without what it asks about.
+    pub enum RequestError: Usage {
+        NoQuery {} => "a search needs a query",
+        NoSymbol {} => "which symbol? (name=…)",
+        NoPath {} => "which file? (path=…)",
+        NotAFile { path: String } => "{path} is not a file of this view",
+    }
+}
+
 const APP: &str = include_str!("app.html");
 const COOKIE: &str = "lynx_ui";
 
@@ -260,7 +270,7 @@ async fn revisions(State(ui): State<Arc<Ui>>) -> Response {
 
 async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     answer(ui.clone(), move || {
-        let query = opt(&p, "q").ok_or_else(|| crate::error::usage("a search needs a query"))?;
+        let query = opt(&p, "q").ok_or(RequestError::NoQuery {})?;
         // What the page marks in the hits: the query's words as the ranking keeps them.
         let highlight = serde_json::json!(crate::analyze::highlight_terms(&query));
         let marked = |a: Result<ops::Answer>| {
@@ -297,7 +307,7 @@ async fn search(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 
 async fn symbol(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     answer(ui.clone(), move || {
-        let name = opt(&p, "name").ok_or_else(|| crate::error::usage("which symbol? (name=…)"))?;
+        let name = opt(&p, "name").ok_or(RequestError::NoSymbol {})?;
         let engine = source(&ui, &p)?;
         let rev = opt(&p, "rev");
         let asked = ops::nav::SymbolArgs::new(&name, rev.as_deref());
@@ -350,14 +360,11 @@ async fn impact(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
 /// request ever reaches the file system).
 async fn file(State(ui): State<Arc<Ui>>, Query(p): Params) -> Response {
     answer(ui.clone(), move || {
-        let path = opt(&p, "path").ok_or_else(|| crate::error::usage("which file? (path=…)"))?;
+        let path = opt(&p, "path").ok_or(RequestError::NoPath {})?;
         let engine = source(&ui, &p)?;
         let view = engine.view(&engine.spec(opt(&p, "rev").as_deref()))?;
-        let f = view
-            .files
-            .iter()
-            .find(|f| f.path == path)
-            .ok_or_else(|| crate::error::usage(format!("{path} is not a file of this view")))?;
+        let f =
+            view.files.iter().find(|f| f.path == path).ok_or_else(|| RequestError::NotAFile { path: path.clone() })?;
         let bytes = match &f.content {
             Some(c) => c.as_ref().clone(),
             None => crate::repo::Repo::read_blob(&engine.ws.repo.local(), f.blob)?,

@@ -2,7 +2,8 @@
 //! each: `id`, `query`, optional `filters`, `expected` files (and optional symbols), optional
 //! `rev` (the revision to ask at; default the working tree).
 
-use anyhow::{Context, Result, bail};
+use super::EvalError;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -48,25 +49,28 @@ pub struct Question {
 
 /// Reads a question file, naming the line or field at fault.
 pub fn load(path: &Path) -> Result<Vec<Question>> {
+    let shown = || path.display().to_string();
     let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::error::usage(format!("cannot read questions file {}: {e}", path.display())))?;
+        .map_err(|e| EvalError::Unreadable { what: format!("questions file {}", shown()), why: e.to_string() })?;
     let trimmed = text.trim_start();
     let questions: Vec<Question> = if trimmed.starts_with('[') || trimmed.starts_with('{') && !looks_like_jsonl(&text) {
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| crate::error::usage(format!("{} is not valid JSON: {e}", path.display())))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| EvalError::NotJson { path: shown(), why: e.to_string() })?;
         let arr = match &v {
             serde_json::Value::Array(_) => v.clone(),
-            serde_json::Value::Object(o) => o.get("questions").cloned().ok_or_else(|| {
-                crate::error::usage(format!("{}: expected an array or an object with `questions`", path.display()))
-            })?,
-            _ => bail!(crate::error::UsageError(format!("{}: expected an array of questions", path.display()))),
+            serde_json::Value::Object(o) => o
+                .get("questions")
+                .cloned()
+                .ok_or_else(|| EvalError::Shape { path: shown(), want: "an array or an object with `questions`" })?,
+            _ => return Err(EvalError::Shape { path: shown(), want: "an array of questions" }.into()),
         };
         let arr = arr.as_array().cloned().unwrap_or_default();
         arr.into_iter()
             .enumerate()
             .map(|(i, q)| {
-                serde_json::from_value(q)
-                    .map_err(|e| crate::error::usage(format!("{}: question #{}: {e}", path.display(), i + 1)))
+                serde_json::from_value(q).map_err(|e| {
+                    EvalError::Question { at: format!("{}: question #{}", shown(), i + 1), why: e.to_string() }.into()
+                })
             })
             .collect::<Result<_>>()?
     } else {
@@ -74,20 +78,18 @@ pub fn load(path: &Path) -> Result<Vec<Question>> {
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
             .map(|(i, l)| {
-                serde_json::from_str(l).map_err(|e| crate::error::usage(format!("{}:{}: {e}", path.display(), i + 1)))
+                serde_json::from_str(l).map_err(|e| {
+                    EvalError::Question { at: format!("{}:{}", shown(), i + 1), why: e.to_string() }.into()
+                })
             })
             .collect::<Result<_>>()?
     };
     if questions.is_empty() {
-        bail!(crate::error::UsageError(format!("{} contains no questions", path.display())));
+        return Err(EvalError::NoQuestions { path: shown() }.into());
     }
     for q in &questions {
         if q.query.trim().is_empty() || q.expected.files.is_empty() {
-            bail!(crate::error::UsageError(format!(
-                "{}: question `{}` needs a query and at least one expected file",
-                path.display(),
-                q.id
-            )));
+            return Err(EvalError::Incomplete { path: shown(), id: q.id.clone() }.into());
         }
     }
     Ok(questions)

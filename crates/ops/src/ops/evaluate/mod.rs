@@ -19,6 +19,27 @@ use crate::workspace::Workspace;
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 
+crate::error::errors! {
+    /// A question file, truth file, baseline or option of an evaluation that cannot be used.
+    pub enum EvalError: Usage {
+        Unreadable { what: String, why: String } => "cannot read {what}: {why}",
+        NotJson { path: String, why: String } => "{path} is not valid JSON: {why}",
+        /// A file whose top level is not what a question file holds (`want` says what is).
+        Shape { path: String, want: &'static str } => "{path}: expected {want}",
+        /// A question that does not parse (`at` is the file and the question's number or line).
+        Question { at: String, why: String } => "{at}: {why}",
+        NoQuestions { path: String } => "{path} contains no questions",
+        Incomplete { path: String, id: String } => "{path}: question `{id}` needs a query and at least one expected file",
+        NoSplit { file: String, split: String } => "no question of {file} is in split `{split}`",
+        NotAReport { path: String, why: String } => "{path} is not a saved evaluation report: {why}",
+        NotATruth { path: String, what: String, why: String } => "{path} is not a {what} truth file: {why}",
+        RerankFiles {} => "--reranker reorders chunk results: use it with --mode hybrid, dense or sparse",
+        DropWithoutBaseline {} => "--max-recall-drop needs --baseline",
+        Candidates { path: String, why: String } => "cannot write candidates to {path}: {why}",
+        NoReranker { reason: crate::error::Unavailable } => "{reason}",
+    }
+}
+
 /// Mines questions from the commits of a range; writes them to `out` or lists them.
 pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Result<Answer> {
     let m = mine::mine(&ws.repo, opts)?;
@@ -105,7 +126,7 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     if let Some(s) = a.split.as_deref() {
         qs.retain(|q| q.split.as_deref().unwrap_or("dev") == s);
         if qs.is_empty() {
-            return Err(error::usage(format!("no question of {} is in split `{s}`", a.questions.display())));
+            return Err(EvalError::NoSplit { file: a.questions.display().to_string(), split: s.to_string() }.into());
         }
     }
     let baseline = a
@@ -113,16 +134,16 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
         .as_ref()
         .map(|p| -> Result<run::Report> {
             let t = std::fs::read_to_string(p)
-                .map_err(|e| error::usage(format!("cannot read baseline {}: {e}", p.display())))?;
-            serde_json::from_str(&t)
-                .map_err(|e| error::usage(format!("{} is not a saved evaluation report: {e}", p.display())))
+                .map_err(|e| EvalError::Unreadable { what: format!("baseline {}", p.display()), why: e.to_string() })?;
+            Ok(serde_json::from_str(&t)
+                .map_err(|e| EvalError::NotAReport { path: p.display().to_string(), why: e.to_string() })?)
         })
         .transpose()?;
     if a.reranker.is_some() && a.mode == "bm25-files" {
-        return Err(error::usage("--reranker reorders chunk results: use it with --mode hybrid, dense or sparse"));
+        return Err(EvalError::RerankFiles {}.into());
     }
     if a.max_recall_drop.is_some() && baseline.is_none() {
-        return Err(error::usage("--max-recall-drop needs --baseline"));
+        return Err(EvalError::DropWithoutBaseline {}.into());
     }
     let opts = run::RunOptions {
         mode: run::EvalMode::parse(&a.mode)?,
@@ -148,7 +169,10 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
 /// Reads a hand-checked truth file (`what` names its kind in the error).
 pub fn load_truth<T: serde::de::DeserializeOwned>(path: &std::path::Path, what: &str) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::error::usage(format!("cannot read {}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| crate::error::usage(format!("{} is not a {what} truth file: {e}", path.display())))
+        .map_err(|e| EvalError::Unreadable { what: path.display().to_string(), why: e.to_string() })?;
+    Ok(serde_json::from_str(&text).map_err(|e| EvalError::NotATruth {
+        path: path.display().to_string(),
+        what: what.to_string(),
+        why: e.to_string(),
+    })?)
 }

@@ -219,7 +219,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
     let progress = &engine.progress;
     let candidates_out = o.candidates.as_ref().map(|p| -> Result<_> {
         let f = std::fs::File::create(p)
-            .map_err(|e| crate::error::usage(format!("cannot write candidates to {}: {e}", p.display())))?;
+            .map_err(|e| super::EvalError::Candidates { path: p.display().to_string(), why: e.to_string() })?;
         Ok(std::io::BufWriter::new(f))
     });
     let mut candidates_out = candidates_out.transpose()?;
@@ -319,7 +319,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                 }
                 let mut hits: Vec<_> = r.ranked.iter().take(o.k * 5).map(|x| hit(&data, x)).collect::<Result<_>>()?;
                 if let Some(name) = &o.rerank {
-                    let ce = engine.reranker(name).map_err(|e| crate::error::usage(e.to_string()))?;
+                    let ce = engine.reranker(name).map_err(|reason| super::EvalError::NoReranker { reason })?;
                     hits = crate::ops::search::rerank(&ce, &q.query, hits)?;
                 }
                 // Files in the order of their best chunk: `search --files`' own ranking.
