@@ -40,9 +40,53 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     dot_fn()(a, b)
 }
 
-/// The dot product of an f32 query and a vector stored as f16 bits (what vector shards hold),
-/// the fastest this CPU has: F16C conversion with AVX2+FMA, else a portable loop.
-pub fn dot_f16_fn() -> fn(&[f32], &[u16]) -> f32 {
+/// A stored vector: little-endian float16s at any byte alignment. Vector shards can point into
+/// a segment file, where the values start wherever Parquet's page header ends.
+#[derive(Debug, Clone, Copy)]
+pub struct F16Row<'a>(&'a [u8]);
+
+impl<'a> F16Row<'a> {
+    /// `bytes` of whole float16s (a trailing odd byte is ignored).
+    pub fn new(bytes: &'a [u8]) -> F16Row<'a> {
+        F16Row(&bytes[..bytes.len() & !1])
+    }
+
+    /// Float16 bits as a row (tests, vectors built in memory).
+    pub fn of_bits(bits: &'a [u16]) -> F16Row<'a> {
+        F16Row(bytemuck::cast_slice(bits))
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.0.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Value `i` (panics out of range).
+    pub fn get(&self, i: usize) -> f32 {
+        half::f16::from_bits(u16::from_le_bytes([self.0[2 * i], self.0[2 * i + 1]])).to_f32()
+    }
+
+    /// The values as f32 (`out` as long as the row).
+    pub fn to_f32(&self, out: &mut [f32]) {
+        for (o, b) in out.iter_mut().zip(self.0.chunks_exact(2)) {
+            *o = half::f16::from_bits(u16::from_le_bytes([b[0], b[1]])).to_f32();
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<f32> {
+        let mut out = vec![0f32; self.len()];
+        self.to_f32(&mut out);
+        out
+    }
+}
+
+/// The dot product of an f32 query and a stored f16 vector, the fastest this CPU has: F16C
+/// conversion with AVX2+FMA, else a portable loop.
+pub fn dot_f16_fn() -> fn(&[f32], F16Row) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2")
@@ -56,28 +100,29 @@ pub fn dot_f16_fn() -> fn(&[f32], &[u16]) -> f32 {
     dot_f16_portable
 }
 
-fn dot_f16_portable(a: &[f32], b: &[u16]) -> f32 {
+fn dot_f16_portable(a: &[f32], b: F16Row) -> f32 {
     let mut acc = [0f32; 8];
     let n = a.len().min(b.len());
     for i in 0..n {
-        acc[i % 8] += a[i] * half::f16::from_bits(b[i]).to_f32();
+        acc[i % 8] += a[i] * b.get(i);
     }
     acc.iter().sum()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
+unsafe fn dot_f16_avx2(a: &[f32], b: F16Row) -> f32 {
     use std::arch::x86_64::*;
     let n = a.len().min(b.len());
     // Four accumulators: one FMA chain would wait on its own latency every step.
     let (mut c0, mut c1, mut c2, mut c3) =
         (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
     let mut i = 0;
-    // SAFETY: every load reads 8 (or 32) elements at `i` within `n`, inside both slices.
+    // SAFETY: every load reads 8 (or 32) elements at `i` within `n`, inside both slices; the
+    // f16 loads are unaligned loads of 16 bytes.
     unsafe {
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        let half_at = |j: usize| _mm256_cvtph_ps(_mm_loadu_si128(pb.add(j) as *const __m128i));
+        let (pa, pb) = (a.as_ptr(), b.0.as_ptr());
+        let half_at = |j: usize| _mm256_cvtph_ps(_mm_loadu_si128(pb.add(2 * j) as *const __m128i));
         while i + 32 <= n {
             c0 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), half_at(i), c0);
             c1 = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i + 8)), half_at(i + 8), c1);
@@ -94,7 +139,7 @@ unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
         _mm256_storeu_ps(lanes.as_mut_ptr(), acc);
         let mut s: f32 = lanes.iter().sum();
         while i < n {
-            s += a[i] * half::f16::from_bits(b[i]).to_f32();
+            s += a[i] * b.get(i);
             i += 1;
         }
         s
@@ -103,7 +148,7 @@ unsafe fn dot_f16_avx2(a: &[f32], b: &[u16]) -> f32 {
 
 /// Sets bit `j` of `out` (`out` zeroed, ⌈len/64⌉ words) when f16 `row[j]` exceeds `center[j]`:
 /// the sign sketch of a stored vector, the fastest this CPU has.
-pub fn signs_f16_fn() -> fn(&[u16], &[f32], &mut [u64]) {
+pub fn signs_f16_fn() -> fn(F16Row, &[f32], &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c") {
@@ -114,9 +159,9 @@ pub fn signs_f16_fn() -> fn(&[u16], &[f32], &mut [u64]) {
     signs_f16_portable
 }
 
-fn signs_f16_portable(row: &[u16], center: &[f32], out: &mut [u64]) {
-    for (j, (&h, &c)) in row.iter().zip(center).enumerate() {
-        if half::f16::from_bits(h).to_f32() > c {
+fn signs_f16_portable(row: F16Row, center: &[f32], out: &mut [u64]) {
+    for (j, &c) in center.iter().enumerate().take(row.len()) {
+        if row.get(j) > c {
             out[j / 64] |= 1 << (j % 64);
         }
     }
@@ -124,21 +169,22 @@ fn signs_f16_portable(row: &[u16], center: &[f32], out: &mut [u64]) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,f16c")]
-unsafe fn signs_f16_avx2(row: &[u16], center: &[f32], out: &mut [u64]) {
+unsafe fn signs_f16_avx2(row: F16Row, center: &[f32], out: &mut [u64]) {
     use std::arch::x86_64::*;
     let n = row.len().min(center.len());
     let mut i = 0;
-    // SAFETY: every load reads 8 elements at `i` within `n`, inside both slices.
+    // SAFETY: every load reads 8 elements at `i` within `n`, inside both slices (the f16 load
+    // unaligned, 16 bytes).
     unsafe {
         while i + 8 <= n {
-            let v = _mm256_cvtph_ps(_mm_loadu_si128(row.as_ptr().add(i) as *const __m128i));
+            let v = _mm256_cvtph_ps(_mm_loadu_si128(row.0.as_ptr().add(2 * i) as *const __m128i));
             let gt = _mm256_cmp_ps::<_CMP_GT_OQ>(v, _mm256_loadu_ps(center.as_ptr().add(i)));
             out[i / 64] |= (_mm256_movemask_ps(gt) as u32 as u64) << (i % 64);
             i += 8;
         }
     }
     for j in i..n {
-        if half::f16::from_bits(row[j]).to_f32() > center[j] {
+        if row.get(j) > center[j] {
             out[j / 64] |= 1 << (j % 64);
         }
     }
@@ -316,11 +362,33 @@ mod tests {
             let row: Vec<u16> = (0..dim).map(|i| half::f16::from_f32((i as f32 * 0.37).sin()).to_bits()).collect();
             let center: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.11).cos() * 0.5).collect();
             let (mut fast, mut slow) = (vec![0u64; dim.div_ceil(64)], vec![0u64; dim.div_ceil(64)]);
-            super::signs_f16_fn()(&row, &center, &mut fast);
-            super::signs_f16_portable(&row, &center, &mut slow);
+            super::signs_f16_fn()(super::F16Row::of_bits(&row), &center, &mut fast);
+            super::signs_f16_portable(super::F16Row::of_bits(&row), &center, &mut slow);
             assert_eq!(fast, slow, "{dim} dimensions");
             let above = (0..dim).filter(|&i| half::f16::from_bits(row[i]).to_f32() > center[i]).count();
             assert_eq!(slow.iter().map(|w| w.count_ones() as usize).sum::<usize>(), above);
+        }
+    }
+
+    #[test]
+    fn dot_products_agree_with_the_portable_loop_at_any_alignment() {
+        for dim in [256usize, 100, 7] {
+            let q: Vec<f32> = (0..dim).map(|i| (i as f32 * 0.21).cos()).collect();
+            let bits: Vec<u16> = (0..dim).map(|i| half::f16::from_f32((i as f32 * 0.37).sin()).to_bits()).collect();
+            let exact: f32 = (0..dim).map(|i| q[i] * half::f16::from_bits(bits[i]).to_f32()).sum();
+            // The same values one byte off their natural alignment, as in a segment file.
+            let mut shifted = vec![0u8];
+            shifted.extend(bits.iter().flat_map(|b| b.to_le_bytes()));
+            let odd = super::F16Row::new(&shifted[1..]);
+            assert_eq!(odd.len(), dim);
+            for row in [super::F16Row::of_bits(&bits), odd] {
+                let (fast, slow) = (super::dot_f16_fn()(&q, row), super::dot_f16_portable(&q, row));
+                assert!((fast - exact).abs() < 1e-4 && (slow - exact).abs() < 1e-4, "{dim}: {fast} {slow} {exact}");
+            }
+            let (mut a, mut b) = (vec![0u64; dim.div_ceil(64)], vec![0u64; dim.div_ceil(64)]);
+            super::signs_f16_fn()(odd, &q, &mut a);
+            super::signs_f16_portable(super::F16Row::of_bits(&bits), &q, &mut b);
+            assert_eq!(a, b);
         }
     }
 }

@@ -343,7 +343,7 @@ pub fn vectors(
         let hashes: Vec<[u8; 16]> = rows.iter().map(|r| r.0).collect();
         let (batch, keys) = layer::vectors::to_batch(&hashes, &mine, dim)?;
         let seg_name = store.write_segment(layer::VECTORS, fp, &batch)?;
-        crate::shard::vectors::write(&store.root, &seg_name, &batch)?;
+        crate::shard::vectors::write(store, 0, &seg_name, &batch)?;
         store.commit(layer::VECTORS, fp, &[(seg_name, keys)])?;
         stored += hashes.len();
     }

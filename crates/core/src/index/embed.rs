@@ -103,7 +103,7 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
         }
         let (batch, keys) = vectors::to_batch(&hashes, &vecs, dim)?;
         let name = store.write_segment(layer::VECTORS, &fp, &batch)?;
-        crate::shard::vectors::write(&store.root, &name, &batch)?;
+        crate::shard::vectors::write(store, 0, &name, &batch)?;
         store.commit(layer::VECTORS, &fp, &[(name, keys)])?;
         out.embedded += group.len();
         out.covered += group.len();

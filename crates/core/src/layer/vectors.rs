@@ -108,6 +108,15 @@ impl<'a> VectorColumns<'a> {
         }
     }
 
+    /// Every row's values as little-endian float16 bytes, row-major, when the segment holds
+    /// them packed (None for the older list form).
+    pub fn packed(&self) -> Option<&[u8]> {
+        match &self.values {
+            Values::Packed(bytes) => Some(bytes),
+            Values::Listed(_) => None,
+        }
+    }
+
     /// Every row's values as f16 bits, row-major (borrowed when the column's bytes are aligned).
     pub fn bits(&self) -> Cow<'_, [u16]> {
         match &self.values {

@@ -59,7 +59,7 @@ impl Kind {
         match self {
             Kind::Chunks => 3,
             Kind::Postings => 2,
-            Kind::Vectors => 2,
+            Kind::Vectors => 3,
             Kind::History => 1,
             Kind::View => 1,
         }
@@ -209,6 +209,10 @@ pub fn read_into_memory() {
     READ_INTO_MEMORY.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+fn reads_into_memory() -> bool {
+    READ_INTO_MEMORY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The byte ranges of the lazy sections a shard's header announces, if the header lies within
 /// `prefix` and the ranges within `len` (anything else is read whole and judged by the checks).
 fn lazy_ranges(prefix: &[u8], len: usize) -> Vec<(usize, usize)> {
@@ -234,7 +238,7 @@ fn lazy_ranges(prefix: &[u8], len: usize) -> Vec<(usize, usize)> {
 }
 
 fn load_bytes(f: std::fs::File, path: &Path) -> Result<Bytes> {
-    if READ_INTO_MEMORY.load(std::sync::atomic::Ordering::Relaxed) {
+    if reads_into_memory() {
         use std::os::unix::fs::FileExt;
         let ctx = || format!("reading shard {}", path.display());
         let len = f.metadata().with_context(ctx)?.len() as usize;

@@ -208,7 +208,7 @@ impl DenseView {
         n: usize,
         ord_at: impl Fn(usize) -> u32 + Sync,
         allowed: Option<&Allowed>,
-        score: impl Fn(&[u16]) -> f32 + Sync,
+        score: impl Fn(crate::embed::F16Row) -> f32 + Sync,
     ) -> Vec<(u32, f32)> {
         let block = 4096;
         let mut best: Vec<(u32, f32)> = (0..n.div_ceil(block))
@@ -309,8 +309,7 @@ impl DenseView {
             }
             let v = self.shards[s as usize].row(r as usize);
             if v.len() == dim {
-                use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
-                v.reinterpret_cast::<half::f16>().convert_to_f32_slice(&mut row);
+                v.to_f32(&mut row);
                 center.iter_mut().zip(&row).for_each(|(c, x)| *c += x);
                 sampled += 1;
             }
