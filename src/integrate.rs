@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 crate::error::errors! {
     /// A client, rules target or file that setting up (and undoing it) cannot use.
-    pub enum SetupError: Usage {
+    pub enum IntegrationError: Usage {
         UnknownClient { given: String, known: String } => "unknown client `{given}`: {known}",
         UnknownTarget { given: String } => "unknown rules target `{given}`: claude, agents, cursor or lynx",
         Link { path: String } =>
@@ -56,7 +56,9 @@ fn entry(client: &str, root: &Path) -> Result<(String, Vec<String>)> {
         // Antigravity has only a per-user file: one entry per repository, by path.
         "antigravity" => vec!["-C".into(), root.display().to_string(), "serve".into()],
         "claude" | "codex" | "generic" => vec!["serve".into()],
-        other => return Err(SetupError::UnknownClient { given: other.to_string(), known: CLIENTS.join(", ") }.into()),
+        other => {
+            return Err(IntegrationError::UnknownClient { given: other.to_string(), known: CLIENTS.join(", ") }.into());
+        }
     };
     Ok((cmd, args))
 }
@@ -155,7 +157,7 @@ fn rules_file(target: &str) -> Result<(&'static str, bool)> {
         "lynx" => ("lynx.md", false),
         "cursor" => (".cursor/rules/lynx.mdc", true),
         other => {
-            return Err(SetupError::UnknownTarget { given: other.to_string() }.into());
+            return Err(IntegrationError::UnknownTarget { given: other.to_string() }.into());
         }
     })
 }
@@ -169,7 +171,7 @@ fn in_repository(root: &Path, rel: &str) -> Result<std::path::PathBuf> {
         at.push(part);
         match std::fs::symlink_metadata(&at) {
             Ok(m) if m.file_type().is_symlink() => {
-                return Err(SetupError::Link { path: at.display().to_string() }.into());
+                return Err(IntegrationError::Link { path: at.display().to_string() }.into());
             }
             Ok(_) => {}
             Err(_) => break,
@@ -312,7 +314,7 @@ fn rules_for(client: &str) -> &'static str {
 pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String>)> {
     let root = root(dir)?;
     if client == "generic" {
-        return Err(SetupError::Generic {}.into());
+        return Err(IntegrationError::Generic {}.into());
     }
     let (cmd, args) = entry(client, &root)?;
     let mut written = Vec::new();
@@ -370,7 +372,7 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     if let Some(s) = store {
         let inside = s.canonicalize().ok().zip(root.canonicalize().ok()).is_some_and(|(s, r)| s.starts_with(r));
         if s.is_dir() && !inside {
-            return Err(SetupError::OutsideStore { path: s.display().to_string() }.into());
+            return Err(IntegrationError::OutsideStore { path: s.display().to_string() }.into());
         }
         if s.is_dir() {
             std::fs::remove_dir_all(s).with_context(|| format!("removing {}", s.display()))?;
