@@ -189,8 +189,8 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         commits.len()
     );
     // The cache holds shards (per segment), history walks, kept views (per commit, one per
-    // indexed revision, and the working tree's latest few), the static model's vocabulary and
-    // the working tree's untracked files.
+    // indexed revision, and the working tree's latest few), the static model's vocabulary, the
+    // working tree's untracked files and its tracked files found unchanged (settled).
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
         .flatten()
@@ -203,6 +203,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
             || n == "worktree-views"
             || n == "vocab"
             || n == "untracked"
+            || n == "settled"
             || n == "tokenizers"
             || n.ends_with(".json")
             || n.starts_with("tok")),

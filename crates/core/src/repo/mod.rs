@@ -5,6 +5,7 @@
 pub mod explain;
 pub mod folder;
 pub mod history;
+mod settled;
 mod untracked;
 pub mod worktree;
 

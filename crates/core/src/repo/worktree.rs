@@ -3,6 +3,7 @@
 //! index keep the index's blob id; only the others are read and hashed (with git's to-git
 //! filters: `core.autocrlf`, `eol`/`text` attributes and clean drivers, as gix applies them).
 
+use super::settled::{Settled, Stat};
 use super::{FileEntry, FileList, Repo, SkipReason, Skipped, apply_attributes};
 use anyhow::Result;
 use gix::ObjectId;
@@ -13,7 +14,12 @@ use std::sync::Arc;
 
 enum Pending {
     Known(FileEntry),
-    Hash { path: String, size: u64 },
+    /// To read and hash; `entry` is a tracked file's index blob and stat data.
+    Hash {
+        path: String,
+        size: u64,
+        entry: Option<(ObjectId, Option<Stat>)>,
+    },
     Skip(Skipped),
 }
 
@@ -24,6 +30,8 @@ impl Repo {
         let repo = self.local();
         let index = repo.index_or_empty()?;
         let stamp = index.timestamp();
+        let cache = self.lynx_dir.is_dir().then(|| self.lynx_dir.join("cache"));
+        let settled = Settled::open(&repo, &index, &workdir, cache.as_deref());
         // Which entries need a look at the disk is decided in order; the lookups (one lstat
         // each, most of a warm listing) run on every core.
         let mut steps: Vec<Result<Pending, (&gix::index::Entry, String)>> = Vec::with_capacity(index.entries().len());
@@ -65,21 +73,27 @@ impl Repo {
                     && !e.stat.is_racy(stamp, Default::default())
                     && gix::index::entry::Stat::from_fs(&md)
                         .is_ok_and(|disk| e.stat.matches(&disk, Default::default()));
-                Some(if unchanged {
-                    Pending::Known(FileEntry { path, blob: e.id, size: Some(size), content: None })
-                } else {
-                    Pending::Hash { path, size }
-                })
+                if unchanged {
+                    return Some(Pending::Known(FileEntry { path, blob: e.id, size: Some(size), content: None }));
+                }
+                // Unchanged since a listing that hashed it, though its stat data does not say so
+                // to the index (racily clean, or touched).
+                let stat = e.stage().eq(&gix::index::entry::Stage::Unconflicted).then(|| Stat::of(&md)).flatten();
+                if let (Some(s), Some(kept)) = (stat, &settled)
+                    && let Some(blob) = kept.blob(&path, s, e.id)
+                {
+                    return Some(Pending::Known(FileEntry { path, blob, size: Some(size), content: None }));
+                }
+                Some(Pending::Hash { path, size, entry: Some((e.id, stat)) })
             })
             .collect();
-        let cache = self.lynx_dir.is_dir().then(|| self.lynx_dir.join("cache"));
         for path in super::untracked::untracked(&repo, &index, &workdir, cache.as_deref())? {
             let abs = workdir.join(&path);
             match std::fs::symlink_metadata(&abs) {
                 Ok(md) if md.file_type().is_symlink() => {
                     pending.push(Pending::Skip(Skipped { path, reason: SkipReason::Symlink }))
                 }
-                Ok(md) if md.is_file() => pending.push(Pending::Hash { path, size: md.len() }),
+                Ok(md) if md.is_file() => pending.push(Pending::Hash { path, size: md.len(), entry: None }),
                 _ => {}
             }
         }
@@ -93,13 +107,18 @@ impl Repo {
             let r = self.local();
             let mut pipe = r.filter_pipeline(None).ok();
             for p in batch.iter_mut() {
-                let Pending::Hash { path, size } = p else { continue };
-                let (path, size) = (std::mem::take(path), *size);
+                let Pending::Hash { path, size, entry } = p else { continue };
+                let (path, size, entry) = (std::mem::take(path), *size, *entry);
                 *p = if size > max_size {
                     Pending::Skip(Skipped { path, reason: SkipReason::TooLarge })
                 } else {
                     match hash_file(&mut pipe, &workdir, &path, hash_kind) {
                         Ok((blob, content)) => {
+                            if let (Some((indexed, Some(stat))), Some(kept)) = (entry, &settled)
+                                && indexed == blob
+                            {
+                                kept.note(&path, stat, blob);
+                            }
                             Pending::Known(FileEntry { path, blob, size: Some(size), content: Some(Arc::new(content)) })
                         }
                         Err(e) => {
@@ -111,6 +130,11 @@ impl Repo {
             }
         });
         let resolved = pending;
+        if let Some(kept) = settled
+            && let Err(e) = kept.save()
+        {
+            tracing::debug!("cannot keep the settled files: {e:#}");
+        }
 
         let mut list = FileList::default();
         for p in resolved {
