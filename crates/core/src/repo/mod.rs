@@ -6,6 +6,7 @@ pub mod explain;
 pub mod folder;
 pub mod history;
 mod settled;
+mod stamp;
 mod untracked;
 pub mod worktree;
 

@@ -8,73 +8,33 @@
 //! data (mtime, ctime, size, inode) are kept under the store's cache, and the next listing takes
 //! the blob from there when all four still match.
 //!
-//! Trusted only when both timestamps lie [`RACY`] before the listing began: a file changed
+//! Trusted only when both timestamps lie `stamp::RACY` before the listing began: a file changed
 //! right after it was hashed could otherwise keep timestamps that coarse clocks do not tell
 //! apart. ctime cannot be set back by `touch`, so an edit that restores size and mtime still
 //! shows. The kept list is keyed by what turns a file into a blob (the to-git filters'
 //! settings and every attributes file); repositories with filter drivers are not kept at all.
 
+use super::stamp::{Key, Stamp};
 use anyhow::Result;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 const MAGIC: &[u8; 8] = b"LYNXSTL1";
-const RACY: Duration = Duration::from_secs(2);
 /// More entries than this are not kept (a listing that hashes this many reads much more).
 const MAX_ENTRIES: usize = 1 << 20;
-
-/// The stat data a kept entry is matched on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stat {
-    mtime_ns: i128,
-    ctime_ns: i128,
-    size: u64,
-    ino: u64,
-}
-
-impl Stat {
-    const LEN: usize = 48;
-
-    /// The stat data of a file (`created` is the inode's change time on Unix); None where
-    /// there is no change time to see an edit by.
-    pub(super) fn of(md: &gix::index::fs::Metadata) -> Option<Stat> {
-        if !cfg!(unix) {
-            return None;
-        }
-        let ns = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).ok().map(|d| d.as_nanos() as i128);
-        Some(Stat { mtime_ns: ns(md.modified()?)?, ctime_ns: ns(md.created()?)?, size: md.len(), ino: md.ino() })
-    }
-
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.mtime_ns.to_le_bytes());
-        out.extend_from_slice(&self.ctime_ns.to_le_bytes());
-        out.extend_from_slice(&self.size.to_le_bytes());
-        out.extend_from_slice(&self.ino.to_le_bytes());
-    }
-
-    fn get(b: &[u8]) -> Option<Stat> {
-        let b = b.get(..Stat::LEN)?;
-        Some(Stat {
-            mtime_ns: i128::from_le_bytes(b[..16].try_into().ok()?),
-            ctime_ns: i128::from_le_bytes(b[16..32].try_into().ok()?),
-            size: u64::from_le_bytes(b[32..40].try_into().ok()?),
-            ino: u64::from_le_bytes(b[40..48].try_into().ok()?),
-        })
-    }
-}
 
 /// The kept entries of one working tree, and what this listing found.
 pub(super) struct Settled {
     file: PathBuf,
     key: [u8; 32],
-    /// Nanoseconds since the epoch, [`RACY`] before the listing began: entries whose timestamps
+    /// Nanoseconds since the epoch, `stamp::RACY` before the listing began: entries whose timestamps
     /// are older can be kept.
     before_ns: i128,
-    kept: HashMap<String, (Stat, ObjectId)>,
-    found: std::sync::Mutex<Vec<(String, Stat, ObjectId)>>,
+    kept: HashMap<String, (Stamp, ObjectId)>,
+    found: std::sync::Mutex<Vec<(String, Stamp, ObjectId)>>,
 }
 
 impl Settled {
@@ -91,18 +51,17 @@ impl Settled {
         if snapshot.plumbing().sections_by_name("filter").is_some_and(|mut s| s.next().is_some()) {
             return None;
         }
-        let started = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok()?.as_nanos() as i128;
         let file = cache
             .join("settled")
             .join(format!("{}.bin", crate::fsutil::short_hash(&[workdir.as_os_str().as_encoded_bytes()])));
         let key = inputs_key(repo, index, workdir);
         let kept = read(&file, &key).unwrap_or_default();
-        Some(Settled { file, key, before_ns: started - RACY.as_nanos() as i128, kept, found: Default::default() })
+        Some(Settled { file, key, before_ns: Stamp::racy_from(SystemTime::now()), kept, found: Default::default() })
     }
 
     /// The blob of `path` if it was found to be the index's `blob` with this very stat data,
     /// long enough after its last change (recorded again for the next listing).
-    pub(super) fn blob(&self, path: &str, stat: Stat, blob: ObjectId) -> Option<ObjectId> {
+    pub(super) fn blob(&self, path: &str, stat: Stamp, blob: ObjectId) -> Option<ObjectId> {
         let &(s, b) = self.kept.get(path)?;
         (s == stat && b == blob).then(|| {
             self.note(path, stat, blob);
@@ -111,8 +70,8 @@ impl Settled {
     }
 
     /// `path` hashed to its index entry's `blob`: kept when its timestamps are settled.
-    pub(super) fn note(&self, path: &str, stat: Stat, blob: ObjectId) {
-        if stat.mtime_ns < self.before_ns && stat.ctime_ns < self.before_ns {
+    pub(super) fn note(&self, path: &str, stat: Stamp, blob: ObjectId) {
+        if stat.settled_before(self.before_ns) {
             self.found.lock().unwrap_or_else(|e| e.into_inner()).push((path.to_string(), stat, blob));
         }
     }
@@ -142,7 +101,7 @@ impl Settled {
 }
 
 /// The kept entries, when the file is whole and was written for these inputs.
-fn read(file: &Path, key: &[u8; 32]) -> Option<HashMap<String, (Stat, ObjectId)>> {
+fn read(file: &Path, key: &[u8; 32]) -> Option<HashMap<String, (Stamp, ObjectId)>> {
     let b = std::fs::read(file).ok()?;
     if b.get(..8)? != MAGIC || b.get(8..40)? != key {
         return None;
@@ -154,8 +113,8 @@ fn read(file: &Path, key: &[u8; 32]) -> Option<HashMap<String, (Stat, ObjectId)>
         let len = u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?) as usize;
         let path = std::str::from_utf8(b.get(at + 4..at + 4 + len)?).ok()?.to_string();
         at += 4 + len;
-        let stat = Stat::get(b.get(at..)?)?;
-        at += Stat::LEN;
+        let stat = Stamp::get(b.get(at..)?)?;
+        at += Stamp::LEN;
         let id_len = *b.get(at)? as usize;
         let blob = ObjectId::try_from(b.get(at + 1..at + 1 + id_len)?).ok()?;
         at += 1 + id_len;
@@ -168,17 +127,12 @@ fn read(file: &Path, key: &[u8; 32]) -> Option<HashMap<String, (Stat, ObjectId)>
 /// eol), the effective settings (which may come from the user's files), and every attributes
 /// file git reads.
 fn inputs_key(repo: &gix::Repository, index: &gix::worktree::Index, workdir: &Path) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    let mut part = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    part(MAGIC);
-    part(workdir.as_os_str().as_encoded_bytes());
-    part(format!("{:?}", repo.object_hash()).as_bytes());
+    let mut k = Key::new(MAGIC);
+    k.part(workdir.as_os_str().as_encoded_bytes());
+    k.part(format!("{:?}", repo.object_hash()).as_bytes());
     let snapshot = repo.config_snapshot();
     for key in ["core.autocrlf", "core.eol", "core.attributesFile"] {
-        part(snapshot.string(key).map(|v| v.to_string()).unwrap_or_default().as_bytes());
+        k.part(snapshot.string(key).map(|v| v.to_string()).unwrap_or_default().as_bytes());
     }
     let common = repo.common_dir();
     let mut files = vec![common.join("config"), repo.git_dir().join("config.worktree"), common.join("info/attributes")];
@@ -198,17 +152,10 @@ fn inputs_key(repo: &gix::Repository, index: &gix::worktree::Index, workdir: &Pa
         }
     }
     for f in &files {
-        part(f.as_os_str().as_encoded_bytes());
-        match gix::index::fs::Metadata::from_path_no_follow(f).ok().and_then(|md| Stat::of(&md)) {
-            Some(stat) => {
-                let mut b = vec![1];
-                stat.put(&mut b);
-                part(&b);
-            }
-            None => part(&[0]),
-        }
+        k.part(f.as_os_str().as_encoded_bytes());
+        k.stamp_of(f);
     }
-    *h.finalize().as_bytes()
+    k.finish()
 }
 
 #[cfg(test)]

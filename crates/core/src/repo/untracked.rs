@@ -4,17 +4,17 @@
 //! what it was computed from — the index's checksum, the global ignore files, and the stat data
 //! of every directory the walk entered and of its `.gitignore` — and reused while all of that
 //! still holds: creating, removing or renaming an entry changes its directory's mtime, and an
-//! edited ignore file changes its own. Directories modified within [`RACY`] of a walk are not
+//! edited ignore file changes its own. Directories modified within `stamp::RACY` of a walk are not
 //! trusted to show a later change (timestamps are coarse), so such a walk is not kept.
 
+use super::stamp::{Key, Stamp};
 use anyhow::Result;
 use gix::bstr::{BStr, BString, ByteSlice};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-const MAGIC: &[u8; 8] = b"LYNXUNT1";
-const RACY: Duration = Duration::from_secs(2);
+const MAGIC: &[u8; 8] = b"LYNXUNT2";
 /// The store's own directory: never content, never entered.
 const STORE_DIR: &str = ".lynx";
 
@@ -124,92 +124,25 @@ impl gix::dir::walk::Delegate for Walk {
     }
 }
 
-/// What identifies a file's state without reading it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Stamp {
-    mtime_ns: i128,
-    size: u64,
-    ino: u64,
-}
-
-impl Stamp {
-    const LEN: usize = 16 + 8 + 8;
-
-    fn of(md: &std::fs::Metadata) -> Stamp {
-        let mtime_ns = match md.modified().map(|t| t.duration_since(SystemTime::UNIX_EPOCH)) {
-            Ok(Ok(d)) => d.as_nanos() as i128,
-            Ok(Err(before)) => -(before.duration().as_nanos() as i128),
-            Err(_) => 0,
-        };
-        #[cfg(unix)]
-        let ino = std::os::unix::fs::MetadataExt::ino(md);
-        #[cfg(not(unix))]
-        let ino = 0;
-        Stamp { mtime_ns, size: md.len(), ino }
-    }
-
-    /// The stamp of `path` (not following a symlink), or None when it does not exist.
-    fn at(path: &Path) -> Option<(Stamp, std::fs::FileType)> {
-        std::fs::symlink_metadata(path).ok().map(|md| (Stamp::of(&md), md.file_type()))
-    }
-
-    fn is_racy(self, walk_start: SystemTime) -> bool {
-        let start = walk_start.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i128);
-        self.mtime_ns >= start - RACY.as_nanos() as i128
-    }
-
-    fn put(self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.mtime_ns.to_le_bytes());
-        out.extend_from_slice(&self.size.to_le_bytes());
-        out.extend_from_slice(&self.ino.to_le_bytes());
-    }
-
-    fn get(b: &[u8]) -> Option<Stamp> {
-        let b = b.get(..Stamp::LEN)?;
-        Some(Stamp {
-            mtime_ns: i128::from_le_bytes(b[..16].try_into().ok()?),
-            size: u64::from_le_bytes(b[16..24].try_into().ok()?),
-            ino: u64::from_le_bytes(b[24..32].try_into().ok()?),
-        })
-    }
-}
-
 /// Everything outside the walked directories that decides what is untracked: the tracked set
 /// (the index), the repository-wide and user-wide ignore files, the configuration, and the
 /// walk's options. Any change makes a different key.
 fn inputs_key(repo: &gix::Repository, index: &gix::worktree::Index, workdir: &Path, options: &str) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    let mut part = |bytes: &[u8]| {
-        h.update(&(bytes.len() as u64).to_le_bytes());
-        h.update(bytes);
-    };
-    part(MAGIC);
-    part(workdir.as_os_str().as_encoded_bytes());
-    part(options.as_bytes());
+    let mut k = Key::new(MAGIC);
+    k.part(workdir.as_os_str().as_encoded_bytes());
+    k.part(options.as_bytes());
     match index.checksum().filter(|c| !c.is_null()) {
-        Some(sum) => part(sum.as_bytes()),
-        None => part(&stamp_bytes(index.path())),
+        Some(sum) => k.part(sum.as_bytes()),
+        None => k.stamp_of(index.path()),
     }
     let common = repo.common_dir();
     for p in [common.join("info").join("exclude"), common.join("config"), repo.git_dir().join("config.worktree")] {
-        part(&stamp_bytes(&p));
+        k.stamp_of(&p);
     }
     let global = global_excludes(repo);
-    part(global.as_os_str().as_encoded_bytes());
-    part(&stamp_bytes(&global));
-    *h.finalize().as_bytes()
-}
-
-fn stamp_bytes(path: &Path) -> Vec<u8> {
-    let mut out = Vec::with_capacity(Stamp::LEN + 1);
-    match Stamp::at(path) {
-        Some((s, _)) => {
-            out.push(1);
-            s.put(&mut out);
-        }
-        None => out.push(0),
-    }
-    out
+    k.part(global.as_os_str().as_encoded_bytes());
+    k.stamp_of(&global);
+    k.finish()
 }
 
 /// The user-wide ignore file git reads: `core.excludesFile`, else `$XDG_CONFIG_HOME/git/ignore`
@@ -248,11 +181,11 @@ impl Kept {
         for path in dirs {
             let abs = workdir.join(&path);
             let (stamp, kind) = Stamp::at(&abs)?;
-            if !kind.is_dir() || stamp.is_racy(walk_start) {
+            if !kind.is_dir() || stamp.is_racy(Stamp::racy_from(walk_start)) {
                 return None;
             }
             let ignore = match Stamp::at(&abs.join(".gitignore")) {
-                Some((s, _)) if s.is_racy(walk_start) => return None,
+                Some((s, _)) if s.is_racy(Stamp::racy_from(walk_start)) => return None,
                 Some((s, _)) => Some(s),
                 None => None,
             };
@@ -410,7 +343,8 @@ mod tests {
     use super::*;
 
     fn sample() -> Kept {
-        let stamp = Stamp { mtime_ns: 1_700_000_000_123_456_789, size: 4096, ino: 42 };
+        let stamp =
+            Stamp { mtime_ns: 1_700_000_000_123_456_789, ctime_ns: 1_700_000_001_000_000_000, size: 4096, ino: 42 };
         Kept {
             dirs: vec![
                 Dir { path: String::new(), stamp, ignore: Some(Stamp { size: 12, ..stamp }) },

@@ -3,7 +3,8 @@
 //! index keep the index's blob id; only the others are read and hashed (with git's to-git
 //! filters: `core.autocrlf`, `eol`/`text` attributes and clean drivers, as gix applies them).
 
-use super::settled::{Settled, Stat};
+use super::settled::Settled;
+use super::stamp::Stamp;
 use super::{FileEntry, FileList, Repo, SkipReason, Skipped, apply_attributes};
 use anyhow::Result;
 use gix::ObjectId;
@@ -18,7 +19,7 @@ enum Pending {
     Hash {
         path: String,
         size: u64,
-        entry: Option<(ObjectId, Option<Stat>)>,
+        entry: Option<(ObjectId, Stamp)>,
     },
     Skip(Skipped),
 }
@@ -78,13 +79,14 @@ impl Repo {
                 }
                 // Unchanged since a listing that hashed it, though its stat data does not say so
                 // to the index (racily clean, or touched).
-                let stat = e.stage().eq(&gix::index::entry::Stage::Unconflicted).then(|| Stat::of(&md)).flatten();
-                if let (Some(s), Some(kept)) = (stat, &settled)
-                    && let Some(blob) = kept.blob(&path, s, e.id)
+                let stamp = Stamp::of_index(&md);
+                if e.stage() == gix::index::entry::Stage::Unconflicted
+                    && let Some(blob) = settled.as_ref().and_then(|kept| kept.blob(&path, stamp, e.id))
                 {
                     return Some(Pending::Known(FileEntry { path, blob, size: Some(size), content: None }));
                 }
-                Some(Pending::Hash { path, size, entry: Some((e.id, stat)) })
+                let unconflicted = e.stage() == gix::index::entry::Stage::Unconflicted;
+                Some(Pending::Hash { path, size, entry: unconflicted.then_some((e.id, stamp)) })
             })
             .collect();
         for path in super::untracked::untracked(&repo, &index, &workdir, cache.as_deref())? {
@@ -114,7 +116,7 @@ impl Repo {
                 } else {
                     match hash_file(&mut pipe, &workdir, &path, hash_kind) {
                         Ok((blob, content)) => {
-                            if let (Some((indexed, Some(stat))), Some(kept)) = (entry, &settled)
+                            if let (Some((indexed, stat)), Some(kept)) = (entry, &settled)
                                 && indexed == blob
                             {
                                 kept.note(&path, stat, blob);
