@@ -8,8 +8,8 @@
 //! `crate::mcp` read the same on either side of a crate boundary.
 
 pub use lynx_core::{
-    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, present,
-    progress, repo, search, shard, sources, store, view, workspace,
+    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, memory,
+    present, progress, repo, search, shard, sources, store, view, workspace,
 };
 #[cfg(feature = "mcp")]
 pub use lynx_mcp::mcp;

@@ -10,7 +10,7 @@ use std::path::Path;
 
 /// Levels, lowest first. Modules of one level may use each other.
 const LEVELS: &[&[&str]] = &[
-    &["error", "env", "fsutil", "progress", "lang", "analyze", "present", "encoding"],
+    &["error", "env", "fsutil", "memory", "progress", "lang", "analyze", "present", "encoding"],
     &["config"],
     &["repo"],
     &["chunk", "embed"],

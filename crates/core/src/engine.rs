@@ -221,6 +221,32 @@ impl Activity {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).1 = Some(std::time::Instant::now());
     }
 
+    /// Gives freed memory back to the system each time no question has been in flight for
+    /// `idle` after some activity, for the life of the process (run on a thread of its own).
+    /// Until then the allocator holds it for reuse, so the questions of a session never pay
+    /// for returning it and faulting it in again (`crate::memory`).
+    pub fn release_memory_when_idle(&self, idle: std::time::Duration) {
+        crate::memory::hold(idle);
+        let mut released = None;
+        loop {
+            let last = match *self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+                (0, last) => last,
+                _ => None,
+            };
+            match last {
+                Some(ended) if ended.elapsed() >= idle && released != Some(ended) => {
+                    if !crate::memory::release() {
+                        return;
+                    }
+                    released = Some(ended);
+                }
+                _ => {}
+            }
+            let wait = last.map_or(idle, |ended| idle.saturating_sub(ended.elapsed()));
+            std::thread::sleep(wait.max(std::time::Duration::from_millis(100)));
+        }
+    }
+
     /// Waits until no question has been in flight for `pause`, or `at_most` has passed.
     /// Returns at once in a process that has answered no question.
     pub fn wait_for_pause(&self, pause: std::time::Duration, at_most: std::time::Duration) {
@@ -960,6 +986,39 @@ mod tests {
         assert_eq!(large.len(), MIN_KEPT - 1);
         let mut mixed = vec![10, 900, 10];
         assert!(make_room(&mut mixed, |w| *w, 500, 1_000).is_empty(), "room below MIN_KEPT is never made");
+    }
+
+    #[test]
+    fn freed_memory_is_given_back_once_after_each_pause_in_the_questions() {
+        static HELD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        static RELEASED: std::sync::Mutex<Vec<Instant>> = std::sync::Mutex::new(Vec::new());
+        crate::memory::install(crate::memory::Allocator {
+            hold: |d| HELD.store(d.as_millis() as u64, Ordering::SeqCst),
+            release: || RELEASED.lock().unwrap().push(Instant::now()),
+        });
+        let released = || RELEASED.lock().unwrap().clone();
+        let activity: &'static Activity = Box::leak(Box::default());
+        let idle = Duration::from_millis(200);
+        let question = activity.answering();
+        std::thread::spawn(move || activity.release_memory_when_idle(idle));
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(HELD.load(Ordering::SeqCst), 200, "the allocator was not told to hold freed memory");
+        assert!(released().is_empty(), "memory was given back while a question was in flight");
+
+        let ended = Instant::now();
+        drop(question);
+        std::thread::sleep(Duration::from_millis(800));
+        let after_first = released();
+        assert_eq!(after_first.len(), 1, "one release after the pause");
+        assert!(after_first[0].duration_since(ended) >= idle, "released before the pause was over");
+
+        // Nothing asked since: nothing more to give back.
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(released().len(), 1);
+        // The next question's pause gives back what it freed.
+        drop(activity.answering());
+        std::thread::sleep(Duration::from_millis(800));
+        assert_eq!(released().len(), 2);
     }
 
     #[test]

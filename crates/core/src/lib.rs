@@ -18,6 +18,7 @@ pub mod graph;
 pub mod index;
 pub mod lang;
 pub mod layer;
+pub mod memory;
 pub mod present;
 pub mod progress;
 pub mod repo;

@@ -5,8 +5,8 @@
 //! own names, so `crate::engine` reads here as it does in the core.
 
 pub use lynx_core::{
-    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, present,
-    progress, repo, search, shard, sources, store, view, workspace,
+    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, memory,
+    present, progress, repo, search, shard, sources, store, view, workspace,
 };
 
 pub mod gc;

@@ -142,6 +142,12 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 warm
             };
             if let Some((sources, views)) = warm {
+                // What the server frees stays with it while questions come, and goes back to
+                // the system once none has come for a while.
+                let janitor = sources.clone();
+                std::thread::spawn(move || {
+                    janitor.list[0].engine.activity.release_memory_when_idle(crate::memory::SERVER_IDLE)
+                });
                 if watch {
                     crate::watch::spawn_for_server(sources.clone());
                 }
@@ -166,6 +172,8 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                         }
                         let _ = s.engine.dense_for(view, &opened.data);
                     }
+                    // What the warm-up freed is given back after the same idle time.
+                    s.engine.activity.touch();
                 }
             }
         });

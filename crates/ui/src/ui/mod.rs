@@ -83,6 +83,9 @@ pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) ->
     let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
     // Working-tree answers reuse the listing until a file changes, instead of listing per request.
     let _listing = crate::watch::listing_watcher(&sources.main().engine);
+    // Memory freed while answering stays with the server until requests pause for a while.
+    let janitor = sources.main().engine.clone();
+    std::thread::spawn(move || janitor.activity.release_memory_when_idle(crate::memory::SERVER_IDLE));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", opts.port))
@@ -165,7 +168,9 @@ async fn guard(State(ui): State<Arc<Ui>>, req: Request, next: Next) -> Response 
         }
     }
     let first_visit = token_ok && !cookie_ok;
+    let answering = ui.sources.main().engine.activity.answering();
     let mut resp = next.run(req).await;
+    drop(answering);
     if first_visit {
         let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", ui.secret);
         if let Ok(v) = HeaderValue::from_str(&cookie) {
