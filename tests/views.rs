@@ -320,7 +320,7 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
 }
 
 #[test]
-fn a_server_reads_kept_views_before_they_are_asked() {
+fn a_server_reads_kept_views_before_it_answers() {
     let r = TestRepo::new();
     let (a, _) = &two_indexed_revisions(&r);
     let (expected, _) = search_at(&r, a);
@@ -329,20 +329,22 @@ fn a_server_reads_kept_views_before_they_are_asked() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("serve.log");
     let mut server = common::mcp::Client::spawn_logging(&r, &["--no-dense", "serve"], &log);
-    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
-    let start = std::time::Instant::now();
-    while !read_log().contains("2 kept views read before they were asked") {
-        assert!(start.elapsed().as_secs() < 120, "the server never read the kept views:\n{}", read_log());
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let records_read =
-        |log: &str| log.lines().filter(|l| l.contains("kept view of ") && !l.contains("working tree")).count();
-    let before = records_read(&read_log());
+    // Asked at once: the question waits for the server to be ready, and by then both
+    // revisions' records are read.
     let (text, is_error) =
         server.call("search", serde_json::json!({"query": "retry backoff timeout", "rev": a, "n_results": 8}));
     assert!(!is_error, "{text}");
     assert!(text.contains(&first), "the answer at {a} names {first}: {text}");
-    assert_eq!(records_read(&read_log()), before, "the first question at an indexed revision read its record again");
+    let log = std::fs::read_to_string(&log).unwrap();
+    let records_read =
+        |log: &str| log.lines().filter(|l| l.contains("kept view of ") && !l.contains("working tree")).count();
+    let ready = log.find("index ready").unwrap_or_else(|| panic!("the server never said it was ready:\n{log}"));
+    let preloaded = log
+        .find("2 kept views read before the first question")
+        .unwrap_or_else(|| panic!("the server did not read the kept views:\n{log}"));
+    assert!(preloaded < ready, "the kept views were read after the server was ready:\n{log}");
+    assert_eq!(records_read(&log[..ready]), 2, "{log}");
+    assert_eq!(records_read(&log), 2, "the first question at an indexed revision read its record again:\n{log}");
     server.close();
 }
 

@@ -657,20 +657,17 @@ impl Engine {
 
     /// Reads the most recently kept views (`view::kept`) into memory before any question
     /// names them, so that a server's first answer at an indexed revision costs what a second
-    /// one does: their listings, tables, history fields and the shards they name at once (a
-    /// record is a few milliseconds of reading), then, each after a pause in the questions,
-    /// their dense sides (an assembly over the vector catalogs). Returns how many were read.
-    pub fn preload_kept(&self) -> usize {
+    /// one does: their listings, tables, history fields and the shards they name (a record is
+    /// a few milliseconds of reading). Returns the views read; their dense sides are an
+    /// assembly over the vector catalogs, left to [`Engine::warm_kept_dense`].
+    pub fn preload_kept(&self) -> Vec<(Arc<View>, Arc<ViewData>)> {
         if self.folder.is_some() {
-            return 0;
+            return Vec::new();
         }
         let mut read = Vec::new();
         // Oldest first, so that the newest ends up the most recently used.
         for hex in crate::view::kept::recent(&self.ws, PRELOAD, PRELOAD_BYTES).into_iter().rev() {
             let Ok(commit) = gix::ObjectId::from_hex(hex.as_bytes()) else { continue };
-            // A question may have read it already. One that asks for it while it is read here
-            // reads it too: a question never waits on this thread, which shares rayon's workers
-            // with it (a worker blocked on a read that needs a worker would never wake).
             if self.commits.lock().unwrap().iter().any(|(c, _)| *c == commit) {
                 continue;
             }
@@ -689,13 +686,18 @@ impl Engine {
             self.remember_listing(commit, view.clone());
             read.push((view, data));
         }
+        read
+    }
+
+    /// The dense sides of views read by [`Engine::preload_kept`], each after a pause in the
+    /// questions.
+    pub fn warm_kept_dense(&self, read: &[(Arc<View>, Arc<ViewData>)]) {
         if self.model.name.is_some() {
-            for (view, data) in &read {
+            for (view, data) in read {
                 self.activity.before_warm_up();
                 let _ = self.dense_for(view, data);
             }
         }
-        read.len()
     }
 
     /// Writes the assembled view of a revision (with its history field) where the first

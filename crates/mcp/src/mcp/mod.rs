@@ -113,24 +113,39 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         std::thread::spawn(move || {
             // Ready once every source's view is indexed and open; the graph and the dense
             // matrix warm up afterwards (a call that needs them first builds them itself).
-            let result = (|| -> Result<(Arc<Sources>, Vec<crate::view::View>)> {
+            let result = (|| -> Result<_> {
                 let engine = Arc::new(Engine::new(ws, progress.clone(), model));
                 let sources = Arc::new(Sources::open(engine, lynxmcp.as_deref(), &progress)?);
-                let mut views = Vec::new();
-                for s in &sources.list {
-                    let view = crate::view::View::open(&s.engine.ws, &s.engine.spec(None))?;
-                    s.engine.open_listed(&view)?;
-                    views.push(view);
+                // The views kept at recent revisions are read before the server answers, on
+                // the other core while the working tree's view opens: read beside the first
+                // questions instead, they took the cores from them, and a question at a
+                // revision not read yet read it again itself.
+                let (views, kept) = std::thread::scope(|scope| {
+                    let kept = scope.spawn(|| sources.list.iter().map(|s| s.engine.preload_kept()).collect::<Vec<_>>());
+                    let views = (|| -> Result<Vec<crate::view::View>> {
+                        let mut views = Vec::new();
+                        for s in &sources.list {
+                            let view = crate::view::View::open(&s.engine.ws, &s.engine.spec(None))?;
+                            s.engine.open_listed(&view)?;
+                            views.push(view);
+                        }
+                        Ok(views)
+                    })();
+                    (views, kept.join().unwrap_or_default())
+                });
+                let read: usize = kept.iter().map(Vec::len).sum();
+                if read > 0 {
+                    tracing::debug!("{read} kept views read before the first question");
                 }
-                Ok((sources, views))
+                Ok((sources, views?, kept))
             })();
             let warm = {
                 let mut load = shared.load.lock().unwrap();
                 let warm = match result {
-                    Ok((s, views)) => {
+                    Ok((s, views, kept)) => {
                         tracing::info!("index ready");
                         *load = Load::Ready(s.clone());
-                        Some((s, views))
+                        Some((s, views, kept))
                     }
                     Err(e) => {
                         tracing::error!("could not open the index: {e:#}");
@@ -141,7 +156,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 shared.cond.notify_all();
                 warm
             };
-            if let Some((sources, views)) = warm {
+            if let Some((sources, views, kept)) = warm {
                 // What the server frees stays with it while questions come, and goes back to
                 // the system once none has come for a while.
                 let janitor = sources.clone();
@@ -151,18 +166,6 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 if watch {
                     crate::watch::spawn_for_server(sources.clone());
                 }
-                // Kept views of recent revisions are read at once, beside the first questions
-                // (a few milliseconds each: waiting for a pause left a server's first questions
-                // at several revisions to read them one by one).
-                let kept = sources.clone();
-                std::thread::spawn(move || {
-                    for s in &kept.list {
-                        let n = s.engine.preload_kept();
-                        if n > 0 {
-                            tracing::debug!("{n} kept views read before they were asked");
-                        }
-                    }
-                });
                 for (s, view) in sources.list.iter().zip(&views) {
                     s.engine.activity.touch();
                     if let Ok(opened) = s.engine.open_listed(view) {
@@ -174,6 +177,9 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                     }
                     // What the warm-up freed is given back after the same idle time.
                     s.engine.activity.touch();
+                }
+                for (s, read) in sources.list.iter().zip(&kept) {
+                    s.engine.warm_kept_dense(read);
                 }
             }
         });
