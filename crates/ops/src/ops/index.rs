@@ -32,13 +32,21 @@ pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)
     if views.len() > 1 {
         engine.progress.set_stage(&format!("{} revisions", views.len()));
     }
-    let reports = index::index_views(&engine.ws, &views, &engine.progress)?;
-    for (i, (view, mut report)) in views.iter().zip(reports).enumerate() {
+    // The history facts depend on commits only: they are computed on whichever core the
+    // blobs leave free.
+    let (reports, histories) = rayon::join(
+        || index::index_views(&engine.ws, &views, &engine.progress),
+        || views.iter().map(|view| history(engine, view)).collect::<Vec<_>>(),
+    );
+    for (i, ((view, mut report), history)) in views.iter().zip(reports?).zip(histories).enumerate() {
         if views.len() > 1 {
             engine.progress.set_stage(&format!("revision {} of {}", i + 1, views.len()));
         }
         embed(engine, view, &mut report);
-        history(engine, view, &mut report);
+        if let Some((computed, seconds)) = history {
+            report.commits_new += computed;
+            report.seconds.insert("history".into(), seconds);
+        }
         keep(engine, view, &mut report);
         total.add(&report);
         per_view.push(report);
@@ -50,22 +58,23 @@ pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)
 }
 
 /// The commit facts the view's history field draws on, computed now for commits the store has
-/// not seen, so that no question at this revision diffs trees. Never fails the run.
-fn history(engine: &Engine, view: &View, report: &mut IndexReport) {
+/// not seen, so that no question at this revision diffs trees: how many were computed, in how
+/// many seconds (None when the view has no history field). Never fails the run.
+fn history(engine: &Engine, view: &View) -> Option<(usize, f64)> {
     let s = &engine.ws.config.search;
-    let Some(commit) = view.id.commit.as_deref() else { return };
+    let commit = view.id.commit.as_deref()?;
     if (s.history <= 0.0 && s.recency <= 0.0) || s.history_commits == 0 {
-        return;
+        return None;
     }
     let t = std::time::Instant::now();
-    match index::history::recent_counted(&engine.ws, commit, s.history_commits) {
-        Ok((_, computed)) => report.commits_new += computed,
-        Err(e) => tracing::warn!("the history field of {} could not be prepared: {e:#}", view.id.label),
-    }
-    report.seconds.insert("history".into(), t.elapsed().as_secs_f64());
-    if let Some(total) = report.seconds.get_mut("total") {
-        *total += t.elapsed().as_secs_f64();
-    }
+    let computed = match index::history::recent_counted(&engine.ws, commit, s.history_commits) {
+        Ok((_, computed)) => computed,
+        Err(e) => {
+            tracing::warn!("the history field of {} could not be prepared: {e:#}", view.id.label);
+            0
+        }
+    };
+    Some((computed, t.elapsed().as_secs_f64()))
 }
 
 /// Keeps the assembled view of a revision for the first question there (`view::kept`),
