@@ -69,6 +69,9 @@ pub struct LynxServer {
 
 /// Runs the server until stdin closes.
 pub fn serve(opts: ServeOptions) -> Result<()> {
+    // From the start, before anything is freed: the allocator fixes when freed memory goes
+    // back at the first free after a quiet period, and a thread that ends frees its pages.
+    crate::memory::hold(crate::memory::SERVER_IDLE);
     // A server outlives edits to its cache: shards are read, not mapped.
     crate::shard::read_into_memory();
     // Open the workspace now so that configuration and repository errors surface at once.

@@ -78,6 +78,7 @@ fn secret() -> String {
 
 /// Runs the interface until the process is stopped. `on_ready` gets the URL to open.
 pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
+    crate::memory::hold(crate::memory::SERVER_IDLE);
     crate::shard::read_into_memory();
     let progress = engine.progress.clone();
     let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
