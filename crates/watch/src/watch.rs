@@ -197,10 +197,14 @@ pub fn spawn_for_server(sources: Arc<Sources>) {
     if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
         return;
     }
-    let invalidator = listing_watcher(&engine);
     engine.activity.touch();
     std::thread::spawn(move || {
-        let _keep = invalidator;
+        // Watching starts in the first pause of the questions: a watch on every directory and
+        // the catch-up listing took the cores from a server's first questions. Until then
+        // each question lists the working tree itself, and the catch-up after the watches are
+        // set sees every change made before.
+        engine.activity.before_warm_up();
+        let _keep = listing_watcher(&engine);
         let root: PathBuf = engine.ws.store.root.clone();
         let debounce = Duration::from_millis(engine.ws.config.watch.debounce_ms);
         loop {
