@@ -248,6 +248,30 @@ fn a_moved_revision_name_is_answered_at_its_new_commit() {
 }
 
 #[test]
+fn a_server_reuses_the_working_trees_listing_from_its_first_questions() {
+    let r = TestRepo::new();
+    project(&r);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let mut c = Client::spawn_logging(&r, &["--no-dense", "serve"], &log);
+    // Back to back from the start, before any pause: the listing watcher is set before the
+    // server answers, so these answers list the working tree at most once between them.
+    for word in ["add", "subtract", "add", "multiply"] {
+        let (text, is_error) = c.call("search", json!({"query": word}));
+        assert!(!is_error, "{text}");
+    }
+    let edited = "def wombatfn():\n    return 1\n";
+    r.write("src/w0.py", edited);
+    let (text, _) = c.call("search", json!({"query": "wombatfn"}));
+    assert!(text.contains("src/w0.py"), "a saved file is answered at once: {text}");
+    c.close();
+    let log = std::fs::read_to_string(&log).unwrap();
+    let ready = log.find("index ready").unwrap_or_else(|| panic!("never ready:\n{log}"));
+    let listed = log[ready..].lines().filter(|l| l.contains(" listed ") && l.contains(" files in ")).count();
+    assert_eq!(listed, 0, "questions listed the working tree themselves instead of reusing the listing:\n{log}");
+}
+
+#[test]
 fn edits_are_reflected_with_the_watcher_on() {
     let r = TestRepo::new();
     project(&r);

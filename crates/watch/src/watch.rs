@@ -189,22 +189,22 @@ pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
     }
 }
 
-/// For `serve`: a watcher that only invalidates the cached working-tree listing (every
-/// server has one, so answers always see saved edits), plus the indexing watch loop in the
-/// process that holds the store's watch lock (the others follow and take over when it exits).
-pub fn spawn_for_server(sources: Arc<Sources>) {
+/// For `serve`: the indexing watch loop in the process that holds the store's watch lock (the
+/// others follow and take over when it exits), keeping `listing` alive beside it — the watcher
+/// that only invalidates the cached working-tree listing ([`listing_watcher`]), which every
+/// server sets up before it answers, so answers always see saved edits.
+pub fn spawn_for_server(sources: Arc<Sources>, listing: Option<notify::RecommendedWatcher>) {
     let engine: Arc<Engine> = sources.main().engine.clone();
     if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
         return;
     }
     engine.activity.touch();
     std::thread::spawn(move || {
-        // Watching starts in the first pause of the questions: a watch on every directory and
-        // the catch-up listing took the cores from a server's first questions. Until then
-        // each question lists the working tree itself, and the catch-up after the watches are
-        // set sees every change made before.
+        let _keep = listing;
+        // The updates start in the first pause of the questions: the loop's own watch on every
+        // directory and its catch-up listing took the cores from a server's first questions.
+        // The catch-up after its watches are set sees every change made before.
         engine.activity.before_warm_up();
-        let _keep = listing_watcher(&engine);
         let root: PathBuf = engine.ws.store.root.clone();
         let debounce = Duration::from_millis(engine.ws.config.watch.debounce_ms);
         loop {

@@ -123,8 +123,11 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 // the other core while the working tree's view opens: read beside the first
                 // questions instead, they took the cores from them, and a question at a
                 // revision not read yet read it again itself.
-                let (views, kept) = std::thread::scope(|scope| {
+                let (views, kept, listing) = std::thread::scope(|scope| {
                     let kept = scope.spawn(|| sources.list.iter().map(|s| s.engine.preload_kept()).collect::<Vec<_>>());
+                    // From the first question on, working-tree answers reuse the listing until
+                    // a file changes.
+                    let listing = if watch { crate::watch::listing_watcher(&sources.main().engine) } else { None };
                     let views = (|| -> Result<Vec<crate::view::View>> {
                         let mut views = Vec::new();
                         for s in &sources.list {
@@ -134,21 +137,21 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                         }
                         Ok(views)
                     })();
-                    (views, kept.join().unwrap_or_default())
+                    (views, kept.join().unwrap_or_default(), listing)
                 });
                 let read: usize = kept.iter().map(Vec::len).sum();
                 if read > 0 {
                     tracing::debug!("{read} kept views read before the first question");
                 }
-                Ok((sources, views?, kept))
+                Ok((sources, views?, kept, listing))
             })();
             let warm = {
                 let mut load = shared.load.lock().unwrap();
                 let warm = match result {
-                    Ok((s, views, kept)) => {
+                    Ok((s, views, kept, listing)) => {
                         tracing::info!("index ready");
                         *load = Load::Ready(s.clone());
-                        Some((s, views, kept))
+                        Some((s, views, kept, listing))
                     }
                     Err(e) => {
                         tracing::error!("could not open the index: {e:#}");
@@ -159,7 +162,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 shared.cond.notify_all();
                 warm
             };
-            if let Some((sources, views, kept)) = warm {
+            if let Some((sources, views, kept, listing)) = warm {
                 // What the server frees stays with it while questions come, and goes back to
                 // the system once none has come for a while.
                 let janitor = sources.clone();
@@ -167,7 +170,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                     janitor.list[0].engine.activity.release_memory_when_idle(crate::memory::SERVER_IDLE)
                 });
                 if watch {
-                    crate::watch::spawn_for_server(sources.clone());
+                    crate::watch::spawn_for_server(sources.clone(), listing);
                 }
                 for (s, view) in sources.list.iter().zip(&views) {
                     s.engine.activity.touch();
