@@ -216,3 +216,56 @@ fn the_model_named_once_is_the_stores_and_status_says_where_it_came_from() {
     let s = r.json(&["--model", &m, "status"]);
     assert_eq!(s["dense"]["model_from"], "--model", "{s}");
 }
+
+/// Embedding reads texts shard by shard and writes a segment per few thousand vectors while the
+/// next group embeds: a view whose chunks lie in two chunk segments and fill more than one
+/// vector segment gets every vector, each under its own chunk.
+#[test]
+fn vectors_of_many_chunks_over_several_shards_each_belong_to_their_chunk() {
+    let r = TestRepo::new();
+    let words = ["alpha", "beta", "gamma", "delta", "river", "stone", "cloud", "forest", "ember", "frost", "omega"];
+    let file = |f: usize| {
+        let mut s = String::new();
+        for j in 0..40 {
+            let w = |k: usize| words[(f * 7 + j * 3 + k * 5) % words.len()];
+            s.push_str(&format!(
+                "def {}_{f}_{j}({}):\n    return {} + {} * {}\n\n\n",
+                w(0),
+                w(1),
+                w(2),
+                f * 100 + j,
+                w(3)
+            ));
+        }
+        s
+    };
+    for f in 0..120 {
+        r.write(&format!("a/m{f:03}.py"), &file(f));
+    }
+    r.commit_all("first half");
+    assert_eq!(r.json(&["--no-dense", "index"])["chunks_written"], 4800);
+    for f in 120..240 {
+        r.write(&format!("b/m{f:03}.py"), &file(f));
+    }
+    r.commit_all("second half");
+    assert_eq!(r.json(&["--no-dense", "index"])["chunks_written"], 4800);
+    let m = static_model();
+    let v = r.json(&["--model", &m, "index"]);
+    assert_eq!(v["chunks_embedded"], 9600, "{v}");
+    assert_eq!(v["dense_coverage"], 1.0, "{v}");
+    // 8,192 vectors a segment: two of them.
+    assert_eq!(v["segments_written"], 2, "{v}");
+    // A chunk's own text, asked densely, finds the chunk at cosine 1: its vector is its own.
+    for (f, j) in [(0, 0), (77, 39), (119, 20), (120, 0), (200, 13), (239, 39)] {
+        let dir = if f < 120 { "a" } else { "b" };
+        let text = file(f).split("\n\n\n").nth(j).unwrap().to_string();
+        let hits = r.json(&["--model", &m, "search", &text, "--mode", "dense", "-k", "10"]);
+        let own = hits["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["path"] == format!("{dir}/m{f:03}.py") && h["start_line"] == 1 + 4 * j as u64)
+            .unwrap_or_else(|| panic!("{f}:{j} not among the hits of its own text: {hits}"));
+        assert!(own["score"].as_f64().unwrap() > 0.999, "{f}:{j}: {own}");
+    }
+}

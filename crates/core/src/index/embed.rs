@@ -2,17 +2,27 @@
 //! model's fingerprint. Runs after chunks and lexical data are committed, writes a segment per
 //! few thousand vectors (an interrupted run keeps what it finished), and never fails the index:
 //! model problems turn the dense layer off with a reason.
+//!
+//! Texts are read from the chunk shards a group at a time, in shard order, and a shard is let
+//! go once its last group is embedded: a monorepo's texts never sit in memory all at once. A
+//! group's segment is written on a thread of its own while the next group embeds.
 
 use crate::embed::Embedder;
 use crate::layer::{self, vectors};
 use crate::progress::Progress;
+use crate::shard::chunks::ChunkShard;
 use crate::store::{Key, Store};
 use crate::view::View;
 use anyhow::Result;
+use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// Vectors per segment (and per commit to the catalog).
 const VECTORS_PER_SEGMENT: usize = 8192;
+
+/// Texts per call to the model (the unit of progress).
+const BATCH: usize = 256;
 
 pub struct DenseOutcome {
     pub embedded: usize,
@@ -22,93 +32,162 @@ pub struct DenseOutcome {
     pub total: usize,
 }
 
-/// (chunk hash → text) of the view's chunks whose vectors are missing, and the view's total
-/// distinct chunk count, read from the chunk shards.
-fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<(Vec<([u8; 16], String)>, usize)> {
+/// A chunk of the view without a vector: where its text is.
+#[derive(Clone, Copy)]
+struct Missing {
+    shard: u32,
+    row: u32,
+    hash: [u8; 16],
+}
+
+/// The chunks of a view that lack a vector, in shard order, the shards they are in, and the
+/// view's distinct chunk count.
+struct ToEmbed {
+    shards: Vec<Option<Arc<ChunkShard>>>,
+    missing: Vec<Missing>,
+    total: usize,
+}
+
+impl ToEmbed {
+    fn text(&self, m: &Missing) -> Result<&str> {
+        let shard = self.shards[m.shard as usize].as_ref().expect("a shard is let go only after its last group");
+        // A text that fails its check is never embedded: the run stops with the error.
+        Ok(shard.text(m.row as usize)?)
+    }
+}
+
+fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<ToEmbed> {
     let chunk_cat = store.catalogs(layer::CHUNKS, &layer::chunks_fingerprint())?;
     let vec_cat = store.catalogs(layer::VECTORS, model_fp)?;
-    let shards = crate::shard::Registry::default();
-    let mut open: HashMap<(usize, u32), std::sync::Arc<crate::shard::chunks::ChunkShard>> = HashMap::new();
+    let registry = crate::shard::Registry::default();
+    let mut index: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut shards: Vec<Option<Arc<ChunkShard>>> = Vec::new();
     let mut all: HashSet<[u8; 16]> = HashSet::new();
-    let mut missing: Vec<([u8; 16], String)> = Vec::new();
+    let mut missing: Vec<Missing> = Vec::new();
     for k in view.distinct_keys() {
         let Some(f) = chunk_cat.get(&k) else { continue };
-        let shard = match open.get(&(f.dir, f.loc.seg)) {
-            Some(s) => s.clone(),
+        let at = match index.get(&(f.dir, f.loc.seg)) {
+            Some(&i) => i,
             None => {
-                let s = shards.chunks(store, f.dir, chunk_cat.segment_name(f))?;
-                open.insert((f.dir, f.loc.seg), s.clone());
-                s
+                shards.push(Some(registry.chunks(store, f.dir, chunk_cat.segment_name(f))?));
+                let i = (shards.len() - 1) as u32;
+                index.insert((f.dir, f.loc.seg), i);
+                i
             }
         };
-        for row in f.loc.row as usize..(f.loc.row + f.loc.count) as usize {
-            if row >= shard.rows() {
+        let shard = shards[at as usize].as_ref().expect("just opened");
+        for row in f.loc.row..f.loc.row + f.loc.count {
+            if row as usize >= shard.rows() {
                 anyhow::bail!(
                     "the catalog points past the end of segment {}; run `git lynx doctor --repair`",
                     chunk_cat.segment_name(f)
                 );
             }
-            let m = shard.meta(row);
+            let m = shard.meta(row as usize);
             if m.ord < 0 || !all.insert(m.hash) || vec_cat.contains(&Key::hash(&m.hash)) {
                 continue;
             }
-            // A text that fails its check is never embedded: the run stops with the error.
-            missing.push((m.hash, shard.text(row)?.to_string()));
+            missing.push(Missing { shard: at, row, hash: m.hash });
         }
     }
-    missing.sort_by_key(|a| a.0);
-    Ok((missing, all.len()))
+    // Shard by shard, each in row order: the text blocks are decompressed once, in file order.
+    missing.sort_unstable_by_key(|m| (m.shard, m.row));
+    Ok(ToEmbed { shards, missing, total: all.len() })
 }
 
 /// Embeds what the view lacks. `progress` shows chunks embedded.
 pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &Progress) -> Result<DenseOutcome> {
     let fp = model.fingerprint().to_string();
-    let (mut missing, total) = missing_chunks(store, view, &fp)?;
+    let mut todo = missing_chunks(store, view, &fp)?;
     // Vectors other machines made (untrusted alternates) are computed again and compared
     // (`adopt::vectors`): what is stored is this machine's, so they count as embedded here.
     let mut checked = 0;
-    if !missing.is_empty() && !store.pools.is_empty() {
-        let texts: HashMap<[u8; 16], String> = missing.iter().cloned().collect();
+    if !todo.missing.is_empty() && !store.pools.is_empty() {
+        let mut texts: HashMap<[u8; 16], String> = HashMap::with_capacity(todo.missing.len());
+        for m in &todo.missing {
+            texts.insert(m.hash, todo.text(m)?.to_string());
+        }
         for pool in &store.pools {
             checked += super::adopt::vectors(store, pool, &texts, model, &mut Vec::new())?;
         }
         if checked > 0 {
             let have = store.catalogs(layer::VECTORS, &fp)?;
-            missing.retain(|(h, _)| !have.contains(&Key::hash(h)));
+            todo.missing.retain(|m| !have.contains(&Key::hash(&m.hash)));
         }
     }
-    let mut out = DenseOutcome { embedded: checked, segments: 0, covered: total - missing.len(), total };
-    if missing.is_empty() {
+    let mut out =
+        DenseOutcome { embedded: checked, segments: 0, covered: todo.total - todo.missing.len(), total: todo.total };
+    if todo.missing.is_empty() {
         return Ok(out);
     }
-    progress.start("embedding chunks", missing.len() as u64);
+    progress.start("embedding chunks", todo.missing.len() as u64);
     let dim = model.dim();
     let info = layer::VectorLayerInfo { model: model.name().to_string(), kind: model.kind().to_string(), dim };
     let info_path = layer::vector_info_path(store.objects(), &fp);
     if !info_path.exists() {
         crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
     }
-    for group in missing.chunks(VECTORS_PER_SEGMENT) {
-        let mut hashes = Vec::with_capacity(group.len());
-        let mut vecs = Vec::with_capacity(group.len() * dim);
-        for batch in group.chunks(256) {
-            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
-            let v = model.embed_documents(&texts)?;
-            if v.len() != texts.len() * dim {
-                anyhow::bail!("the model returned {} values for {} texts of dimension {dim}", v.len(), texts.len());
-            }
-            vecs.extend(v);
-            hashes.extend(batch.iter().map(|(h, _)| *h));
-            progress.inc(batch.len() as u64);
+    // The group after which each shard is no longer needed.
+    let mut last_group = vec![0usize; todo.shards.len()];
+    for (g, group) in todo.missing.chunks(VECTORS_PER_SEGMENT).enumerate() {
+        for m in group {
+            last_group[m.shard as usize] = g;
         }
-        let (batch, keys) = vectors::to_batch(&hashes, &vecs, dim)?;
-        let name = store.write_segment(layer::VECTORS, &fp, &batch)?;
-        crate::shard::vectors::write(store, 0, &name, &batch)?;
-        store.commit(layer::VECTORS, &fp, &[(name, keys)])?;
-        out.embedded += group.len();
-        out.covered += group.len();
-        out.segments += 1;
     }
+    let groups: Vec<Vec<Missing>> = todo.missing.chunks(VECTORS_PER_SEGMENT).map(<[Missing]>::to_vec).collect();
+    let written = std::thread::scope(|s| -> Result<usize> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<[u8; 16]>, Vec<f32>)>(1);
+        let writer = s.spawn(move || -> Result<usize> {
+            let mut segments = 0;
+            for (hashes, vecs) in rx {
+                let (batch, keys) = vectors::to_batch(&hashes, &vecs, dim)?;
+                let name = store.write_segment(layer::VECTORS, &fp, &batch)?;
+                crate::shard::vectors::write(store, 0, &name, &batch)?;
+                store.commit(layer::VECTORS, &fp, &[(name, keys)])?;
+                segments += 1;
+            }
+            Ok(segments)
+        });
+        let embedded = (|| -> Result<()> {
+            for (g, mut group) in groups.into_iter().enumerate() {
+                // Each segment's rows in hash order, as before texts were read shard by shard.
+                group.sort_unstable_by_key(|m| m.hash);
+                let texts: Vec<&str> = group.par_iter().map(|m| todo.text(m)).collect::<Result<_>>()?;
+                let mut vecs = Vec::with_capacity(group.len() * dim);
+                for batch in texts.chunks(BATCH) {
+                    let v = model.embed_documents(batch)?;
+                    if v.len() != batch.len() * dim {
+                        anyhow::bail!(
+                            "the model returned {} values for {} texts of dimension {dim}",
+                            v.len(),
+                            batch.len()
+                        );
+                    }
+                    vecs.extend(v);
+                    progress.inc(batch.len() as u64);
+                }
+                drop(texts);
+                let hashes = group.iter().map(|m| m.hash).collect();
+                if tx.send((hashes, vecs)).is_err() {
+                    // The writer stopped on an error, which its join reports.
+                    break;
+                }
+                for (i, last) in last_group.iter().enumerate() {
+                    if *last == g {
+                        todo.shards[i] = None;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let segments = writer.join().map_err(|_| anyhow::anyhow!("the vector segment writer panicked"))??;
+        embedded.map(|()| segments)
+    })?;
+    let vectors: usize = todo.missing.len();
+    out.embedded += vectors;
+    out.covered += vectors;
+    out.segments = written;
     progress.finish();
     Ok(out)
 }
