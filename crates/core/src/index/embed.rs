@@ -98,7 +98,9 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<ToEmbed>
 /// Embeds what the view lacks. `progress` shows chunks embedded.
 pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &Progress) -> Result<DenseOutcome> {
     let fp = model.fingerprint().to_string();
+    let t = std::time::Instant::now();
     let mut todo = missing_chunks(store, view, &fp)?;
+    let located = t.elapsed();
     // Vectors other machines made (untrusted alternates) are computed again and compared
     // (`adopt::vectors`): what is stored is this machine's, so they count as embedded here.
     let mut checked = 0;
@@ -185,6 +187,11 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
         embedded.map(|()| segments)
     })?;
     let vectors: usize = todo.missing.len();
+    tracing::debug!(
+        "embedding: {vectors} of {} chunks located in {located:.1?}, embedded and written in {:.1?}",
+        todo.total,
+        t.elapsed() - located
+    );
     out.embedded += vectors;
     out.covered += vectors;
     out.segments = written;

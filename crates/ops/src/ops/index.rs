@@ -98,7 +98,10 @@ fn keep(engine: &Engine, view: &View, report: &mut IndexReport) {
 fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
     let t = std::time::Instant::now();
     let model = match engine.embedder() {
-        Ok(m) => m,
+        Ok(m) => {
+            tracing::debug!("embedding: model {} ready in {:.1?}", m.name(), t.elapsed());
+            m
+        }
         Err(reason) => {
             report.dense = "off".into();
             report.dense_reason = Some(reason.to_string());
