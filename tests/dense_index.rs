@@ -269,3 +269,56 @@ fn vectors_of_many_chunks_over_several_shards_each_belong_to_their_chunk() {
         assert!(own["score"].as_f64().unwrap() > 0.999, "{f}:{j}: {own}");
     }
 }
+
+/// A revision's dense side is kept by `index` beside its view: a new process reads it instead
+/// of looking every chunk up again, answers the same, and a record that does not hold is
+/// refused, replaced, and removed by `gc`.
+#[test]
+fn a_revisions_dense_side_is_kept_and_a_damaged_record_is_replaced() {
+    let r = TestRepo::new();
+    r.write("a.py", "def parse_json_config(file):\n    return json.load(file)\n\n\ndef compute_distance(a, b):\n    return abs(a - b)\n");
+    r.write("b.py", "def handle_http_request(user):\n    return user\n");
+    r.commit_all("first");
+    let m = static_model();
+    assert_eq!(r.json(&["--model", &m, "index", "--rev", "HEAD"])["dense"], "ready");
+    let records = || -> Vec<std::path::PathBuf> {
+        let dir = r.file(".lynx/cache/views-dense");
+        let mut found = Vec::new();
+        for sub in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            found.extend(std::fs::read_dir(sub.path()).unwrap().flatten().map(|e| e.path()));
+        }
+        found
+    };
+    let kept = records();
+    assert_eq!(kept.len(), 1, "one record for the indexed revision: {kept:?}");
+    let ask = || {
+        let out = r
+            .cmd(&["--model", &m, "--json", "search", "compute distance", "--rev", "HEAD", "--mode", "dense"])
+            .env("LYNX_LOG", "debug")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let hits: Vec<(String, String)> = v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["symbol"].as_str().unwrap().to_string(), format!("{:.5}", h["score"].as_f64().unwrap())))
+            .collect();
+        (hits, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (read, log) = ask();
+    assert_eq!(read[0].0, "compute_distance", "{read:?}");
+    assert!(log.contains("kept dense side of 3 chunks read"), "{log}");
+    // Damaged: refused (and removed), the side assembled again with the same answer, and kept again.
+    let mut bytes = std::fs::read(&kept[0]).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    std::fs::write(&kept[0], &bytes).unwrap();
+    let (again, log) = ask();
+    assert_eq!(again, read);
+    assert!(log.contains("not used") && log.contains("dense side: 3 of 3 chunks"), "{log}");
+    assert!(ask().1.contains("kept dense side of 3 chunks read"));
+    r.json(&["gc"]);
+    assert!(records().is_empty());
+}

@@ -712,6 +712,10 @@ impl Engine {
         }
         let history = self.history(&opened.data);
         crate::view::kept::write(&self.ws, view, &opened.data, history.as_deref())?;
+        // Its dense side too, when a model is set: assembling it keeps it.
+        if self.model.name.is_some() {
+            let _ = self.dense_for(view, &opened.data);
+        }
         Ok(true)
     }
 
@@ -804,6 +808,9 @@ impl Engine {
             return Ok(m);
         }
         let build = || -> Result<Arc<DenseView>> {
+            if let Some(kept) = crate::view::kept::load_dense(&self.ws, data, &fp, model.dim()) {
+                return Ok(Arc::new(kept));
+            }
             let t = std::time::Instant::now();
             let mut d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
             tracing::debug!(
@@ -818,6 +825,10 @@ impl Engine {
             if missing > 0 && missing <= budget {
                 index::embed::embed_view(&self.ws.store, view, model.as_ref(), &self.progress)?;
                 d = DenseView::assemble(&self.ws.store, &self.ws.shards, &data.table, &fp, model.dim())?;
+            }
+            // A revision's complete side is kept for the next process (never fails the answer).
+            if let Err(e) = crate::view::kept::write_dense(&self.ws, data, &d) {
+                tracing::debug!("the dense side of {} could not be kept: {e:#}", data.id.label);
             }
             Ok(Arc::new(d))
         };

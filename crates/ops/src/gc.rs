@@ -162,6 +162,7 @@ pub fn gc(ws: &Workspace, dry_run: bool, reflog_days: u64) -> Result<GcReport> {
     report.shards_removed = crate::shard::remove_orphans(&ws.store);
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("views"));
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("worktree-views"));
+    let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("views-dense"));
     // Kept history walks are small and made again on use; gc bounds their number.
     let _ = std::fs::remove_dir_all(ws.store.root.join("cache").join("walks"));
     // Vocabulary records of models no longer used would stay for ever; the current one is

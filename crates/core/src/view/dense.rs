@@ -24,6 +24,8 @@ pub struct DenseView {
     /// Per ordinal: (shard, row), shard NONE when the chunk has no vector yet.
     locs: Vec<(u32, u32)>,
     shards: Vec<Arc<VectorShard>>,
+    /// The segment each shard derives from (what a kept dense side names).
+    segments: Vec<String>,
     pub dim: usize,
     /// Chunks with a vector, and all chunks.
     pub covered: usize,
@@ -47,6 +49,15 @@ struct Sketch {
     words: usize,
     bits: Vec<u64>,
     center: Vec<f32>,
+}
+
+/// The parts of a complete dense side a kept record holds.
+pub(crate) struct KeptParts<'a> {
+    pub segments: &'a [String],
+    /// Per ordinal: shard, row.
+    pub locs: Vec<u32>,
+    /// Words per row, centre, bits.
+    pub sketch: Option<(usize, &'a [f32], &'a [u64])>,
 }
 
 /// `out[i]` = Hamming distance between row `i` of `rows` (`q.len()` words each) and `q`,
@@ -95,48 +106,47 @@ impl DenseView {
         dim: usize,
     ) -> Result<DenseView> {
         let cat = store.catalogs(layer::VECTORS, fingerprint)?;
-        let mut at: HashMap<(usize, u32), u32> = HashMap::new();
-        let mut list: Vec<Arc<VectorShard>> = Vec::new();
-        let mut locs = Vec::with_capacity(table.len());
-        let mut covered = 0;
-        // The lookups (a hash per chunk) on both cores; opening shards stays in order.
+        // The lookups (a hash per chunk) on both cores.
         let found: Vec<_> = table
             .live()
             .into_par_iter()
             .with_min_len(1024)
             .map(|o| cat.get(&Key::hash(&table.chunk_hash(o))))
             .collect();
+        // The shards in the order their first row appears; opened (and checked) on both cores.
+        let mut at: HashMap<(usize, u32), u32> = HashMap::new();
+        let mut order: Vec<crate::store::Found> = Vec::new();
+        for f in found.iter().flatten() {
+            at.entry((f.dir, f.loc.seg)).or_insert_with(|| {
+                order.push(*f);
+                (order.len() - 1) as u32
+            });
+        }
+        let list: Vec<Arc<VectorShard>> =
+            order.par_iter().map(|f| shards.vectors(store, f.dir, cat.segment_name(*f))).collect::<Result<_>>()?;
+        if let Some(s) = list.iter().find(|s| s.dim != dim) {
+            bail!("stored vectors have dimension {} but the model has {dim}; the vector layer is inconsistent", s.dim);
+        }
+        let mut locs = Vec::with_capacity(table.len());
+        let mut covered = 0;
         for f in found {
-            let Some(f) = f else {
-                locs.push((NONE, 0));
-                continue;
-            };
-            let seg = (f.dir, f.loc.seg);
-            let si = match at.get(&seg) {
-                Some(&i) => i,
-                None => {
-                    let s = shards.vectors(store, f.dir, cat.segment_name(f))?;
-                    if s.dim != dim {
-                        bail!(
-                            "stored vectors have dimension {} but the model has {dim}; the vector layer is inconsistent",
-                            s.dim
-                        );
+            match f {
+                Some(f) => {
+                    let si = at[&(f.dir, f.loc.seg)];
+                    if (f.loc.row as usize) < list[si as usize].rows {
+                        locs.push((si, f.loc.row));
+                        covered += 1;
+                    } else {
+                        locs.push((NONE, 0));
                     }
-                    list.push(s);
-                    at.insert(seg, (list.len() - 1) as u32);
-                    (list.len() - 1) as u32
                 }
-            };
-            if (f.loc.row as usize) < list[si as usize].rows {
-                locs.push((si, f.loc.row));
-                covered += 1;
-            } else {
-                locs.push((NONE, 0));
+                None => locs.push((NONE, 0)),
             }
         }
         Ok(DenseView {
             locs,
             shards: list,
+            segments: order.iter().map(|f| cat.segment_name(*f).to_string()).collect(),
             dim,
             covered,
             live: table.len(),
@@ -156,9 +166,68 @@ impl DenseView {
             live: n,
             fingerprint: String::new(),
             shards: vec![shard],
+            segments: Vec::new(),
             sketch: Default::default(),
             catalogs: Default::default(),
         }
+    }
+
+    /// What a kept record of this side holds (`view::kept::write_dense`): the segment of each
+    /// shard, per ordinal its (shard, row), and the sign sketch when searches use one (built
+    /// now if no search has yet) or one was built.
+    pub(crate) fn kept_parts(&self) -> KeptParts<'_> {
+        let sketch = if self.covered > EXACT_LIMIT {
+            Some(self.sketch.get_or_init(|| self.build_sketch()))
+        } else {
+            self.sketch.get()
+        };
+        KeptParts {
+            segments: &self.segments,
+            locs: self.locs.iter().flat_map(|&(s, r)| [s, r]).collect(),
+            sketch: sketch.map(|sk| (sk.words, sk.center.as_slice(), sk.bits.as_slice())),
+        }
+    }
+
+    /// A side read back from a kept record: every ordinal has a vector (only complete sides
+    /// are kept). Checks that each location is inside its shard and the sketch's sizes.
+    pub(crate) fn from_kept(
+        fingerprint: &str,
+        dim: usize,
+        shards: Vec<Arc<VectorShard>>,
+        segments: Vec<String>,
+        locs: &[u32],
+        sketch: Option<(usize, Vec<f32>, Vec<u64>)>,
+    ) -> Result<DenseView> {
+        if shards.iter().any(|s| s.dim != dim) {
+            bail!("a kept vector shard has another dimension");
+        }
+        let locs: Vec<(u32, u32)> = locs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
+        if locs.iter().any(|&(s, r)| shards.get(s as usize).is_none_or(|sh| r as usize >= sh.rows)) {
+            bail!("a kept location lies outside its shard");
+        }
+        let live = locs.len();
+        let sketch_cell = std::sync::OnceLock::new();
+        match sketch {
+            Some((words, center, bits)) => {
+                if words != dim.div_ceil(64) || center.len() != dim || bits.len() != live * words {
+                    bail!("the kept sketch does not fit the view");
+                }
+                let _ = sketch_cell.set(Sketch { words, bits, center });
+            }
+            None if live > EXACT_LIMIT => bail!("a kept side above the exact limit has no sketch"),
+            None => {}
+        }
+        Ok(DenseView {
+            locs,
+            shards,
+            segments,
+            dim,
+            covered: live,
+            live,
+            fingerprint: fingerprint.to_string(),
+            sketch: sketch_cell,
+            catalogs: Default::default(),
+        })
     }
 
     /// Whether the vectors of the store under this fingerprint are still those it was
@@ -406,6 +475,37 @@ mod tests {
             found += exact.iter().filter(|h| sketched.contains(h)).count();
         }
         assert!(found as f64 / asked as f64 >= 0.95, "recall {found} of {asked}");
+    }
+
+    #[test]
+    fn a_kept_side_reads_back_to_the_same_answers_and_refuses_what_does_not_fit() {
+        let (view, data, _tmp) = clustered(3_000, 64, 30);
+        let q = &data[17 * 64..18 * 64];
+        // A search through the sketch builds it; the kept parts then carry it.
+        let sketched = view.search_sketched(q, 10, None);
+        let parts = view.kept_parts();
+        let (words, center, bits) = parts.sketch.expect("the sketch was built");
+        let kept = |locs: &[u32], bits: &[u64]| {
+            DenseView::from_kept(
+                "fp",
+                64,
+                view.shards.clone(),
+                Vec::new(),
+                locs,
+                Some((words, center.to_vec(), bits.to_vec())),
+            )
+        };
+        let back = kept(&parts.locs, bits).unwrap();
+        assert_eq!((back.covered, back.live), (3_000, 3_000));
+        assert_eq!(back.search_sketched(q, 10, None), sketched);
+        assert_eq!(back.search_exact(q, 10, None), view.search_exact(q, 10, None));
+        assert_eq!(back.row(2_999), view.row(2_999));
+        // A location past its shard's rows, a sketch of another size, another dimension.
+        let mut outside = parts.locs.clone();
+        outside[2 * 5 + 1] = 3_000;
+        assert!(kept(&outside, bits).is_err());
+        assert!(kept(&parts.locs, &bits[..bits.len() - 1]).is_err());
+        assert!(DenseView::from_kept("fp", 32, view.shards.clone(), Vec::new(), &parts.locs, None).is_err());
     }
 
     #[test]

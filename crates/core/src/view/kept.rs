@@ -393,6 +393,118 @@ fn read_table(ws: &Workspace, file: &File, header: &Header) -> Result<(ChunkTabl
     Ok((table, history))
 }
 
+/// A revision's dense side for one model, kept beside its view: where each chunk's vector is
+/// (by segment name and row) and the sign sketch, so a question in a new process neither looks
+/// every chunk up in the vector catalog nor sketches every row again. Only a complete side is
+/// kept — one with a vector for every chunk, which nothing added later can change — and it is
+/// refused when a segment it names is gone or anything in it does not fit the view.
+#[derive(Serialize, Deserialize)]
+struct DenseHeader {
+    commit: String,
+    /// The view's content key: the record fits that view's chunk table only.
+    view: String,
+    model: String,
+    dim: usize,
+    live: usize,
+    segments: Vec<String>,
+    /// Words per row of the sketch (0: none, the view is searched exactly).
+    sketch_words: usize,
+}
+
+const DENSE_HEADER: usize = 0;
+const DENSE_LOCS: usize = 1;
+const DENSE_CENTER: usize = 2;
+const DENSE_BITS: usize = 3;
+
+fn dense_record(ws: &Workspace, commit: &str, model: &str) -> (PathBuf, String) {
+    let name = format!("{commit}-{}-{model}", fingerprint(ws));
+    let path = ws.store.root.join("cache").join("views-dense").join(&commit[..2.min(commit.len())]).join(&name);
+    (path, name)
+}
+
+/// Keeps the dense side of a commit's view when it is complete (false when it is not).
+pub fn write_dense(ws: &Workspace, data: &ViewData, dense: &super::dense::DenseView) -> Result<bool> {
+    let Some(commit) = data.id.commit.as_deref().filter(|_| data.id.kind == "commit") else { return Ok(false) };
+    if dense.live == 0 || dense.covered != dense.live {
+        return Ok(false);
+    }
+    let parts = dense.kept_parts();
+    let (path, name) = dense_record(ws, commit, &dense.fingerprint);
+    let header = DenseHeader {
+        commit: commit.to_string(),
+        view: data.key.clone(),
+        model: dense.fingerprint.clone(),
+        dim: dense.dim,
+        live: dense.live,
+        segments: parts.segments.to_vec(),
+        sketch_words: parts.sketch.map_or(0, |s| s.0),
+    };
+    let mut w = Writer::new(Kind::View, &name);
+    w.section(serde_json::to_vec(&header)?);
+    w.section_u32(&parts.locs);
+    let (center, bits) = parts.sketch.map_or((&[][..], &[][..]), |(_, c, b)| (c, b));
+    w.section(bytemuck::cast_slice(center).to_vec());
+    w.section(bytemuck::cast_slice(bits).to_vec());
+    crate::fsutil::write_atomic(&path, &w.finish())?;
+    prune(&ws.store.root.join("cache").join("views-dense"), 2, KEEP);
+    Ok(true)
+}
+
+/// The kept dense side of a commit's view under model `fingerprint`, when one exists and fits
+/// (`data` is the view's own); a record that does not is removed.
+pub fn load_dense(ws: &Workspace, data: &ViewData, fingerprint: &str, dim: usize) -> Option<super::dense::DenseView> {
+    let commit = data.id.commit.as_deref().filter(|_| data.id.kind == "commit")?;
+    let (path, name) = dense_record(ws, commit, fingerprint);
+    if !path.is_file() {
+        return None;
+    }
+    let t = std::time::Instant::now();
+    used(&path, t, read_dense(ws, &path, &name, commit, data, fingerprint, dim), |d| {
+        format!("kept dense side of {} chunks", d.live)
+    })
+}
+
+fn read_dense(
+    ws: &Workspace,
+    path: &std::path::Path,
+    name: &str,
+    commit: &str,
+    data: &ViewData,
+    fingerprint: &str,
+    dim: usize,
+) -> Result<super::dense::DenseView> {
+    let file = File::open(path, Kind::View, name)?;
+    let header: DenseHeader = serde_json::from_slice(file.bytes(DENSE_HEADER)?)?;
+    anyhow::ensure!(
+        header.commit == commit
+            && header.view == data.key
+            && header.model == fingerprint
+            && header.dim == dim
+            && header.live == data.table.len(),
+        "written for another view or model"
+    );
+    let locs = file.u32s(DENSE_LOCS)?;
+    anyhow::ensure!(locs.len() == 2 * header.live, "locations do not cover the view");
+    // Opening a shard checks its vectors: both cores.
+    use rayon::prelude::*;
+    let shards = header
+        .segments
+        .par_iter()
+        .map(|n| {
+            let (dir, _) = ws.store.find_segment(n).with_context(|| format!("segment {n} is gone"))?;
+            ws.shards.vectors(&ws.store, dir, n)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let sketch = (header.sketch_words > 0).then(|| -> Result<_> {
+        let center =
+            file.bytes(DENSE_CENTER)?.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
+        let bits = file.bytes(DENSE_BITS)?.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+        let (center, bits): (Vec<f32>, Vec<u64>) = (center.collect(), bits.collect());
+        Ok((header.sketch_words, center, bits))
+    });
+    super::dense::DenseView::from_kept(fingerprint, dim, shards, header.segments, locs, sketch.transpose()?)
+}
+
 /// Removes the oldest records beyond `keep`, or beyond `KEEP_BYTES` in all (the newest stays).
 fn prune(dir: &std::path::Path, depth: usize, keep: usize) {
     let mut all: Vec<(std::time::SystemTime, u64, PathBuf)> = walkdir::WalkDir::new(dir)
