@@ -723,7 +723,10 @@ fn engine(cli: &Cli) -> Result<Engine> {
 
 fn run(cli: &Cli) -> Result<Answer> {
     match &cli.command {
-        Command::Index(a) => ops::index::run(&engine(cli)?, &a.revs),
+        Command::Index(a) => {
+            crate::shard::release_read_pages();
+            ops::index::run(&engine(cli)?, &a.revs)
+        }
         Command::Search(a) if a.grep.on() => {
             let answer = ops::grep::run(&engine(cli)?, &a.grep_args()?)?;
             let none = answer.data.get("files").and_then(|f| f.as_array()).is_some_and(|f| f.is_empty());

@@ -157,10 +157,13 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
     for c in commits.iter().step_by(5) {
         assert_eq!(answers(r.path(), c), shared[c], "{c}: answers changed after the shards were rebuilt");
     }
-    // `index --rev` kept each revision's assembled view; assembled afresh, each answers the same.
-    let kept = walkdir::WalkDir::new(r.file(".lynx/cache/views")).into_iter().flatten();
-    assert!(kept.filter(|e| e.file_type().is_file()).count() >= commits.len() / 2 - 1);
-    std::fs::remove_dir_all(r.file(".lynx/cache/views")).unwrap();
+    // `index --rev` kept each revision's assembled view and dense side; assembled afresh, each
+    // answers the same.
+    for kind in ["views", "views-dense"] {
+        let kept = walkdir::WalkDir::new(r.file(&format!(".lynx/cache/{kind}"))).into_iter().flatten();
+        assert!(kept.filter(|e| e.file_type().is_file()).count() >= commits.len() / 2 - 1, "{kind}");
+        std::fs::remove_dir_all(r.file(&format!(".lynx/cache/{kind}"))).unwrap();
+    }
     for c in commits.iter().skip(2).step_by(5) {
         assert_eq!(answers(r.path(), c), shared[c], "{c}: the view assembled afresh answers unlike the kept one");
     }
@@ -189,7 +192,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         commits.len()
     );
     // The cache holds shards (per segment), history walks, kept views (per commit, one per
-    // indexed revision, and the working tree's latest few), the static model's vocabulary, the
+    // indexed revision, and the working tree's latest few) and their dense sides, the static model's vocabulary, the
     // working tree's untracked files and its tracked files found unchanged (settled).
     let cache: Vec<String> = std::fs::read_dir(r.file(".lynx/cache"))
         .unwrap()
@@ -200,6 +203,7 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
         cache.iter().all(|n| n == "shards"
             || n == "walks"
             || n == "views"
+            || n == "views-dense"
             || n == "worktree-views"
             || n == "vocab"
             || n == "untracked"

@@ -712,8 +712,10 @@ impl Engine {
         }
         let history = self.history(&opened.data);
         crate::view::kept::write(&self.ws, view, &opened.data, history.as_deref())?;
-        // Its dense side too, when a model is set: assembling it keeps it.
+        // Its dense side too, when a model is set: assembling it keeps it. What indexing freed
+        // goes back to the system first, so this step does not add to the run's peak.
         if self.model.name.is_some() {
+            crate::memory::release();
             let _ = self.dense_for(view, &opened.data);
         }
         Ok(true)

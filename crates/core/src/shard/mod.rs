@@ -213,6 +213,19 @@ fn reads_into_memory() -> bool {
     READ_INTO_MEMORY.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+static RELEASE_READ_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes this process hand the pages of mapped vectors back once it has read them through
+/// (`index` reads every vector of a view once, to check and sketch them, and answers nothing
+/// after: holding them all would add the vectors' size to its peak memory).
+pub fn release_read_pages() {
+    RELEASE_READ_PAGES.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn releases_read_pages() -> bool {
+    RELEASE_READ_PAGES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The byte ranges of the lazy sections a shard's header announces, if the header lies within
 /// `prefix` and the ranges within `len` (anything else is read whole and judged by the checks).
 fn lazy_ranges(prefix: &[u8], len: usize) -> Vec<(usize, usize)> {

@@ -92,10 +92,27 @@ impl VectorShard {
         self.file.len()
     }
 
+    /// Hands the pages of mapped rows back once they were read through, when this process
+    /// does so (`shard::release_read_pages`); rows read later come from the file again.
+    pub fn release_read_pages(&self) {
+        if let Rows::Mapped { map, .. } = &self.data
+            && super::releases_read_pages()
+        {
+            release(map, 0, map.len());
+        }
+    }
+
     /// Whether the rows are read from the segment file rather than held by the shard.
     pub fn points_into_segment(&self) -> bool {
         !matches!(self.data, Rows::Copied)
     }
+}
+
+/// Drops `len` bytes at `at` of a read-only file mapping from this process's memory.
+fn release(map: &memmap2::Mmap, at: usize, len: usize) {
+    // SAFETY: the mapping is shared and read-only over a file that is never modified in place:
+    // dropped pages are read back from the same bytes if touched again.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, len) };
 }
 
 /// The runs of a pointing shard, checked: the segment file has the length it had, every run
@@ -136,6 +153,9 @@ fn read_runs(segment: &Path, len: u64, table: &[u64], width: usize, size: usize)
     let map = unsafe { memmap2::Mmap::map(&f) }.with_context(|| format!("mapping {}", segment.display()))?;
     for (i, &(_, at, rows)) in runs.iter().enumerate() {
         check(&map[at..at + rows * width], i)?;
+        if super::releases_read_pages() {
+            release(&map, at, rows * width);
+        }
     }
     Ok(Rows::Mapped { map, runs: runs.into_iter().map(|(first, at, _)| (first, at)).collect() })
 }

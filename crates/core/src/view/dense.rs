@@ -397,6 +397,7 @@ impl DenseView {
                         signs(sh.row(r), &center, w);
                     }
                 }
+                sh.release_read_pages();
                 b
             })
             .collect();
