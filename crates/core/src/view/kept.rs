@@ -124,16 +124,21 @@ pub fn write_worktree(ws: &Workspace, view: &View, data: &ViewData, history: Opt
     let head = view.id.commit.as_deref().context("a working tree without a commit is not kept")?;
     let (path, name) = worktree_record(ws, &data.key, head);
     let bytes = encode(view, data, history, &name, false)?;
-    // Not fsynced: every section is checksummed, so a torn record is refused, and losing one
-    // costs one assembly.
+    write_unsynced(&path, &bytes)?;
+    prune(path.parent().context("a record has a directory")?, 1, KEEP_WORKTREE);
+    Ok(())
+}
+
+/// Writes a record through a temporary file and a rename, not fsynced: every section is
+/// checksummed, so a torn record is refused, and losing one costs one assembly.
+fn write_unsynced(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().context("a record has a directory")?;
     std::fs::create_dir_all(dir)?;
-    let tmp = crate::fsutil::temp_path_for(&path);
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, &path).inspect_err(|_| {
+    let tmp = crate::fsutil::temp_path_for(path);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })?;
-    prune(dir, 1, KEEP_WORKTREE);
     Ok(())
 }
 
@@ -445,7 +450,7 @@ pub fn write_dense(ws: &Workspace, data: &ViewData, dense: &super::dense::DenseV
     let (center, bits) = parts.sketch.map_or((&[][..], &[][..]), |(_, c, b)| (c, b));
     w.section(bytemuck::cast_slice(center).to_vec());
     w.section(bytemuck::cast_slice(bits).to_vec());
-    crate::fsutil::write_atomic(&path, &w.finish())?;
+    write_unsynced(&path, &w.finish())?;
     prune(&ws.store.root.join("cache").join("views-dense"), 2, KEEP);
     Ok(true)
 }
