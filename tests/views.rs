@@ -301,7 +301,9 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
     let (damaged_a, used) = search_at(&r, a);
     assert!(!used, "a damaged kept view is not read");
     assert_eq!(damaged_a, assembled_a);
-    assert!(!rec_a.exists(), "a damaged kept view is removed");
+    // Replaced by the view that search assembled, which the next search reads.
+    assert_ne!(std::fs::read(&rec_a).unwrap(), bytes, "a damaged kept view is replaced");
+    assert_eq!(search_at(&r, a), (assembled_a.clone(), true));
 
     // One revision's record in another's place is refused (it names its own commit).
     let good_b = std::fs::read(&rec_b).unwrap();
@@ -313,7 +315,8 @@ fn a_kept_view_is_read_back_and_a_damaged_or_misplaced_one_is_assembled_again() 
     let (misplaced_a, used) = search_at(&r, a);
     assert!(!used, "another revision's kept view is not read");
     assert_eq!(misplaced_a, assembled_a);
-    assert!(!misplaced.exists());
+    assert_ne!(std::fs::read(&misplaced).unwrap(), good_b, "another revision's kept view is replaced");
+    assert_eq!(search_at(&r, a), (assembled_a.clone(), true));
     let (kept_b, used) = search_at(&r, b);
     assert!(used);
     assert_eq!(kept_b, assembled_b);

@@ -634,6 +634,19 @@ impl Engine {
                 tracing::debug!("the working tree's view was not kept: {e:#}");
             }
         }
+        // Likewise a revision's view, when `index --rev` did not keep it: the next process
+        // reads it instead of assembling it again.
+        if view.id.kind == "commit"
+            && !self.watching.load(std::sync::atomic::Ordering::Acquire)
+            && let Some(commit) = view.id.commit.as_deref()
+            && !crate::view::kept::exists(&self.ws, commit)
+            && !self.needs_indexing(view, &data.assembly.missing_keys)
+        {
+            let history = self.history(&data);
+            if let Err(e) = crate::view::kept::write(&self.ws, view, &data, history.as_deref()) {
+                tracing::debug!("the view of {} was not kept: {e:#}", view.id.label);
+            }
+        }
         self.remember_view(mem_key, data.clone());
         Ok(Opened { data, indexed })
     }
@@ -703,15 +716,16 @@ impl Engine {
     /// question there in any process reads it back (`view::kept`). False when there is
     /// nothing to keep: not a commit's view, or one whose blobs are not all indexed yet.
     pub fn keep_view(&self, view: &View) -> Result<bool> {
-        if view.id.kind != "commit" {
-            return Ok(false);
-        }
+        let Some(commit) = view.id.commit.as_deref().filter(|_| view.id.kind == "commit") else { return Ok(false) };
         let opened = self.open_listed(view)?;
         if self.needs_indexing(view, &opened.data.assembly.missing_keys) {
             return Ok(false);
         }
-        let history = self.history(&opened.data);
-        crate::view::kept::write(&self.ws, view, &opened.data, history.as_deref())?;
+        // Assembling it may just have kept it.
+        if !crate::view::kept::exists(&self.ws, commit) {
+            let history = self.history(&opened.data);
+            crate::view::kept::write(&self.ws, view, &opened.data, history.as_deref())?;
+        }
         // Its dense side too, when a model is set: assembling it keeps it. What indexing freed
         // goes back to the system first, so this step does not add to the run's peak.
         if self.model.name.is_some() {
