@@ -20,6 +20,12 @@ pub const PATH_BOOST: f32 = 1.25;
 /// BM25's term-frequency saturation and length normalisation (the usual constants).
 pub const K1: f32 = 1.2;
 pub const B: f32 = 0.75;
+/// Length normalisation of a chunk's text, far weaker than the usual 0.75. A chunk is already
+/// bounded by the chunker (one definition, or a window), so its length says how much the code
+/// does, not how wordy it is; full normalisation let a one-line mention of a word outrank the
+/// definition that uses it throughout. Measured on development sets of four kinds and then,
+/// once, on repositories held out from tuning (docs/EVALUATION.md): 0.05–0.25 is a plateau.
+pub const TEXT_B: f32 = 0.15;
 
 /// Inverse document frequency as Lucene and tantivy define it (never negative).
 pub fn idf(docs: u64, df: u64) -> f32 {
@@ -27,10 +33,11 @@ pub fn idf(docs: u64, df: u64) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// One term's BM25 weight in a document of length `len` (average `avg`).
+/// One term's BM25 weight in a document of length `len` (average `avg`), normalised for
+/// length by `b`.
 #[inline]
-pub fn term_score(idf: f32, tf: f32, len: f32, avg: f32) -> f32 {
-    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - B + B * len / avg))
+pub fn term_score(idf: f32, tf: f32, len: f32, avg: f32, b: f32) -> f32 {
+    idf * (tf * (K1 + 1.0)) / (tf + K1 * (1.0 - b + b * len / avg))
 }
 
 /// Reusable buffers for one search (kept by callers that search many times).
@@ -162,7 +169,7 @@ fn each_field_score(
             let w = tw * CONTENT_BOOST * idf(docs, postings.len() as u64);
             for &(o, tf) in postings.iter() {
                 let len = table.tokens(o).content as f32;
-                f(ti, Field::Text, o, w * term_score(1.0, tf as f32, len, avg[0]));
+                f(ti, Field::Text, o, w * term_score(1.0, tf as f32, len, avg[0], TEXT_B));
             }
         }
         // Symbol.
@@ -171,7 +178,7 @@ fn each_field_score(
             let w = tw * SYMBOL_BOOST * idf(docs, postings.len() as u64);
             for &(o, _) in postings.iter() {
                 let len = table.tokens(o).symbol as f32;
-                f(ti, Field::Symbol, o, w * term_score(1.0, 1.0, len, avg[1]));
+                f(ti, Field::Symbol, o, w * term_score(1.0, 1.0, len, avg[1], B));
             }
         }
         // Path: every chunk of a file shares its path's terms.
@@ -183,7 +190,7 @@ fn each_field_score(
                 for &(fi, tf) in files {
                     for o in table.file_ords(fi) {
                         let len = table.tokens(o).path as f32;
-                        f(ti, Field::Path, o, w * term_score(1.0, tf as f32, len, avg[2]));
+                        f(ti, Field::Path, o, w * term_score(1.0, tf as f32, len, avg[2], B));
                     }
                 }
             }
@@ -213,7 +220,7 @@ fn each_history_score(
         for &(fi, tf) in files {
             let len = h.length(fi) as f32;
             for o in table.file_ords(fi) {
-                f(ti, o, w * term_score(1.0, tf as f32, len, avg_h));
+                f(ti, o, w * term_score(1.0, tf as f32, len, avg_h, B));
             }
         }
     }
@@ -345,7 +352,7 @@ impl FileBm25 {
             let Some(p) = self.postings.get(t) else { continue };
             let w = idf(self.docs.len() as u64, p.len() as u64);
             for &(d, tf) in p {
-                *scores.entry(d).or_default() += term_score(w, tf as f32, self.docs[d as usize].1 as f32, self.avg);
+                *scores.entry(d).or_default() += term_score(w, tf as f32, self.docs[d as usize].1 as f32, self.avg, B);
             }
         }
         let mut out: Vec<(u32, f32)> = scores.into_iter().map(|(d, s)| (self.docs[d as usize].0, s)).collect();
@@ -380,11 +387,15 @@ mod tests {
         // idf of a term in 1 of 10 documents, and the saturation of its frequency.
         let w = idf(10, 1);
         assert!((w - (1.0f32 + 9.5 / 1.5).ln()).abs() < 1e-6);
-        let one = term_score(w, 1.0, 10.0, 10.0);
-        let two = term_score(w, 2.0, 10.0, 10.0);
+        let one = term_score(w, 1.0, 10.0, 10.0, B);
+        let two = term_score(w, 2.0, 10.0, 10.0, B);
         assert!((one - w).abs() < 1e-6, "tf 1 at average length scores the idf");
         assert!(two > one && two < 2.0 * one, "frequency saturates");
-        assert!(term_score(w, 1.0, 20.0, 10.0) < one, "longer documents score lower");
+        assert!(term_score(w, 1.0, 20.0, 10.0, B) < one, "longer documents score lower");
+        // Twice the average length: 2.2 / (1 + 1.2 (1 - b + 2b)), so 2.2 / 3.1 with the usual
+        // normalisation and 2.2 / 2.38 with a chunk text's.
+        assert!((term_score(1.0, 1.0, 20.0, 10.0, B) - 2.2 / 3.1).abs() < 1e-6);
+        assert!((term_score(1.0, 1.0, 20.0, 10.0, TEXT_B) - 2.2 / 2.38).abs() < 1e-6);
         let mut v = vec![(3, 1.0), (1, 2.0), (2, 2.0), (0, 0.5)];
         top_k(&mut v, 3);
         assert_eq!(v, vec![(1, 2.0), (2, 2.0), (3, 1.0)]);
