@@ -72,22 +72,6 @@ fn copy_dir(from: &Path, to: &Path) {
     assert!(out.status.success());
 }
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            if e.file_type().unwrap().is_dir() {
-                stack.push(e.path());
-            } else {
-                out.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Damage {
     Delete,

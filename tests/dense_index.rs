@@ -281,14 +281,7 @@ fn a_revisions_dense_side_is_kept_and_a_damaged_record_is_replaced() {
     r.commit_all("first");
     let m = static_model();
     assert_eq!(r.json(&["--model", &m, "index", "--rev", "HEAD"])["dense"], "ready");
-    let records = || -> Vec<std::path::PathBuf> {
-        let dir = r.file(".lynx/cache/views-dense");
-        let mut found = Vec::new();
-        for sub in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            found.extend(std::fs::read_dir(sub.path()).unwrap().flatten().map(|e| e.path()));
-        }
-        found
-    };
+    let records = || r.files_under(".lynx/cache/views-dense");
     let kept = records();
     assert_eq!(kept.len(), 1, "one record for the indexed revision: {kept:?}");
     let ask = || {

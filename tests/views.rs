@@ -222,23 +222,14 @@ fn every_revision_answers_like_a_store_built_for_it_alone() {
 }
 
 /// The files under a folder of the store.
-fn files_under(r: &TestRepo, rel: &str) -> Vec<std::path::PathBuf> {
-    walkdir::WalkDir::new(r.file(rel))
-        .into_iter()
-        .flatten()
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect()
-}
-
 /// The kept view files under the store.
 fn kept_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
-    files_under(r, ".lynx/cache/views")
+    r.files_under(".lynx/cache/views")
 }
 
 /// The kept working-tree views under the store.
 fn kept_worktree_views(r: &TestRepo) -> Vec<std::path::PathBuf> {
-    files_under(r, ".lynx/cache/worktree-views")
+    r.files_under(".lynx/cache/worktree-views")
 }
 
 /// A sparse search (`args` after the query's command): its hits, and whether the debug log

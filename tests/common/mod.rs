@@ -14,6 +14,19 @@ pub struct TestRepo {
     pub dir: tempfile::TempDir,
 }
 
+/// Every entry under `dir` that is not a directory, at any depth, sorted (none when `dir` does
+/// not exist).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Isolates git and lynx from the machine's global configuration.
 pub fn isolate(cmd: &mut Command) -> &mut Command {
     cmd.env("GIT_CONFIG_NOSYSTEM", "1")
@@ -64,6 +77,11 @@ impl TestRepo {
 
     pub fn remove(&self, rel: &str) {
         std::fs::remove_file(self.file(rel)).unwrap();
+    }
+
+    /// Every file under `rel` in the repository (see [`files_under`]).
+    pub fn files_under(&self, rel: &str) -> Vec<PathBuf> {
+        files_under(&self.file(rel))
     }
 
     pub fn git(&self, args: &[&str]) -> String {

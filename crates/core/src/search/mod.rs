@@ -325,4 +325,35 @@ mod tests {
         assert_eq!(flat, [1, 2]);
         assert!((margin - (0.6 + 0.4 * 0.50 / 0.52 - 0.88)).abs() < 1e-5, "{margin}");
     }
+
+    /// The fusion weight is per query: each side's say is the spread of its own scores. Two
+    /// hand-made queries over the same three chunks (1 defines `parse_config`, 2 loads the
+    /// settings, 3 is unrelated) with the same configured weight 0.4: an identifier-like one
+    /// (`parse_config`: BM25 finds the chunk that names it far ahead, a static model's cosines
+    /// lie close together) and a natural-language one ("how are the settings loaded": BM25 on
+    /// common words scores all three alike, the cosines tell them apart). The dense side's
+    /// effective weight — its share of the spread of the fused scores — is small for the first
+    /// and most of it for the second.
+    #[test]
+    fn each_query_weighs_the_two_sides_by_their_own_spread() {
+        let effective = |sparse: &[(u32, f32)], dense: &[(u32, f32)]| {
+            let bm25 = |o: u32| sparse.iter().find(|s| s.0 == o).unwrap().1;
+            let cos = |o: u32| dense.iter().find(|d| d.0 == o).map(|d| d.1);
+            let v = convex(sparse, dense, bm25, cos, 0.4);
+            let (smax, cmax) = (sparse[0].1, dense[0].1);
+            let range = |f: &dyn Fn(&Ranked) -> f32| {
+                let xs: Vec<f32> = v.iter().map(f).collect();
+                xs.iter().cloned().fold(f32::MIN, f32::max) - xs.iter().cloned().fold(f32::MAX, f32::min)
+            };
+            let lexical = range(&|r: &Ranked| 0.6 * r.sparse_score.unwrap() / smax);
+            let semantic = range(&|r: &Ranked| 0.4 * r.dense_score.unwrap() / cmax);
+            (v.iter().map(|r| r.ord).collect::<Vec<_>>(), semantic / (lexical + semantic))
+        };
+        let (order, ident) = effective(&[(1, 12.0), (2, 2.0), (3, 1.5)], &[(1, 0.62), (3, 0.60), (2, 0.58)]);
+        assert_eq!(order, [1, 2, 3], "the named definition first, the rest in BM25's order");
+        assert!(ident < 0.1, "{ident}");
+        let (order, sentence) = effective(&[(2, 3.0), (1, 2.8), (3, 2.6)], &[(2, 0.80), (1, 0.40), (3, 0.10)]);
+        assert_eq!(order, [2, 1, 3]);
+        assert!(sentence > 0.7, "{sentence}");
+    }
 }
