@@ -98,7 +98,8 @@ def user_config(settings):
 
 def run(bench, out, kind, name, mode, split, config_home=None, candidates=False):
     lynx = os.environ.get("LYNX", "git-lynx")
-    model = os.environ.get("STATIC_MODEL", os.path.join(HERE, "..", "shared", "models", "minilm-static-256"))
+    # Normalised: a path with `..` in it is a different string to tools that record or compare it.
+    model = os.environ.get("STATIC_MODEL", os.path.normpath(os.path.join(HERE, "..", "shared", "models", "minilm-static-256")))
     per_repo = os.environ.get("STATIC_MODEL_PER_REPO")
     if per_repo:
         model = os.path.join(per_repo, name)
