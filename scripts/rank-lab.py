@@ -45,6 +45,7 @@ PRIOR_KEYS = {
     "test file": "test",
     "prose or data file": "prose",
     "secondary code (examples, benchmarks, build output)": "secondary",
+    "secondary code (examples, benchmarks, build output, generated)": "secondary",
     "type declarations (.d.ts, .pyi)": "declaration",
     "vendored or third-party code": "vendored",
     "its file is named by a word of the query": "stem",

@@ -18,7 +18,8 @@ pub const IDENT_FACTOR: f32 = 1.5;
 /// documentation snippets, unless the query is about them: they repeat what the source says.
 pub const SECONDARY_FACTOR: f32 = crate::config::DEFAULT_SECONDARY_FACTOR;
 
-/// Whether a path is build output or secondary code (examples, benchmarks, doc snippets).
+/// Whether a path is build output or secondary code (examples, benchmarks, doc snippets, code
+/// a generator wrote).
 pub fn is_secondary_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let name = lower.rsplit('/').next().unwrap_or(&lower);
@@ -47,6 +48,33 @@ pub fn is_secondary_path(path: &str) -> bool {
         )
     }) || name.contains(".min.")
         || name.contains(".bundle.")
+        || is_generated_name(name)
+}
+
+/// File names that generators give their output by convention: protobuf and gRPC stubs
+/// (`*.pb.go`, `*_pb2.py`, `*.pb.cc`), Kubernetes' `zz_generated.*`, `*.gen.ts`,
+/// `*_generated.go`, Dart's `*.g.dart` / `*.freezed.dart`, C#'s `*.designer.cs` / `*.g.cs`.
+/// They restate the schema the source declares, at length. `name` is lowercase.
+fn is_generated_name(name: &str) -> bool {
+    let stem_ends = |suffixes: &[&str]| {
+        let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+        suffixes.iter().any(|x| stem.ends_with(x))
+    };
+    // The marker sits just before the extension: `phx.gen.channel.ex` is a generator's source.
+    name.starts_with("zz_generated")
+        || stem_ends(&[
+            ".pb",
+            ".gen",
+            ".generated",
+            "_pb2",
+            "_pb2_grpc",
+            "_pb",
+            "_grpc_pb",
+            "_generated",
+            ".g",
+            ".freezed",
+            ".designer",
+        ])
 }
 
 /// Type declarations written beside the code they describe (`index.d.ts`, `*.pyi` stubs): they
@@ -112,6 +140,9 @@ const SECONDARY_WORDS: &[&str] = &[
     "bundle",
     "snippet",
     "snippets",
+    "generated",
+    "codegen",
+    "protobuf",
 ];
 /// Query words that make type declarations fair game.
 const DECLARATION_WORDS: &[&str] =
@@ -245,7 +276,7 @@ impl Priors {
         } else if is_declaration_path(c.path) {
             Some(("type declarations (.d.ts, .pyi)", self.declaration))
         } else if is_secondary_path(c.path) {
-            Some(("secondary code (examples, benchmarks, build output)", self.secondary))
+            Some(("secondary code (examples, benchmarks, build output, generated)", self.secondary))
         } else if is_vendored_path(c.path) {
             Some(("vendored or third-party code", self.vendored))
         } else {
@@ -671,6 +702,36 @@ mod tests {
         }
         for p in ["src/index.ts", "lib/d.ts/main.js", "types.py", "index.d.tsx"] {
             assert!(!super::is_declaration_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn generated_files_are_secondary_code() {
+        for p in [
+            "prompb/remote.pb.go",
+            "api/v1/service_pb2.py",
+            "api/v1/service_pb2_grpc.py",
+            "src/proto/msg.pb.cc",
+            "pkg/apis/v1/zz_generated.deepcopy.go",
+            "client/core/bodySerializer.gen.ts",
+            "internal/parser_generated.go",
+            "lib/models/user.g.dart",
+            "lib/models/user.freezed.dart",
+            "Forms/Main.Designer.cs",
+            "web/api_pb.js",
+        ] {
+            assert!(super::is_secondary_path(p), "{p}");
+        }
+        for p in [
+            "src/generator.go",
+            "lib/pb.go",
+            "src/gen.ts",
+            "src/general.py",
+            "cmd/genesis.go",
+            "lib/mix/tasks/phx.gen.channel.ex",
+            "a/b.go",
+        ] {
+            assert!(!super::is_secondary_path(p), "{p}");
         }
     }
 
