@@ -782,3 +782,199 @@ fn a_kotlin_base_named_through_its_outer_type_is_the_nested_type() {
         .collect();
     assert_eq!(local, set(&["ExchangeCodec.Carrier"]), "{sup}");
 }
+
+/// (name, relation) of an impact's confident dependants.
+fn dependants(v: &Value) -> BTreeSet<(String, String)> {
+    let n = v["confident"].as_u64().unwrap() as usize;
+    v["results"].as_array().unwrap()[..n]
+        .iter()
+        .map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["relation"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn references_make_dependants_and_tests_in_python() {
+    let r = TestRepo::new();
+    r.write("mw/__init__.py", "");
+    r.write(
+        "mw/retry.py",
+        "class RetryMiddleware:\n    @classmethod\n    def from_crawler(cls, crawler):\n        return cls()\n\n    def process(self, request):\n        return request\n\n\ndef exponential_backoff(attempt):\n    return 2 ** attempt\n\n\ndef retry_link(opts):\n    return opts[\"delay\"](1)\n",
+    );
+    r.write("mw/utils.py", "def build_from_crawler(objcls, crawler):\n    return objcls.from_crawler(crawler)\n");
+    r.write(
+        "mw/client.py",
+        "from mw.retry import retry_link, exponential_backoff\n\n\ndef make_client():\n    return retry_link({\"delay\": exponential_backoff})\n",
+    );
+    r.write(
+        "tests/test_retry.py",
+        "from mw.retry import RetryMiddleware, exponential_backoff, retry_link\nfrom mw.utils import build_from_crawler\n\n\ndef test_direct():\n    RetryMiddleware().process(1)\n\n\ndef test_built():\n    mw = build_from_crawler(RetryMiddleware, object())\n    assert mw\n\n\ndef test_backoff():\n    assert retry_link({\"delay\": exponential_backoff}) == 2\n",
+    );
+    r.commit_all("retry");
+
+    // The class passed as a value to a factory is tested by that test, as well as by the one that
+    // builds it directly.
+    let tests = r.json(&["--no-dense", "find-tests-for", "RetryMiddleware"]);
+    let graph_tests: BTreeSet<String> = tests["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["origin"] == "graph")
+        .filter_map(|t| t["symbol"].as_str().map(String::from))
+        .collect();
+    assert_eq!(graph_tests, set(&["test_built", "test_direct"]), "{tests}");
+
+    // A callback passed in a dict: its referrer is a dependant, and the test that passes it is
+    // found through the graph, not by a naming convention.
+    let impact = r.json(&["--no-dense", "impact", "exponential_backoff"]);
+    let deps = dependants(&impact);
+    assert!(deps.contains(&("make_client".to_string(), "references".to_string())), "{impact}");
+    assert!(
+        impact["tests"].as_array().unwrap().iter().any(|t| t["symbol"] == "test_backoff" && t["origin"] == "graph"),
+        "{impact}"
+    );
+    let text = r.text(&["--no-dense", "impact", "exponential_backoff"]);
+    assert!(text.contains("referenced by"), "{text}");
+
+    // graph query over the new relation, both ways.
+    assert_eq!(names(&query(&r, "referenced_by", "exponential_backoff")), set(&["make_client", "test_backoff"]));
+    assert!(names(&query(&r, "references", "make_client")).contains("exponential_backoff"));
+    // A parameter that holds the class is not the class: `objcls.from_crawler` stays unresolved
+    // rather than pointing at a same-named definition elsewhere.
+    assert!(!names(&query(&r, "references", "build_from_crawler")).contains("RetryMiddleware"));
+}
+
+#[test]
+fn module_level_values_are_definitions_and_receivers() {
+    let r = TestRepo::new();
+    r.write(
+        "src/builder.ts",
+        "export class Builder {\n  create(): number {\n    return 1;\n  }\n}\n\nexport const app = new Builder();\n",
+    );
+    r.write(
+        "src/main.ts",
+        "import { app } from './builder';\n\nexport function start(): number {\n  return app.create();\n}\n",
+    );
+    r.write("server.py", "class Flask:\n    def route(self, p):\n        return p\n\n\napp = Flask()\n");
+    r.write("views.py", "from server import app\n\n\ndef index():\n    return app.route('/')\n");
+    r.commit_all("values");
+
+    let def = r.json(&["--no-dense", "find-definition", "app"]);
+    let kinds: BTreeSet<String> =
+        def["results"].as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kinds, set(&["variable"]), "{def}");
+    // `impact app` answers, with the function that calls through it.
+    let impact = r.json(&["--no-dense", "impact", "src/builder.ts:app"]);
+    assert!(dependants(&impact).iter().any(|(n, _)| n == "start"), "{impact}");
+    // A member call through an imported module-level value resolves through its initialiser's type.
+    assert_eq!(callers_with_confidence(&r, "Builder.create"), pairs(&[("start", "resolved")]));
+    assert_eq!(callers_with_confidence(&r, "Flask.route"), pairs(&[("index", "resolved")]));
+}
+
+#[test]
+fn typescript_precision_packages_shadowing_renames_private_and_recursion() {
+    let r = TestRepo::new();
+    r.write("package.json", "{\"name\": \"demo\", \"dependencies\": {\"esbuild\": \"1\"}}\n");
+    r.write(
+        "src/build.ts",
+        "export function build(): number {\n  return 1;\n}\n\nexport function handler(): number {\n  return 2;\n}\n",
+    );
+    // An import from a package that is not in the repository is that package's function.
+    r.write(
+        "src/tool.ts",
+        "import { build } from 'esbuild';\n\nexport function run(): number {\n  return build();\n}\n",
+    );
+    // A parameter shadows the module-level function of the same name.
+    r.write("src/register.ts", "export function register(handler: () => number): number {\n  return handler();\n}\n");
+    // A renamed re-export is followed to the definition.
+    r.write("src/impl.ts", "export function jsxDEV(): number {\n  return 3;\n}\n");
+    r.write("src/index.ts", "export { jsxDEV as jsx } from './impl';\nexport * from './build';\n");
+    r.write(
+        "src/app.ts",
+        "import { jsx, handler as h } from './index';\n\nexport function render(): number {\n  return jsx() + h();\n}\n",
+    );
+    // `#private` methods, and recursion.
+    r.write(
+        "src/counter.ts",
+        "export class Counter {\n  #step(n: number): number {\n    return n + 1;\n  }\n\n  next(n: number): number {\n    return this.#step(n);\n  }\n}\n\nexport function fact(n: number): number {\n  return n <= 1 ? 1 : n * fact(n - 1);\n}\n",
+    );
+    r.commit_all("ts");
+
+    assert!(!names(&query(&r, "callers", "src/build.ts:build")).contains("run"));
+    assert!(!names(&query(&r, "callers", "src/build.ts:handler")).contains("register"));
+    assert_eq!(callers_with_confidence(&r, "jsxDEV"), pairs(&[("render", "resolved")]));
+    // `handler as h` through `export *`.
+    assert_eq!(names(&query(&r, "callers", "src/build.ts:handler")), set(&["render"]));
+    assert_eq!(names(&query(&r, "callers", "Counter.#step")), set(&["Counter.next"]));
+    let fact = query(&r, "callers", "fact");
+    assert_eq!(names(&fact), set(&["fact"]), "{fact}");
+    assert_eq!(fact["results"][0]["recursive"], true, "{fact}");
+    let text = r.text(&["--no-dense", "graph", "query", "--op", "callers", "--symbol", "fact"]);
+    assert!(text.contains("(recursion)"), "{text}");
+}
+
+#[test]
+fn a_symbol_used_only_where_the_graph_cannot_see_says_so() {
+    let r = TestRepo::new();
+    r.write("plugins.py", "def on_start():\n    return 1\n");
+    r.write("loader.py", "import importlib\n\n\ndef load():\n    return getattr(importlib.import_module('plugins'), 'on_start')\n\n\nHOOKS = 'on_start'\n");
+    r.commit_all("dynamic");
+    let impact = r.json(&["--no-dense", "impact", "on_start"]);
+    assert_eq!(impact["confident"], 0, "{impact}");
+    assert_eq!(impact["mentions"]["files"], 1, "{impact}");
+    assert_eq!(impact["mentions"]["first_files"], json!(["loader.py"]));
+    let text = r.text(&["--no-dense", "impact", "on_start"]);
+    assert!(text.contains("no confident dependant, but the name appears in"), "{text}");
+}
+
+#[test]
+fn dependants_come_in_one_order_and_tests_are_listed_once() {
+    let r = TestRepo::new();
+    r.write("shop/__init__.py", "");
+    r.write("shop/pricing.py", "def get_price(item):\n    return item * 2\n");
+    r.write(
+        "shop/cart.py",
+        "from shop.pricing import get_price\n\n\ndef zeta_total(items):\n    return sum(get_price(i) for i in items)\n\n\ndef alpha_total(items):\n    return get_price(items[0])\n",
+    );
+    r.write(
+        "tests/test_shop_pricing.py",
+        "from shop.pricing import get_price\n\n\ndef test_one():\n    assert get_price(1) == 2\n\n\ndef test_two():\n    assert get_price(2) == 4\n\n\ndef test_three():\n    assert get_price(3) == 6\n",
+    );
+    r.commit_all("shop");
+
+    // Production callers first, then tests; each group by path and line, ascending.
+    let impact = r.json(&["--no-dense", "impact", "get_price"]);
+    let order: Vec<&str> =
+        impact["results"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
+    assert_eq!(order, vec!["zeta_total", "alpha_total", "test_one", "test_two", "test_three"], "{impact}");
+    let callers = query(&r, "callers", "get_price");
+    let order: Vec<&str> =
+        callers["results"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
+    assert_eq!(order, vec!["zeta_total", "alpha_total", "test_one", "test_two", "test_three"], "{callers}");
+
+    // describe_symbol lists each test once, under tests; callers holds production code and a count.
+    let d = r.json(&["--no-dense", "describe-symbol", "get_price"]);
+    assert_eq!(names_of(&d["callers"]), vec!["zeta_total", "alpha_total"], "{d}");
+    assert_eq!(d["test_callers"], 3, "{d}");
+    let tests: Vec<&str> = d["tests"].as_array().unwrap().iter().filter_map(|t| t["symbol"].as_str()).collect();
+    assert_eq!(tests, vec!["test_one", "test_two", "test_three"], "{d}");
+    let text = r.text(&["--no-dense", "describe-symbol", "get_price"]);
+    assert_eq!(text.matches("test_two").count(), 1, "{text}");
+
+    // `tests/test_<package>_<module>.py` is the module's test file by convention.
+    let t = r.json(&["--no-dense", "find-tests-for", "shop/pricing.py"]);
+    assert!(t["results"].as_array().unwrap().iter().any(|x| x["path"] == "tests/test_shop_pricing.py"), "{t}");
+
+    // A name that is not there: one short line, the nearest existing name, no lexical chunks.
+    let out = r.lynx(&["--no-dense", "find-definition", "get_prise"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.len() < 400, "{} characters: {text}", text.len());
+    assert!(text.contains("no definition of \"get_prise\"") && text.contains("get_price"), "{text}");
+    let v = r.json(&["--no-dense", "find-definition", "NoSuchThingHere"]);
+    assert!(v.get("lexical").is_none() && v.to_string().len() < 400, "{v}");
+    let v = r.json(&["--no-dense", "find-definition", "--lexical", "zeta"]);
+    assert!(v["lexical"].as_array().is_some_and(|l| !l.is_empty()), "{v}");
+}
+
+fn names_of(v: &Value) -> Vec<&str> {
+    v.as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect()
+}

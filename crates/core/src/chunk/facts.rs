@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 12;
+pub const EXTRACTOR_VERSION: u32 = 13;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +69,20 @@ pub struct ImportFact {
     pub line: u32,
 }
 
+/// A definition used as a value (passed, assigned, returned, stored, used as a decorator),
+/// not called: `retry(handler)`, `{"delay": backoff}`, `return Cls`. A name in a type
+/// annotation is not one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RefFact {
+    /// The name as written (`backoff` in `mod.backoff`).
+    pub name: String,
+    /// What it is reached through (`mod`, `self`), empty for a bare name.
+    pub receiver: String,
+    pub line: u32,
+    /// Enclosing definition, -1 at file level.
+    pub scope: i32,
+}
+
 /// `var` has type `ty` inside definition `scope` (file level: -1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TypeHint {
@@ -87,6 +101,8 @@ pub struct Facts {
     /// Tables, mappings and procedures the blob's code touches (`chunk::data`).
     #[serde(default)]
     pub data: Vec<crate::chunk::data::DataFact>,
+    #[serde(default)]
+    pub refs: Vec<RefFact>,
 }
 
 impl Facts {
@@ -137,6 +153,21 @@ pub struct Extractor<'a> {
     /// Per node kind id: 0 not seen yet, 1 never yields a fact, 2 may, 3 a string literal (the
     /// match below depends only on (language, kind), so one look per kind decides).
     seen: Vec<u8>,
+    /// The same per kind for value positions and bindings (`refs_at`): 0 not seen, 1 none, 2 one.
+    ref_seen: Vec<u8>,
+    /// Names bound inside functions (parameters, local variables) → the scopes binding them: a
+    /// bare name bound there is that value, not a definition of the same name elsewhere.
+    locals: std::collections::HashMap<String, Vec<i32>>,
+    /// Module-level values (`app = Flask()`, `export const x = new T()`, Go `var`/`const`, Rust
+    /// `static`/`const`, static fields): definitions the outline does not chunk, appended after
+    /// its definitions by `finish`.
+    globals: Vec<DefFact>,
+    /// Byte range of the module-level value being walked and its index in `globals`: what its
+    /// initialiser calls and references belongs to it.
+    global_at: Option<(usize, usize, usize)>,
+    /// Qualified name of each outline definition, in the order the walk finds them, and
+    /// whether it is a function (whose assignments bind locals; a class body's do not).
+    outline: Vec<(String, bool)>,
 }
 
 impl<'a> Extractor<'a> {
@@ -148,7 +179,59 @@ impl<'a> Extractor<'a> {
             strings: Vec::new(),
             ruby_locals: Default::default(),
             seen: Vec::new(),
+            ref_seen: Vec::new(),
+            locals: Default::default(),
+            globals: Vec::new(),
+            global_at: None,
+            outline: Vec::new(),
         }
+    }
+
+    /// The facts of the walk with the outline's definitions (`defs`): module-level values
+    /// appended after them, and calls and references of a name that a parameter or local
+    /// variable of an enclosing function binds dropped (they are that value's).
+    pub fn finish(self, defs: Vec<DefFact>) -> Facts {
+        let mut facts = self.facts;
+        let n = defs.len() as i32;
+        facts.defs = defs;
+        let fix = |s: i32| if s <= -2 { n + (-s - 2) } else { s };
+        for c in &mut facts.calls {
+            c.scope = fix(c.scope);
+        }
+        for r in &mut facts.refs {
+            r.scope = fix(r.scope);
+        }
+        facts.defs.extend(self.globals);
+        if self.locals.is_empty() {
+            return facts;
+        }
+        let own: std::collections::HashSet<(i32, &str)> =
+            facts.defs.iter().map(|d| (d.parent, d.name.as_str())).collect();
+        let shadowed = |name: &str, scope: i32| {
+            let Some(binders) = self.locals.get(name) else { return false };
+            let mut s = scope;
+            while s >= 0 {
+                let Some(d) = facts.defs.get(s as usize) else { return false };
+                if binders.contains(&s) && !own.contains(&(s, name)) {
+                    return true;
+                }
+                s = d.parent;
+            }
+            false
+        };
+        let calls: Vec<bool> = facts.calls.iter().map(|c| !c.member && shadowed(&c.name, c.scope)).collect();
+        let refs: Vec<bool> = facts.refs.iter().map(|r| r.receiver.is_empty() && shadowed(&r.name, r.scope)).collect();
+        let mut i = 0;
+        facts.calls.retain(|_| {
+            i += 1;
+            !calls[i - 1]
+        });
+        let mut i = 0;
+        facts.refs.retain(|_| {
+            i += 1;
+            !refs[i - 1]
+        });
+        facts
     }
 }
 
@@ -277,7 +360,330 @@ impl Extractor<'_> {
     fn call(&mut self, name: String, receiver: Option<String>, n: Node, scope: Option<usize>) {
         let receiver = receiver.unwrap_or_default();
         let member = !receiver.is_empty();
-        self.facts.calls.push(CallFact { name, receiver, member, line: line(n), scope: scope_i(scope) });
+        let scope = self.scope_of(n, scope);
+        // The receiver of `app.run()` / `Config.load()` is used too: the value or type it names
+        // is a dependency of the caller.
+        if member
+            && !matches!(self.lang, Lang::Ruby | Lang::Bash | Lang::Php)
+            && receiver.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            && !matches!(receiver.as_str(), "self" | "this" | "cls" | "super")
+        {
+            self.facts.refs.push(RefFact { name: receiver.clone(), receiver: String::new(), line: line(n), scope });
+        }
+        self.facts.calls.push(CallFact { name, receiver, member, line: line(n), scope });
+    }
+
+    /// The scope a fact at `n` is credited to: its definition, or at file level the
+    /// module-level value whose initialiser holds it (`-2 - index` until `finish`).
+    fn scope_of(&self, n: Node, scope: Option<usize>) -> i32 {
+        match (scope, self.global_at) {
+            (Some(s), _) => s as i32,
+            (None, Some((a, b, k))) if n.start_byte() >= a && n.end_byte() <= b => -2 - k as i32,
+            _ => -1,
+        }
+    }
+
+    /// A value position holding `v`: a bare name or `module.name` / `self.name` is a reference.
+    fn reference(&mut self, v: Node, scope: Option<usize>) {
+        let src = self.src;
+        let (name, receiver) = match v.kind() {
+            "identifier" | "simple_identifier" | "shorthand_property_identifier" | "constant"
+                if v.named_child_count() == 0 =>
+            {
+                (text(v, src).trim().to_string(), String::new())
+            }
+            "attribute"
+            | "member_expression"
+            | "selector_expression"
+            | "field_expression"
+            | "navigation_expression"
+            | "member_access_expression"
+            | "scoped_identifier"
+            | "field_access" => {
+                let Some(obj) = field(v, &["object", "operand", "value", "expression", "path", "receiver", "scope"])
+                    .or_else(|| v.named_child(0))
+                else {
+                    return;
+                };
+                if !matches!(obj.kind(), "identifier" | "simple_identifier" | "self" | "this" | "package_identifier") {
+                    return;
+                }
+                let Some(name) = leaf_name(v, src) else { return };
+                (name, text(obj, src).trim().to_string())
+            }
+            // `(handler)`, Go's `literal_element`: the value inside.
+            "parenthesized_expression" | "literal_element" => {
+                if let Some(inner) = v.named_child(0) {
+                    self.reference(inner, scope);
+                }
+                return;
+            }
+            "expression_list" => {
+                let mut c = v.walk();
+                let kids: Vec<Node> = v.named_children(&mut c).collect();
+                for k in kids {
+                    self.reference(k, scope);
+                }
+                return;
+            }
+            _ => return,
+        };
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            || matches!(name.as_str(), "self" | "this" | "None" | "true" | "false" | "null" | "undefined" | "nil")
+        {
+            return;
+        }
+        let scope = self.scope_of(v, scope);
+        self.facts.refs.push(RefFact { name, receiver, line: line(v), scope });
+    }
+
+    /// Binds the names a parameter, pattern or assignment target declares in function `scope`
+    /// (never its type or default value).
+    fn bind(&mut self, n: Node, scope: i32, depth: u8) {
+        if depth > 5 {
+            return;
+        }
+        let k = n.kind();
+        if matches!(k, "identifier" | "simple_identifier" | "shorthand_property_identifier_pattern") {
+            let name = text(n, self.src).trim().to_string();
+            let scopes = self.locals.entry(name).or_default();
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+            return;
+        }
+        let pattern_like = k.contains("pattern")
+            || k.contains("parameter")
+            || k.contains("declarator")
+            || matches!(k, "tuple" | "list" | "expression_list" | "identifier_list" | "variable_declaration");
+        if !pattern_like {
+            return;
+        }
+        let mut c = n.walk();
+        let names: Vec<Node> = n.children_by_field_name("name", &mut c).collect();
+        if !names.is_empty() {
+            for x in names {
+                self.bind(x, scope, depth + 1);
+            }
+            return;
+        }
+        if let Some(x) = field(n, &["pattern", "left"]) {
+            return self.bind(x, scope, depth + 1);
+        }
+        let mut c = n.walk();
+        let kids: Vec<Node> = n
+            .named_children(&mut c)
+            .filter(|x| {
+                let xk = x.kind();
+                !(xk.contains("type") || xk.contains("annotation") || xk.contains("default") || xk == "value")
+            })
+            .collect();
+        for x in kids {
+            // `{ a: b }` binds `b`; `[x = 1]` binds `x`.
+            let x = if x.kind() == "pair_pattern" { field(x, &["value"]).unwrap_or(x) } else { x };
+            self.bind(x, scope, depth + 1);
+        }
+    }
+
+    /// A module-level value named by `name_node`, spanning `n`.
+    fn global(&mut self, name_node: Node, n: Node, kind: &str, parent: Option<usize>) {
+        let name = text(name_node, self.src).trim().to_string();
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+            || (name.starts_with("__") && name.ends_with("__"))
+        {
+            return;
+        }
+        let qualified = match parent.and_then(|p| self.outline.get(p)) {
+            Some((q, _)) if !q.is_empty() => format!("{q}.{name}"),
+            _ => name.clone(),
+        };
+        let kind = if kind == "variable"
+            && name.len() > 1
+            && name.chars().all(|c| c.is_uppercase() || c == '_' || c.is_ascii_digit())
+        {
+            "constant"
+        } else {
+            kind
+        };
+        let end = n.end_position();
+        let end_row = if end.column == 0 && end.row > n.start_position().row { end.row - 1 } else { end.row };
+        if parent.is_none() {
+            self.global_at = Some((n.start_byte(), n.end_byte(), self.globals.len()));
+        }
+        self.globals.push(DefFact {
+            name,
+            qualified,
+            kind: kind.to_string(),
+            start_line: line(n),
+            end_line: end_row as u32 + 1,
+            parent: scope_i(parent),
+            test: false,
+        });
+    }
+
+    /// Value positions, bindings and module-level values at `n`; false when its kind never has any.
+    fn refs_at(&mut self, n: Node, scope: Option<usize>) -> bool {
+        if matches!(self.lang, Lang::Ruby | Lang::Bash | Lang::Php | Lang::Sql) {
+            return false;
+        }
+        let k = n.kind();
+        match k {
+            // Every element is a value.
+            "argument_list"
+            | "arguments"
+            | "list"
+            | "tuple"
+            | "set"
+            | "array"
+            | "array_expression"
+            | "tuple_expression"
+            | "array_initializer"
+            | "collection_expression"
+            | "object"
+            | "literal_value"
+            | "return_statement"
+            | "jump_expression"
+            | "decorator"
+            | "shorthand_field_initializer"
+            | "return_expression" => {
+                let mut c = n.walk();
+                let kids: Vec<Node> = n.named_children(&mut c).collect();
+                for v in kids {
+                    self.reference(v, scope);
+                }
+            }
+            // The value of a key, a keyword or a named argument.
+            "keyword_argument"
+            | "pair"
+            | "field_initializer"
+            | "value_argument"
+            | "argument"
+            | "keyed_element"
+            | "equals_value_clause" => {
+                if let Some(v) = field(n, &["value"]).or_else(|| last_named(n)) {
+                    self.reference(v, scope);
+                }
+            }
+            // Parameters bind names inside the function.
+            "parameters"
+            | "formal_parameters"
+            | "parameter_list"
+            | "lambda_parameters"
+            | "function_value_parameters"
+            | "closure_parameters" => {
+                if let Some(s) = scope {
+                    let mut c = n.walk();
+                    let kids: Vec<Node> = n.named_children(&mut c).collect();
+                    for p in kids {
+                        self.bind(p, s as i32, 0);
+                    }
+                }
+            }
+            "for_statement" | "for_in_statement" | "for_in_clause" | "range_clause" | "for_expression" => {
+                if let (Some(s), Some(t)) = (scope, field(n, &["left", "pattern"])) {
+                    self.bind(t, s as i32, 0);
+                }
+            }
+            "assignment"
+            | "assignment_expression"
+            | "variable_declarator"
+            | "short_var_declaration"
+            | "let_declaration"
+            | "var_spec"
+            | "const_spec"
+            | "augmented_assignment"
+            | "init_declarator"
+            | "property_declaration" => {
+                if let Some(v) = field(n, &["right", "value"]) {
+                    self.reference(v, scope);
+                }
+                let target = field(n, &["left", "name", "pattern", "declarator"])
+                    .or_else(|| (k == "property_declaration").then(|| n.named_child(0)).flatten());
+                let in_function = scope.and_then(|s| self.outline.get(s)).is_some_and(|(_, f)| *f);
+                match (scope, target) {
+                    (Some(s), Some(t)) if in_function => self.bind(t, s as i32, 0),
+                    (None, Some(t)) if k != "augmented_assignment" => self.module_value(n, t),
+                    _ => {}
+                }
+            }
+            // Rust `static`/`const` items and Java/C# static fields with an initialiser.
+            "const_item" | "static_item" => {
+                if let Some(name) = field(n, &["name"])
+                    && scope.is_none_or(|s| !self.outline.get(s).is_some_and(|(_, f)| *f))
+                {
+                    if let Some(v) = field(n, &["value"]) {
+                        self.reference(v, scope);
+                    }
+                    self.global(name, n, "constant", scope);
+                }
+            }
+            "field_declaration" if matches!(self.lang, Lang::Java | Lang::CSharp) => {
+                let head = text(n, self.src);
+                let head = head.split(['=', ';']).next().unwrap_or("");
+                if scope.is_some() && head.split_whitespace().any(|w| w == "static") {
+                    let mut found = Vec::new();
+                    let mut stack = vec![n];
+                    while let Some(x) = stack.pop() {
+                        if x.kind() == "variable_declarator" {
+                            found.push(x);
+                            continue;
+                        }
+                        let mut c = x.walk();
+                        stack.extend(x.named_children(&mut c));
+                    }
+                    for d in found {
+                        let has_value = field(d, &["value"]).is_some() || d.named_child_count() > 1;
+                        if let (true, Some(name)) = (has_value, field(d, &["name"]).or_else(|| d.named_child(0))) {
+                            self.global(name, n, "variable", scope);
+                        }
+                    }
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `x = …` at file level: a module-level value, unless it is an import (`require`), a
+    /// function (an outline definition already) or a re-assignment of a name seen before.
+    fn module_value(&mut self, n: Node, target: Node) {
+        let mut t = target;
+        if t.kind() == "expression_list" {
+            if t.named_child_count() != 1 {
+                return;
+            }
+            t = match t.named_child(0) {
+                Some(x) => x,
+                None => return,
+            };
+        }
+        if !matches!(t.kind(), "identifier" | "simple_identifier") {
+            return;
+        }
+        let value = field(n, &["right", "value"]);
+        if let Some(v) = value {
+            let vk = v.kind();
+            if matches!(
+                vk,
+                "arrow_function" | "function_expression" | "function" | "class" | "generator_function" | "lambda"
+            ) {
+                return;
+            }
+            if matches!(vk, "call_expression" | "call")
+                && field(v, &["function"]).is_some_and(|f| text(f, self.src).trim() == "require")
+            {
+                return;
+            }
+        }
+        let name = text(t, self.src).trim();
+        if self.globals.iter().any(|g| g.parent < 0 && g.name == name) {
+            return;
+        }
+        // Go's `const` block members are constants.
+        let kind = if n.kind() == "const_spec" { "constant" } else { "variable" };
+        self.global(t, n, kind, None);
     }
 
     fn import(&mut self, module: String, names: Vec<String>, n: Node) {
@@ -352,7 +758,19 @@ impl Extractor<'_> {
 }
 
 impl Visitor for Extractor<'_> {
-    fn def(&mut self, index: usize, _def: &Def, d: &DefNode) {
+    fn def(&mut self, index: usize, def: &Def, d: &DefNode) {
+        if self.outline.len() <= index {
+            self.outline.resize(index + 1, (String::new(), false));
+        }
+        self.outline[index] = (
+            def.qualified.clone(),
+            matches!(
+                def.kind,
+                crate::chunk::defs::Kind::Function
+                    | crate::chunk::defs::Kind::Method
+                    | crate::chunk::defs::Kind::Constructor
+            ),
+        );
         let n = d.outer;
         // Find the definition node itself inside wrappers (export, decorators, templates).
         let core = match n.kind() {
@@ -561,6 +979,13 @@ impl Visitor for Extractor<'_> {
         let id = n.kind_id() as usize;
         if id >= self.seen.len() {
             self.seen.resize(id + 1, 0);
+            self.ref_seen.resize(id + 1, 0);
+        }
+        if self.ref_seen[id] != 1 {
+            let hit = self.refs_at(n, scope);
+            if self.ref_seen[id] == 0 {
+                self.ref_seen[id] = if hit { 2 } else { 1 };
+            }
         }
         if self.seen[id] == 1 {
             return;
@@ -750,6 +1175,22 @@ impl Extractor<'_> {
                 let Some(source) = field(n, &["source"]) else { return true };
                 let mut names = Vec::new();
                 collect_idents(n, src, &mut names, source.id());
+                // Renames (`{ a as b }`) also as `b=a`, so that `b` is followed to `a`.
+                let mut stack = vec![n];
+                while let Some(x) = stack.pop() {
+                    if matches!(x.kind(), "import_specifier" | "export_specifier")
+                        && let (Some(name), Some(alias)) = (field(x, &["name"]), field(x, &["alias"]))
+                    {
+                        names.push(format!("{}={}", text(alias, src).trim(), text(name, src).trim()));
+                        continue;
+                    }
+                    let mut c = x.walk();
+                    stack.extend(x.named_children(&mut c).filter(|ch| ch.id() != source.id()));
+                }
+                // `export * from './x'`: everything `x` exports.
+                if k == "export_statement" && names.is_empty() && text(n, src).contains('*') {
+                    names.push("*".to_string());
+                }
                 self.import(text(source, src).to_string(), names, n);
             }
             (Lang::Go, "import_spec") => {

@@ -61,6 +61,8 @@ pub enum Rel {
     Implements,
     ExtendsOrImplements,
     Imports,
+    /// A definition used as a value: passed, assigned, returned, stored, a decorator.
+    References,
 }
 
 impl Rel {
@@ -72,6 +74,7 @@ impl Rel {
             Rel::Implements => "implements",
             Rel::ExtendsOrImplements => "extends_or_implements",
             Rel::Imports => "imports",
+            Rel::References => "references",
         }
     }
 
@@ -89,9 +92,16 @@ impl Rel {
             "extends_or_implements" => vec![Rel::ExtendsOrImplements],
             "inherits" => vec![Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
             "imports" => vec![Rel::Imports],
-            "all" | "" => {
-                vec![Rel::Contains, Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements, Rel::Imports]
-            }
+            "references" => vec![Rel::References],
+            "all" | "" => vec![
+                Rel::Contains,
+                Rel::Calls,
+                Rel::Extends,
+                Rel::Implements,
+                Rel::ExtendsOrImplements,
+                Rel::Imports,
+                Rel::References,
+            ],
             _ => return None,
         })
     }

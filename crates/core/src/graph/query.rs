@@ -30,7 +30,7 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
         let in_file: Vec<u32> = defs.into_iter().filter(|&d| cg.defs[d as usize].file == f).collect();
         return if in_file.is_empty() { (Vec::new(), None) } else { (in_file, how) };
     }
-    let s = symbol.trim().replace("::", ".").replace('#', ".");
+    let s = normalise(symbol);
     if s.is_empty() {
         return (Vec::new(), None);
     }
@@ -66,6 +66,23 @@ pub fn match_symbol(cg: &CodeGraph, symbol: &str) -> (Vec<u32>, Option<MatchKind
     (Vec::new(), None)
 }
 
+/// A symbol as the graph writes it: `a::b` and Ruby's `Class#method` as `a.b`; a JavaScript
+/// `#private` name (`Counter.#step`, `#step`) kept as written.
+fn normalise(symbol: &str) -> String {
+    let s = symbol.trim().replace("::", ".");
+    let mut out = String::with_capacity(s.len());
+    let mut prev: Option<char> = None;
+    for c in s.chars() {
+        if c == '#' && prev.is_some_and(|p| p.is_alphanumeric() || p == '_') {
+            out.push('.');
+        } else {
+            out.push(c);
+        }
+        prev = Some(c);
+    }
+    out
+}
+
 /// Up to `n` qualified names close to `symbol` for a "did you mean": names within a few edits
 /// (a typo), then names that contain it, nearest first.
 pub fn suggest(cg: &CodeGraph, symbol: &str, n: usize) -> Vec<String> {
@@ -76,7 +93,7 @@ pub fn suggest(cg: &CodeGraph, symbol: &str, n: usize) -> Vec<String> {
 /// its leaf or of the whole name, then containing it, nearest first. Lengths are compared
 /// before any edit distance, so a view's hundreds of thousands of names take milliseconds.
 pub fn nearest_names<'a>(names: impl Iterator<Item = &'a str>, symbol: &str, n: usize) -> Vec<String> {
-    let s = symbol.trim().replace("::", ".").replace('#', ".").to_lowercase();
+    let s = normalise(symbol).to_lowercase();
     if s.is_empty() {
         return Vec::new();
     }
@@ -191,6 +208,27 @@ pub struct Link {
     pub site: Option<String>,
     /// Hops from the start (1 = direct).
     pub depth: usize,
+    /// The node is the start itself: a function that calls itself.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recursive: bool,
+}
+
+/// The one order of every list of dependants and neighbours: confident before guessed,
+/// production code before tests, nearer before further, then path and line ascending.
+pub fn order(links: &mut [Link]) {
+    links.sort_by(|a, b| {
+        let key = |l: &Link| {
+            (
+                !matches!(l.confidence, "precise" | "extracted" | "resolved"),
+                l.node.test,
+                l.depth,
+                l.node.path.clone(),
+                l.line.or(l.node.start_line),
+                l.node.start_line,
+            )
+        };
+        key(a).cmp(&key(b)).then_with(|| a.node.name.cmp(&b.node.name))
+    });
 }
 
 /// Direct neighbours of `starts` over `rels` in `dir`.
@@ -215,12 +253,11 @@ pub fn adjacent(cg: &CodeGraph, starts: &[Node], rels: &[Rel], dir: Direction) -
                 site: if dir == Direction::Outgoing { line.and(node_ref(cg, s).path) } else { None },
                 line,
                 depth: 1,
+                recursive: n == s,
             });
         }
     }
-    out.sort_by(|a, b| {
-        (&a.node.path, a.node.start_line, &a.node.name).cmp(&(&b.node.path, b.node.start_line, &b.node.name))
-    });
+    order(&mut out);
     out
 }
 
@@ -248,7 +285,25 @@ pub fn bfs_where(
     limit: usize,
     follow: impl Fn(&super::model::Edge) -> bool,
 ) -> (Vec<Link>, bool) {
-    let w = walk(cg, starts, rels, dir, depth, limit, follow);
+    let mut w = walk(cg, starts, rels, dir, depth, limit, &follow);
+    // A start that calls itself is its own caller and callee (recursion), said as such.
+    for &s in starts {
+        let n = cg.node_of(s);
+        for e in cg.g.edges_connecting(n, n) {
+            if rels.contains(&e.weight().rel) && follow(e.weight()) {
+                w.links.push(Link {
+                    node: node_ref(cg, s),
+                    relation: e.weight().rel.name(),
+                    confidence: e.weight().confidence.name(),
+                    line: (e.weight().line > 0).then_some(e.weight().line),
+                    site: None,
+                    depth: 1,
+                    recursive: true,
+                });
+            }
+        }
+    }
+    order(&mut w.links);
     (w.links, w.truncated)
 }
 
@@ -313,6 +368,7 @@ pub fn walk(
                     site: if dd == Direction::Outgoing { line.and(node_ref(cg, n).path) } else { None },
                     line,
                     depth: d + 1,
+                    recursive: false,
                 });
                 nodes.push(other);
                 queue.push_back((other, d + 1));
@@ -361,10 +417,14 @@ pub fn reach(cg: &CodeGraph, starts: &[Node], rels: &[Rel], depth: usize) -> Rea
                 line: (wt.line > 0).then_some(wt.line),
                 site: None,
                 depth: 1,
+                recursive: false,
             });
         }
     }
-    Reach { confident: w.links, possible, truncated: w.truncated, cut: w.cut }
+    let mut confident = w.links;
+    order(&mut confident);
+    order(&mut possible);
+    Reach { confident, possible, truncated: w.truncated, cut: w.cut }
 }
 
 /// The shortest path from one of `from` to one of `to`, following edges in their direction

@@ -685,6 +685,13 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     let mut imported_files: Vec<HashSet<u32>> = vec![HashSet::new(); cg.files.len()];
     let mut imported_names: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
     let mut go_external: Vec<HashSet<String>> = vec![HashSet::new(); cg.files.len()];
+    // Names a file imports from a module that is not in the view (an installed package): the
+    // package's, never a local definition of the same name.
+    let mut foreign_names: Vec<HashSet<String>> = vec![HashSet::new(); cg.files.len()];
+    // JavaScript: the files each imported (or re-exported) name comes from, renames, `export *`.
+    let mut import_sources: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
+    let mut renames: Vec<HashMap<String, (String, Vec<u32>)>> = vec![HashMap::new(); cg.files.len()];
+    let mut star: Vec<Vec<u32>> = vec![Vec::new(); cg.files.len()];
     for (fi, f) in files_in.iter().enumerate() {
         for imp in &f.facts.imports {
             // An import the index answered gets its edge from there; what the file imports
@@ -732,6 +739,18 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             let mut named: Vec<u32> = Vec::new();
             let mut every_name_found = !imp.names.is_empty();
             for name in &imp.names {
+                // JavaScript's renames (`b=a` for `{ a as b }`) and `export *` (`*`).
+                if name == "*" {
+                    star[fi].extend(&targets);
+                    continue;
+                }
+                if let Some((alias, orig)) = name.split_once('=') {
+                    renames[fi].insert(alias.to_string(), (orig.to_string(), targets.clone()));
+                    continue;
+                }
+                if family(f.lang) == family(Lang::JavaScript) {
+                    import_sources[fi].entry(name.clone()).or_default().extend(&targets);
+                }
                 let by_type: Vec<u32> = cg
                     .by_name
                     .get(name)
@@ -770,6 +789,9 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             all.sort_unstable();
             all.dedup();
             if all.is_empty() {
+                if matches!(f.lang, Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx) {
+                    foreign_names[fi].extend(imp.names.iter().cloned());
+                }
                 if !answered {
                     let ext = cg.external_node(&imp.module);
                     cg.g.add_edge(
@@ -820,6 +842,22 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         }
     }
 
+    // Module-level values' types (`app = Flask()`, `export const x = new T()`), for member
+    // calls through them from the files that import them.
+    let file_hints: Vec<HashMap<String, String>> = files_in
+        .iter()
+        .map(|f| {
+            let mut m = HashMap::new();
+            for t in f.facts.types.iter().filter(|t| t.scope < 0 && !t.var.starts_with("self.") && t.var != RETURNS) {
+                let e = m.entry(t.var.clone()).or_insert_with(|| t.ty.clone());
+                if !t.ty.starts_with('=') {
+                    *e = t.ty.clone();
+                }
+            }
+            m
+        })
+        .collect();
+
     // Bases first, so that member calls can follow inheritance.
     let mut base_edges = Vec::new();
     {
@@ -831,6 +869,9 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             go_external: &go_external,
             go_fields: &go_fields,
             returns: &returns,
+            foreign_names: &foreign_names,
+            file_hints: &file_hints,
+            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
         };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
@@ -864,6 +905,9 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             go_external: &go_external,
             go_fields: &go_fields,
             returns: &returns,
+            foreign_names: &foreign_names,
+            file_hints: &file_hints,
+            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
         };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
@@ -878,7 +922,12 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
                     None => Node::File(fi as u32),
                 };
                 match resolver.resolve_call(fi as u32, scope, c, &hints, base) {
-                    Ok(t) if t.is_empty() => {}
+                    // Too many candidates to guess among: the call stays visible, unresolved.
+                    Ok(t) if t.is_empty() => call_edges.push((
+                        from,
+                        Err(external_name(c)),
+                        Edge { rel: Rel::Calls, confidence: Confidence::External, line: c.line },
+                    )),
                     other => call_edges.push((
                         from,
                         other,
@@ -889,6 +938,41 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         }
     }
     add_edges(&mut cg, call_edges, &mut seen);
+    let mut ref_edges = Vec::new();
+    {
+        let resolver = Resolver {
+            cg: &cg,
+            members: &members,
+            imported_files: &imported_files,
+            imported_names: &imported_names,
+            go_external: &go_external,
+            go_fields: &go_fields,
+            returns: &returns,
+            foreign_names: &foreign_names,
+            file_hints: &file_hints,
+            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
+        };
+        for (fi, f) in files_in.iter().enumerate() {
+            let base = first_def[fi];
+            for r in &f.facts.refs {
+                let scope = (r.scope >= 0).then(|| base + r.scope as u32);
+                let targets = resolver.resolve_ref(fi as u32, scope, r);
+                if targets.is_empty() {
+                    continue;
+                }
+                let from = match scope {
+                    Some(s) => Node::Def(s),
+                    None => Node::File(fi as u32),
+                };
+                ref_edges.push((
+                    from,
+                    Ok(targets),
+                    Edge { rel: Rel::References, confidence: Confidence::Resolved, line: r.line },
+                ));
+            }
+        }
+    }
+    add_edges(&mut cg, ref_edges, &mut seen);
     cg.data = super::data::resolve(files_in, &first_def);
     cg
 }
@@ -906,7 +990,9 @@ fn add_edges(
             Ok(ts) => {
                 for (t, conf) in ts {
                     let to = cg.def_nodes[t as usize];
-                    if to == from_ix || !seen.insert((from_ix, to, edge.rel)) {
+                    // A function that calls itself is its own caller (recursion); anything else
+                    // pointing at itself says nothing.
+                    if (to == from_ix && edge.rel != Rel::Calls) || !seen.insert((from_ix, to, edge.rel)) {
                         continue;
                     }
                     edge.confidence = conf;
@@ -948,6 +1034,68 @@ struct Resolver<'a> {
     go_fields: &'a HashMap<(String, String), String>,
     /// Declared return type of a function (its `->` hint).
     returns: &'a HashMap<u32, String>,
+    /// Names each file imports from a package that is not in the view.
+    foreign_names: &'a [HashSet<String>],
+    /// Types of each file's module-level values.
+    file_hints: &'a [HashMap<String, String>],
+    exports: Exports<'a>,
+}
+
+/// What JavaScript files import and re-export, by name.
+struct Exports<'a> {
+    sources: &'a [HashMap<String, Vec<u32>>],
+    renames: &'a [HashMap<String, (String, Vec<u32>)>],
+    star: &'a [Vec<u32>],
+}
+
+impl Resolver<'_> {
+    /// The top-level definitions named `name` that `files` export, following re-exports
+    /// (`export { a as b } from`, `export { a } from`, `export * from`) a few files deep.
+    fn exported(&self, name: &str, files: &[u32], depth: u8) -> Vec<u32> {
+        let mut out = Vec::new();
+        if depth > 4 {
+            return out;
+        }
+        for &m in files {
+            let top: Vec<u32> = self
+                .cg
+                .by_name
+                .get(name)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|&d| self.cg.defs[d as usize].file == m && self.cg.defs[d as usize].parent.is_none())
+                .collect();
+            if !top.is_empty() {
+                out.extend(top);
+            } else if let Some((orig, next)) = self.exports.renames[m as usize].get(name) {
+                out.extend(self.exported(orig, next, depth + 1));
+            } else if let Some(next) = self.exports.sources[m as usize].get(name) {
+                out.extend(self.exported(name, next, depth + 1));
+            } else if !self.exports.star[m as usize].is_empty() {
+                out.extend(self.exported(name, self.exports.star[m as usize].as_slice(), depth + 1));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// A JavaScript name bound by an import (renamed or not) to the one definition it names.
+    fn imported_binding(&self, file: u32, name: &str) -> Option<u32> {
+        let f = file as usize;
+        if family(self.cg.files[f].lang) != family(Lang::JavaScript) {
+            return None;
+        }
+        let found = match self.exports.renames[f].get(name) {
+            Some((orig, files)) => self.exported(orig, files, 0),
+            None => self.exports.sources[f].get(name).map(|files| self.exported(name, files, 0)).unwrap_or_default(),
+        };
+        match found.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
 }
 
 fn is_word(s: &str) -> bool {
@@ -1093,6 +1241,18 @@ impl Resolver<'_> {
             }
             return (Vec::new(), false);
         }
+        // `new T(…).m()` / `T(…).m()`: the value a constructor call builds.
+        let built = r.strip_prefix("new ").unwrap_or(r);
+        if let Some((head, _)) = built.split_once('(')
+            && built.ends_with(')')
+            && is_word(head.trim())
+            && head.trim().starts_with(|c: char| c.is_uppercase())
+            && self.cg.files[file as usize].lang != Lang::Go
+        {
+            let head = head.trim();
+            let types = self.defs_named(head, type_kind).into_iter().filter(|&d| self.reachable(file, d)).collect();
+            return (self.narrow(file, head, types), true);
+        }
         // A variable with a declared type: innermost scope first, then file level. A field
         // (`self.x`, `this.x`, `@x`) is recorded on its class as `self.x`.
         let field = r
@@ -1142,6 +1302,23 @@ impl Resolver<'_> {
             && let Some(k) = &field_key
         {
             ty = hints.iter().find(|((_, v), _)| *v == k.as_str()).map(|(_, t)| *t);
+        }
+        // A module-level value imported from another file (`from app import app`, `import {
+        // initTRPC } from './init'`): the type its initialiser gives it there.
+        let imported;
+        if ty.is_none()
+            && field_key.is_none()
+            && is_word(simple)
+            && let Some(files) = self.imported_names[file as usize].get(simple)
+        {
+            let mut tys: Vec<&str> =
+                files.iter().filter_map(|&g| self.file_hints[g as usize].get(simple).map(String::as_str)).collect();
+            tys.sort_unstable();
+            tys.dedup();
+            if let [one] = tys.as_slice() {
+                imported = one.to_string();
+                ty = Some(imported.as_str());
+            }
         }
         // `x = make_bar()`: the declared return type of the function called, when the
         // reachable functions of that name agree on one.
@@ -1234,6 +1411,12 @@ impl Resolver<'_> {
         let ctor_like =
             name.chars().next().is_some_and(|ch| ch.is_uppercase()) && self.cg.files[file as usize].lang != Lang::Go;
         let want = |k: &str| callable_kind(k) || (ctor_like && type_kind(k));
+        if !c.member
+            && let Some(d) = self.imported_binding(file, name)
+            && !self.defs_named(name, |_| true).iter().any(|&x| self.cg.defs[x as usize].file == file)
+        {
+            return Ok(vec![(d, Confidence::Resolved)]);
+        }
         let mut cands: Vec<u32> =
             self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
         // A constructor call reaches the type; drop the constructors of the same name there.
@@ -1356,6 +1539,13 @@ impl Resolver<'_> {
                 _ => Ok(Vec::new()),
             };
         }
+        // A name imported from an installed package is that package's, unless this file
+        // defines it too.
+        if self.foreign_names[file as usize].contains(name)
+            && !cands.iter().any(|&d| self.cg.defs[d as usize].file == file)
+        {
+            return Err(external_name(c));
+        }
         // Direct call: a method is reachable only through an implicit `this` — from inside its
         // own type (or the same file); free functions and types from anywhere.
         let enclosing = self.enclosing_types(scope);
@@ -1391,6 +1581,126 @@ impl Resolver<'_> {
             1 => vec![(cands[0], Confidence::Resolved)],
             _ => cands.into_iter().take(MAX_AMBIGUOUS).map(|d| (d, Confidence::Ambiguous)).collect(),
         })
+    }
+}
+
+impl Resolver<'_> {
+    /// The definitions a name used as a value stands for. Only what the code says is followed —
+    /// the same file, a name imported from a file, a module alias, `self`, the package of a
+    /// language whose packages share names — so a reference is never a guess by name alone.
+    fn resolve_ref(&self, file: u32, scope: Option<u32>, r: &crate::chunk::facts::RefFact) -> Vec<(u32, Confidence)> {
+        let name = r.name.as_str();
+        let f = file as usize;
+        let lang = self.cg.files[f].lang;
+        let value_kind = |k: &str| callable_kind(k) || type_kind(k) || k == "variable" || k == "constant";
+        if r.receiver.is_empty()
+            && let Some(d) = self.imported_binding(file, name)
+            && !self.defs_named(name, |_| true).iter().any(|&x| self.cg.defs[x as usize].file == file)
+        {
+            return vec![(d, Confidence::Resolved)];
+        }
+        let mut cands: Vec<u32> =
+            self.defs_named(name, value_kind).into_iter().filter(|&d| self.reachable(file, d)).collect();
+        if cands.is_empty() {
+            return Vec::new();
+        }
+        let member_of_type = |d: u32| {
+            self.cg.defs[d as usize].parent.is_some_and(|p| {
+                let k = self.cg.defs[p as usize].kind.as_str();
+                type_kind(k) || k == "impl" || k == "extension"
+            })
+        };
+        let one = |v: Vec<u32>, conf: Confidence| -> Vec<(u32, Confidence)> {
+            match v.len() {
+                0 => Vec::new(),
+                1 => vec![(v[0], conf)],
+                _ => v.into_iter().take(MAX_AMBIGUOUS).map(|d| (d, Confidence::Ambiguous)).collect(),
+            }
+        };
+        let here =
+            |d: u32| if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved };
+        let recv = r.receiver.trim();
+        if !recv.is_empty() {
+            if SELF_NAMES.contains(&recv) {
+                // `self.on_done`: a member of the enclosing type or one of its bases.
+                let types = self.enclosing_types(scope);
+                let mut owned: Vec<u32> = types
+                    .iter()
+                    .flat_map(|t| self.members.get(t).into_iter().flatten().copied())
+                    .filter(|m| cands.contains(m))
+                    .collect();
+                owned.sort_unstable();
+                owned.dedup();
+                let conf = owned.first().map_or(Confidence::Resolved, |&d| here(d));
+                return one(owned, conf);
+            }
+            // `module.name`: a module-level definition of an imported file the receiver names.
+            let alias = recv.rsplit(['.', ':']).next().unwrap_or("");
+            let in_module: Vec<u32> = cands
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    let def_file = self.cg.defs[d as usize].file;
+                    let stem = strip_ext(&self.cg.files[def_file as usize].path).rsplit('/').next().unwrap_or("");
+                    !member_of_type(d)
+                        && (self.imported_names[f].get(alias).is_some_and(|fs| fs.contains(&def_file))
+                            || (alias == stem && self.imported_files[f].contains(&def_file)))
+                })
+                .collect();
+            if !in_module.is_empty() {
+                return one(in_module, Confidence::Resolved);
+            }
+            // `Type.member`: a static member of the one type of that name the file sees.
+            if alias.starts_with(|c: char| c.is_uppercase()) {
+                let types: Vec<u32> = self
+                    .narrow(file, alias, self.defs_named(alias, type_kind))
+                    .into_iter()
+                    .filter(|&t| self.reachable(file, t))
+                    .collect();
+                if let [t] = types.as_slice() {
+                    let owned: Vec<u32> =
+                        self.members.get(t).into_iter().flatten().copied().filter(|m| cands.contains(m)).collect();
+                    let conf = owned.first().map_or(Confidence::Resolved, |&d| here(d));
+                    return one(owned, conf);
+                }
+            }
+            return Vec::new();
+        }
+        // A bare name: never another type's member, except inside that type (an implicit `this`).
+        let enclosing = self.enclosing_types(scope);
+        cands
+            .retain(|&d| !member_of_type(d) || self.cg.defs[d as usize].parent.is_some_and(|p| enclosing.contains(&p)));
+        let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
+        if !local.is_empty() {
+            return one(prefer_enclosing(self.cg, &local, scope), Confidence::Extracted);
+        }
+        if self.foreign_names[f].contains(name) {
+            return Vec::new();
+        }
+        if let Some(files) = self.imported_names[f].get(name) {
+            let by_name: Vec<u32> =
+                cands.iter().copied().filter(|&d| files.contains(&self.cg.defs[d as usize].file)).collect();
+            if !by_name.is_empty() {
+                return one(by_name, Confidence::Resolved);
+            }
+        }
+        // Languages whose packages (a directory) or includes share names without an import.
+        let dir = dir_of(&self.cg.files[f].path);
+        let visible: Vec<u32> = match lang {
+            Lang::Go | Lang::Java | Lang::Kotlin | Lang::Scala | Lang::Swift => {
+                cands.iter().copied().filter(|&d| dir_of(self.cg.def_path(d)) == dir).collect()
+            }
+            Lang::CSharp | Lang::C | Lang::Cpp | Lang::ObjC => cands
+                .iter()
+                .copied()
+                .filter(|&d| {
+                    dir_of(self.cg.def_path(d)) == dir
+                        || self.imported_files[f].contains(&self.cg.defs[d as usize].file)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        one(visible, Confidence::Resolved)
     }
 }
 

@@ -119,8 +119,7 @@ fn chunks_and_facts(lang: Lang, text: &str) -> (Vec<chunk::Chunk>, Facts) {
     let defs = outline::outline(lang, &tree, parsed.as_bytes(), &mut ex);
     let chunks = chunk::chunks_from_defs(text, &defs);
     let strings = std::mem::take(&mut ex.strings);
-    let mut facts = ex.facts;
-    facts.defs = Facts::from_defs(&defs, text.as_bytes());
+    let mut facts = ex.finish(Facts::from_defs(&defs, text.as_bytes()));
     facts.fields_on_classes();
     facts.data = chunk::data::extract(lang, text, &strings, &facts.defs);
     (chunks, facts)

@@ -3,7 +3,7 @@
 
 use crate::chunk::data::{DataFact, DataKind};
 use crate::chunk::defs::DefFact;
-use crate::chunk::facts::{BaseFact, CallFact, Facts, ImportFact, Relation, TypeHint};
+use crate::chunk::facts::{BaseFact, CallFact, Facts, ImportFact, RefFact, Relation, TypeHint};
 use crate::layer::column as col;
 use crate::store::Key;
 use anyhow::Result;
@@ -20,6 +20,7 @@ const BASE: u8 = 2;
 const IMPORT: u8 = 3;
 const HINT: u8 = 4;
 const DATA: u8 = 5;
+const REF: u8 = 6;
 /// A blob with no facts keeps one row so it counts as processed.
 const NONE: u8 = 255;
 
@@ -105,6 +106,9 @@ pub fn to_batch(blobs: &[BlobFacts]) -> Result<(RecordBatch, Vec<(Key, u32, u32)
                 x.kind as u8,
             );
         }
+        for x in &f.refs {
+            c.push(b.key, REF, &x.name, &x.receiver, "", x.line, x.line, x.scope, 0);
+        }
         if c.key.len() as u32 == start {
             c.push(b.key, NONE, "", "", "", 0, 0, -1, 0);
         }
@@ -175,6 +179,12 @@ pub fn read_facts(batch: &RecordBatch, start: usize, count: usize) -> Result<Fac
                 names: b.value(i).split('\n').filter(|s| !s.is_empty()).map(String::from).collect(),
                 line: line.value(i),
             }),
+            REF => f.refs.push(RefFact {
+                name: a.value(i).into(),
+                receiver: b.value(i).into(),
+                line: line.value(i),
+                scope: r.value(i),
+            }),
             HINT => f.types.push(TypeHint { scope: r.value(i), var: a.value(i).into(), ty: b.value(i).into() }),
             DATA => {
                 let Some(kind) = DataKind::from_u8(flag.value(i)) else { continue };
@@ -224,14 +234,15 @@ mod tests {
                 line: 3,
                 scope: 0,
             }],
+            refs: vec![RefFact { name: "handler".into(), receiver: String::new(), line: 3, scope: 0 }],
         };
         let blobs = vec![
             BlobFacts { key: Key::blob(&[1; 20], 1), facts: facts.clone() },
             BlobFacts { key: Key::blob(&[2; 20], 1), facts: Facts::default() },
         ];
         let (batch, keys) = to_batch(&blobs).unwrap();
-        assert_eq!(keys[1], (blobs[1].key, 6, 1));
-        assert_eq!(read_facts(&batch, 0, 6).unwrap(), facts);
-        assert_eq!(read_facts(&batch, 6, 1).unwrap(), Facts::default());
+        assert_eq!(keys[1], (blobs[1].key, 7, 1));
+        assert_eq!(read_facts(&batch, 0, 7).unwrap(), facts);
+        assert_eq!(read_facts(&batch, 7, 1).unwrap(), Facts::default());
     }
 }

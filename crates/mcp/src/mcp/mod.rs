@@ -400,8 +400,13 @@ impl ServerHandler for LynxServer {
             // The text for the model, and beside it the same JSON `--json` prints.
             match tools::call(&name, &args, &sources) {
                 Ok(answer) => {
-                    let mut r = CallToolResult::success(vec![ContentBlock::text(crate::ops::page::for_mcp(&answer.text).into_owned())]);
-                    r.structured_content = Some(answer.json());
+                    let text = crate::ops::page::for_mcp(&answer.text).into_owned();
+                    // Clients hand the model one of the two parts: the structured one is never a
+                    // second, larger answer.
+                    let budget = (3 * text.len()).max(crate::ops::page::STRUCTURED_FLOOR);
+                    let structured = crate::ops::page::fit_structured(answer.json(), budget);
+                    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+                    r.structured_content = Some(structured);
                     r
                 }
                 Err(e) => {

@@ -19,7 +19,7 @@ crate::error::errors! {
         NoOperation {} => "missing required argument `operation` (`--op`)",
         NoSymbol { op: String } => "graph operation `{op}` needs a symbol (`--symbol`; in MCP the `symbol` argument)",
         UnknownRelation { given: String } =>
-            "unknown relation `{given}` (contains, calls, extends, implements, inherits, imports, all)",
+            "unknown relation `{given}` (contains, calls, references, extends, implements, inherits, imports, all)",
         NoTarget {} => "shortest_path needs a target symbol (`--target`; in MCP the `target` argument)",
     }
 }
@@ -31,6 +31,10 @@ crate::error::errors! {
 pub enum GraphOp {
     Callers,
     Callees,
+    /// What the symbol uses as a value (passes, assigns, returns, stores).
+    References,
+    /// Who uses the symbol as a value.
+    ReferencedBy,
     Subclasses,
     Superclasses,
     Imports,
@@ -52,6 +56,8 @@ impl GraphOp {
         match self {
             GraphOp::Callers => "callers",
             GraphOp::Callees => "callees",
+            GraphOp::References => "references",
+            GraphOp::ReferencedBy => "referenced_by",
             GraphOp::Subclasses => "subclasses",
             GraphOp::Superclasses => "superclasses",
             GraphOp::Imports => "imports",
@@ -281,6 +287,8 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     let (mut results, _) = match op {
         GraphOp::Callers => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Incoming), depth, want),
         GraphOp::Callees => query::bfs(g, &nodes, &[Rel::Calls], Some(Direction::Outgoing), depth, want),
+        GraphOp::References => query::bfs(g, &nodes, &[Rel::References], Some(Direction::Outgoing), depth, want),
+        GraphOp::ReferencedBy => query::bfs(g, &nodes, &[Rel::References], Some(Direction::Incoming), depth, want),
         GraphOp::Subclasses => query::bfs(g, &nodes, &inh, Some(Direction::Incoming), depth, want),
         GraphOp::Superclasses => query::bfs(g, &nodes, &inh, Some(Direction::Outgoing), depth, want),
         GraphOp::Imports => {

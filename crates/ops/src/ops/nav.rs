@@ -37,13 +37,26 @@ pub struct SymbolArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub source: super::args::Sources,
+    /// When no definition has that name, also list the chunks that mention it (BM25).
+    #[arg(long = "lexical")]
+    #[serde(default, rename = "fallback")]
+    #[schemars(description = "also list lexical matches when nothing is named so")]
+    pub lexical: bool,
 }
 
 impl SymbolArgs {
     pub fn new(symbol: &str, rev: Option<&str>) -> SymbolArgs {
-        SymbolArgs { symbol: symbol.to_string(), at: Rev { rev: rev.map(String::from) }, source: Default::default() }
+        SymbolArgs {
+            symbol: symbol.to_string(),
+            at: Rev { rev: rev.map(String::from) },
+            source: Default::default(),
+            lexical: false,
+        }
     }
 }
+
+/// Near names offered for a name that is not there: a few, so a miss stays short.
+const NEAREST: usize = 3;
 
 /// `find_usages`'s arguments on every surface.
 #[derive(clap::Args, Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
@@ -214,9 +227,9 @@ fn first_code_lines(text: &str, n: usize) -> String {
 }
 
 fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
-    let suggestions = query::suggest(&ctx.graph, symbol, 5);
+    let suggestions = query::suggest(&ctx.graph, symbol, NEAREST);
     let text = format!(
-        "{}\nno symbol named \"{symbol}\" in this view{}\n",
+        "{}\nno definition of \"{symbol}\" in this view{}\n",
         view_line(&ctx.data.id),
         crate::present::did_you_mean(&suggestions)
     );
@@ -263,6 +276,7 @@ pub fn link_line(l: &Link, styled: bool) -> String {
         if l.site.is_some() { l.node.start_line.unwrap_or(0) } else { l.line.or(l.node.start_line).unwrap_or(0) };
     let verb = match l.relation {
         "calls" => "called at",
+        "references" => "referenced at",
         "imports" => "imported at",
         _ => "at",
     };
@@ -298,7 +312,8 @@ pub fn link_line(l: &Link, styled: bool) -> String {
     };
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
     let test = if l.node.test { " (test)" } else { "" };
-    format!("{at}{site}{depth}{test} — {}, {}", l.relation, l.confidence)
+    let recursion = if l.recursive { " (recursion)" } else { "" };
+    format!("{at}{site}{depth}{test}{recursion} — {}, {}", l.relation, l.confidence)
 }
 
 // ---------------------------------------------------------------- find_definition
@@ -324,16 +339,19 @@ pub fn find_definition(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
     let ctx = open(engine, a.at.rev.as_deref())?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
-        // Lexical fallback: chunks whose symbol or text mention it.
-        let hits = search::sparse(&ctx.data, symbol, 5, None, None)?;
-        let lexical: Vec<Hit> = hits
-            .iter()
-            .enumerate()
-            .map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s)))
-            .collect::<Result<_>>()?;
-        let suggestions = query::suggest(&ctx.graph, symbol, 5);
+        // Lexical matches only when asked for: a miss is said in one line.
+        let lexical: Vec<Hit> = if a.lexical {
+            search::sparse(&ctx.data, symbol, 5, None, None)?
+                .iter()
+                .enumerate()
+                .map(|(i, &(o, s))| search_hit(&ctx.data, &Ranked::sparse(i, o, s)))
+                .collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        let suggestions = query::suggest(&ctx.graph, symbol, NEAREST);
         let mut text = format!(
-            "{}\nno definition named \"{symbol}\" in the graph{}",
+            "{}\nno definition of \"{symbol}\" in this view{}",
             view_line(&ctx.data.id),
             crate::present::did_you_mean(&suggestions)
         );
@@ -439,12 +457,7 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     let mut seen: HashSet<(String, u32, u32)> = HashSet::new();
     let def_spans: HashSet<(String, u32)> =
         defs.iter().map(|&d| (ctx.graph.def_path(d).to_string(), ctx.graph.defs[d as usize].start_line)).collect();
-    let graph_links = query::adjacent(
-        &ctx.graph,
-        &starts,
-        &[Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements],
-        Direction::Incoming,
-    );
+    let graph_links = query::adjacent(&ctx.graph, &starts, &CALLER_RELS, Direction::Incoming);
     for l in &graph_links {
         let (Some(p), Some(s), Some(e)) = (l.node.path.clone(), l.node.start_line, l.node.end_line) else { continue };
         if seen.insert((p.clone(), s, e)) {
@@ -465,7 +478,7 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     for &s in &starts {
         for e in ctx.graph.g.edges_directed(ctx.graph.node_of(s), Direction::Incoming) {
             if let Node::File(f) = ctx.graph.g[petgraph::visit::EdgeRef::source(&e)]
-                && e.weight().rel == Rel::Calls
+                && matches!(e.weight().rel, Rel::Calls | Rel::References)
             {
                 let p = ctx.graph.files[f as usize].path.clone();
                 let line = e.weight().line;
@@ -477,7 +490,7 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
                         symbol: String::new(),
                         kind: "file".into(),
                         origin: "graph",
-                        relation: Some("calls"),
+                        relation: Some(e.weight().rel.name()),
                         confidence: Some(e.weight().confidence.name()),
                         line: Some(line),
                     });
@@ -555,6 +568,99 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     Ok(Answer::new("find_usages", Some(ctx.data.id.clone()), &r, text))
 }
 
+// ---------------------------------------------------------------- mentions
+
+/// Where a symbol's name appears outside its definitions, for an answer whose graph walk found
+/// nothing confident: a zero that is not the whole truth says so.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Mentions {
+    /// Chunks that name it outside its definitions.
+    pub places: usize,
+    pub files: usize,
+    /// The first few of those files.
+    pub first_files: Vec<String>,
+}
+
+/// Lexical mentions of the name of `defs[0]` outside every definition in `defs`, in the files
+/// `keep` accepts.
+fn mentions(ctx: &Ctx, defs: &[u32], keep: impl Fn(&str) -> bool) -> Result<Option<Mentions>> {
+    let Some(&first) = defs.first() else { return Ok(None) };
+    let g = &ctx.graph;
+    let leaf = g.defs[first as usize].name.clone();
+    if leaf.is_empty() {
+        return Ok(None);
+    }
+    let inside = |path: &str, line: u32| {
+        defs.iter().any(|&d| {
+            let dd = &g.defs[d as usize];
+            g.def_path(d) == path && dd.start_line <= line && line <= dd.end_line
+        })
+    };
+    let mut places = 0;
+    let mut files: Vec<String> = Vec::new();
+    for (o, _) in search::sparse(&ctx.data, &leaf, 200, None, None)? {
+        let c = ctx.data.table.chunk(o);
+        if !keep(c.path) {
+            continue;
+        }
+        let text = c.text()?;
+        let mut from = 0;
+        let mut outside = false;
+        while let Some(at) = identifier_at(&text[from..], &leaf) {
+            let line = c.start_line + text[..from + at].matches('\n').count() as u32;
+            if !inside(c.path, line) {
+                outside = true;
+                break;
+            }
+            from += at + leaf.len();
+        }
+        if outside {
+            places += 1;
+            if !files.iter().any(|f| f == c.path) {
+                files.push(c.path.to_string());
+            }
+        }
+    }
+    files.sort();
+    Ok((places > 0).then(|| Mentions { places, files: files.len(), first_files: files.into_iter().take(5).collect() }))
+}
+
+/// The one line an answer adds when its walk found nothing confident but the name is used.
+fn mentions_line(what: &str, m: &Mentions) -> String {
+    format!(
+        "no confident {what}, but the name appears in {} in {}: {}{} (find_usages lists them)\n",
+        present::count(m.places, "place", "places"),
+        present::count(m.files, "file", "files"),
+        m.first_files.iter().map(|f| present::path(f)).collect::<Vec<_>>().join(", "),
+        if m.files > m.first_files.len() { ", …" } else { "" }
+    )
+}
+
+/// "called by 3, referenced by 2, subclassed by 1": how the links reach their subject.
+pub fn relation_counts(links: &[Link]) -> String {
+    let mut calls = 0;
+    let mut refs = 0;
+    let mut inherits = 0;
+    for l in links {
+        match l.relation {
+            "calls" => calls += 1,
+            "references" => refs += 1,
+            _ => inherits += 1,
+        }
+    }
+    let mut parts = Vec::new();
+    if calls > 0 {
+        parts.push(format!("called by {calls}"));
+    }
+    if refs > 0 {
+        parts.push(format!("referenced by {refs}"));
+    }
+    if inherits > 0 {
+        parts.push(format!("subclassed by {inherits}"));
+    }
+    parts.join(", ")
+}
+
 // ---------------------------------------------------------------- tests
 
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -604,24 +710,31 @@ pub fn conventional_tests(cg: &CodeGraph, path: &str) -> Vec<String> {
         if !related {
             continue;
         }
-        let candidates = [
-            format!("test_{lower}"),
-            format!("{lower}_test"),
-            format!("{lower}_tests"),
-            format!("{lower}test"),
-            format!("{lower}tests"),
-            format!("{lower}.test"),
-            format!("{lower}.spec"),
-            format!("{lower}_spec"),
-            lower.clone(),
-        ];
-        if candidates.contains(&fl) {
+        let by_name = TEST_NAMES.iter().any(|p| p.replace("{}", &lower) == fl);
+        // `tests/test_<package>_<module>.py` for `<package>/<module>.py` (a plural directory
+        // named in the singular: `downloadermiddlewares/retry.py` → `test_downloadermiddleware_retry.py`).
+        let by_package =
+            fl.strip_prefix("test_").and_then(|x| x.strip_suffix(&format!("_{lower}"))).is_some_and(|pkg| {
+                !pkg.is_empty()
+                    && dir.split('/').any(|seg| {
+                        let seg = seg.to_lowercase();
+                        seg == pkg || seg.trim_end_matches('s') == pkg.trim_end_matches('s')
+                    })
+            });
+        if by_name || by_package {
             out.push(f.path.clone());
         }
     }
     out.sort();
     out
 }
+
+/// Test file names for a code file named `{}` (its stem, lower case), across languages:
+/// `test_x.py`, `x_test.go`, `x_test.py`, `XTest.java`, `XTests.cs`, `x.test.ts(x)`, `x.spec.ts`,
+/// `x_spec.rb`, and a same-named file in a tests tree (`tests/x.rs`, `__tests__/x.js`). Rust's
+/// `#[cfg(test)]` modules and other tests inside the file itself are found beside these.
+const TEST_NAMES: &[&str] =
+    &["test_{}", "{}_test", "{}_tests", "{}test", "{}tests", "{}.test", "{}.spec", "{}_spec", "{}"];
 
 /// A directory without the segments that only say where sources or tests live.
 fn package_dir(dir: &str) -> String {
@@ -681,7 +794,14 @@ pub fn add_tests(g: &CodeGraph, reach: &query::Reach, files: &[&str], out: &mut 
     for l in reach.possible.iter().filter(|l| l.node.test) {
         put(as_test(l, "guessed"));
     }
-    out.sort_by_key(|t| origin_rank(t.origin));
+    out.sort_by(|a, b| {
+        (origin_rank(a.origin), &a.path, a.start_line, &a.symbol).cmp(&(
+            origin_rank(b.origin),
+            &b.path,
+            b.start_line,
+            &b.symbol,
+        ))
+    });
 }
 
 fn origin_rank(origin: &str) -> u8 {
@@ -697,10 +817,31 @@ pub fn to_rerun(tests: &[TestRef]) -> usize {
     tests.iter().filter(|t| t.origin != "guessed").count()
 }
 
+/// What a test of `defs` reaches: the definitions, and for a type its members too (a test that
+/// calls a method of a class tests the class).
+fn with_members(g: &CodeGraph, defs: &[u32]) -> Vec<Node> {
+    let mut starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
+    for &d in defs {
+        if crate::chunk::defs::type_kind(&g.defs[d as usize].kind) {
+            for e in g.g.edges_directed(g.def_nodes[d as usize], Direction::Outgoing) {
+                if e.weight().rel == Rel::Contains
+                    && let Node::Def(m) = g.g[petgraph::visit::EdgeRef::target(&e)]
+                {
+                    starts.push(Node::Def(m));
+                }
+            }
+        }
+    }
+    starts
+}
+
+/// Relations a test reaches what it tests through.
+pub const TEST_RELS: [Rel; 2] = [Rel::Calls, Rel::References];
+
 fn tests_for(ctx: &Ctx, defs: &[u32], depth: usize) -> Vec<TestRef> {
     let g = &ctx.graph;
-    let starts: Vec<Node> = defs.iter().map(|&d| Node::Def(d)).collect();
-    let reach = query::reach(g, &starts, &[Rel::Calls], depth);
+    let starts = with_members(g, defs);
+    let reach = query::reach(g, &starts, &TEST_RELS, depth);
     let mut files: Vec<&str> = defs.iter().map(|&d| g.def_path(d)).collect();
     files.sort();
     files.dedup();
@@ -742,6 +883,9 @@ pub struct FindTests {
     pub results: Vec<TestRef>,
     /// Pass as `--cursor` (MCP: `cursor`) for the next page; null on the last one.
     pub next_cursor: Option<String>,
+    /// When no test was found: test files that name the symbol all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mentions: Option<Mentions>,
 }
 
 /// Tests per page of `find_tests_for`.
@@ -781,12 +925,19 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
             let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
             render_tests("tests", &tests, &mut text);
             text.push_str(&super::page::more_line(next_cursor.as_deref()));
-            let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
+            let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor, mentions: None };
             return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
         }
         return Ok(no_match("find_tests_for", &ctx, symbol));
     }
     let mut tests: Vec<TestRef> = tests_for(&ctx, &defs, 4).into_iter().filter(|t| keep(t)).collect();
+    let mentioned = if to_rerun(&tests) == 0 {
+        mentions(&ctx, &defs, |p| {
+            crate::graph::model::is_test_path(p) && pattern.as_ref().is_none_or(|re| re.is_match(p))
+        })?
+    } else {
+        None
+    };
     let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
     let definitions: Vec<Definition> = defs.iter().take(5).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let mut text =
@@ -795,8 +946,11 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
         text.push_str(&format!("tests whose path matches /{p}/\n"));
     }
     render_tests("tests", &tests, &mut text);
+    if let Some(m) = &mentioned {
+        text.push_str(&mentions_line("test", m));
+    }
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
-    let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor };
+    let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor, mentions: mentioned };
     Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -807,11 +961,19 @@ pub struct Describe {
     pub symbol: String,
     pub matched: bool,
     pub definitions: Vec<Definition>,
+    /// Production code that calls it (tests that do are under `tests`, counted in `test_callers`).
     pub callers: Vec<Link>,
+    /// Production code that uses it as a value: passes, assigns, returns or stores it.
+    pub references: Vec<Link>,
+    /// Tests among its direct callers and referrers (listed once, under `tests`).
+    pub test_callers: usize,
     pub callees: Vec<Link>,
     pub superclasses: Vec<Link>,
     pub subclasses: Vec<Link>,
     pub tests: Vec<TestRef>,
+    /// When nothing confident depends on it: where its name appears all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mentions: Option<Mentions>,
 }
 
 pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
@@ -827,15 +989,31 @@ pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
     let starts = [Node::Def(defs[0])];
     let g = &ctx.graph;
     let inh = [Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+    let mut callers = query::adjacent(g, &starts, &[Rel::Calls], Direction::Incoming);
+    let mut references = query::adjacent(g, &starts, &[Rel::References], Direction::Incoming);
+    let before = callers.len() + references.len();
+    callers.retain(|l| !l.node.test);
+    references.retain(|l| !l.node.test);
+    let test_callers = before - callers.len() - references.len();
+    let confident = |ls: &[Link]| ls.iter().any(|l| matches!(l.confidence, "precise" | "extracted" | "resolved"));
+    let tests = tests_for(&ctx, &main, 3);
+    let mentions = if !confident(&callers) && !confident(&references) && to_rerun(&tests) == 0 {
+        mentions(&ctx, &main, |_| true)?
+    } else {
+        None
+    };
     let r = Describe {
         symbol: symbol.into(),
         matched: true,
         definitions: defs.iter().take(10).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?,
-        callers: query::adjacent(g, &starts, &[Rel::Calls], Direction::Incoming),
+        callers,
+        references,
+        test_callers,
         callees: query::adjacent(g, &starts, &[Rel::Calls], Direction::Outgoing),
         superclasses: query::adjacent(g, &starts, &inh, Direction::Outgoing),
         subclasses: query::adjacent(g, &starts, &inh, Direction::Incoming),
-        tests: tests_for(&ctx, &main, 3),
+        tests,
+        mentions,
     };
     let mut text = format!(
         "{}\n{}",
@@ -852,8 +1030,20 @@ pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
         render_links("subclasses", &r.subclasses, &mut text);
     }
     render_links("callers", &r.callers, &mut text);
+    if !r.references.is_empty() {
+        render_links("referenced by", &r.references, &mut text);
+    }
+    if r.test_callers > 0 {
+        text.push_str(&format!(
+            "  and {} that call or reference it directly (under tests)\n",
+            present::count(r.test_callers, "test", "tests")
+        ));
+    }
     render_links("callees", &r.callees, &mut text);
     render_tests("tests", &r.tests, &mut text);
+    if let Some(m) = &r.mentions {
+        text.push_str(&mentions_line("caller, reference or test", m));
+    }
     Ok(Answer::new("describe_symbol", Some(ctx.data.id.clone()), &r, text))
 }
 
@@ -878,10 +1068,14 @@ pub struct Impact {
     pub tests_to_rerun: usize,
     /// Affected definitions per file (confident ones).
     pub by_file: BTreeMap<String, usize>,
+    /// When nothing confident depends on it: where its name appears all the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mentions: Option<Mentions>,
 }
 
 /// Incoming relations that make a definition affected by a change to another.
-pub const CALLER_RELS: [Rel; 4] = [Rel::Calls, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
+pub const CALLER_RELS: [Rel; 5] =
+    [Rel::Calls, Rel::References, Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements];
 
 /// The callers of `defs` to `max_depth` hops, split by trust, and the tests that reach them.
 pub fn impact_of(g: &CodeGraph, defs: &[u32], max_depth: usize) -> (query::Reach, Vec<TestRef>) {
@@ -891,7 +1085,13 @@ pub fn impact_of(g: &CodeGraph, defs: &[u32], max_depth: usize) -> (query::Reach
     files.sort();
     files.dedup();
     let mut tests = Vec::new();
-    add_tests(g, &reach, &files, &mut tests);
+    // A test of a class's methods tests the class.
+    let members = with_members(g, defs);
+    if members.len() > starts.len() {
+        add_tests(g, &query::reach(g, &members, &CALLER_RELS, max_depth.max(1)), &files, &mut tests);
+    } else {
+        add_tests(g, &reach, &files, &mut tests);
+    }
     (reach, tests)
 }
 
@@ -935,12 +1135,18 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
     }
     let mut text = format!("{}\n{head}", view_line(&ctx.data.id));
     let note = walk_note(&reach, max_depth);
+    let how = relation_counts(&reach.confident);
     text.push_str(&format!(
-        "blast radius: {} in {} within {max_depth} hops{}\n",
+        "blast radius: {} in {} within {max_depth} hops{}{}\n",
         present::count(reach.confident.len(), "definition", "definitions"),
         present::count(by_file.len(), "file", "files"),
+        if how.is_empty() { String::new() } else { format!(": {how}") },
         if note.is_empty() { String::new() } else { format!(" ({note})") }
     ));
+    let mentioned = if reach.confident.is_empty() { mentions(ctx, defs, |_| true)? } else { None };
+    if let Some(m) = &mentioned {
+        text.push_str(&mentions_line("dependant", m));
+    }
     for l in reach.confident.iter().take(80) {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
@@ -976,6 +1182,7 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
         tests,
         tests_to_rerun,
         by_file,
+        mentions: mentioned,
     };
     Ok((r, text))
 }

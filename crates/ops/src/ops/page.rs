@@ -81,6 +81,63 @@ pub fn more_line(next: Option<&str>) -> String {
     }
 }
 
+/// Least room the structured part of an MCP answer gets, whatever its text's length.
+pub const STRUCTURED_FLOOR: usize = 4_000;
+/// Longest string the structured part keeps whole (code bodies are the text's to show).
+const STRUCTURED_STRING: usize = 240;
+/// Fewest items a list keeps when the structured part is cut to fit.
+const STRUCTURED_ITEMS: usize = 5;
+
+/// The structured part of an MCP answer within `budget` characters of JSON: the same fields,
+/// long strings shortened first, then the longest lists cut from the end (what the text shows
+/// first stays); `"cut": true` says so. The CLI's `--json` is the whole answer.
+pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Value {
+    use serde_json::Value;
+    fn len(v: &Value) -> usize {
+        serde_json::to_string(v).map_or(0, |s| s.len())
+    }
+    if len(&v) <= budget {
+        return v;
+    }
+    fn shorten(v: &mut Value) {
+        match v {
+            Value::String(s) if s.len() > STRUCTURED_STRING => {
+                let mut end = STRUCTURED_STRING;
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                s.truncate(end);
+                s.push('…');
+            }
+            Value::Array(a) => a.iter_mut().for_each(shorten),
+            Value::Object(m) => m.values_mut().for_each(shorten),
+            _ => {}
+        }
+    }
+    shorten(&mut v);
+    // The longest list anywhere, halved until the whole fits or every list is at its floor.
+    fn longest(v: &mut Value) -> Option<&mut Vec<Value>> {
+        if matches!(v, Value::Array(a) if a.len() > STRUCTURED_ITEMS) {
+            return v.as_array_mut();
+        }
+        let children: Vec<&mut Value> = match v {
+            Value::Array(a) => a.iter_mut().collect(),
+            Value::Object(m) => m.values_mut().collect(),
+            _ => return None,
+        };
+        children.into_iter().filter_map(longest).max_by_key(|l| l.len())
+    }
+    while len(&v) > budget {
+        let Some(list) = longest(&mut v) else { break };
+        let keep = (list.len() / 2).max(STRUCTURED_ITEMS);
+        list.truncate(keep);
+    }
+    if let Value::Object(m) = &mut v {
+        m.insert("cut".into(), Value::Bool(true));
+    }
+    v
+}
+
 /// An answer's text as an MCP client reads it: the next page is asked with the `cursor`
 /// argument, not the `--cursor` flag.
 pub fn for_mcp(text: &str) -> std::borrow::Cow<'_, str> {
@@ -102,6 +159,22 @@ pub fn for_mcp(text: &str) -> std::borrow::Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn structured_answers_fit_their_budget_keeping_the_first_items() {
+        let results: Vec<serde_json::Value> =
+            (0..5000).map(|i| serde_json::json!({"path": format!("src/f{i}.rs"), "text": "x".repeat(2000)})).collect();
+        let v = serde_json::json!({"ok": true, "results": results, "total": 5000});
+        let fitted = super::fit_structured(v, 8_000);
+        let s = serde_json::to_string(&fitted).unwrap();
+        assert!(s.len() <= 8_000, "{}", s.len());
+        assert_eq!(fitted["cut"], true);
+        assert_eq!(fitted["total"], 5000);
+        assert_eq!(fitted["results"][0]["path"], "src/f0.rs");
+        assert!(fitted["results"][0]["text"].as_str().unwrap().len() < 300);
+        let small = serde_json::json!({"ok": true, "results": [1, 2]});
+        assert_eq!(super::fit_structured(small.clone(), 8_000), small);
+    }
+
     use super::*;
 
     #[test]
