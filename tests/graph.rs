@@ -978,3 +978,40 @@ fn dependants_come_in_one_order_and_tests_are_listed_once() {
 fn names_of(v: &Value) -> Vec<&str> {
     v.as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect()
 }
+
+#[test]
+fn a_symbols_graph_page_puts_callers_left_callees_right_and_tests_apart() {
+    let r = TestRepo::new();
+    r.write(
+        "app.py",
+        "def leaf():\n    return 1\n\n\ndef mid():\n    return leaf()\n\n\ndef top():\n    return mid()\n\n\ndef other():\n    return mid()\n",
+    );
+    r.write("test_app.py", "from app import mid\n\n\ndef test_mid():\n    assert mid() == 1\n");
+    r.commit_all("x");
+    let out = r.file("mid.html");
+    r.json(&["--no-dense", "graph", "export", "--symbol", "mid", "--out", out.to_str().unwrap()]);
+    let Some(dom) = rendered_dom(&format!("file://{}", out.display()), "1280,800") else { return };
+    // The opening tag of a node's group, and the x of its position.
+    let tag = |name: &str| -> String {
+        let at = dom.find(&format!("data-name=\"{name}\"")).unwrap_or_else(|| panic!("{name} not drawn"));
+        let start = dom[..at].rfind("<g").unwrap();
+        dom[start..at + dom[at..].find('>').unwrap()].to_string()
+    };
+    let x = |name: &str| -> f64 {
+        let t = tag(name);
+        let at = t.find("translate(").unwrap() + "translate(".len();
+        t[at..].split([' ', ',', ')']).next().unwrap().parse().unwrap()
+    };
+    let centre = x("mid");
+    for caller in ["top", "other", "test_mid"] {
+        assert!(x(caller) < centre, "{caller} at {} is not left of mid at {centre}", x(caller));
+    }
+    assert!(x("leaf") > centre, "leaf (a callee) at {} is not right of mid at {centre}", x("leaf"));
+    let class = |name: &str| -> String {
+        let t = tag(name);
+        let at = t.find("class=\"").unwrap() + 7;
+        t[at..at + t[at..].find('"').unwrap()].to_string()
+    };
+    assert!(class("test_mid").split(' ').any(|c| c == "test"), "the test is marked: {}", tag("test_mid"));
+    assert!(!class("top").split(' ').any(|c| c == "test"), "{}", tag("top"));
+}

@@ -65,6 +65,9 @@ struct JsNode {
     hidden: bool,
     /// Steps from the roots: the page labels near rings first when labels would collide.
     ring: usize,
+    /// A symbol's page: -1 for its callers (drawn left of it), 1 for its callees (right), 0
+    /// for the symbol itself and for a module's page.
+    side: i8,
     x: f64,
     y: f64,
 }
@@ -204,9 +207,13 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
     };
     let mut set: Vec<Node> = roots.clone();
     let mut seen: HashSet<Node> = roots.iter().copied().collect();
+    // Where each drawn node sits from the roots: (side, hops); callers on one side, callees on
+    // the other.
+    let mut place: HashMap<Node, (i8, usize)> = roots.iter().map(|&r| (r, (0, 0))).collect();
     for (dir, depth) in [(Direction::Incoming, super::args::Count::or(a.depth, 2, 6)), (Direction::Outgoing, 1)] {
+        let side = if dir == Direction::Incoming { -1 } else { 1 };
         let mut frontier = roots.clone();
-        for _ in 0..depth {
+        for hop in 0..depth {
             let mut next = Vec::new();
             for n in &frontier {
                 for e in g.g.edges_directed(g.node_of(*n), dir) {
@@ -216,6 +223,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
                     let other = g.g[if dir == Direction::Outgoing { e.target() } else { e.source() }];
                     if set.len() < MAX_EXPORT_NODES && seen.insert(other) {
                         set.push(other);
+                        place.insert(other, (side, hop + 1));
                         next.push(other);
                     }
                 }
@@ -258,7 +266,21 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
         }
     }
     let roots_i: Vec<usize> = roots.iter().filter_map(|r| index.get(r).copied()).collect();
-    let (pos, ring) = radial_layout(set.len(), shown, &roots_i, &edges);
+    let symbol_page = a.symbol.is_some();
+    let sides: Vec<(i8, usize)> = set.iter().map(|n| place.get(n).copied().unwrap_or((0, 0))).collect();
+    let (pos, ring) = if symbol_page {
+        let tests: Vec<bool> = set.iter().map(|&n| g.is_test(n)).collect();
+        let order: Vec<(String, u32)> = set
+            .iter()
+            .map(|&n| {
+                let r = node_ref(g, n);
+                (r.path.unwrap_or_default(), r.start_line.unwrap_or(0))
+            })
+            .collect();
+        layered_layout(shown, &sides, &tests, &order, &edges)
+    } else {
+        radial_layout(set.len(), shown, &roots_i, &edges)
+    };
     let nodes: Vec<JsNode> = set
         .iter()
         .enumerate()
@@ -274,6 +296,7 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
                 test: r.test,
                 hidden: i >= shown,
                 ring: ring[i],
+                side: if symbol_page { sides[i].0 } else { 0 },
                 x: pos[i].0,
                 y: pos[i].1,
             }
@@ -398,6 +421,60 @@ fn radial_layout(n: usize, shown: usize, roots: &[usize], edges: &[JsEdge]) -> (
         for (j, &h) in kids.iter().enumerate() {
             let a = first + step * j as f64;
             pos[h] = (round(px + reach * a.cos()), round(py + reach * a.sin()));
+        }
+    }
+    (pos, ring)
+}
+
+/// Columns apart on a symbol's page: room for a label beside each node.
+const COLUMN: f64 = 260.0;
+/// Rows apart inside a column.
+const ROW: f64 = 30.0;
+
+/// Positions for a symbol's page, read like its impact list: the symbol in the middle, its
+/// callers in columns to the left by hops (production code first, then tests, each by path and
+/// line), its callees in a column to the right; a hidden neighbour sits one column further out
+/// than the drawn node that reveals it. Returns positions and, as rings, the hops.
+fn layered_layout(
+    shown: usize,
+    place: &[(i8, usize)],
+    tests: &[bool],
+    order: &[(String, u32)],
+    edges: &[JsEdge],
+) -> (Vec<(f64, f64)>, Vec<usize>) {
+    let n = place.len();
+    let mut pos = vec![(0.0, 0.0); n];
+    let mut ring: Vec<usize> = place.iter().map(|p| p.1).collect();
+    let column = |side: i8, hops: usize| side as i64 * hops as i64;
+    let mut columns: std::collections::BTreeMap<i64, Vec<usize>> = std::collections::BTreeMap::new();
+    for i in 0..shown {
+        columns.entry(column(place[i].0, place[i].1)).or_default().push(i);
+    }
+    for (c, members) in &mut columns {
+        members.sort_by(|&a, &b| (tests[a], &order[a]).cmp(&(tests[b], &order[b])));
+        let m = members.len() as f64;
+        for (j, &i) in members.iter().enumerate() {
+            pos[i] = (*c as f64 * COLUMN, ((j as f64) - (m - 1.0) / 2.0) * ROW);
+        }
+    }
+    let mut adj: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for e in edges {
+        adj[e.source].push(e.target);
+        adj[e.target].push(e.source);
+    }
+    let mut revealed_by: Vec<Vec<usize>> = vec![Vec::new(); shown];
+    for h in shown..n {
+        if let Some(&p) = adj[h].iter().find(|&&w| w < shown) {
+            revealed_by[p].push(h);
+            ring[h] = ring[p] + 1;
+        }
+    }
+    for (p, kids) in revealed_by.iter().enumerate().filter(|(_, k)| !k.is_empty()) {
+        let (px, py) = pos[p];
+        let outwards = if place[p].0 > 0 { 1.0 } else { -1.0 };
+        let m = kids.len() as f64;
+        for (j, &h) in kids.iter().enumerate() {
+            pos[h] = (px + outwards * COLUMN * 0.75, py + ((j as f64) - (m - 1.0) / 2.0) * ROW * 0.6);
         }
     }
     (pos, ring)

@@ -860,7 +860,29 @@ fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
     if tests.is_empty() {
         out.push_str("  (none found)\n");
     }
-    for t in tests.iter().take(50) {
+    let shown = &tests[..tests.len().min(50)];
+    let mut i = 0;
+    while i < shown.len() {
+        let t = &shown[i];
+        // Several tests of one file, found the same way: one line for the file.
+        let run = shown[i..]
+            .iter()
+            .take_while(|x| x.path == t.path && x.origin == t.origin && x.symbol.is_some() && x.start_line.is_some())
+            .count();
+        if run >= 4 {
+            let names: Vec<String> = shown[i..i + run]
+                .iter()
+                .map(|x| format!("{} ({})", x.symbol.as_deref().unwrap_or(""), x.start_line.unwrap_or(0)))
+                .collect();
+            out.push_str(&format!(
+                "  {run} tests in {} [{}]: {}\n",
+                present::path(&t.path),
+                t.origin,
+                names.join(", ")
+            ));
+            i += run;
+            continue;
+        }
         match (&t.symbol, t.start_line, t.end_line) {
             (Some(s), Some(a), Some(b)) => out.push_str(&format!(
                 "  {} {s} ({a}-{b}) [{}{}]\n",
@@ -870,6 +892,7 @@ fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
             )),
             _ => out.push_str(&format!("  {} [{}]\n", present::path(&t.path), t.origin)),
         }
+        i += 1;
     }
     if tests.len() > 50 {
         out.push_str(&format!("  … {} more\n", tests.len() - 50));

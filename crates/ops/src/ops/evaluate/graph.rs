@@ -35,6 +35,12 @@ pub struct Truth {
     pub imports: Vec<TruthEdge>,
     #[serde(default)]
     pub not_edges: Vec<TruthEdge>,
+    /// Definitions whose every incoming reference (a use as a value, not a call) is listed in
+    /// `references`.
+    #[serde(default)]
+    pub focus_referenced: Vec<String>,
+    #[serde(default)]
+    pub references: Vec<TruthEdge>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,6 +81,9 @@ pub struct GraphReport {
     pub calls: KindScore,
     pub inherits: KindScore,
     pub imports: KindScore,
+    /// References into `focus_referenced` (absent when the truth file lists none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub references: Option<KindScore>,
     /// Precision of the edges labelled extracted or resolved, over all kinds.
     pub confident_precision: f64,
 }
@@ -97,12 +106,20 @@ fn defs_of(cg: &CodeGraph, name: &str) -> Vec<u32> {
 /// The graph's edges of `rels` into and out of `nodes`, keyed `from → to`, with the best
 /// confidence among parallel edges. Calls of a class (constructor calls) are left out: truth
 /// files differ on whether `new X()` is a call, so neither side scores them.
-fn edges_around(cg: &CodeGraph, nodes: &[Node], rels: &[Rel], out_only: bool) -> HashMap<(String, String), Confidence> {
+fn edges_around(
+    cg: &CodeGraph,
+    nodes: &[Node],
+    rels: &[Rel],
+    only: Option<Direction>,
+) -> HashMap<(String, String), Confidence> {
     let rank = |c: Confidence| c.rank();
     let mut out: HashMap<(String, String), Confidence> = HashMap::new();
     for &n in nodes {
-        let dirs: &[Direction] =
-            if out_only { &[Direction::Outgoing] } else { &[Direction::Outgoing, Direction::Incoming] };
+        let dirs: &[Direction] = match only {
+            Some(Direction::Outgoing) => &[Direction::Outgoing],
+            Some(Direction::Incoming) => &[Direction::Incoming],
+            None => &[Direction::Outgoing, Direction::Incoming],
+        };
         for &dir in dirs {
             for e in cg.g.edges_directed(cg.node_of(n), dir) {
                 if !rels.contains(&e.weight().rel) {
@@ -148,8 +165,14 @@ fn score(
     let norm = |(a, b): &(String, String)| (a.clone(), class_of_constructor(b));
     let truth: BTreeSet<(String, String)> = truth.iter().map(norm).collect();
     let traps: BTreeSet<(String, String)> = traps.iter().map(norm).collect();
+    // A truth file that lists no recursion does not judge it: a function's edge to itself
+    // counts only where the file says whether it recurses.
+    let judges_recursion = truth.iter().any(|(a, b)| a == b);
     let mut merged: HashMap<(String, String), Confidence> = HashMap::new();
     for (e, c) in found {
+        if e.0 == e.1 && !judges_recursion {
+            continue;
+        }
         merged.entry(norm(&e)).or_insert(c);
     }
     let (truth, traps, found) = (&truth, &traps, merged);
@@ -196,6 +219,7 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
     };
     let symbols = resolve(&t.focus_symbols);
     let classes = resolve(&t.focus_classes);
+    let referenced = resolve(&t.focus_referenced);
     let files: Vec<Node> = t
         .focus_files
         .iter()
@@ -217,15 +241,23 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
         defs_of(&cg, &name).iter().any(|&d| crate::chunk::defs::type_kind(&cg.defs[d as usize].kind))
     };
     let true_calls: BTreeSet<(String, String)> = pairs(&t.calls).into_iter().filter(|(_, to)| !is_class(to)).collect();
-    let calls = score(edges_around(&cg, &symbols, &[Rel::Calls], false), &true_calls, &traps);
+    let calls = score(edges_around(&cg, &symbols, &[Rel::Calls], None), &true_calls, &traps);
     let inherits = score(
-        edges_around(&cg, &classes, &[Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], false),
+        edges_around(&cg, &classes, &[Rel::Extends, Rel::Implements, Rel::ExtendsOrImplements], None),
         &pairs(&t.inherits),
         &traps,
     );
-    let imports = score(edges_around(&cg, &files, &[Rel::Imports], true), &pairs(&t.imports), &traps);
+    let imports =
+        score(edges_around(&cg, &files, &[Rel::Imports], Some(Direction::Outgoing)), &pairs(&t.imports), &traps);
+    let references = (!t.focus_referenced.is_empty()).then(|| {
+        score(
+            edges_around(&cg, &referenced, &[Rel::References], Some(Direction::Incoming)),
+            &pairs(&t.references),
+            &traps,
+        )
+    });
     let (mut ok, mut all) = (0, 0);
-    for k in [&calls, &inherits, &imports] {
+    for k in [&calls, &inherits, &imports].into_iter().chain(references.as_ref()) {
         for c in ["precise", "extracted", "resolved"] {
             if let Some((a, b)) = k.by_confidence.get(c) {
                 ok += a;
@@ -241,6 +273,7 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
         calls,
         inherits,
         imports,
+        references,
         confident_precision: if all == 0 { 1.0 } else { ok as f64 / all as f64 },
     })
 }
@@ -248,7 +281,11 @@ pub fn run(engine: &Engine, t: &Truth, rev: Option<&str>) -> Result<GraphReport>
 pub fn render(r: &GraphReport, details: bool) -> String {
     let mut out = format!("{} ({}) at {}\n", r.repo, r.language, &r.commit[..12.min(r.commit.len())]);
     out.push_str("kind       truth  found  correct  precision  recall  by confidence (correct/found)\n");
-    for (name, k) in [("calls", &r.calls), ("inherits", &r.inherits), ("imports", &r.imports)] {
+    let kinds: Vec<(&str, &KindScore)> = [("calls", &r.calls), ("inherits", &r.inherits), ("imports", &r.imports)]
+        .into_iter()
+        .chain(r.references.as_ref().map(|k| ("references", k)))
+        .collect();
+    for &(name, k) in &kinds {
         let conf: Vec<String> = k.by_confidence.iter().map(|(c, (a, b))| format!("{c} {a}/{b}")).collect();
         out.push_str(&format!(
             "{name:<10} {:>5}  {:>5}  {:>7}  {:>9.3}  {:>6.3}  {}\n",
@@ -267,7 +304,7 @@ pub fn render(r: &GraphReport, details: bool) -> String {
     if !r.unknown_focus.is_empty() {
         out.push_str(&format!("focus names with no definition in the graph: {}\n", r.unknown_focus.join(", ")));
     }
-    for (name, k) in [("calls", &r.calls), ("inherits", &r.inherits), ("imports", &r.imports)] {
+    for &(name, k) in &kinds {
         for t in &k.traps_hit {
             out.push_str(&format!("trap hit ({name}): {t}\n"));
         }
