@@ -819,18 +819,42 @@ fn a_server_survives_its_shards_being_damaged_in_place() {
     assert!(c.close().success(), "the server survived");
 }
 
+/// A committed value outside its range is ignored with a warning naming the key and the value
+/// used (the repository may not switch Lynx off); the same value in the user's own file is an
+/// error.
 #[test]
-fn committed_size_limits_are_bounded() {
+fn committed_out_of_range_settings_are_ignored_with_a_warning() {
     let r = TestRepo::new();
     seed_project(&r, 1);
-    for (toml, key) in [
-        ("[index]\nmax_file_size = 200000000\n", "index.max_file_size"),
-        ("[index]\nbatch_mb = 100000\n", "index.batch_mb"),
+    r.commit_all("first");
+    for (toml, key, default) in [
+        ("[index]\nmax_file_size = 200000000\n", "index.max_file_size", "1048576"),
+        ("[index]\nbatch_mb = 1000000\n", "index.batch_mb", "32"),
+        ("[search]\nk = 0\n", "search.k", "10"),
+        ("[search]\nk = \"many\"\n", "search.k", "10"),
+        ("[search]\nfusion = \"convex\"\ndense_weight = 3.0\n", "search.dense_weight", "0.4"),
     ] {
         r.write("lynx.toml", toml);
+        r.commit_all("team settings");
         let out = r.lynx(&["--no-dense", "--json", "index"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{toml}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout));
+        let warning = stderr.lines().find(|l| l.contains("lynx.toml") && l.contains(key));
+        let warning = warning.unwrap_or_else(|| panic!("{toml}: no warning naming {key}: {stderr}"));
+        assert!(warning.contains("ignored") && warning.contains(default), "{warning}");
+        assert_eq!(r.search_paths(&["--no-dense", "handler_0"])[0], "src/mod0.py");
+        // A server starts and answers too.
+        let mut c = mcp::Client::start(&r, &[]);
+        let (text, err) = c.call("search", serde_json::json!({"query": "handler_0"}));
+        assert!(!err && text.contains("src/mod0.py"), "{text}");
+        c.close();
+        // The same value in the user's own file is the user's mistake: an error naming the key.
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("config.toml"), toml).unwrap();
+        r.remove("lynx.toml");
+        let out = r.cmd(&["--no-dense", "--json", "index"]).env("LYNX_CONFIG_HOME", home.path()).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
-        assert!(String::from_utf8_lossy(&out.stdout).contains(key));
+        assert!(String::from_utf8_lossy(&out.stdout).contains(key), "{}", String::from_utf8_lossy(&out.stdout));
     }
 }
 

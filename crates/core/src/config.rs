@@ -560,7 +560,6 @@ impl Config {
     /// Loads the user's file, `lynx.toml` (at `repo_root`, with its user-only keys dropped) and
     /// `.lynx/config.toml` (in `lynx_dir`), later files winning key by key.
     pub fn load(repo_root: Option<&Path>, lynx_dir: &Path) -> Result<Config> {
-        let mut merged = toml::Table::new();
         let user = match user_file() {
             Some(p) => read_table(&p)?,
             None => None,
@@ -574,126 +573,298 @@ impl Config {
         if let (Some(t), Some(root)) = (team.as_mut(), repo_root) {
             warnings = restrict_team_table(t, root);
         }
-        let sets = |t: &Option<toml::Table>, key: &str| {
-            t.as_ref().and_then(|t| t.get("model")).and_then(|m| m.as_table()).is_some_and(|m| m.contains_key(key))
+        // A committed value that is not valid is dropped, never an error: the repository may
+        // tune Lynx but not switch it off. The same value in a trusted file stays an error.
+        let mut ignored = match team.as_mut() {
+            Some(t) => drop_invalid_team_keys(t),
+            None => Vec::new(),
         };
-        let mut keys = std::collections::BTreeMap::new();
-        for (layer, t) in [(Layer::User, &user), (Layer::Team, &team), (Layer::Local, &local)] {
-            if let Some(t) = t {
-                set_keys(t, "", layer, &mut keys);
+        loop {
+            let cfg = assemble(&user, &team, &local)?;
+            let Err(bad) = validate(&cfg) else {
+                return Ok(finish(cfg, warnings, ignored));
+            };
+            let from_team: Vec<&str> =
+                bad.keys.iter().copied().filter(|k| cfg.origin.keys.get(*k) == Some(&Layer::Team)).collect();
+            let Some(t) = team.as_mut().filter(|_| !from_team.is_empty()) else {
+                return Err(bad.error);
+            };
+            for key in from_team {
+                let path: Vec<String> = key.split('.').map(str::to_string).collect();
+                if let Some(v) = remove_path(t, &path) {
+                    ignored.push(Ignored { path, value: v, why: one_line(&bad.error) });
+                }
             }
         }
-        let origin = Origin {
-            keys,
-            model_from_team: sets(&team, "name") && !sets(&user, "name") && !sets(&local, "name"),
-            model_configured: sets(&team, "name") || sets(&user, "name") || sets(&local, "name"),
-            reranker_from_team: sets(&team, "reranker") && !sets(&user, "reranker") && !sets(&local, "reranker"),
-            trusted_tools: trusted_tools(&user, &local)?,
+    }
+}
+
+/// A committed value dropped because it is not valid, and why.
+struct Ignored {
+    path: Vec<String>,
+    value: toml::Value,
+    why: String,
+}
+
+/// A failed check: the message and the settings that together make it fail.
+struct Invalid {
+    keys: Vec<&'static str>,
+    error: anyhow::Error,
+}
+
+/// Merges the files (user, team, local; later wins key by key) into settings and records where
+/// each came from. Values are not checked here (`validate`).
+fn assemble(user: &Option<toml::Table>, team: &Option<toml::Table>, local: &Option<toml::Table>) -> Result<Config> {
+    let sets = |t: &Option<toml::Table>, key: &str| {
+        t.as_ref().and_then(|t| t.get("model")).and_then(|m| m.as_table()).is_some_and(|m| m.contains_key(key))
+    };
+    let mut keys = std::collections::BTreeMap::new();
+    for (layer, t) in [(Layer::User, user), (Layer::Team, team), (Layer::Local, local)] {
+        if let Some(t) = t {
+            set_keys(t, "", layer, &mut keys);
+        }
+    }
+    let origin = Origin {
+        keys,
+        model_from_team: sets(team, "name") && !sets(user, "name") && !sets(local, "name"),
+        model_configured: sets(team, "name") || sets(user, "name") || sets(local, "name"),
+        reranker_from_team: sets(team, "reranker") && !sets(user, "reranker") && !sets(local, "reranker"),
+        trusted_tools: trusted_tools(user, local)?,
+    };
+    let sources_from_team = team.as_ref().is_some_and(|t| t.contains_key("sources"))
+        && !local.as_ref().is_some_and(|t| t.contains_key("sources"));
+    let mut merged = toml::Table::new();
+    for t in [user, team, local].into_iter().flatten() {
+        merge_tables(&mut merged, t.clone());
+    }
+    let mut cfg: Config =
+        toml::Value::Table(merged).try_into().map_err(|e| ConfigError::Invalid { why: e.to_string() })?;
+    cfg.origin = origin;
+    for s in &mut cfg.sources {
+        s.committed = sources_from_team;
+    }
+    Ok(cfg)
+}
+
+/// Logs and records the team file's warnings, each ignored value naming the value used instead.
+fn finish(mut cfg: Config, mut warnings: Vec<String>, ignored: Vec<Ignored>) -> Config {
+    let effective = serde_json::to_value(&cfg).unwrap_or_default();
+    for i in ignored {
+        let key = i.path.join(".");
+        let mut shown = i.value.to_string();
+        if shown.chars().count() > 60 {
+            shown = format!("{}…", shown.chars().take(60).collect::<String>());
+        }
+        let used = match i.path.iter().try_fold(&effective, |v, k| v.get(k)) {
+            Some(v) => {
+                let from = cfg.origin.keys.get(&key).map_or("the default", |l| l.name());
+                // Settings that are f32 show as such (0.4, not 0.4000000059604645).
+                let v = match v.as_f64() {
+                    Some(f) if v.is_f64() && (f as f32) as f64 == f => (f as f32).to_string(),
+                    _ => v.to_string(),
+                };
+                format!("; using {v} ({from})")
+            }
+            None => String::new(),
         };
-        let sources_from_team = team.as_ref().is_some_and(|t| t.contains_key("sources"))
-            && !local.as_ref().is_some_and(|t| t.contains_key("sources"));
-        for t in [user, team, local].into_iter().flatten() {
-            merge_tables(&mut merged, t);
+        warnings.push(format!("{TEAM_FILE}: `{key} = {shown}` is ignored: {}{used}", i.why));
+    }
+    for w in &warnings {
+        warn_once(w);
+    }
+    cfg.warnings = warnings;
+    cfg
+}
+
+/// An error's message on one line (a warning is one line).
+fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Drops each value of the committed file that is not valid on its own (wrong type, unknown
+/// key, out of range), checking it alone over the defaults.
+fn drop_invalid_team_keys(team: &mut toml::Table) -> Vec<Ignored> {
+    let mut leaves = Vec::new();
+    leaf_paths(team, &mut Vec::new(), &mut leaves);
+    let mut ignored = Vec::new();
+    for path in leaves {
+        let Some(value) = get_path(team, &path).cloned() else { continue };
+        let mut alone = toml::Table::new();
+        insert_path(&mut alone, &path, value);
+        let checked = toml::Value::Table(alone)
+            .try_into::<Config>()
+            .map_err(|e| ConfigError::Invalid { why: e.to_string() }.into())
+            .and_then(|c| validate(&c).map_err(|bad| bad.error));
+        if let Err(e) = checked
+            && let Some(value) = remove_path(team, &path)
+        {
+            ignored.push(Ignored { path, value, why: one_line(&e) });
         }
-        let mut cfg: Config =
-            toml::Value::Table(merged).try_into().map_err(|e| ConfigError::Invalid { why: e.to_string() })?;
-        cfg.origin = origin;
-        for s in &mut cfg.sources {
-            s.committed = sources_from_team;
+    }
+    ignored
+}
+
+/// The path of every value in `t` that is not a table, and of every empty table.
+fn leaf_paths(t: &toml::Table, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    if t.is_empty() && !prefix.is_empty() {
+        out.push(prefix.clone());
+    }
+    for (k, v) in t {
+        prefix.push(k.clone());
+        match v {
+            toml::Value::Table(inner) => leaf_paths(inner, prefix, out),
+            _ => out.push(prefix.clone()),
         }
-        for w in &warnings {
-            warn_once(w);
-        }
-        cfg.warnings = warnings;
-        let w = cfg.search.dense_weight;
-        if !(w.is_finite() && w >= 0.0) {
-            return Err(setting(
-                "search.dense_weight",
-                format!("a number ≥ 0 (got {w}); 0 turns the dense list's vote off"),
-            ));
-        }
-        if !(1..=MAX_BATCH_MB).contains(&cfg.index.batch_mb) {
-            return Err(setting(
+        prefix.pop();
+    }
+}
+
+fn get_path<'a>(t: &'a toml::Table, path: &[String]) -> Option<&'a toml::Value> {
+    let (last, parents) = path.split_last()?;
+    let mut t = t;
+    for k in parents {
+        t = t.get(k)?.as_table()?;
+    }
+    t.get(last)
+}
+
+fn insert_path(t: &mut toml::Table, path: &[String], value: toml::Value) {
+    let Some((last, parents)) = path.split_last() else { return };
+    let mut t = t;
+    for k in parents {
+        let entry = t.entry(k.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let toml::Value::Table(inner) = entry else { return };
+        t = inner;
+    }
+    t.insert(last.clone(), value);
+}
+
+/// Removes the value at `path`, and the tables it leaves empty (an empty unknown table would
+/// still be an unknown key).
+fn remove_path(t: &mut toml::Table, path: &[String]) -> Option<toml::Value> {
+    let (first, rest) = path.split_first()?;
+    if rest.is_empty() {
+        return t.remove(first);
+    }
+    let inner = t.get_mut(first)?.as_table_mut()?;
+    let v = remove_path(inner, rest);
+    if inner.is_empty() {
+        t.remove(first);
+    }
+    v
+}
+
+/// Checks every value against its range, wherever it came from.
+fn validate(cfg: &Config) -> std::result::Result<(), Invalid> {
+    let fail = |keys: &[&'static str], error: anyhow::Error| Err(Invalid { keys: keys.to_vec(), error });
+    let w = cfg.search.dense_weight;
+    if !(w.is_finite() && w >= 0.0) {
+        return fail(
+            &["search.dense_weight"],
+            setting("search.dense_weight", format!("a number ≥ 0 (got {w}); 0 turns the dense list's vote off")),
+        );
+    }
+    if !(1..=MAX_BATCH_MB).contains(&cfg.index.batch_mb) {
+        return fail(
+            &["index.batch_mb"],
+            setting(
                 "index.batch_mb",
                 format!("from 1 to {MAX_BATCH_MB} (megabytes of source per write; got {})", cfg.index.batch_mb),
-            ));
-        }
-        if cfg.index.max_file_size > MAX_FILE_SIZE {
-            return Err(setting(
+            ),
+        );
+    }
+    if cfg.index.max_file_size > MAX_FILE_SIZE {
+        return fail(
+            &["index.max_file_size"],
+            setting(
                 "index.max_file_size",
                 format!(
                     "at most {MAX_FILE_SIZE} bytes (16 MiB; got {}): larger files are data, not code, and one would take gigabytes to index",
                     cfg.index.max_file_size
                 ),
-            ));
-        }
-        let e = cfg.search.file_evidence;
-        if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
-            return Err(setting(
-                "search.file_evidence",
-                format!("a number from 0 to 1 (got {e}); 0 ranks every hit on its own"),
-            ));
-        }
-        if cfg.search.fusion == Fusion::Convex && w > 1.0 {
-            return Err(ConfigError::ConvexWeight { got: w }.into());
-        }
-        for (key, v) in [
-            ("definition_boost", cfg.search.definition_boost),
-            ("path_boost", cfg.search.path_boost),
-            ("coherence", cfg.search.coherence),
-        ] {
-            if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
-                return Err(setting(
-                    format!("search.{key}"),
+            ),
+        );
+    }
+    let e = cfg.search.file_evidence;
+    if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
+        return fail(
+            &["search.file_evidence"],
+            setting("search.file_evidence", format!("a number from 0 to 1 (got {e}); 0 ranks every hit on its own")),
+        );
+    }
+    if cfg.search.fusion == Fusion::Convex && w > 1.0 {
+        return fail(&["search.dense_weight", "search.fusion"], ConfigError::ConvexWeight { got: w }.into());
+    }
+    for (key, v) in [
+        ("search.definition_boost", cfg.search.definition_boost),
+        ("search.path_boost", cfg.search.path_boost),
+        ("search.coherence", cfg.search.coherence),
+    ] {
+        if !(v.is_finite() && (0.0..=10.0).contains(&v)) {
+            return fail(
+                &[key],
+                setting(
+                    key,
                     format!("a number from 0 to 10 (a share of the best candidate's score; got {v}); 0 turns it off"),
-                ));
-            }
+                ),
+            );
         }
-        for (key, v) in [
-            ("deep_sparse_per_term", cfg.search.deep_sparse_per_term),
-            ("deep_dense_static", cfg.search.deep_dense_static),
-            ("deep_dense_transformer", cfg.search.deep_dense_transformer),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(setting(format!("search.{key}"), format!("a number ≥ 0 (got {v})")));
-            }
+    }
+    for (key, v) in [
+        ("search.deep_sparse_per_term", cfg.search.deep_sparse_per_term),
+        ("search.deep_dense_static", cfg.search.deep_dense_static),
+        ("search.deep_dense_transformer", cfg.search.deep_dense_transformer),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return fail(&[key], setting(key, format!("a number ≥ 0 (got {v})")));
         }
-        if !(cfg.search.rrf_k.is_finite() && cfg.search.rrf_k > 0.0) {
-            return Err(setting("search.rrf_k", "a number above 0"));
-        }
-        if cfg.search.dense_pool > MAX_POOL {
-            return Err(setting("search.dense_pool", format!("at most {MAX_POOL}")));
-        }
-        let h = cfg.search.history;
-        if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
-            return Err(setting(
-                "search.history",
-                format!("a number from 0 to 10 (got {h}); 0 turns the history field off"),
-            ));
-        }
-        let r = cfg.search.recency;
-        let half_life = cfg.search.recency_half_life;
-        let recency_ok = r.is_finite() && (0.0..=10.0).contains(&r);
-        if !(recency_ok && half_life.is_finite() && half_life >= 1.0) {
-            return Err(setting(
+    }
+    if !(cfg.search.rrf_k.is_finite() && cfg.search.rrf_k > 0.0) {
+        return fail(&["search.rrf_k"], setting("search.rrf_k", "a number above 0"));
+    }
+    if cfg.search.dense_pool > MAX_POOL {
+        return fail(&["search.dense_pool"], setting("search.dense_pool", format!("at most {MAX_POOL}")));
+    }
+    let h = cfg.search.history;
+    if !(h.is_finite() && (0.0..=10.0).contains(&h)) {
+        return fail(
+            &["search.history"],
+            setting("search.history", format!("a number from 0 to 10 (got {h}); 0 turns the history field off")),
+        );
+    }
+    let r = cfg.search.recency;
+    let half_life = cfg.search.recency_half_life;
+    let recency_ok = r.is_finite() && (0.0..=10.0).contains(&r);
+    if !(recency_ok && half_life.is_finite() && half_life >= 1.0) {
+        return fail(
+            &["search.recency", "search.recency_half_life"],
+            setting(
                 "search.recency",
                 format!("from 0 to 10 (got {r}; 0 turns it off) and search.recency_half_life at least 1 commit"),
-            ));
-        }
-        if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
-            return Err(setting("search.history_commits", "at most 100000 and search.history_per_file at most 1000"));
-        }
-        if cfg.search.k == 0 || cfg.search.k > MAX_K {
-            return Err(setting("search.k", format!("from 1 to {MAX_K} (got {})", cfg.search.k)));
-        }
-        if cfg.search.pool == 0 || cfg.search.pool > MAX_POOL {
-            return Err(setting("search.pool", format!("from 1 to {MAX_POOL} (got {})", cfg.search.pool)));
-        }
-        for s in &cfg.sources {
-            check_source_name(&s.name)?;
-        }
-        Ok(cfg)
+            ),
+        );
     }
+    if cfg.search.history_commits > 100_000 || cfg.search.history_per_file > 1000 {
+        return fail(
+            &["search.history_commits", "search.history_per_file"],
+            setting("search.history_commits", "at most 100000 and search.history_per_file at most 1000"),
+        );
+    }
+    if cfg.search.k == 0 || cfg.search.k > MAX_K {
+        return fail(&["search.k"], setting("search.k", format!("from 1 to {MAX_K} (got {})", cfg.search.k)));
+    }
+    if cfg.search.pool == 0 || cfg.search.pool > MAX_POOL {
+        return fail(
+            &["search.pool"],
+            setting("search.pool", format!("from 1 to {MAX_POOL} (got {})", cfg.search.pool)),
+        );
+    }
+    for s in &cfg.sources {
+        if let Err(error) = check_source_name(&s.name) {
+            return fail(&["sources"], error);
+        }
+    }
+    Ok(())
 }
 
 impl Config {
@@ -914,6 +1085,28 @@ fn merge_tables(into: &mut toml::Table, from: toml::Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invalid_committed_value_is_dropped_and_a_trusted_one_is_an_error() {
+        let root = tempfile::tempdir().unwrap();
+        let lynx = root.path().join(".lynx");
+        std::fs::create_dir_all(&lynx).unwrap();
+        // Valid alone, invalid with the local file's fusion: the committed half is dropped.
+        std::fs::write(
+            root.path().join(TEAM_FILE),
+            "[index]\nbatch_mb = 100000\n[search]\nfusion = 'rrf'\ndense_weight = 3.0\nk = 7\n",
+        )
+        .unwrap();
+        std::fs::write(lynx.join(LOCAL_FILE), "[search]\nfusion = 'convex'\n").unwrap();
+        let c = Config::load(Some(root.path()), &lynx).unwrap();
+        assert_eq!((c.index.batch_mb, c.search.dense_weight, c.search.k), (32, DEFAULT_DENSE_WEIGHT, 7));
+        let w = c.warnings.join("\n");
+        assert!(w.contains("`index.batch_mb = 100000` is ignored") && w.contains("using 32 (the default)"), "{w}");
+        assert!(w.contains("`search.dense_weight = 3.0` is ignored") && w.contains("using 0.4 (the default)"), "{w}");
+        std::fs::write(lynx.join(LOCAL_FILE), "[index]\nbatch_mb = 100000\n").unwrap();
+        let err = format!("{:#}", Config::load(Some(root.path()), &lynx).unwrap_err());
+        assert!(err.contains("index.batch_mb must be from 1 to 512"), "{err}");
+    }
 
     #[test]
     fn local_overrides_team_key_by_key() {
