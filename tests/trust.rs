@@ -876,3 +876,80 @@ fn bad_input_gets_a_clear_answer() {
     let d = r.json_any(&["--no-dense", "doctor", "--path", "/etc/passwd"]).to_string();
     assert!(d.contains("outside the repository") && !d.contains("included"), "{d}");
 }
+
+/// A repository of `n` commits made with `git fast-import` (fast at any message size), each
+/// changing one of twenty files; commit `i`'s subject is `retry backoff change{i}` followed by
+/// words up to `subject_bytes` bytes.
+fn history_of(n: usize, subject_bytes: usize) -> TestRepo {
+    let r = TestRepo::new();
+    let mut stream = Vec::new();
+    for i in 0..n {
+        let mut subject = format!("retry backoff change{i}");
+        let mut j = 0usize;
+        while subject.len() < subject_bytes {
+            subject.push_str(&format!(" topic{}", (i * 7919 + j) % 100_000));
+            j += 1;
+        }
+        let file = format!("def handler_{i}(x):\n    return x + {i}\n");
+        write!(
+            stream,
+            "commit refs/heads/main\nmark :{}\ncommitter Test <t@example.com> {} +0000\n",
+            i + 1,
+            1_700_000_000 + i
+        )
+        .unwrap();
+        write!(stream, "data {}\n{subject}\n", subject.len()).unwrap();
+        if i > 0 {
+            writeln!(stream, "from :{i}").unwrap();
+        }
+        write!(stream, "M 100644 inline src/f{}.py\ndata {}\n{file}\n", i % 20, file.len()).unwrap();
+    }
+    let mut child = isolate(std::process::Command::new("git").args(["fast-import", "--quiet"]).current_dir(r.path()))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&stream).unwrap();
+    assert!(child.wait().unwrap().success());
+    r.git(&["reset", "-q", "--hard", "main"]);
+    r
+}
+
+/// Runs `git lynx args` in `r` and returns its peak resident memory in MiB (of that process
+/// alone, read with `wait4`).
+fn peak_rss_mib(r: &TestRepo, args: &[&str]) -> f64 {
+    let child = r.cmd(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child and writes into the two locals.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "git lynx {args:?} failed: {status}");
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    files_under(dir).iter().filter_map(|p| std::fs::symlink_metadata(p).ok()).map(|m| m.len()).sum()
+}
+
+/// Huge commit subjects cost what short ones cost: only a bounded prefix of each is kept and
+/// analysed, so `.lynx` stays small, memory stays close, and a search still answers (and
+/// still finds a file by words of its commits' subjects).
+#[test]
+fn huge_commit_messages_keep_the_history_field_bounded() {
+    let huge = history_of(200, 1 << 20);
+    let short = history_of(200, 0);
+    let huge_rss = peak_rss_mib(&huge, &["--no-dense", "index"]);
+    let short_rss = peak_rss_mib(&short, &["--no-dense", "index"]);
+    let size = dir_size(&huge.file(".lynx"));
+    eprintln!(
+        "index peak RSS: {huge_rss:.0} MiB with 1 MiB subjects, {short_rss:.0} MiB with short ones; .lynx {:.1} MiB",
+        size as f64 / (1 << 20) as f64
+    );
+    assert!(size < 50 << 20, ".lynx grew to {size} bytes");
+    assert!(huge_rss < 2.0 * short_rss, "{huge_rss:.0} MiB against {short_rss:.0} MiB");
+    let t = std::time::Instant::now();
+    let paths = huge.search_paths(&["--no-dense", "change199"]);
+    eprintln!("search: {:.2} s", t.elapsed().as_secs_f64());
+    assert_eq!(paths.first().map(String::as_str), Some("src/f19.py"), "{paths:?}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(10));
+}

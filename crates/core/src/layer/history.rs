@@ -21,6 +21,27 @@ pub fn fingerprint() -> String {
     crate::fsutil::short_hash(&[HISTORY.as_bytes(), &VERSION.to_le_bytes()])
 }
 
+/// Bytes of a commit's subject that are kept: what ranking needs of it. A repository may carry
+/// megabyte subjects; kept whole, a thousand of them would cost gigabytes to index and store.
+pub const SUBJECT_MAX: usize = 1024;
+
+/// `subject` cut to at most `SUBJECT_MAX` bytes, at the last word boundary that fits (at a
+/// character boundary when one word is longer).
+pub fn bounded_subject(subject: &str) -> &str {
+    if subject.len() <= SUBJECT_MAX {
+        return subject;
+    }
+    let mut end = SUBJECT_MAX;
+    while !subject.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &subject[..end];
+    match cut.rfind(char::is_whitespace) {
+        Some(at) if at > 0 => cut[..at].trim_end(),
+        _ => cut,
+    }
+}
+
 /// What one commit contributes to the history of the files it changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommitFacts {
@@ -84,7 +105,7 @@ pub fn read(batch: &RecordBatch, row: usize) -> Result<CommitFacts> {
         values.as_any().downcast_ref().ok_or_else(|| anyhow::anyhow!("history paths are not strings"))?;
     Ok(CommitFacts {
         key: Key(key.value(row).try_into()?),
-        subject: subject.value(row).to_string(),
+        subject: bounded_subject(subject.value(row)).to_string(),
         time: time.value(row),
         paths: (0..values.len()).map(|i| values.value(i).to_string()).collect(),
     })
@@ -109,6 +130,17 @@ pub(crate) fn sample() -> Vec<CommitFacts> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subjects_are_bounded_at_a_word_or_character_boundary() {
+        assert_eq!(bounded_subject("short one"), "short one");
+        let words = "word ".repeat(1000);
+        let b = bounded_subject(&words);
+        assert!(b.len() <= SUBJECT_MAX && b.ends_with("word"), "{}", b.len());
+        let one = "é".repeat(SUBJECT_MAX);
+        let b = bounded_subject(&one);
+        assert!(b.len() <= SUBJECT_MAX && b.len() >= SUBJECT_MAX - 1);
+    }
 
     #[test]
     fn roundtrip() {

@@ -173,8 +173,7 @@ impl Repo {
     pub fn subject_and_time(&self, id: ObjectId) -> Result<(String, i64)> {
         let repo = self.local();
         let commit = repo.find_commit(id)?;
-        let subject = commit.message()?.summary().to_string();
-        Ok((subject, commit.time().map(|t| t.seconds).unwrap_or(0)))
+        Ok((bounded_summary(commit.message_raw()?), commit.time().map(|t| t.seconds).unwrap_or(0)))
     }
 
     /// Commits reachable from `to` but not from `from` (`from..to`), newest first.
@@ -189,9 +188,12 @@ impl Repo {
         for info in walk.all()? {
             let info = info?;
             let commit = info.object()?;
-            let msg = commit.message()?;
-            let subject = msg.summary().to_string();
-            let body = msg.body().map(|b| b.without_trailer().to_string()).unwrap_or_default();
+            let raw = commit.message_raw()?;
+            let subject = bounded_summary(raw);
+            let body = gix::objs::commit::MessageRef::from_bytes(raw)
+                .body()
+                .map(|b| bounded_body(b.without_trailer()))
+                .unwrap_or_default();
             let time = commit.time().map(|t| t.seconds).unwrap_or(0);
             out.push(CommitInfo {
                 id: info.id,
@@ -265,4 +267,24 @@ impl Repo {
         out.sort();
         Ok(out)
     }
+}
+
+/// A message's summary (its first paragraph on one line), read from a bounded prefix of the
+/// message and cut to `layer::history::SUBJECT_MAX` bytes: a megabyte subject costs what a
+/// short one does.
+fn bounded_summary(raw: &gix::bstr::BStr) -> String {
+    use gix::bstr::ByteSlice;
+    // Whitespace folding only shrinks the summary, so a prefix of four times the bound is enough.
+    let prefix = &raw[..raw.len().min(4 * crate::layer::history::SUBJECT_MAX)];
+    let summary = gix::objs::commit::MessageRef::from_bytes(prefix).summary();
+    crate::layer::history::bounded_subject(&summary.to_str_lossy()).to_string()
+}
+
+/// Bytes of a commit's body that are kept for display.
+const BODY_MAX: usize = 8 * 1024;
+
+fn bounded_body(body: &gix::bstr::BStr) -> String {
+    use gix::bstr::ByteSlice;
+    let cut: &[u8] = &body[..body.len().min(BODY_MAX)];
+    cut.to_str_lossy().trim_end_matches('\u{fffd}').to_string()
 }

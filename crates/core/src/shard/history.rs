@@ -66,7 +66,13 @@ impl HistoryShard {
             let bytes = self.file.bytes(heap).ok()?.get(at[i] as usize..at[i + 1] as usize)?;
             std::str::from_utf8(bytes).ok().map(str::to_string)
         };
+        // Facts stored before subjects were bounded (or brought by a trusted import) are
+        // bounded here, so what a view holds is the same whichever computed them.
         let subject = text(SUBJECTS, self.file.u32s(SUBJECT_AT).ok()?, row)?;
+        let subject = match crate::layer::history::bounded_subject(&subject) {
+            b if b.len() == subject.len() => subject,
+            b => b.to_string(),
+        };
         let (row_paths, path_at) = (self.file.u32s(ROW_PATHS).ok()?, self.file.u32s(PATH_AT).ok()?);
         let paths = (row_paths[row] as usize..row_paths[row + 1] as usize)
             .map(|p| text(PATHS, path_at, p))

@@ -7,6 +7,9 @@ use super::table::ChunkTable;
 use crate::analyze;
 use std::collections::HashMap;
 
+/// Term occurrences a view's history field holds at most (8 bytes each while it is built).
+pub const MAX_OCCURRENCES: usize = 1 << 22;
+
 pub struct HistoryField {
     /// term → (file, occurrences in the file's history)
     postings: HashMap<String, Vec<(u32, u32)>>,
@@ -72,7 +75,9 @@ impl HistoryField {
                 let Some(f) = table.file_of(p) else { continue };
                 let fi = f as usize;
                 newest[fi] = newest[fi].min(age as u32);
-                if taken[fi] >= per_file {
+                // A view's field holds at most `MAX_OCCURRENCES` terms in all: commits that touch
+                // thousands of files each cannot make it gigabytes.
+                if taken[fi] >= per_file || pairs.len() + t.len() > MAX_OCCURRENCES {
                     continue;
                 }
                 taken[fi] += 1;
