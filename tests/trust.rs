@@ -953,3 +953,95 @@ fn huge_commit_messages_keep_the_history_field_bounded() {
     assert_eq!(paths.first().map(String::as_str), Some("src/f19.py"), "{paths:?}");
     assert!(t.elapsed() < std::time::Duration::from_secs(10));
 }
+
+/// The inode numbers each inotify instance of a process watches, read from
+/// `/proc/<pid>/fdinfo` (lines `inotify wd:… ino:<hex> …`).
+fn inotify_instances(pid: u32) -> Vec<Vec<u64>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/fdinfo")).unwrap().flatten() {
+        let Ok(info) = std::fs::read_to_string(e.path()) else { continue };
+        let inodes: Vec<u64> = info
+            .lines()
+            .filter(|l| l.starts_with("inotify wd:"))
+            .map(|l| {
+                let ino = l.split_whitespace().find_map(|w| w.strip_prefix("ino:")).unwrap();
+                u64::from_str_radix(ino, 16).unwrap()
+            })
+            .collect();
+        if !inodes.is_empty() {
+            out.push(inodes);
+        }
+    }
+    out
+}
+
+/// The watches of a serving process once both of its watchers (the listing's, set before it
+/// answers, and the update loop's, set in the first pause) have set theirs up.
+fn settled_watches(pid: u32) -> Vec<u64> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let w = inotify_instances(pid);
+        if w.len() >= 2 {
+            // Give the second a moment to finish its walk.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            return inotify_instances(pid).concat();
+        }
+        assert!(std::time::Instant::now() < deadline, "serve set up {} watchers", w.len());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+fn inode(p: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap())
+}
+
+/// A committed link to a folder outside the repository is never followed by the watchers of
+/// `serve`: none of their inotify watches is on that folder or under it.
+#[test]
+fn the_watchers_never_follow_a_link_out_of_the_repository() {
+    let outside = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        std::fs::create_dir_all(outside.path().join(format!("d{i}/inner"))).unwrap();
+    }
+    let r = TestRepo::new();
+    seed_project(&r, 2);
+    std::os::unix::fs::symlink(outside.path(), r.file("ext")).unwrap();
+    r.commit_all("first");
+    let outside_inodes: std::collections::HashSet<u64> =
+        walkdir::WalkDir::new(outside.path()).into_iter().flatten().map(|e| inode(e.path())).collect();
+    assert!(outside_inodes.len() > 80);
+    let mut c = mcp::Client::start(&r, &[]);
+    let (text, err) = c.call("search", serde_json::json!({"query": "handler_1"}));
+    assert!(!err, "{text}");
+    let watched = settled_watches(c.child.id());
+    assert!(watched.contains(&inode(r.path())), "the working tree is watched: {watched:?}");
+    let out: Vec<&u64> = watched.iter().filter(|i| outside_inodes.contains(i)).collect();
+    assert!(out.is_empty(), "{} watches outside the repository ({} in all)", out.len(), watched.len());
+    c.close();
+}
+
+/// A working tree of more folders than `watch.max_dirs` is not watched, with a message naming
+/// the setting, and the server answers (listing the working tree itself).
+#[test]
+fn the_watch_count_is_bounded_by_a_setting() {
+    let r = TestRepo::new();
+    seed_project(&r, 2);
+    for i in 0..30 {
+        r.write(&format!("pkg{i}/m.py"), &format!("def f{i}():\n    return {i}\n"));
+    }
+    r.commit_all("first");
+    r.write(".lynx/config.toml", "[watch]\nmax_dirs = 20\n");
+    let log = r.path().join("serve.log");
+    let mut c = mcp::Client::spawn_logging(&r, &["--no-dense", "serve"], &log);
+    let (text, err) = c.call("search", serde_json::json!({"query": "handler_1"}));
+    assert!(!err && text.contains("src/mod1.py"), "{text}");
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(inotify_instances(c.child.id()), Vec::<Vec<u64>>::new());
+    // A file saved now is still seen: every question lists the working tree.
+    r.write("src/late.py", "def zebra_striped_handler():\n    return 1\n");
+    let (text, _) = c.call("search", serde_json::json!({"query": "zebra_striped_handler"}));
+    assert!(text.contains("src/late.py"), "{text}");
+    c.close();
+    let log = std::fs::read_to_string(&log).unwrap();
+    assert!(log.contains("watch.max_dirs"), "{log}");
+}

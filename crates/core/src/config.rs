@@ -273,6 +273,9 @@ pub struct StoreConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct WatchConfig {
     pub debounce_ms: u64,
+    /// Most folders a file watcher watches (one inotify watch each): a larger working tree is
+    /// not watched, and every question lists it itself.
+    pub max_dirs: usize,
 }
 
 /// A string or a list of strings.
@@ -530,7 +533,7 @@ impl Default for ToolsConfig {
 
 impl Default for WatchConfig {
     fn default() -> Self {
-        WatchConfig { debounce_ms: 500 }
+        WatchConfig { debounce_ms: 500, max_dirs: DEFAULT_WATCH_DIRS }
     }
 }
 
@@ -555,6 +558,10 @@ pub const MAX_POOL: usize = 10_000;
 /// from: indexing memory grows with both.
 pub const MAX_FILE_SIZE: u64 = 16 * 1024 * 1024;
 pub const MAX_BATCH_MB: u64 = 512;
+/// Folders a file watcher watches by default, and the most `watch.max_dirs` may allow (each
+/// watch is kernel memory, and the system's own limit is shared by every process).
+pub const DEFAULT_WATCH_DIRS: usize = 50_000;
+pub const MAX_WATCH_DIRS: usize = 1_000_000;
 
 impl Config {
     /// Loads the user's file, `lynx.toml` (at `repo_root`, with its user-only keys dropped) and
@@ -857,6 +864,12 @@ fn validate(cfg: &Config) -> std::result::Result<(), Invalid> {
         return fail(
             &["search.pool"],
             setting("search.pool", format!("from 1 to {MAX_POOL} (got {})", cfg.search.pool)),
+        );
+    }
+    if !(1..=MAX_WATCH_DIRS).contains(&cfg.watch.max_dirs) {
+        return fail(
+            &["watch.max_dirs"],
+            setting("watch.max_dirs", format!("from 1 to {MAX_WATCH_DIRS} (got {})", cfg.watch.max_dirs)),
         );
     }
     for s in &cfg.sources {

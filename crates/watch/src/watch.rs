@@ -114,6 +114,56 @@ fn next_batch(
     }
 }
 
+/// A watcher of the working tree at `root` (and of `git_dir` itself when it is elsewhere, as
+/// for a linked worktree) that never follows a symbolic link: a committed link to a folder
+/// outside the repository must not make Lynx watch, or report writes in, that folder. A tree of
+/// more than `max_dirs` folders is not watched (one kernel watch each), with an error that
+/// names the setting.
+fn watch_tree(
+    handler: impl notify::EventHandler,
+    root: &Path,
+    git_dir: &Path,
+    max_dirs: usize,
+) -> Result<notify::RecommendedWatcher> {
+    let dirs = count_dirs(root, max_dirs);
+    if dirs > max_dirs {
+        anyhow::bail!(
+            "{} has more than {max_dirs} folders to watch (watch.max_dirs); not watching it, so changes are seen \
+             when a question lists the working tree; raise watch.max_dirs in .lynx/config.toml or your own \
+             configuration file to watch it",
+            root.display()
+        );
+    }
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher = notify::RecommendedWatcher::new(handler, config).context("starting the file watcher")?;
+    watcher.watch(root, RecursiveMode::Recursive).with_context(|| format!("watching {}", root.display()))?;
+    if !git_dir.starts_with(root) {
+        // Linked worktrees keep their HEAD and index outside the checkout.
+        watcher.watch(git_dir, RecursiveMode::NonRecursive).ok();
+    }
+    Ok(watcher)
+}
+
+/// Folders under `root`, itself included, as a recursive watch walks them (links not
+/// followed), counting no further than `max + 1`.
+fn count_dirs(root: &Path, max: usize) -> usize {
+    let mut n = 0;
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        n += 1;
+        if n > max {
+            break;
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(e.path());
+            }
+        }
+    }
+    n
+}
+
 /// Watches `engine`'s working tree until `stop` returns true, calling `on_update` after each
 /// update. Holds the store's watch lock while doing so.
 pub fn watch_loop(
@@ -125,12 +175,7 @@ pub fn watch_loop(
     let root = engine.ws.repo.workdir()?.to_path_buf();
     let git_dir = engine.ws.repo.local().git_dir().canonicalize().unwrap_or_else(|_| root.join(".git"));
     let (tx, rx) = channel();
-    let mut watcher = notify::recommended_watcher(tx).context("starting the file watcher")?;
-    watcher.watch(&root, RecursiveMode::Recursive).with_context(|| format!("watching {}", root.display()))?;
-    if !git_dir.starts_with(&root) {
-        // Linked worktrees keep their HEAD and index outside the checkout.
-        watcher.watch(&git_dir, RecursiveMode::NonRecursive).ok();
-    }
+    let _watcher = watch_tree(tx, &root, &git_dir, engine.ws.config.watch.max_dirs)?;
     // Reconcile: catch up with what changed while nobody watched.
     let u = update(engine, "reconcile at start")?;
     on_update(&u);
@@ -319,20 +364,21 @@ fn invalidation_watcher(engine: &Arc<Engine>) -> Result<notify::RecommendedWatch
     let fence = if store.starts_with(&root_c) { Some(Arc::new(Fence::new(store.join("watch"))?)) } else { None };
     let generation = engine.worktree_gen.clone();
     let (r, g, f) = (root.clone(), git_dir.clone(), fence.clone());
-    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
-            if let Some(f) = &f {
-                ev.paths.iter().for_each(|p| f.observe(p));
+    let w = watch_tree(
+        move |ev: notify::Result<notify::Event>| {
+            if let Ok(ev) = ev {
+                if let Some(f) = &f {
+                    ev.paths.iter().for_each(|p| f.observe(p));
+                }
+                if !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(&r, &g, p)) {
+                    generation.fetch_add(1, Ordering::AcqRel);
+                }
             }
-            if !matches!(ev.kind, EventKind::Access(_)) && ev.paths.iter().any(|p| relevant(&r, &g, p)) {
-                generation.fetch_add(1, Ordering::AcqRel);
-            }
-        }
-    })?;
-    w.watch(&root, RecursiveMode::Recursive)?;
-    if !git_dir.starts_with(&root) {
-        w.watch(&git_dir, RecursiveMode::NonRecursive).ok();
-    }
+        },
+        &root,
+        &git_dir,
+        engine.ws.config.watch.max_dirs,
+    )?;
     if let Some(f) = fence
         && engine.fence.set(Box::new(move || f.pass())).is_ok()
     {
