@@ -251,8 +251,10 @@ pub enum Command {
         /// Write git-lynx.1 and git-lynx-<command>.1 instead of printing.
         #[arg(long)]
         install: bool,
-        /// Where to install (default: share/man/man1 beside the binary's directory, which
-        /// man-db searches for every directory on PATH).
+        /// Where to install (default: share/man/man1 beside the PATH directory holding
+        /// git-lynx, which man-db searches without MANPATH, e.g. ~/.cargo/share/man for
+        /// ~/.cargo/bin; else ~/.local/share/man/man1). The first command run at a terminal
+        /// installs them there when missing.
         #[arg(long = "dir", id = "man_dir", value_name = "DIR", requires = "install")]
         man_dir: Option<PathBuf>,
     },
@@ -643,6 +645,16 @@ pub fn main() -> i32 {
         crate::present::init(!cli.json && !cli.jsonl && cli.color.stdout());
     }
     let op = cli.command.name();
+    // `git lynx --help` is git's `man git-lynx`: on a fresh install the first command a person
+    // runs puts the manual where man finds it. Only with a person at the terminal, so that
+    // scripts, hooks and MCP clients never find files written or lines added behind their back.
+    if !cli.quiet
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && !matches!(cli.command, Command::Man { .. } | Command::Completions { .. } | Command::Serve(_))
+        && let Some(dir) = ops::setup::install_man_if_missing(&<Cli as clap::CommandFactory>::command())
+    {
+        eprintln!("lynx: installed the manual pages in {} (`git lynx --help` shows them)", dir.display());
+    }
     // Long-running commands own stdout (serve: JSON-RPC only; ui: its link) and print no
     // answer; each of their answers says what was damaged while it was given.
     if matches!(cli.command, Command::Serve(_) | Command::Watch | Command::Ui { .. }) {

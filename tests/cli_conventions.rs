@@ -285,6 +285,78 @@ fn version_help_manual_and_completions() {
     }
 }
 
+/// `git lynx --help` is git's `man git-lynx`: `man --install` puts the pages beside the PATH
+/// directory that holds git-lynx, where man-db looks without MANPATH; the first command at a
+/// terminal installs them when missing, and one without a terminal writes nothing.
+#[test]
+fn the_manual_installs_where_man_finds_it_without_manpath() {
+    let has_man = Command::new("man").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !has_man {
+        assert!(
+            std::env::var_os("LYNX_REQUIRE_MAN").is_none_or(|v| v != "1"),
+            "LYNX_REQUIRE_MAN=1 but `man` is not installed (apt-get install man-db)"
+        );
+        eprintln!("skipped: no `man` on this machine");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    let prefix = root.path().join("prefix");
+    let bin = prefix.join("bin");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    // As cargo install or a package would: git-lynx in a directory on PATH (a link: the
+    // directory on PATH counts, not where the link points).
+    std::os::unix::fs::symlink(BIN, bin.join("git-lynx")).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let lynx = bin.join("git-lynx");
+    let cmd = |program: &std::path::Path, args: &[&str]| -> Command {
+        let mut c = Command::new(program);
+        c.args(args).env("HOME", &home).env("PATH", &path).env_remove("MANPATH").env("MANPAGER", "cat");
+        isolate(&mut c);
+        c
+    };
+    let which = |name: &str| std::path::PathBuf::from(name);
+    let pages = prefix.join("share/man/man1");
+    let out = cmd(&lynx, &["man", "--install"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = stdout(&out);
+    assert!(text.contains(&pages.display().to_string()) && !text.contains("MANPATH"), "{text}");
+    assert!(pages.join("git-lynx.1").is_file() && pages.join("git-lynx-search.1").is_file());
+    assert!(!home.join(".local/share/man").exists(), "the binary's own tree came first");
+    // man-db finds it from PATH alone.
+    let found = cmd(&which("man"), &["-w", "git-lynx"]).output().unwrap();
+    assert_eq!(stdout(&found).trim(), pages.join("git-lynx.1").display().to_string(), "{found:?}");
+    // And git's `git lynx --help` shows it (git runs `man git-lynx`).
+    let help = cmd(&which("git"), &["lynx", "--help"]).output().unwrap();
+    let help_text = stdout(&help);
+    assert!(
+        help.status.success() && help_text.contains("SYNOPSIS") && help_text.contains("git lynx"),
+        "{help_text}\n{}",
+        String::from_utf8_lossy(&help.stderr)
+    );
+    let short = cmd(&which("git"), &["lynx", "help"]).output().unwrap();
+    assert!(short.status.success() && stdout(&short).contains("Usage: git lynx"), "{}", stdout(&short));
+
+    // The first command a person runs installs a missing manual, and says so once.
+    std::fs::remove_dir_all(prefix.join("share")).unwrap();
+    let r = TestRepo::new();
+    // No terminal (a script, a hook, an MCP client): nothing is written.
+    let out = cmd(&lynx, &["status"]).current_dir(r.path()).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("manual"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!pages.join("git-lynx.1").exists(), "written without a terminal");
+    if Command::new("script").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        // `script` runs the command on a pseudo-terminal and copies what it printed.
+        let at_terminal =
+            || cmd(&which("script"), &["-qec", "git-lynx status", "/dev/null"]).current_dir(r.path()).output().unwrap();
+        let first = stdout(&at_terminal());
+        assert!(first.contains("installed the manual pages in") && first.contains("git lynx --help"), "{first}");
+        assert!(pages.join("git-lynx.1").is_file(), "{first}");
+        let second = stdout(&at_terminal());
+        assert!(!second.contains("manual"), "said once: {second}");
+    }
+}
+
 #[test]
 fn quieter_defaults_doctor_warnings_and_typos() {
     let r = TestRepo::new();

@@ -85,21 +85,22 @@ fn tracked_in(ws: &Workspace, file: &Path) -> Option<String> {
     ws.repo.explain_path(&rel).ok().filter(|f| f.tracked).map(|_| rel)
 }
 
+/// Renders one manual page; the synopsis is clap's own usage line (clap_mangen's drops option
+/// values: `[-C ]`).
+fn render_page(mut cmd: clap::Command) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let usage = cmd.render_usage().to_string();
+    let usage = usage.trim_start_matches("Usage:").trim().to_string();
+    let cmd = cmd.override_usage(usage);
+    clap_mangen::Man::new(cmd).render(&mut buf)?;
+    Ok(buf)
+}
+
 /// The manual pages of the command tree `root`: `git-lynx.1` and one per visible command
 /// (`git-lynx-search.1`), printed or installed.
 pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) -> Result<Answer> {
-    let render = |mut cmd: clap::Command| -> Result<Vec<u8>> {
-        let mut buf = Vec::new();
-        // The manual's synopsis is clap's own usage line: clap_mangen's drops option values
-        // (`[-C ]`).
-        let usage = cmd.render_usage().to_string();
-        let usage = usage.trim_start_matches("Usage:").trim().to_string();
-        let cmd = cmd.override_usage(usage);
-        clap_mangen::Man::new(cmd).render(&mut buf)?;
-        Ok(buf)
-    };
     if !install {
-        let page = render(root)?;
+        let page = render_page(root)?;
         return Ok(Answer::new(
             "man",
             None,
@@ -107,35 +108,14 @@ pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) ->
             String::from_utf8_lossy(&page).into_owned(),
         ));
     }
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => {
-            let exe = std::env::current_exe().context("locating the git-lynx binary")?;
-            let bin = exe.parent().context("the binary has no directory")?;
-            bin.parent().unwrap_or(bin).join("share").join("man").join("man1")
-        }
+    let (dir, written) = match dir {
+        Some(d) => (d.to_path_buf(), install_pages(&root, d)?),
+        None => install_default(&root)?,
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut written = Vec::new();
-    for sub in root.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
-        let name = format!("git-lynx-{}", sub.get_name());
-        // clap names are 'static; a handful of short strings for the life of one command.
-        let page = render(sub.clone().name(&*Box::leak(name.clone().into_boxed_str())))?;
-        let path = dir.join(format!("{name}.1"));
-        crate::fsutil::write_atomic(&path, &page)?;
-        written.push(path.display().to_string());
-    }
-    let path = dir.join("git-lynx.1");
-    crate::fsutil::write_atomic(&path, &render(root)?)?;
-    written.insert(0, path.display().to_string());
-    // `man` finds pages under MANPATH or the system's standard trees only.
     let man_root = dir.parent().unwrap_or(&dir).to_path_buf();
-    let on_manpath = crate::env::get_os(crate::env::MANPATH)
-        .is_some_and(|m| std::env::split_paths(&m).any(|p| p == man_root))
-        || ["/usr/share/man", "/usr/local/share/man"].iter().any(|p| man_root == std::path::Path::new(p));
-    let text = if on_manpath {
+    let text = if man_finds(&man_root) {
         format!(
-            "installed {} manual pages in {}\n`man git-lynx` and `git help lynx` now show them\n",
+            "installed {} manual pages in {}\n`git lynx --help`, `git help lynx` and `man git-lynx` now show them\n",
             written.len(),
             dir.display()
         )
@@ -149,4 +129,120 @@ pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) ->
         )
     };
     Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
+}
+
+/// Installs the manual pages when `git-lynx.1` is in none of the default places, or is another
+/// version's; the first command run on a fresh install calls this so that `git lynx --help`
+/// (git's `man git-lynx`) finds a page. Returns the directory written to, `None` when nothing
+/// was needed or nothing could be written (a read-only install is no error for the command
+/// that happened to run).
+pub fn install_man_if_missing(root: &clap::Command) -> Option<std::path::PathBuf> {
+    let candidates = default_man_dirs();
+    let current = format!("{} {}", root.get_name(), root.get_version().unwrap_or_default());
+    let installed = candidates.iter().any(|d| {
+        // The page's title line names the version it documents (`.TH git-lynx 1 "git-lynx 0.4.0"`).
+        std::fs::read(d.join("git-lynx.1")).is_ok_and(|page| {
+            let head = String::from_utf8_lossy(&page[..page.len().min(2048)]).into_owned();
+            head.lines().any(|l| l.starts_with(".TH") && l.contains(&current))
+        })
+    });
+    if installed {
+        return None;
+    }
+    match install_default(root) {
+        Ok((dir, _)) => Some(dir),
+        Err(e) => {
+            tracing::debug!("the manual pages were not installed: {e:#}");
+            None
+        }
+    }
+}
+
+/// Where `man --install` puts the pages, in order of preference: `share/man/man1` beside the
+/// directory of the `git-lynx` that runs (found on PATH as git finds it, so a symlinked binary
+/// counts where its link is), which man-db searches for every directory on PATH
+/// (`~/.cargo/bin` → `~/.cargo/share/man`); else `~/.local/share/man/man1`.
+fn default_man_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(bin) = running_bin_dir() {
+        dirs.push(bin.parent().unwrap_or(&bin).join("share").join("man").join("man1"));
+    }
+    if let Some(home) = crate::env::path(crate::env::HOME) {
+        let local = home.join(".local").join("share").join("man").join("man1");
+        if !dirs.contains(&local) {
+            dirs.push(local);
+        }
+    }
+    dirs
+}
+
+/// The PATH directory whose `git-lynx` is this binary (the one git runs for `git lynx`), else
+/// the binary's own directory.
+fn running_bin_dir() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let real = exe.canonicalize().unwrap_or_else(|_| exe.clone());
+    let on_path = crate::env::get_os(crate::env::PATH).and_then(|p| {
+        std::env::split_paths(&p)
+            .filter(|d| d.is_absolute())
+            .find(|d| d.join("git-lynx").canonicalize().is_ok_and(|c| c == real))
+    });
+    on_path.or_else(|| exe.parent().map(Path::to_path_buf))
+}
+
+/// Writes the pages into the first default directory that takes them.
+fn install_default(root: &clap::Command) -> Result<(std::path::PathBuf, Vec<String>)> {
+    let mut failures = Vec::new();
+    for dir in default_man_dirs() {
+        match install_pages(root, &dir) {
+            Ok(written) => return Ok((dir, written)),
+            Err(e) => failures.push(format!("{e:#}")),
+        }
+    }
+    anyhow::bail!(
+        "could not install the manual pages ({}); name a writable directory with `git lynx man --install --dir DIR`",
+        if failures.is_empty() { "no HOME and no binary directory".to_string() } else { failures.join("; ") }
+    )
+}
+
+fn install_pages(root: &clap::Command, dir: &Path) -> Result<Vec<String>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    for sub in root.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let name = format!("git-lynx-{}", sub.get_name());
+        // clap names are 'static; a handful of short strings for the life of one command.
+        let page = render_page(sub.clone().name(&*Box::leak(name.clone().into_boxed_str())))?;
+        let path = dir.join(format!("{name}.1"));
+        crate::fsutil::write_atomic(&path, &page)?;
+        written.push(path.display().to_string());
+    }
+    // The main page last: its presence says the set is complete.
+    let path = dir.join("git-lynx.1");
+    crate::fsutil::write_atomic(&path, &render_page(root.clone())?)?;
+    written.insert(0, path.display().to_string());
+    Ok(written)
+}
+
+/// Whether man-db looks in `man_root`: MANPATH when set (an empty element adds the default
+/// search), else the standard trees and, for each directory on PATH, `../share/man`, `../man`,
+/// `share/man` and `man` beside it.
+fn man_finds(man_root: &Path) -> bool {
+    let standard = ["/usr/share/man", "/usr/local/share/man", "/usr/local/man", "/usr/man"];
+    let by_path = || {
+        standard.iter().any(|p| man_root == Path::new(p))
+            || crate::env::get_os(crate::env::PATH).is_some_and(|p| {
+                std::env::split_paths(&p).filter(|d| d.is_absolute()).any(|d| {
+                    let up = d.parent().unwrap_or(&d);
+                    [up.join("share/man"), up.join("man"), d.join("share/man"), d.join("man")]
+                        .iter()
+                        .any(|c| c == man_root)
+                })
+            })
+    };
+    match crate::env::get_os(crate::env::MANPATH) {
+        Some(m) => {
+            let parts: Vec<_> = std::env::split_paths(&m).collect();
+            parts.iter().any(|p| p == man_root) || (parts.iter().any(|p| p.as_os_str().is_empty()) && by_path())
+        }
+        None => by_path(),
+    }
 }
