@@ -3,10 +3,13 @@
 #
 #   ci/lynx-ci.sh [--base REF] [--head REF] [--report FILE] [--fail-on CHECK]...
 #                 [--shared-objects DIR|FILE.lynxpack] [--publish-objects DIR|FILE.lynxpack]
-#                 [--max-depth N] [BASE [HEAD]]
+#                 [--max-depth N] [--allow-no-base] [BASE [HEAD]]
 #
 # Every option has an environment variable (flags and arguments win):
-#   LYNX_BASE             base ref      (default: origin/$GITHUB_BASE_REF, else origin/main)
+#   LYNX_BASE             base ref      (default: <remote>/$GITHUB_BASE_REF on a pull request,
+#                         else the remote's default branch (refs/remotes/<remote>/HEAD, or
+#                         asked of the remote), else <remote>/main, <remote>/master; the
+#                         remote is origin, else the first one)
 #   LYNX_HEAD             head ref      (default: HEAD)
 #   LYNX_REPORT           markdown report file (default: lynx-impact.md)
 #   LYNX_FAIL_ON          comma-separated checks: callers>N, tests>N, deleted, public-api
@@ -19,11 +22,15 @@
 #   LYNX_CI_DENSE=0       index without embeddings (impact does not need them)
 #   LYNX_CI_FETCH=0       never fetch (default: fetch a missing base branch, and unshallow
 #                         a shallow clone when the merge base is missing)
+#   LYNX_CI_ALLOW_NO_BASE=1  when no base can be computed (none found, refs missing, no
+#                         merge base), write a report saying so and exit 0 instead of 1
 #   LYNX_BIN              the git-lynx executable (default: git-lynx on PATH, else `git lynx`)
 #
 # Exit status: 3 when a --fail-on check trips (the report is still written);
+# 1 when no base can be computed (no base found, BASE or HEAD missing, no merge base),
+# with the reason on stderr and in the report, unless --allow-no-base;
 # 0 otherwise, unless LYNX_CI_STRICT=1, in which case any other failure of git-lynx
-# (or of resolving the refs) is the exit status. 2: usage error of this script.
+# is the exit status. 2: usage error of this script.
 #
 # History: the range is BASE...HEAD (changes on HEAD since the merge base), so the
 # clone must contain the merge base: check out with full history (fetch-depth: 0 on
@@ -33,22 +40,18 @@ set -euo pipefail
 
 die_usage() {
 	echo "lynx-ci: $*" >&2
-	echo "usage: lynx-ci.sh [--base REF] [--head REF] [--report FILE] [--fail-on CHECK]... [--shared-objects DIR] [--publish-objects DIR] [--max-depth N] [BASE [HEAD]]" >&2
+	echo "usage: lynx-ci.sh [--base REF] [--head REF] [--report FILE] [--fail-on CHECK]... [--shared-objects DIR] [--publish-objects DIR] [--max-depth N] [--allow-no-base] [BASE [HEAD]]" >&2
 	exit 2
 }
 
-if [[ -n "${GITHUB_BASE_REF:-}" ]]; then
-	default_base="origin/${GITHUB_BASE_REF}"
-else
-	default_base="origin/main"
-fi
-base="${LYNX_BASE:-$default_base}"
+base="${LYNX_BASE:-}" # empty: found below
 head="${LYNX_HEAD:-HEAD}"
 report="${LYNX_REPORT:-lynx-impact.md}"
 shared="${LYNX_SHARED_OBJECTS:-}"
 publish="${LYNX_PUBLISH_OBJECTS:-}"
 max_depth="${LYNX_MAX_DEPTH:-}"
 strict="${LYNX_CI_STRICT:-0}"
+allow_no_base="${LYNX_CI_ALLOW_NO_BASE:-0}"
 fail_on=()
 IFS=',' read -r -a _env_checks <<<"${LYNX_FAIL_ON:-}"
 for c in "${_env_checks[@]+"${_env_checks[@]}"}"; do
@@ -75,6 +78,7 @@ while (($#)); do
 	--max-depth) max_depth="${2?--max-depth needs a value}"; shift 2 ;;
 	--max-depth=*) max_depth="${1#*=}"; shift ;;
 	--strict) strict=1; shift ;;
+	--allow-no-base) allow_no_base=1; shift ;;
 	-h | --help) sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	--) shift; positional+=("$@"); break ;;
 	-*) die_usage "unknown option $1" ;;
@@ -84,7 +88,7 @@ done
 ((${#positional[@]} <= 2)) || die_usage "too many arguments"
 ((${#positional[@]} >= 1)) && base="${positional[0]}"
 ((${#positional[@]} >= 2)) && head="${positional[1]}"
-[[ -n "$base" && -n "$head" && -n "$report" ]] || die_usage "empty base, head or report"
+[[ -n "$head" && -n "$report" ]] || die_usage "empty head or report"
 
 if [[ -n "${LYNX_BIN:-}" ]]; then
 	lynx=("$LYNX_BIN")
@@ -130,15 +134,78 @@ fetch_ok=1
 
 resolve() { git rev-parse --verify --quiet "$1^{commit}" 2>/dev/null; }
 
+write_failure_report() { # message
+	mkdir -p "$(dirname -- "$report")"
+	{
+		echo "### Lynx impact report: \`${base:-(no base)}...$head\`"
+		echo
+		echo "Lynx could not compute the impact of this change: $1"
+	} >"$report"
+}
+
+# No base, no report: fail with the reason (a green job with an empty report hides a
+# misconfigured pipeline), or with --allow-no-base warn and say so in the report.
+no_base() { # message
+	write_failure_report "$1."
+	if [[ "$allow_no_base" == 1 ]]; then
+		problem 1 "$1"
+		finish 0
+	fi
+	echo "lynx-ci: error: $1 (--allow-no-base writes the report and exits 0)" >&2
+	exit 1
+}
+
+# The remote the base branch lives on: origin, else the first remote.
+remote=""
+if git remote 2>/dev/null | grep -qx origin; then
+	remote=origin
+else
+	remote="$(git remote 2>/dev/null | head -n 1)"
+fi
+
+base_from=""
+if [[ -z "$base" && -n "${GITHUB_BASE_REF:-}" ]]; then
+	base="${remote:-origin}/${GITHUB_BASE_REF}"
+	base_from="the pull request's base branch"
+fi
+if [[ -z "$base" && -n "$remote" ]]; then
+	# The remote's default branch, as the clone recorded it...
+	default_ref="$(git symbolic-ref --quiet "refs/remotes/$remote/HEAD" 2>/dev/null || true)"
+	if [[ -n "$default_ref" ]]; then
+		base="${default_ref#refs/remotes/}"
+	elif [[ $fetch_ok == 1 ]]; then
+		# ...or as the remote says (CI checkouts often lack refs/remotes/<remote>/HEAD).
+		default_ref="$(git ls-remote --symref "$remote" HEAD 2>/dev/null | awk '$1 == "ref:" && $3 == "HEAD" { print $2; exit }')" || true
+		[[ "$default_ref" == refs/heads/* ]] && base="$remote/${default_ref#refs/heads/}"
+	fi
+	[[ -n "$base" ]] && base_from="the default branch of $remote"
+	if [[ -z "$base" ]]; then
+		for b in main master; do
+			if resolve "$remote/$b" >/dev/null; then
+				base="$remote/$b"
+				base_from="$remote/$b exists"
+				break
+			fi
+		done
+	fi
+fi
+if [[ -z "$base" ]]; then
+	if [[ -z "$remote" ]]; then
+		no_base "no base to compare with: no --base given and the repository has no remote (pass --base REF or set LYNX_BASE)"
+	fi
+	no_base "no base to compare with: no --base given, and $remote has no default branch (refs/remotes/$remote/HEAD), main or master (pass --base REF or set LYNX_BASE)"
+fi
+[[ -n "$base_from" ]] && echo "lynx-ci: base $base ($base_from)" >&2
+
 base_sha="$(resolve "$base" || true)"
-if [[ -z "$base_sha" && $fetch_ok == 1 && "$base" == origin/* ]]; then
-	branch="${base#origin/}"
-	echo "lynx-ci: fetching $branch from origin (base ref $base is missing)" >&2
-	git fetch --quiet --no-tags origin "+refs/heads/$branch:refs/remotes/origin/$branch" >&2 || true
+if [[ -z "$base_sha" && $fetch_ok == 1 && -n "$remote" && "$base" == "$remote"/* ]]; then
+	branch="${base#"$remote"/}"
+	echo "lynx-ci: fetching $branch from $remote (base ref $base is missing)" >&2
+	git fetch --quiet --no-tags "$remote" "+refs/heads/$branch:refs/remotes/$remote/$branch" >&2 || true
 	base_sha="$(resolve "$base" || true)"
-elif [[ -z "$base_sha" && $fetch_ok == 1 && "$base" =~ ^[0-9a-f]{40}$ ]]; then
-	echo "lynx-ci: fetching commit $base from origin (base is missing)" >&2
-	git fetch --quiet --no-tags origin "$base" >&2 || true
+elif [[ -z "$base_sha" && $fetch_ok == 1 && -n "$remote" && "$base" =~ ^[0-9a-f]{40}$ ]]; then
+	echo "lynx-ci: fetching commit $base from $remote (base is missing)" >&2
+	git fetch --quiet --no-tags "$remote" "$base" >&2 || true
 	base_sha="$(resolve "$base" || true)"
 fi
 head_sha="$(resolve "$head" || true)"
@@ -146,32 +213,18 @@ head_sha="$(resolve "$head" || true)"
 [[ -n "$base_sha" && "$base" =~ ^[0-9a-f]{40}$ ]] && base="$(git rev-parse --short=12 "$base_sha")"
 [[ -n "$head_sha" && "$head" =~ ^[0-9a-f]{40}$ ]] && head="$(git rev-parse --short=12 "$head_sha")"
 
-write_failure_report() { # message
-	{
-		echo "### Lynx impact report: \`$base...$head\`"
-		echo
-		echo "Lynx could not compute the impact of this change: $1"
-	} >"$report"
-}
-
 if [[ -z "$base_sha" || -z "$head_sha" ]]; then
 	[[ -z "$base_sha" ]] && msg="base ref \`$base\` not found" || msg="head ref \`$head\` not found"
-	msg="$msg (fetch it, or check out with full history: fetch-depth 0)"
-	problem 1 "$msg"
-	write_failure_report "$msg."
-	finish 0
+	no_base "$msg (fetch it, or check out with full history: fetch-depth 0)"
 fi
 
 if ! git merge-base "$base_sha" "$head_sha" >/dev/null 2>&1; then
 	if [[ $fetch_ok == 1 && "$(git rev-parse --is-shallow-repository 2>/dev/null)" == true ]]; then
 		echo "lynx-ci: shallow clone without the merge base of $base and $head; fetching full history" >&2
-		git fetch --quiet --no-tags --unshallow origin >&2 || true
+		git fetch --quiet --no-tags --unshallow "${remote:-origin}" >&2 || true
 	fi
 	if ! git merge-base "$base_sha" "$head_sha" >/dev/null 2>&1; then
-		msg="no merge base between \`$base\` and \`$head\` (shallow clone? use fetch-depth 0)"
-		problem 1 "$msg"
-		write_failure_report "$msg."
-		finish 0
+		no_base "no merge base between \`$base\` and \`$head\` (shallow clone? use fetch-depth 0)"
 	fi
 fi
 
@@ -257,7 +310,8 @@ if [[ -n "$publish" ]]; then
 fi
 
 # --- summary ------------------------------------------------------------------
-headline="$(grep -m1 -E 'definitions' "$report" 2>/dev/null || true)"
+# The report's count line ("**1 changed, 0 added, 0 deleted definition** · …"), not the table header.
+headline="$(grep -m1 -E '^\*\*[0-9]+ changed' "$report" 2>/dev/null || grep -m1 -E 'definitions' "$report" 2>/dev/null || true)"
 headline="${headline//\*\*/}"
 if [[ "$base_sha" == "$base"* && "$head_sha" == "$head"* ]]; then
 	echo "Lynx impact of ${base}...${head}, indexed in ${index_secs}s"

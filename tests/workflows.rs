@@ -424,3 +424,84 @@ fn index_and_status_count_files_the_same_way() {
     let line = format!("files {} ({} indexed)", status["files_seen"], status["files_indexed"]);
     assert!(text.contains(&line), "{line} in {text}");
 }
+
+/// Runs ci/lynx-ci.sh in `dir` with this build's git-lynx, no embeddings and no CI variables.
+fn lynx_ci(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ci/lynx-ci.sh");
+    isolate(&mut std::process::Command::new("bash"))
+        .arg(script)
+        .args(args)
+        .current_dir(dir)
+        .env("LYNX_BIN", BIN)
+        .env("LYNX_CI_DENSE", "0")
+        .env_remove("LYNX_BASE")
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_OUTPUT")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn ci_script_takes_the_remotes_default_branch_as_the_base() {
+    // The upstream's default branch is master, not main.
+    let upstream = TestRepo::new();
+    upstream.git(&["branch", "-m", "master"]);
+    upstream.write("m.py", "def alpha():\n    return 1\n\n\ndef beta():\n    return alpha()\n");
+    upstream.commit_all("base");
+    let clone = tempfile::tempdir().unwrap();
+    let work = clone.path().join("work");
+    let out = isolate(&mut std::process::Command::new("git"))
+        .args(["clone", "-q"])
+        .arg(upstream.path())
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = TestRepo { dir: clone };
+    let git = |args: &[&str]| {
+        let out = isolate(&mut std::process::Command::new("git")).args(args).current_dir(&work).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["config", "commit.gpgsign", "false"]);
+    git(&["checkout", "-q", "-b", "feature"]);
+    r.write("work/m.py", "def alpha():\n    return 2\n\n\ndef beta():\n    return alpha()\n");
+    git(&["commit", "-q", "-am", "change alpha"]);
+
+    let out = lynx_ci(&work, &["--report", "impact.md"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(stderr.contains("base origin/master (the default branch of origin)"), "{stderr}");
+    let report = std::fs::read_to_string(work.join("impact.md")).unwrap();
+    assert!(!report.contains("could not compute"), "{report}");
+    assert!(report.contains("alpha") && report.contains("beta"), "the change and its caller: {report}");
+
+    // A CI checkout that did not record refs/remotes/origin/HEAD asks the remote.
+    git(&["remote", "set-head", "origin", "--delete"]);
+    std::fs::remove_file(work.join("impact.md")).unwrap();
+    let out = lynx_ci(&work, &["--report", "impact.md"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.contains("base origin/master"), "{stderr}");
+    assert!(!std::fs::read_to_string(work.join("impact.md")).unwrap().contains("could not compute"));
+}
+
+#[test]
+fn ci_script_without_a_base_fails_and_says_why() {
+    let r = TestRepo::new();
+    r.write("m.py", "def alpha():\n    return 1\n");
+    r.commit_all("base");
+    let out = lynx_ci(r.path(), &["--report", "impact.md"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no base to compare with") && stderr.contains("no remote"), "{stderr}");
+    // A base that does not exist fails the same way.
+    let out = lynx_ci(r.path(), &["--base", "origin/nosuch", "--report", "impact.md"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`origin/nosuch` not found"));
+    // --allow-no-base: the report says why, and the job goes on.
+    let out = lynx_ci(r.path(), &["--allow-no-base", "--report", "impact.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = std::fs::read_to_string(r.file("impact.md")).unwrap();
+    assert!(report.contains("could not compute") && report.contains("no remote"), "{report}");
+}
