@@ -68,6 +68,67 @@ fn antigravity_file() -> Option<PathBuf> {
     crate::env::home().map(|h| h.join(".gemini/antigravity/mcp_config.json"))
 }
 
+/// Codex's per-user configuration file: `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
+fn codex_file() -> Option<PathBuf> {
+    crate::env::path(crate::env::CODEX_HOME)
+        .or_else(|| crate::env::home().map(|h| h.join(".codex")))
+        .map(|d| d.join("config.toml"))
+}
+
+/// Adds (or replaces) `[mcp_servers.lynx]` in Codex's TOML file, editing it in place so that
+/// every other table, comment and blank line stays as it was.
+fn add_codex_server(path: &Path, command: &str, args: &[String]) -> Result<()> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not valid TOML; fix it or move it away, then run again", path.display()))?;
+    let servers = doc.entry("mcp_servers").or_insert_with(|| {
+        // `[mcp_servers.lynx]` alone, without an empty `[mcp_servers]` header above it.
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(true);
+        toml_edit::Item::Table(t)
+    });
+    let servers = servers.as_table_mut().with_context(|| {
+        format!(
+            "`mcp_servers` in {} is not a table; make it `[mcp_servers.NAME]` tables, then run again",
+            path.display()
+        )
+    })?;
+    let mut lynx = toml_edit::Table::new();
+    lynx.insert("command", toml_edit::value(command));
+    lynx.insert("args", toml_edit::value(args.iter().map(String::as_str).collect::<toml_edit::Array>()));
+    servers.insert("lynx", toml_edit::Item::Table(lynx));
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    }
+    crate::fsutil::write_atomic(path, doc.to_string().as_bytes())
+}
+
+/// Takes `[mcp_servers.lynx]` out of Codex's file (and `mcp_servers` when only it made it
+/// exist); a file left with nothing goes.
+fn remove_codex_server(path: &Path) -> Result<bool> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(false) };
+    let Ok(mut doc) = text.parse::<toml_edit::DocumentMut>() else { return Ok(false) };
+    let Some(servers) = doc.get_mut("mcp_servers").and_then(|s| s.as_table_mut()) else { return Ok(false) };
+    if servers.remove("lynx").is_none() {
+        return Ok(false);
+    }
+    if servers.is_empty() && servers.is_implicit() {
+        doc.remove("mcp_servers");
+    }
+    let rest = doc.to_string();
+    if rest.trim().is_empty() {
+        std::fs::remove_file(path)?;
+    } else {
+        crate::fsutil::write_atomic(path, rest.as_bytes())?;
+    }
+    Ok(true)
+}
+
 /// The name of a repository's entry in a per-user configuration.
 fn user_entry_name(root: &Path) -> String {
     let name: String = root
@@ -115,7 +176,9 @@ pub fn mcp_config(dir: Option<&Path>, client: &str) -> Result<Answer> {
             "(merge this into ~/.gemini/antigravity/mcp_config.json; `git lynx init --client antigravity` does it)"
         );
     } else if client == "codex" {
-        eprintln!("(add this to ~/.codex/config.toml; Codex starts it in the project you run codex in)");
+        eprintln!(
+            "(add this to ~/.codex/config.toml; Codex starts it in the project you run codex in; `git lynx init --client codex` does it)"
+        );
     }
     Ok(Answer::new(
         "mcp_config",
@@ -329,11 +392,11 @@ pub fn init(dir: Option<&Path>, client: &str) -> Result<(Vec<String>, Vec<String
             add_named_server(&file, &user_entry_name(&root), json!({"command": cmd, "args": args, "type": "stdio"}))?;
             written.push(file.display().to_string());
         }
-        None if client == "codex" => hints.push(format!(
-            "add to ~/.codex/config.toml:\n[mcp_servers.lynx]\ncommand = {}\nargs = {}",
-            toml_str(&cmd),
-            serde_json::to_string(&args)?
-        )),
+        None if client == "codex" => {
+            let file = codex_file().context("neither CODEX_HOME nor HOME is set: cannot find Codex's config.toml")?;
+            add_codex_server(&file, &cmd, &args)?;
+            written.push(file.display().to_string());
+        }
         None => {
             hints.push(format!("configure your client to run `{cmd} {}` in this repository (stdio)", args.join(" ")))
         }
@@ -357,6 +420,11 @@ pub fn remove(dir: Option<&Path>, store: Option<&Path>) -> Result<Answer> {
     }
     if let Some(file) = antigravity_file()
         && remove_named_server(Path::new("/"), &file, &user_entry_name(&root))?
+    {
+        removed.push(file.display().to_string());
+    }
+    if let Some(file) = codex_file()
+        && remove_codex_server(&file)?
     {
         removed.push(file.display().to_string());
     }

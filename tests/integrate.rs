@@ -171,3 +171,63 @@ fn antigravity_entry_goes_in_the_user_file_and_out_again() {
     run(&["--json", "remove"]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
 }
+
+/// Codex reads one per-user TOML file: `init` adds `[mcp_servers.lynx]` there, keeping every
+/// other table, comment and blank line, and `remove` gives the file back byte for byte.
+#[test]
+fn codex_entry_goes_in_its_config_toml_and_out_again() {
+    let r = TestRepo::new();
+    r.write("src/quokka.py", "def quokka_smile():\n    return 5\n");
+    r.commit_all("first");
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let theirs = "# my Codex settings\nmodel = \"o3\"   # the default\n\n[mcp_servers.other]\ncommand = \"x\"\nargs = [ \"--flag\" ]  # keep me\n\n[profiles.fast]\nmodel = 'mini'\n\n# the end\n";
+    std::fs::write(&file, theirs).unwrap();
+    let run = |codex_home: Option<&Path>, args: &[&str]| {
+        let mut c = r.cmd(args);
+        c.env("HOME", home.path()).env_remove("CODEX_HOME");
+        if let Some(h) = codex_home {
+            c.env("CODEX_HOME", h);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let v = run(None, &["--json", "init", "--client", "codex", "--no-index"]);
+    assert!(v["written"].as_array().unwrap().iter().any(|w| w.as_str() == Some(&*file.display().to_string())), "{v}");
+    assert!(r.file("AGENTS.md").is_file());
+    let text = std::fs::read_to_string(&file).unwrap();
+    // Every line of theirs is still there, in its order (the entry goes beside `other`).
+    let mut lines = text.lines();
+    assert!(theirs.lines().all(|l| lines.any(|t| t == l)), "the rest is kept as it was:\n{text}");
+    let parsed: toml::Table = toml::from_str(&text).unwrap();
+    let servers = parsed["mcp_servers"].as_table().unwrap();
+    assert_eq!(servers["other"]["command"].as_str(), Some("x"), "{text}");
+    let lynx = &servers["lynx"];
+    assert_eq!(lynx["args"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect::<Vec<_>>(), ["serve"]);
+    // Codex starts the server in the project it runs in.
+    let entry = json!({"command": lynx["command"].as_str().unwrap(), "args": ["serve"]});
+    assert!(start_like_a_client(&entry, r.path(), r.path(), "quokka smile").contains("src/quokka.py"));
+    // Running init again replaces the entry, not adds a second.
+    run(None, &["--json", "init", "--client", "codex", "--no-index"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    let v = run(None, &["--json", "remove"]);
+    assert!(v["removed"].to_string().contains("config.toml"), "{v}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs, "byte for byte");
+
+    // CODEX_HOME moves the file; one Lynx made is removed whole.
+    let codex_home = tempfile::tempdir().unwrap();
+    run(Some(codex_home.path()), &["--json", "init", "--client", "codex", "--no-index"]);
+    let made = std::fs::read_to_string(codex_home.path().join("config.toml")).unwrap();
+    assert!(made.starts_with("[mcp_servers.lynx]\n"), "no empty [mcp_servers] header: {made}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs, "~/.codex untouched");
+    run(Some(codex_home.path()), &["--json", "remove"]);
+    assert!(!codex_home.path().join("config.toml").exists());
+    // A file without a final newline gets one (TOML writers end every line), and nothing else.
+    let bare = "model = \"o3\"\n[mcp_servers.other]\ncommand = \"x\"";
+    std::fs::write(&file, bare).unwrap();
+    run(None, &["--json", "init", "--client", "codex", "--no-index"]);
+    run(None, &["--json", "remove"]);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), format!("{bare}\n"));
+}

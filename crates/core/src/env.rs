@@ -47,6 +47,9 @@ pub const VIRTUAL_ENV: &str = "VIRTUAL_ENV";
 pub const CONDA_PREFIX: &str = "CONDA_PREFIX";
 pub const PYENV_ROOT: &str = "PYENV_ROOT";
 pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+/// Codex's configuration folder (default `~/.codex`): `init --client codex` edits its
+/// `config.toml`.
+pub const CODEX_HOME: &str = "CODEX_HOME";
 /// Where `man` looks for pages (`man --install` says whether its directory is there).
 pub const MANPATH: &str = "MANPATH";
 
