@@ -357,7 +357,9 @@ pub enum EvalCmd {
         /// Skip commits modifying more source files than this.
         #[arg(long, default_value_t = 4)]
         max_files: usize,
-        /// Write the questions here (JSON with the rules); default: print them.
+        /// Write the questions here (JSON with the rules). Default: print that file on stdout
+        /// (`evaluate mine > q.json`; the summary goes to stderr); with --json, the usual
+        /// envelope, which `evaluate run` reads too.
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -923,7 +925,12 @@ fn evaluate(cli: &Cli, what: &EvalCmd) -> Result<Answer> {
         EvalCmd::Mine { rev_range, max, max_files, out } => {
             let opts =
                 crate::ops::evaluate::mine::MineOptions { range: rev_range.clone(), max: *max, max_files: *max_files };
-            ops::evaluate::mine(&workspace(cli)?, &opts, out.as_deref())
+            let (answer, summary) = ops::evaluate::mine(&workspace(cli)?, &opts, out.as_deref())?;
+            // Stdout is the question file; what was mined and skipped is for the person.
+            if !cli.quiet && !cli.json && !cli.jsonl {
+                eprint!("{summary}");
+            }
+            Ok(answer)
         }
         EvalCmd::DataAccess { truth, rev, details } => {
             ops::evaluate::data_access(&engine(cli)?, truth, rev.as_deref(), *details)

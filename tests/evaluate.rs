@@ -76,6 +76,34 @@ fn mining_yields_exactly_the_expected_questions() {
     assert!(v["rules"].as_array().unwrap().len() >= 5);
 }
 
+/// `evaluate mine > q.json` is the question file (the summary goes to stderr), and so is the
+/// `--json` envelope: `evaluate run` reads both.
+#[test]
+fn mined_stdout_is_a_question_file_that_run_reads() {
+    let r = TestRepo::new();
+    history(&r);
+    let out = r.lynx(&["evaluate", "mine", "--rev-range", "HEAD"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("mined 4 questions") && stderr.contains("skipped 1: revert"), "{stderr}");
+    let dataset: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)));
+    assert_eq!(dataset["questions"].as_array().map(Vec::len), Some(4), "{dataset}");
+    let file = r.file("mined.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let v = r.json(&["--no-dense", "evaluate", "run", file.to_str().unwrap(), "--mode", "sparse"]);
+    assert_eq!(v["questions"], 4, "{v}");
+    // With --out the file is the same, and stdout says what was written.
+    let written = r.file("out.json");
+    let text = r.text(&["evaluate", "mine", "--rev-range", "HEAD", "--out", written.to_str().unwrap()]);
+    assert!(text.contains("mined 4 questions") && text.contains("wrote"), "{text}");
+    assert_eq!(std::fs::read(&written).unwrap(), out.stdout);
+    let envelope = r.lynx(&["--json", "evaluate", "mine", "--rev-range", "HEAD"]);
+    std::fs::write(&file, &envelope.stdout).unwrap();
+    let v = r.json(&["--no-dense", "evaluate", "run", file.to_str().unwrap(), "--mode", "sparse"]);
+    assert_eq!(v["questions"], 4, "{v}");
+}
+
 #[test]
 fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     let r = TestRepo::new();

@@ -40,10 +40,12 @@ crate::error::errors! {
     }
 }
 
-/// Mines questions from the commits of a range; writes them to `out` or lists them.
-pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Result<Answer> {
+/// Mines questions from the commits of a range. Without `out` the answer's text is the question
+/// file itself (what `--out` writes, so `evaluate mine > q.json && evaluate run q.json` works)
+/// and the summary is returned beside it for stderr; with `out` the text is the summary.
+pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Result<(Answer, String)> {
     let m = mine::mine(&ws.repo, opts)?;
-    let mut text = format!(
+    let mut summary = format!(
         "mined {} questions from {} of {} commits in {}\n",
         m.questions.len(),
         m.commits_kept,
@@ -51,17 +53,18 @@ pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Res
         m.range
     );
     for (reason, n) in &m.skipped {
-        text.push_str(&format!("  skipped {n}: {reason}\n"));
+        summary.push_str(&format!("  skipped {n}: {reason}\n"));
     }
-    if let Some(path) = out {
-        crate::fsutil::write_atomic(path, serde_json::to_string_pretty(&m)?.as_bytes())?;
-        text.push_str(&format!("wrote {}\n", path.display()));
-    } else {
-        for q in &m.questions {
-            text.push_str(&format!("{}\n", serde_json::to_string(q)?));
+    let dataset = serde_json::to_string_pretty(&m)? + "\n";
+    let text = match out {
+        Some(path) => {
+            crate::fsutil::write_atomic(path, dataset.as_bytes())?;
+            summary.push_str(&format!("wrote {}\n", path.display()));
+            std::mem::take(&mut summary)
         }
-    }
-    Ok(Answer::new("evaluate_mine", None, &m, text))
+        None => dataset,
+    };
+    Ok((Answer::new("evaluate_mine", None, &m, text), summary))
 }
 
 pub fn data_access(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) -> Result<Answer> {
