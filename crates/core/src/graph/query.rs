@@ -285,7 +285,9 @@ pub fn bfs_where(
     limit: usize,
     follow: impl Fn(&super::model::Edge) -> bool,
 ) -> (Vec<Link>, bool) {
-    let mut w = walk(cg, starts, rels, dir, depth, limit, &follow);
+    // The walk goes wider than asked, so that the first `limit` in answer order are the same
+    // whatever `limit` is (pages of one list never overlap or skip).
+    let mut w = walk(cg, starts, rels, dir, depth, limit.max(4 * MAX_NODES), &follow);
     // A start that calls itself is its own caller and callee (recursion), said as such.
     for &s in starts {
         let n = cg.node_of(s);
@@ -304,7 +306,9 @@ pub fn bfs_where(
         }
     }
     order(&mut w.links);
-    (w.links, w.truncated)
+    let truncated = w.truncated || w.links.len() > limit;
+    w.links.truncate(limit);
+    (w.links, truncated)
 }
 
 /// What a bounded walk found, and where it stopped.
