@@ -239,3 +239,38 @@ fn synonyms_file_and_suggestions_when_nothing_matches() {
     let t = r.text(&["--no-dense", "search", "reconcle_ledgr"]);
     assert!(t.contains("did you mean: reconcile_ledger"), "{t}");
 }
+
+/// `repo_overview` names the frameworks a manifest declares, never ones a file or identifier
+/// happens to contain (scrapy's `reactor` is no React), and lists the project's own entry
+/// points before its examples'.
+#[test]
+fn repo_overview_reads_frameworks_from_manifests_and_ranks_own_entry_points_first() {
+    let r = TestRepo::new();
+    r.write(
+        "pyproject.toml",
+        "[project]\nname = \"crawler\"\ndependencies = [\"lxml>=4\"]\n\n[project.optional-dependencies]\ntest = [\"pytest>=7\"]\n\n[project.scripts]\nreactor = \"crawler.reactor:main\"\nexpression = \"crawler.expression:main\"\n",
+    );
+    r.write("crawler/reactor.py", "def install_reactor():\n    return 'reactor'\n");
+    r.write("crawler/expression.py", "def express(x):\n    return x\n");
+    r.write("crawler/__main__.py", "from crawler.reactor import install_reactor\ninstall_reactor()\n");
+    r.commit_all("python");
+    let o = r.json(&["--no-dense", "repo-overview"]);
+    let frameworks: Vec<&str> = o["frameworks"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    assert_eq!(frameworks, ["pytest"], "{o}");
+    assert!(o["commands"]["test"].as_array().unwrap().iter().any(|c| c == "pytest"), "{o}");
+
+    let r = TestRepo::new();
+    r.write("package.json", r#"{"name": "api", "dependencies": {"express": "^4"}}"#);
+    r.write("src/server/index.js", "require('express')().listen(3000);\n");
+    r.write("examples/basic/package.json", r#"{"name": "demo", "dependencies": {"react": "^18"}}"#);
+    r.write("examples/basic/index.js", "console.log('demo');\n");
+    r.write("docs/site/index.js", "console.log('docs');\n");
+    r.commit_all("js");
+    let o = r.json(&["--no-dense", "repo-overview"]);
+    let entries: Vec<&str> = o["entry_points"].as_array().unwrap().iter().filter_map(|e| e.as_str()).collect();
+    assert_eq!(entries.first(), Some(&"src/server/index.js"), "{o}");
+    assert!(entries.contains(&"examples/basic/index.js"), "{o}");
+    let frameworks: Vec<&str> = o["frameworks"].as_array().unwrap().iter().filter_map(|f| f.as_str()).collect();
+    assert_eq!(frameworks, ["Express"], "the example's React is not the project's: {o}");
+    assert_eq!(o["manifests"][0], "package.json", "{o}");
+}
