@@ -1045,3 +1045,106 @@ fn the_watch_count_is_bounded_by_a_setting() {
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.contains("watch.max_dirs"), "{log}");
 }
+
+/// Kills process `pid` unless the returned flag is set within `secs` seconds: a read from a
+/// server that never answers ends (at end of file) instead of hanging the test.
+fn watchdog(pid: u32, secs: u64) -> Arc<std::sync::atomic::AtomicBool> {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while std::time::Instant::now() < deadline {
+            if flag.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // SAFETY: a plain signal to our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    done
+}
+
+/// The next JSON-RPC line the server writes.
+fn next_message(c: &mut mcp::Client) -> serde_json::Value {
+    use std::io::BufRead;
+    let mut line = String::new();
+    assert!(c.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout without answering");
+    serde_json::from_str(&line).unwrap()
+}
+
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// A request line over the limit (16 MiB) is refused at once with its id, without being held
+/// in memory, and the next request is answered; a tool argument over its bound (64 KiB) gets
+/// a usage error naming the bound.
+#[test]
+fn oversized_requests_are_refused_at_once_and_the_server_goes_on() {
+    let r = TestRepo::new();
+    seed_project(&r, 2);
+    r.commit_all("first");
+    let mut c = mcp::Client::start(&r, &[]);
+    let (text, err) = c.call("search", serde_json::json!({"query": "handler_1"}));
+    assert!(!err, "{text}");
+    let done = watchdog(c.child.id(), 60);
+    // The server warms its graph in the first pause: measured after it.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let before = peak_rss_kib(c.child.id());
+    let huge = "x".repeat(64 << 20);
+    // The id after the huge part is found too; and a line whose id cannot be read gets null.
+    for (line, id) in [
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"search","arguments":{{"query":"{huge}"}}}}}}"#
+            ),
+            serde_json::json!(77),
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"search","arguments":{{"query":"{huge}"}}}},"id":"late"}}"#
+            ),
+            serde_json::json!("late"),
+        ),
+        (huge[..20 << 20].to_string(), serde_json::Value::Null),
+    ] {
+        let t = std::time::Instant::now();
+        let stdin = c.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let sent = t.elapsed();
+        let refusal = next_message(&mut c);
+        let answered = t.elapsed();
+        eprintln!("{} MiB line: sent in {sent:?}, refused after {answered:?}", line.len() >> 20);
+        assert_eq!(refusal["id"], id, "{refusal}");
+        assert_eq!(refusal["error"]["code"], -32600, "{refusal}");
+        assert!(refusal["error"]["message"].as_str().unwrap().contains("16 MiB"), "{refusal}");
+        assert!(
+            answered - sent < std::time::Duration::from_secs(1),
+            "refused {:?} after the line was sent",
+            answered - sent
+        );
+        let t = std::time::Instant::now();
+        let pong = c.request("ping", serde_json::json!({}));
+        assert!(pong["result"].is_object() && t.elapsed() < std::time::Duration::from_secs(1), "{pong}");
+    }
+    let grown = peak_rss_kib(c.child.id()).saturating_sub(before);
+    eprintln!("peak memory grew by {} MiB over 148 MiB of lines", grown >> 10);
+    // At most the limit's buffer (about twice 16 MiB as it grows), never a line: holding one of
+    // the 64 MiB lines (and its parse) took over 190 MiB.
+    assert!(grown < 80 << 10, "peak memory grew by {grown} KiB");
+    // Within the line limit, a tool argument still has a bound of its own.
+    let (text, err) = c.call("search", serde_json::json!({"query": "y".repeat(100_000)}));
+    assert!(err && text.contains("`query`") && text.contains("64 KiB"), "{}", &text[..text.len().min(300)]);
+    let many: Vec<String> = (0..5000).map(|i| format!("src/dir{i}/**/*.py")).collect();
+    let (text, err) = c.call("search", serde_json::json!({"query": "handler", "glob": many}));
+    assert!(err && text.contains("`glob`"), "{}", &text[..text.len().min(300)]);
+    let (text, err) = c.call("search", serde_json::json!({"query": "handler_1"}));
+    assert!(!err && text.contains("src/mod1.py"), "{text}");
+    done.store(true, std::sync::atomic::Ordering::Release);
+    c.close();
+}

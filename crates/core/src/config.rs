@@ -41,6 +41,7 @@ pub struct Config {
     pub search: SearchConfig,
     pub tools: ToolsConfig,
     pub watch: WatchConfig,
+    pub serve: ServeConfig,
     pub store: StoreConfig,
     #[serde(rename = "sources")]
     pub sources: Vec<SourceConfig>,
@@ -269,13 +270,22 @@ pub struct StoreConfig {
     pub trusted: Vec<String>,
 }
 
+/// What `serve` reads of one request. Only the user's own configuration may set it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct WatchConfig {
-    pub debounce_ms: u64,
-    /// Most folders a file watcher watches (one inotify watch each): a larger working tree is
-    /// not watched, and every question lists it itself.
-    pub max_dirs: usize,
+pub struct ServeConfig {
+    /// Largest request line (MiB) `serve` reads; a longer one is refused unread (env
+    /// `LYNX_MAX_REQUEST_MB` wins).
+    pub max_request_mb: u64,
+}
+
+pub const DEFAULT_MAX_REQUEST_MB: u64 = 16;
+pub const MAX_REQUEST_MB: u64 = 1024;
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig { max_request_mb: DEFAULT_MAX_REQUEST_MB }
+    }
 }
 
 /// A string or a list of strings.
@@ -872,6 +882,12 @@ fn validate(cfg: &Config) -> std::result::Result<(), Invalid> {
             setting("watch.max_dirs", format!("from 1 to {MAX_WATCH_DIRS} (got {})", cfg.watch.max_dirs)),
         );
     }
+    if !(1..=MAX_REQUEST_MB).contains(&cfg.serve.max_request_mb) {
+        return fail(
+            &["serve.max_request_mb"],
+            setting("serve.max_request_mb", format!("from 1 to {MAX_REQUEST_MB} (got {})", cfg.serve.max_request_mb)),
+        );
+    }
     for s in &cfg.sources {
         if let Err(error) = check_source_name(&s.name) {
             return fail(&["sources"], error);
@@ -999,6 +1015,9 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
                 }
             }
         });
+    }
+    if team.remove("serve").is_some() {
+        refuse("serve", "how much a server reads of one request is the user's choice; set it in .lynx/config.toml");
     }
     if let Some(toml::Value::Table(store)) = team.get_mut("store")
         && !store.is_empty()

@@ -17,6 +17,8 @@ pub const LYNX_NET_TIMEOUT: &str = "LYNX_NET_TIMEOUT";
 pub const LYNX_DOWNLOAD_TIMEOUT: &str = "LYNX_DOWNLOAD_TIMEOUT";
 /// How long an MCP tool waits for indexing before answering from what is there (seconds).
 pub const LYNX_TOOL_WAIT_SECONDS: &str = "LYNX_TOOL_WAIT_SECONDS";
+/// Largest request line `serve` reads (MiB); wins over `serve.max_request_mb`.
+pub const LYNX_MAX_REQUEST_MB: &str = "LYNX_MAX_REQUEST_MB";
 /// Headless Chromium for webdoc sources with `render_js` (default: found on PATH).
 pub const LYNX_CHROMIUM: &str = "LYNX_CHROMIUM";
 /// Log filter in `tracing`'s syntax (`debug`, `lynx=info,ort=warn`); wins over `-v` / `-q`.

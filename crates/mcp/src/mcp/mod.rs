@@ -85,6 +85,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         (None, None) => (ws.config.tools.profile, ws.config.origin.trusted_tools.profile),
     };
     let tool_list = tools::trusted_tool_list(&ws.config, profile, trusted_profile)?;
+    let ws_config_serve = ws.config.serve.clone();
     let repo_name = ws
         .repo
         .workdir
@@ -190,10 +191,11 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
             }
         });
     }
+    let max_request = max_request_bytes(&ws_config_serve)?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let server = LynxServer { shared };
-        let (transport, writer) = checked_stdio();
+        let (transport, writer) = checked_stdio(max_request);
         let result = match server.serve(transport).await {
             Ok(running) => {
                 let _ = running.waiting().await;
@@ -207,6 +209,174 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
         let _ = writer.await;
         result
     })
+}
+
+/// The largest request line `serve` reads, in bytes: `LYNX_MAX_REQUEST_MB`, else
+/// `serve.max_request_mb` from the user's or the local file.
+fn max_request_bytes(config: &crate::config::ServeConfig) -> Result<usize> {
+    let mb = match crate::env::get(crate::env::LYNX_MAX_REQUEST_MB) {
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(mb) if (1..=crate::config::MAX_REQUEST_MB).contains(&mb) => mb,
+            _ => anyhow::bail!(
+                "{} must be a whole number of MiB from 1 to {} (got `{v}`)",
+                crate::env::LYNX_MAX_REQUEST_MB,
+                crate::config::MAX_REQUEST_MB
+            ),
+        },
+        None => config.max_request_mb,
+    };
+    Ok((mb as usize) << 20)
+}
+
+/// How one bounded read of a request line ended.
+enum LineRead {
+    /// A whole line (or the last one, without its newline) is in the buffer.
+    Line,
+    /// The line is longer than the limit: the buffer holds its first `limit` bytes, and
+    /// `ended` says whether its newline was read too (else the rest is still to be skipped).
+    TooLong {
+        ended: bool,
+    },
+    Eof,
+}
+
+/// Reads one line into `line`, never holding more than `max` bytes of it (`read_until` would
+/// hold a line of any length before it could be judged).
+async fn read_bounded<R: tokio::io::AsyncBufRead + Unpin>(
+    r: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<LineRead> {
+    use tokio::io::AsyncBufReadExt;
+    loop {
+        let buf = r.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(if line.is_empty() { LineRead::Eof } else { LineRead::Line });
+        }
+        let newline = buf.iter().position(|&b| b == b'\n');
+        let content = newline.unwrap_or(buf.len());
+        if line.len() + content > max {
+            let room = max - line.len();
+            line.extend_from_slice(&buf[..room]);
+            let used = newline.map_or(buf.len(), |i| i + 1);
+            r.consume(used);
+            return Ok(LineRead::TooLong { ended: newline.is_some() });
+        }
+        line.extend_from_slice(&buf[..content]);
+        let used = newline.map_or(buf.len(), |i| i + 1);
+        r.consume(used);
+        if newline.is_some() {
+            return Ok(LineRead::Line);
+        }
+    }
+}
+
+/// Finds the `id` of a JSON-RPC request in a stream of its bytes, without holding them: the
+/// value of the key `id` at the top level of the object, when it is a number or a string.
+#[derive(Default)]
+struct IdScan {
+    depth: u32,
+    in_string: bool,
+    escaped: bool,
+    /// The first bytes of the string being read at the top level (a key, if a `:` follows).
+    key: Vec<u8>,
+    /// A top-level string just ended: whether it was `"id"`, until the next byte that is not
+    /// white space tells whether it was a key.
+    after_key: Option<bool>,
+    /// The id's value being read.
+    value: Option<Vec<u8>>,
+    /// The id, once read; `done` when the scan has nothing more to learn.
+    found: Option<serde_json::Value>,
+    done: bool,
+}
+
+impl IdScan {
+    fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            if self.done {
+                return;
+            }
+            self.byte(b);
+        }
+    }
+
+    fn byte(&mut self, b: u8) {
+        if let Some(v) = &mut self.value {
+            let in_string = v.first() == Some(&b'"');
+            let ends = if in_string {
+                // Every byte here follows the opening quote.
+                let end = b == b'"' && !self.escaped;
+                self.escaped = !self.escaped && b == b'\\';
+                v.push(b);
+                end
+            } else if v.is_empty() && b.is_ascii_whitespace() {
+                false
+            } else if matches!(b, b',' | b'}') || b.is_ascii_whitespace() {
+                true
+            } else {
+                v.push(b);
+                false
+            };
+            if v.len() > 1024 {
+                self.done = true;
+            } else if ends {
+                self.found =
+                    serde_json::from_slice::<serde_json::Value>(v).ok().filter(|id| id.is_number() || id.is_string());
+                self.done = true;
+            }
+            return;
+        }
+        if self.in_string {
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                if self.depth == 1 {
+                    self.after_key = Some(self.key == b"id");
+                }
+                return;
+            }
+            if self.depth == 1 && self.key.len() < 3 {
+                self.key.push(b);
+            }
+            return;
+        }
+        if b.is_ascii_whitespace() {
+            return;
+        }
+        let was_id = self.after_key.take() == Some(true);
+        match b {
+            b':' if was_id && self.depth == 1 => self.value = Some(Vec::new()),
+            b'"' => {
+                self.in_string = true;
+                self.key.clear();
+            }
+            b'{' | b'[' => self.depth += 1,
+            b'}' | b']' => {
+                self.depth = self.depth.saturating_sub(1);
+                if self.depth == 0 {
+                    self.done = true;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The refusal of a request line over `max` bytes.
+fn too_large(id: serde_json::Value, max: usize) -> Vec<u8> {
+    rpc_error(
+        id,
+        -32600,
+        format!(
+            "Invalid Request: the request is longer than the {} MiB a request may take, and was not read; send \
+             smaller arguments (the limit is serve.max_request_mb in your configuration file, or {})",
+            max >> 20,
+            crate::env::LYNX_MAX_REQUEST_MB
+        ),
+    )
 }
 
 /// The JSON-RPC error object for a message that never reaches the server.
@@ -225,7 +395,12 @@ fn rpc_error(id: serde_json::Value, code: i64, message: String) -> Vec<u8> {
 /// (-32602); the library would drop the first and misreport the second. One writer owns
 /// stdout, so these answers never interleave with the server's. Returns the transport and the
 /// writer task (done once the server's output is flushed).
-fn checked_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio::task::JoinHandle<()>) {
+fn checked_stdio(
+    max: usize,
+) -> (
+    rmcp::transport::async_rw::AsyncRwTransport<RoleServer, tokio::io::DuplexStream, tokio::io::DuplexStream>,
+    tokio::task::JoinHandle<()>,
+) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     const BUF: usize = 1 << 20;
     let (server_in, mut to_server) = tokio::io::duplex(BUF);
@@ -237,9 +412,49 @@ fn checked_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio
         let mut line = Vec::new();
         loop {
             line.clear();
-            match stdin.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
+            match read_bounded(&mut stdin, &mut line, max).await {
+                Ok(LineRead::Eof) | Err(_) => break,
+                Ok(LineRead::Line) => {}
+                Ok(LineRead::TooLong { ended }) => {
+                    // Refused with its id as soon as the id is known, and the rest of the line
+                    // skipped unread, so the next request is answered at once.
+                    let mut scan = IdScan::default();
+                    scan.feed(&line);
+                    line = Vec::new();
+                    let mut answered = false;
+                    let answer = |scan: &IdScan, answered: &mut bool| {
+                        if !*answered {
+                            *answered = true;
+                            let _ = errors.send(too_large(scan.found.clone().unwrap_or_default(), max));
+                        }
+                    };
+                    if scan.done {
+                        answer(&scan, &mut answered);
+                    }
+                    let mut ended = ended;
+                    while !ended {
+                        let Ok(buf) = stdin.fill_buf().await else { break };
+                        if buf.is_empty() {
+                            break;
+                        }
+                        let newline = buf.iter().position(|&b| b == b'\n');
+                        let part = &buf[..newline.unwrap_or(buf.len())];
+                        if !answered {
+                            scan.feed(part);
+                            if scan.done {
+                                answer(&scan, &mut answered);
+                            }
+                        }
+                        let used = newline.map_or(buf.len(), |i| i + 1);
+                        stdin.consume(used);
+                        ended = newline.is_some();
+                    }
+                    answer(&scan, &mut answered);
+                    if !ended {
+                        break;
+                    }
+                    continue;
+                }
             }
             let text = line.trim_ascii();
             if text.is_empty() {
@@ -296,7 +511,10 @@ fn checked_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio
             }
         }
     });
-    ((server_in, server_out), writer)
+    // What reaches the server has passed the bound above (one more byte for its newline).
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(server_in, server_out)
+        .with_max_line_length(max.saturating_add(1));
+    (transport, writer)
 }
 
 impl LynxServer {
@@ -458,5 +676,32 @@ impl ServerHandler for LynxServer {
         .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, GUIDE_URI).with_mime_type("text/markdown")])
             .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdScan;
+    use serde_json::{Value, json};
+
+    fn id_of(line: &str, chunk: usize) -> Option<Value> {
+        let mut scan = IdScan::default();
+        for part in line.as_bytes().chunks(chunk) {
+            scan.feed(part);
+        }
+        scan.found
+    }
+
+    #[test]
+    fn the_top_level_id_is_found_wherever_it_is_and_only_there() {
+        for chunk in [1, 3, 1000] {
+            assert_eq!(id_of(r#"{"jsonrpc":"2.0","id":77,"method":"x"}"#, chunk), Some(json!(77)));
+            assert_eq!(id_of(r#"{"params":{"id":1,"q":"a\"id\":"},"id" : "s\"1"}"#, chunk), Some(json!("s\"1")));
+            assert_eq!(id_of(r#"{"method":"x","params":{"arguments":{"id":5}}}"#, chunk), None);
+            assert_eq!(id_of(r#"{"id":null,"method":"x"}"#, chunk), None);
+            assert_eq!(id_of(r#"{"id":"","method":"x"}"#, chunk), Some(json!("")));
+            assert_eq!(id_of(r#"{"ids":3,"id":-4}"#, chunk), Some(json!(-4)));
+            assert_eq!(id_of("xxxxxxxx", chunk), None);
+        }
     }
 }

@@ -21,6 +21,9 @@ crate::error::errors! {
         /// Two names of one setting, given different values.
         Conflict { name: String, with: String } =>
             "argument `{name}` conflicts with `{with}` (the same setting, given twice with different values)",
+        /// An argument larger than any question needs (its text, or a list's texts together).
+        TooLarge { name: String, bytes: usize, items: usize } =>
+            "argument `{name}` is {bytes} bytes in {items} items; at most 64 KiB (65536 bytes) of text and 1000 items are accepted: send a shorter one",
     }
 }
 
@@ -274,9 +277,32 @@ pub fn normalize(tool: &str, args: &Map<String, Value>) -> Result<Map<String, Va
         {
             return Err(CallError::Conflict { name: k, with: name }.into());
         }
+        let (bytes, items) = text_size(&v);
+        if bytes > MAX_ARGUMENT_BYTES || items > MAX_ARGUMENT_ITEMS {
+            return Err(CallError::TooLarge { name: k, bytes, items }.into());
+        }
         out.insert(name, v);
     }
     Ok(out)
+}
+
+/// Most text one argument may carry (a query, a snippet, a list of globs together), and most
+/// items in a list: a question never needs more, and every byte is analysed and matched.
+pub const MAX_ARGUMENT_BYTES: usize = 64 * 1024;
+pub const MAX_ARGUMENT_ITEMS: usize = 1000;
+
+/// The bytes of text in `v` (strings, keys and numbers as written) and its items, at any depth.
+fn text_size(v: &Value) -> (usize, usize) {
+    match v {
+        Value::String(s) => (s.len(), 1),
+        Value::Array(a) => a.iter().map(text_size).fold((0, 0), |(b, n), (b2, n2)| (b + b2, n + n2)),
+        Value::Object(m) => m
+            .keys()
+            .map(|k| (k.len(), 0))
+            .chain(m.values().map(text_size))
+            .fold((0, 0), |(b, n), (b2, n2)| (b + b2, n + n2)),
+        other => (other.to_string().len(), 1),
+    }
 }
 
 /// Runs a tool. Usage problems come back as errors naming the argument.
