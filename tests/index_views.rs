@@ -358,3 +358,34 @@ fn the_kept_untracked_list_sees_every_kind_of_change() {
     assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], false));
     assert_eq!(search_untracked(&r, "aardvarknote"), (vec!["notes/a.py".to_string()], true));
 }
+
+/// Lynx's own outputs are never its answers: an exported graph names every symbol it draws,
+/// and neither the default export under `.lynx/exports/` nor one written into the working tree
+/// with `--out` is cited by a later search.
+#[test]
+fn exported_graphs_are_left_out_of_views() {
+    let r = TestRepo::new();
+    r.write("src/den.py", "def wombat_burrow():\n    return 1\n\n\ndef dig():\n    return wombat_burrow()\n");
+    r.commit_all("first");
+    let v = r.json(&["--no-dense", "graph", "export", "--symbol", "wombat_burrow"]);
+    let default = v["path"].as_str().unwrap().to_string();
+    assert!(default.contains(".lynx/exports/graph-wombat_burrow.html"), "{v}");
+    std::fs::create_dir_all(r.file("out")).unwrap();
+    let v = r.json(&["--no-dense", "graph", "export", "--symbol", "wombat_burrow", "--out", "out/graph.html"]);
+    assert!(r.file("out/graph.html").is_file(), "{v}");
+    assert!(std::fs::read_to_string(r.file("out/graph.html")).unwrap().contains("wombat_burrow"));
+    // A file of the user's own beside it is still content.
+    r.write("out/notes.md", "wombat_burrow is where the dig ends\n");
+    let usages = r.json(&["--no-dense", "find-usages", "wombat_burrow"]);
+    let cited: Vec<String> = usages["usages"]
+        .as_array()
+        .or_else(|| usages["results"].as_array())
+        .unwrap_or_else(|| panic!("{usages}"))
+        .iter()
+        .filter_map(|u| u["path"].as_str().map(String::from))
+        .collect();
+    assert!(cited.iter().all(|p| !p.ends_with(".html")), "{cited:?}");
+    assert!(cited.iter().any(|p| p == "out/notes.md"), "{cited:?}");
+    let exact = r.text(&["search", "--exact", "wombat_burrow", "-l"]);
+    assert!(!exact.contains("graph.html") && exact.contains("src/den.py"), "{exact}");
+}

@@ -90,6 +90,48 @@ pub(super) fn untracked(
     Ok(files)
 }
 
+/// The list of files Lynx itself wrote into the working tree, under the store.
+const OUTPUTS: &str = "outputs";
+
+impl super::Repo {
+    /// Records that Lynx wrote `path` (an exported graph at an `out` the user chose, a mined
+    /// question file): Lynx's answers are not the project's code, and an export names every
+    /// symbol it draws, so views leave such files out while they are untracked. A path outside
+    /// the working tree, or inside the store (never listed anyway), is not recorded.
+    pub fn note_output(&self, path: &Path) -> Result<()> {
+        let Some(workdir) = &self.workdir else { return Ok(()) };
+        let (Ok(root), Some(parent), Some(name)) = (workdir.canonicalize(), path.parent(), path.file_name()) else {
+            return Ok(());
+        };
+        let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+        let Ok(dir) = parent.canonicalize() else { return Ok(()) };
+        let Ok(rel) = dir.join(name).strip_prefix(&root).map(Path::to_path_buf) else { return Ok(()) };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel.is_empty() || rel == STORE_DIR || rel.starts_with(&format!("{STORE_DIR}/")) {
+            return Ok(());
+        }
+        if self.lynx_dir.canonicalize().is_ok_and(|store| dir.join(name).starts_with(store)) {
+            return Ok(());
+        }
+        let mut outputs = self.outputs();
+        if outputs.insert(rel) {
+            let mut list: Vec<&String> = outputs.iter().collect();
+            list.sort();
+            let text: String = list.iter().map(|p| format!("{p}\n")).collect();
+            std::fs::create_dir_all(&self.lynx_dir)?;
+            crate::fsutil::write_atomic(&self.lynx_dir.join(OUTPUTS), text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// The working-tree files Lynx wrote (repository-relative), that views leave out.
+    pub fn outputs(&self) -> HashSet<String> {
+        std::fs::read_to_string(self.lynx_dir.join(OUTPUTS))
+            .map(|t| t.lines().filter(|l| !l.is_empty() && plain_relative(l)).map(String::from).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// Collects what the walk emits and every directory it enters.
 #[derive(Default)]
 struct Walk {

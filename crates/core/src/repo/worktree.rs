@@ -89,7 +89,12 @@ impl Repo {
                 Some(Pending::Hash { path, size, entry: unconflicted.then_some((e.id, stamp)) })
             })
             .collect();
+        // What Lynx wrote into the tree (an exported graph) is its answer, not the project's code.
+        let outputs = self.outputs();
         for path in super::untracked::untracked(&repo, &index, &workdir, cache.as_deref())? {
+            if outputs.contains(&path) {
+                continue;
+            }
             let abs = workdir.join(&path);
             match std::fs::symlink_metadata(&abs) {
                 Ok(md) if md.file_type().is_symlink() => {

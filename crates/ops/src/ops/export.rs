@@ -1,5 +1,5 @@
 //! `export_graph`: one self-contained, offline HTML file (inline data, inline script, SVG) for
-//! a symbol's blast radius or a module's hub, written under `.lynx/reports/`.
+//! a symbol's blast radius or a module's hub, written under `.lynx/exports/`.
 
 use super::nav::open;
 use super::{Answer, view_line};
@@ -36,7 +36,8 @@ pub struct ExportArgs {
     #[arg(long)]
     #[schemars(description = "")]
     pub module: Option<String>,
-    /// The HTML file to write (default: .lynx/reports/graph-<name>.html).
+    /// The HTML file to write (default: .lynx/exports/graph-<name>.html; a file elsewhere in
+    /// the working tree is left out of its views, as Lynx's own output).
     #[arg(long)]
     #[schemars(with = "Option<String>", description = "file inside the repository")]
     pub out: Option<PathBuf>,
@@ -145,13 +146,15 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
         None => {
             let safe: String =
                 b.target.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-            engine.ws.store.root.join("reports").join(format!("graph-{safe}.html"))
+            engine.ws.store.root.join("exports").join(format!("graph-{safe}.html"))
         }
     };
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent)?;
     }
     crate::fsutil::write_atomic(&out, b.html.as_bytes())?;
+    // The page names every symbol it draws: searched, it would answer for the code it shows.
+    engine.ws.repo.note_output(&out)?;
     let truncated = b.shown >= MAX_EXPORT_NODES;
     let text = format!(
         "{}\nwrote {} ({} nodes, {} edges{}; {} more one click away) — open it in a browser; it needs no network\n",
