@@ -53,6 +53,8 @@ REPOS=(
   "flex        FLEXTool/FLEX           63a6f588841e94e4c3adaa045ff16eb8163f0bb4"
   "sdwebimage  SDWebImage/SDWebImage   36e79ba485e9bb4d3cd4e3318908866dac5e7b51"
   "kotlinpoet  square/kotlinpoet       be2de914ce6eb3694092ed4e0f28626cbce1ffe0"
+  "trpc        trpc/trpc               340811ba5320637fbaf48fccf3dbfdd258bd34db"
+  "date-fns    date-fns/date-fns       dd66398305c2b015fba3c1b3d31ccff42ee8d4cf"
 )
 
 
