@@ -152,9 +152,10 @@ pub fn run(engine: &Engine, a: &ExportArgs) -> Result<Answer> {
     if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    crate::fsutil::write_atomic(&out, b.html.as_bytes())?;
     // The page names every symbol it draws: searched, it would answer for the code it shows.
+    // Recorded first, so that a watcher never lists it.
     engine.ws.repo.note_output(&out)?;
+    crate::fsutil::write_atomic(&out, b.html.as_bytes())?;
     let truncated = b.shown >= MAX_EXPORT_NODES;
     let text = format!(
         "{}\nwrote {} ({} nodes, {} edges{}; {} more one click away) — open it in a browser; it needs no network\n",

@@ -58,9 +58,9 @@ pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Res
     let dataset = serde_json::to_string_pretty(&m)? + "\n";
     let text = match out {
         Some(path) => {
-            crate::fsutil::write_atomic(path, dataset.as_bytes())?;
             // Commit subjects as queries: searched, they would answer for the code they name.
             ws.repo.note_output(path)?;
+            crate::fsutil::write_atomic(path, dataset.as_bytes())?;
             summary.push_str(&format!("wrote {}\n", path.display()));
             std::mem::take(&mut summary)
         }
@@ -164,9 +164,9 @@ pub fn run(engine: impl FnOnce() -> Result<Engine>, a: &RunArgs) -> Result<Answe
     let engine = engine()?;
     let report = run::run(&engine, &qs, &opts)?;
     if let Some(p) = &a.save {
-        crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
         // A report saved in the working tree is Lynx's output, not the project's code.
         engine.ws.repo.note_output(p)?;
+        crate::fsutil::write_atomic(p, serde_json::to_string_pretty(&report)?.as_bytes())?;
     }
     let text = run::render(&report);
     let failed = report.gates.iter().any(|g| !g.passed);
