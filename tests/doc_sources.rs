@@ -19,6 +19,8 @@ struct Resp {
     body: Vec<u8>,
     location: Option<String>,
     delay: Duration,
+    /// The body sent a byte at a time at this pace, without end.
+    trickle: Option<Duration>,
 }
 
 fn page(body: &str) -> Resp {
@@ -28,11 +30,19 @@ fn page(body: &str) -> Resp {
         body: body.as_bytes().to_vec(),
         location: None,
         delay: Duration::ZERO,
+        trickle: None,
     }
 }
 
 fn redirect(status: u16, to: &str) -> Resp {
-    Resp { status, content_type: "text/html", body: Vec::new(), location: Some(to.into()), delay: Duration::ZERO }
+    Resp {
+        status,
+        content_type: "text/html",
+        body: Vec::new(),
+        location: Some(to.into()),
+        delay: Duration::ZERO,
+        trickle: None,
+    }
 }
 
 /// A site on 127.0.0.1: each request is logged as (path with query, status sent).
@@ -78,6 +88,7 @@ impl Site {
                         body: b"<h1>Not found</h1>".to_vec(),
                         location: None,
                         delay: Duration::ZERO,
+                        trickle: None,
                     });
                     std::thread::sleep(resp.delay);
                     let etag = format!("\"{}\"", blake3_hex(&resp.body));
@@ -91,6 +102,15 @@ impl Site {
                     }
                     if resp.status == 200 {
                         head.push_str(&format!("ETag: {etag}\r\n"));
+                    }
+                    if let Some(every) = resp.trickle {
+                        head.push_str("Content-Length: 100000000\r\n\r\n");
+                        let _ = stream.write_all(head.as_bytes());
+                        let _ = stream.write_all(&resp.body);
+                        while stream.write_all(b" ").and_then(|()| stream.flush()).is_ok() {
+                            std::thread::sleep(every);
+                        }
+                        return;
                     }
                     let body: &[u8] = if not_modified { b"" } else { &resp.body };
                     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
@@ -793,4 +813,260 @@ fn documentation_hits_interleave_by_calibrated_score_not_rank() {
     // code, so the section follows them (by rank alone it would come second).
     let first_doc = sources.iter().position(|s| *s == "guide").expect("the guide answers too");
     assert!(first_doc >= 3, "documentation crowds the code: {sources:?} {v}");
+}
+
+/// Runs `cmd` to its end; with the peak resident set (KiB) of it and of the children it
+/// waited for (the PDF extraction workers).
+#[allow(clippy::zombie_processes)] // reaped by wait4, which also gives its usage
+fn measured(cmd: &mut std::process::Command) -> (std::process::Output, i64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        so.read_to_end(&mut b).unwrap();
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        se.read_to_end(&mut b).unwrap();
+        b
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid for wait4 to fill; the child is ours and not reaped.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut ru) }, pid);
+    let status = std::process::ExitStatus::from_raw(status);
+    (std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }, ru.ru_maxrss)
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(data).unwrap();
+    z.finish().unwrap()
+}
+
+/// zlib of `prefix` and `mib` MiB of zeros, compressed a MiB at a time.
+fn zeros_zlib(prefix: &[u8], mib: usize) -> Vec<u8> {
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(prefix).unwrap();
+    let chunk = vec![0u8; 1 << 20];
+    for _ in 0..mib {
+        z.write_all(&chunk).unwrap();
+    }
+    z.finish().unwrap()
+}
+
+fn ascii85(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() * 5 / 4 + 8);
+    for c in data.chunks(4) {
+        let mut b = [0u8; 4];
+        b[..c.len()].copy_from_slice(c);
+        let mut v = u32::from_be_bytes(b) as u64;
+        let mut digits = [0u8; 5];
+        for d in digits.iter_mut().rev() {
+            *d = (v % 85) as u8 + b'!';
+            v /= 85;
+        }
+        out.extend_from_slice(&digits[..c.len() + 1]);
+    }
+    out.extend_from_slice(b"~>");
+    out
+}
+
+/// PDFs of under a megabyte holding 512 MiB of zeros each, in the four shapes a bomb takes:
+/// a raw zlib stream, a chain of filters, ASCII85 around zlib, an object stream (which lopdf
+/// expands while it loads the file).
+fn bomb_shapes() -> Vec<(&'static str, Vec<u8>)> {
+    let zeros = zeros_zlib(b"", 512);
+    let name = |n: &str| Object::Name(n.as_bytes().to_vec());
+    let base = pdf(&[Some("A harmless looking page about pumps")]);
+    let with = |dict: pdf_extract::Dictionary, content: Vec<u8>| {
+        let mut doc = Document::load_mem(&base).unwrap();
+        doc.add_object(Stream::new(dict, content).with_compression(false));
+        let mut out = Vec::new();
+        doc.save_to(&mut out).unwrap();
+        // lopdf writes no object stream: that one goes as another type, renamed here.
+        if let Some(at) = out.windows(7).position(|w| w == b"/ObjSxm") {
+            out[at..at + 7].copy_from_slice(b"/ObjStm");
+        }
+        out
+    };
+    vec![
+        ("flate.pdf", with(dictionary! {"Filter" => "FlateDecode"}, zeros.clone())),
+        ("chain.pdf", with(dictionary! {"Filter" => vec![name("FlateDecode"), name("FlateDecode")]}, zlib(&zeros))),
+        (
+            "ascii85.pdf",
+            with(dictionary! {"Filter" => vec![name("ASCII85Decode"), name("FlateDecode")]}, ascii85(&zeros)),
+        ),
+        (
+            "objstm.pdf",
+            with(
+                dictionary! {"Type" => "ObjSxm", "N" => 1, "First" => 4, "Filter" => "FlateDecode"},
+                zeros_zlib(b"9 0 ", 512),
+            ),
+        ),
+    ]
+}
+
+#[test]
+fn pdf_bombs_named_by_a_committed_config_are_skipped_in_bounded_memory_and_the_rest_is_indexed() {
+    let r = TestRepo::new();
+    r.write("app.py", "def pelican_restart():\n    return 'restarted'\n");
+    // The repository may name PDFs inside it, not raise the limits on reading them.
+    r.write(
+        "lynx.toml",
+        "[docs]\npdf_memory_mb = 1000000\n\n[[sources]]\nname = \"manuals\"\ntype = \"pdf\"\npath = \"manuals\"\n",
+    );
+    let shapes = bomb_shapes();
+    for (name, bytes) in &shapes {
+        assert!(bytes.len() < 4 << 20, "{name}: {} bytes", bytes.len());
+        r.write_bytes(&format!("manuals/{name}"), bytes);
+    }
+    r.write_bytes("manuals/good.pdf", &pdf(&[Some("Grease the turbine bearings every spring")]));
+    r.commit_all("first");
+    let t = std::time::Instant::now();
+    let (out, max_rss_kib) = measured(&mut r.cmd(&["--json", "--no-dense", "update-source-index"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", out.status);
+    assert!(max_rss_kib < 512 * 1024, "peak resident set {max_rss_kib} KiB");
+    assert!(stderr.contains("`docs` is ignored"), "{stderr}");
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let manuals = v["reports"].as_array().unwrap().iter().find(|x| x["source"] == "manuals").unwrap().clone();
+    let skipped = reasons(&manuals["snapshot"]["skipped"]);
+    for (name, _) in &shapes {
+        assert!(skipped.get(*name).is_some_and(|r| r.contains("decompression bomb")), "{name}: {skipped:?}");
+        // One line of warning per file.
+        assert_eq!(stderr.lines().filter(|l| l.contains(name)).count(), 1, "{name}: {stderr}");
+    }
+    assert_eq!(manuals["snapshot"]["pages"], 1, "{manuals}");
+    let hits = r.json(&["--no-dense", "search", "turbine bearings grease", "--source", "manuals"]);
+    assert_eq!(hits["results"][0]["citation"], "good.pdf p.1", "{hits}");
+    assert!(r.search_paths(&["--no-dense", "pelican restart"]).contains(&"app.py".to_string()));
+}
+
+/// Two million text operators over 2000 pages: seconds of extraction, within every budget.
+fn slow_pdf() -> Vec<u8> {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! {"Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica"});
+    let resources = doc.add_object(dictionary! {"Font" => dictionary! {"F1" => font}});
+    let mut body = b"BT /F1 12 Tf 72 720 Td ".to_vec();
+    for i in 0..1000 {
+        body.extend_from_slice(format!("(w{}) Tj 0 -1 Td ", i % 10).as_bytes());
+    }
+    body.extend_from_slice(b"ET");
+    let content =
+        doc.add_object(Stream::new(dictionary! {"Filter" => "FlateDecode"}, zlib(&body)).with_compression(false));
+    let kids: Vec<Object> = (0..2000)
+        .map(|_| doc.add_object(dictionary! {"Type" => "Page", "Parent" => pages_id, "Contents" => content}).into())
+        .collect();
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {"Type" => "Pages", "Kids" => kids, "Count" => 2000, "Resources" => resources, "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()]}),
+    );
+    let catalog = doc.add_object(dictionary! {"Type" => "Catalog", "Pages" => pages_id});
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).unwrap();
+    out
+}
+
+/// CPU time (clock ticks) of every thread of `pid`, and the processes its threads started.
+fn cpu_and_children(pid: u32) -> (u64, String) {
+    let (mut ticks, mut kids) = (0, String::new());
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("").split_whitespace().collect();
+        // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command's `)`.
+        ticks += fields.get(11).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        ticks += fields.get(12).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+        kids.push_str(std::fs::read_to_string(t.path().join("children")).unwrap_or_default().trim());
+    }
+    (ticks, kids)
+}
+
+#[test]
+fn a_pdf_past_its_deadline_leaves_nothing_running_in_serve() {
+    let r = TestRepo::new();
+    r.write("app.py", "def main():\n    pass\n");
+    r.commit_all("first");
+    r.write_bytes("manuals/slow.pdf", &slow_pdf());
+    r.json(&["--no-dense", "source", "add", "manuals", "manuals", "--type", "pdf", "--no-fetch"]);
+    // The user's own limit (a committed file may not set it).
+    let local = r.path().join(".lynx/config.toml");
+    let settings = std::fs::read_to_string(&local).unwrap();
+    std::fs::write(&local, format!("[docs]\npdf_timeout_seconds = 0.5\n\n{settings}")).unwrap();
+    let mut c = common::mcp::Client::start(&r, &["--profile", "full", "--no-watch"]);
+    let t = std::time::Instant::now();
+    let (text, _) = c.call("update_source_index", serde_json::json!({"source": "manuals"}));
+    assert!(text.contains("slow.pdf: text extraction did not finish within 0.5 s"), "{text}");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    let pid = c.child.id();
+    std::thread::sleep(Duration::from_secs(1));
+    let (before, kids) = cpu_and_children(pid);
+    assert_eq!(kids, "", "the extraction's process outlived the answer");
+    std::thread::sleep(Duration::from_secs(1));
+    let (after, _) = cpu_and_children(pid);
+    // An extraction still running would add about a second (100 ticks).
+    assert!(after - before < 20, "serve used {} ticks of CPU in the second after its answer", after - before);
+    assert!(c.close().success());
+}
+
+#[test]
+fn a_page_that_never_finishes_sending_ends_at_the_request_deadline() {
+    let site = Site::start();
+    site.set(
+        "/docs/index.html",
+        page("<html><body><main><h1>Home</h1><p>The start page links the endless page.</p><a href=\"endless.html\">Endless</a></main></body></html>"),
+    );
+    site.set("/docs/endless.html", Resp { trickle: Some(Duration::from_millis(100)), ..page("<html><body><p>never") });
+    let r = TestRepo::new();
+    r.write("app.py", "def main():\n    pass\n");
+    r.commit_all("first");
+    let start = format!("{}/docs/index.html", site.base);
+    let t = std::time::Instant::now();
+    let mut child = r
+        .cmd(&[
+            "--json",
+            "--no-dense",
+            "source",
+            "add",
+            "site",
+            &start,
+            "--type",
+            "webdoc",
+            "--delay",
+            "0",
+            "--timeout",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if t.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the crawl did not end");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let elapsed = t.elapsed();
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let snap = &v["fetched"]["reports"][0]["snapshot"];
+    let failures = reasons(&snap["failures"]);
+    assert!(
+        failures.get(&format!("{}/docs/endless.html", site.base)).is_some_and(|r| r.contains("in time")),
+        "{failures:?}"
+    );
+    assert_eq!(snap["pages"], 1, "{snap}");
+    // One second for the page, the rest for starting and indexing.
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }

@@ -5,10 +5,16 @@
 //! failure reproduces; the process limits its own address space first, so a decoder that let
 //! a bomb through fails here (an allocation failure) instead of taking the machine down.
 //! Every input must end in an answer or an error — never a panic, an abort or a hang.
+//! The PDF stream decoder (crates/docs/src/pdf_stream.rs, std and flate2 only) is compiled
+//! in here as it is, so a core build fuzzes it too.
 
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
+
+#[path = "../crates/docs/src/pdf_stream.rs"]
+#[allow(dead_code)]
+mod pdf_stream;
 
 /// xorshift64*: small, fast, and the same sequence on every machine.
 struct Rng(u64);
@@ -322,4 +328,95 @@ fn the_mcp_server_answers_every_mutated_request() {
     let (text, err) = c.call("search", serde_json::json!({"query": "add numbers"}));
     assert!(!err && text.contains("calc.py"), "{text}");
     assert!(c.close().success());
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(data).unwrap();
+    z.finish().unwrap()
+}
+
+#[test]
+fn the_pdf_stream_decoder_survives_mutated_streams_within_its_limit() {
+    use pdf_stream::{DecodeError, Params, decode};
+    limit_memory();
+    let text = b"BT /F1 12 Tf 72 720 Td (Turbine maintenance schedule) Tj ET\n".repeat(40);
+    let once = zlib(&text);
+    let a85: Vec<u8> = once
+        .chunks(4)
+        .flat_map(|c| {
+            let mut b = [0u8; 4];
+            b[..c.len()].copy_from_slice(c);
+            let mut v = u32::from_be_bytes(b) as u64;
+            let mut d = [0u8; 5];
+            for x in d.iter_mut().rev() {
+                *x = (v % 85) as u8 + b'!';
+                v /= 85;
+            }
+            d[..c.len() + 1].to_vec()
+        })
+        .chain(*b"~>")
+        .collect();
+    let hex: Vec<u8> = text.iter().flat_map(|b| format!("{b:02x}").into_bytes()).chain(*b">").collect();
+    let mut rows = Vec::new();
+    for r in 0..16u8 {
+        rows.push(r % 5);
+        rows.extend((0..12).map(|i| i * r));
+    }
+    let zeros = zlib(&vec![0u8; 16 << 20]);
+    let png = Params { predictor: 12, columns: 12, ..Params::default() };
+    // (filters, parameters, encoded): one seed per filter and chain, a predictor, a bomb; the
+    // LZW seed is the PDF specification's example.
+    let seeds: Vec<(Vec<&[u8]>, Option<Params>, Vec<u8>)> = vec![
+        (vec![b"FlateDecode"], None, once.clone()),
+        (vec![b"FlateDecode", b"FlateDecode"], None, zlib(&once)),
+        (vec![b"ASCII85Decode", b"FlateDecode"], None, a85),
+        (vec![b"ASCIIHexDecode"], None, hex),
+        (vec![b"RunLengthDecode"], None, vec![3, b'a', b'b', b'c', b'd', 250, b'z', 128]),
+        (vec![b"LZWDecode"], None, vec![0x80, 0x0b, 0x60, 0x50, 0x22, 0x0c, 0x0c, 0x85, 0x01]),
+        (vec![b"FlateDecode"], Some(png), zlib(&rows)),
+        (vec![b"FlateDecode"], None, zeros),
+    ];
+    let names: [&[u8]; 8] = [
+        b"FlateDecode",
+        b"LZWDecode",
+        b"ASCII85Decode",
+        b"ASCIIHexDecode",
+        b"RunLengthDecode",
+        b"Fl",
+        b"DCTDecode",
+        b"X",
+    ];
+    let mut rng = Rng(0x5eed_0005);
+    let (mut decoded, mut too_large, mut refused) = (0, 0, 0);
+    for i in 0..20_000 {
+        let (filters, params, seed) = &seeds[i % seeds.len()];
+        let input = mutate(&mut rng, seed);
+        let mut filters = filters.clone();
+        if rng.below(8) == 0 {
+            filters.push(names[rng.below(names.len())]);
+        }
+        let mut params = *params;
+        if rng.below(8) == 0 {
+            params = Some(Params {
+                predictor: [1, 2, 10, 12, 15, -1][rng.below(6)],
+                colors: [0, 1, 3, 4, 33, i64::MAX][rng.below(6)],
+                bits_per_component: [1, 8, 16, 0, -8][rng.below(5)],
+                columns: [0, 1, 7, 1 << 20, i64::MIN][rng.below(5)],
+                early_change: rng.below(2) == 0,
+            });
+        }
+        let limit = [0usize, 1, 100, 4096, 1 << 20][rng.below(5)];
+        let all = vec![params; filters.len()];
+        match no_panic("pdf-stream", &input, || decode(&filters, &all, &input, limit)) {
+            Ok(out) => {
+                assert!(out.len() <= limit, "{} bytes past the limit {limit}", out.len());
+                decoded += 1;
+            }
+            Err(DecodeError::TooLarge) => too_large += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(decoded > 0 && too_large > 0 && refused > 0, "decoded {decoded}, too large {too_large}, refused {refused}");
 }

@@ -43,6 +43,7 @@ pub struct Config {
     pub watch: WatchConfig,
     pub serve: ServeConfig,
     pub store: StoreConfig,
+    pub docs: DocsConfig,
     #[serde(rename = "sources")]
     pub sources: Vec<SourceConfig>,
     /// What the committed team file asked for and was refused (shown once, and by `doctor`).
@@ -268,6 +269,35 @@ pub struct ToolsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     pub trusted: Vec<String>,
+}
+
+/// What reading one documentation file may use. Only the user's own configuration may set
+/// these: a committed file could otherwise raise them for the files it brings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DocsConfig {
+    /// Memory (MiB of address space) the extraction of one PDF may add.
+    pub pdf_memory_mb: u64,
+    /// Seconds the extraction of one PDF may take before it is stopped.
+    pub pdf_timeout_seconds: f64,
+}
+
+pub const DEFAULT_PDF_MEMORY_MB: u64 = 1024;
+pub const DEFAULT_PDF_TIMEOUT_SECONDS: f64 = 120.0;
+
+impl Default for DocsConfig {
+    fn default() -> Self {
+        DocsConfig { pdf_memory_mb: DEFAULT_PDF_MEMORY_MB, pdf_timeout_seconds: DEFAULT_PDF_TIMEOUT_SECONDS }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WatchConfig {
+    pub debounce_ms: u64,
+    /// Most folders a file watcher watches (one inotify watch each): a larger working tree is
+    /// not watched, and every question lists it itself.
+    pub max_dirs: usize,
 }
 
 /// What `serve` reads of one request. Only the user's own configuration may set it.
@@ -1015,6 +1045,9 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
                 }
             }
         });
+    }
+    if team.remove("docs").is_some() {
+        refuse("docs", "limits on reading documentation files are the user's choice; set them in .lynx/config.toml");
     }
     if team.remove("serve").is_some() {
         refuse("serve", "how much a server reads of one request is the user's choice; set it in .lynx/config.toml");

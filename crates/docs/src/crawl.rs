@@ -528,6 +528,9 @@ pub fn run(
             }
         }
         let x = html::extract(&text);
+        if let Some(why) = &x.cut {
+            list(&mut skipped, &url, format!("only part of the page was read ({why})"), &mut dropped);
+        }
         let links: Vec<String> = if x.nofollow {
             Vec::new()
         } else {

@@ -8,6 +8,7 @@
 //! are what citations need, and generic converters drop them.
 
 use scraper::{ElementRef, Html, Node, Selector};
+use std::time::{Duration, Instant};
 
 /// What a page says.
 #[derive(Debug, Default)]
@@ -21,6 +22,8 @@ pub struct Extracted {
     pub noindex: bool,
     pub nofollow: bool,
     pub markdown: String,
+    /// Why only the page's start was read (its nesting or its parse passed a bound).
+    pub cut: Option<String>,
 }
 
 const SKIP: &[&str] = &[
@@ -86,10 +89,256 @@ fn sel(s: &str) -> Selector {
     Selector::parse(s).expect("static selector")
 }
 
+/// How long one page's parse may take: html5ever's tree builder is quadratic on some
+/// mis-nested input, and what the pre-scan (`bound`) lets through is fed to it in pieces
+/// against this deadline.
+pub const PARSE_DEADLINE: Duration = Duration::from_secs(5);
+/// Element levels a page may open before it is cut there.
+const MAX_DEPTH: usize = 512;
+/// End tags closing no open element (each makes the parser search its open elements).
+const MAX_STRAY_END_TAGS: usize = 5000;
+/// Formatting elements (`<b>`, `<font>`…) closed by another element's end: the parser
+/// re-opens all of them at the next text, so their number squares.
+const MAX_UNCLOSED_FORMATTING: usize = 1000;
+/// What the parser is fed at a time between looks at the clock.
+const CHUNK: usize = 16 * 1024;
+
+const VOID: &[&str] =
+    &["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"];
+const RAW_TEXT: &[&str] =
+    &["script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext"];
+const FORMATTING: &[&str] =
+    &["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"];
+
+/// Start tags that close an open `<p>` (in button scope).
+const CLOSES_P: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "center",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "header",
+    "hgroup",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "p",
+    "search",
+    "section",
+    "summary",
+    "ul",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "listing",
+    "form",
+    "table",
+    "hr",
+    "xmp",
+];
+/// Where the parser's search for an element to close implicitly stops.
+const SCOPE: &[&str] = &["html", "table", "td", "th", "caption", "button", "object", "marquee", "applet", "template"];
+const SPECIAL: &[&str] = &[
+    "html",
+    "body",
+    "table",
+    "tbody",
+    "thead",
+    "tfoot",
+    "tr",
+    "td",
+    "th",
+    "caption",
+    "ul",
+    "ol",
+    "dl",
+    "li",
+    "dd",
+    "dt",
+    "section",
+    "article",
+    "aside",
+    "nav",
+    "main",
+    "header",
+    "footer",
+    "blockquote",
+    "select",
+    "button",
+    "fieldset",
+    "form",
+    "figure",
+    "details",
+];
+
+/// Pops the nearest open element named in `names`, unless an element of `stops` is nearer
+/// (the parser's implied end tags, roughly); returns how many formatting elements that closed.
+fn close_open(stack: &mut Vec<String>, names: &[&str], stops: &[&str]) -> usize {
+    for p in (0..stack.len()).rev() {
+        let n = stack[p].as_str();
+        if names.contains(&n) {
+            let formatting = stack[p + 1..].iter().filter(|o| FORMATTING.contains(&o.as_str())).count();
+            stack.truncate(p);
+            return formatting;
+        }
+        if stops.contains(&n) {
+            return 0;
+        }
+    }
+    0
+}
+
+/// Where to cut a page before parsing, and why: one linear pass over its tags keeping a stack
+/// of open elements (as the parser would, roughly: the common implied end tags are applied)
+/// that stops at the first tag past a bound. None: the whole page.
+fn bound(html: &str) -> Option<(usize, String)> {
+    let b = html.as_bytes();
+    let mut stack: Vec<String> = Vec::new();
+    let (mut stray, mut unclosed) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(off) = b.get(i..).and_then(|r| r.iter().position(|&c| c == b'<')) {
+        let at = i + off;
+        i = at + 1;
+        let rest = &b[at..];
+        if rest.starts_with(b"<!--") {
+            i = find(b, at + 4, b"-->").map_or(b.len(), |e| e + 3);
+            continue;
+        }
+        if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
+            i = find(b, at, b">").map_or(b.len(), |e| e + 1);
+            continue;
+        }
+        let end_tag = rest.get(1) == Some(&b'/');
+        let name_at = at + 1 + end_tag as usize;
+        let name_len = b[name_at..].iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+        if name_len == 0 || !b[name_at].is_ascii_alphabetic() {
+            continue;
+        }
+        let name = html[name_at..name_at + name_len].to_ascii_lowercase();
+        let close = tag_end(b, name_at + name_len);
+        i = close;
+        let n = name.as_str();
+        if end_tag {
+            match stack.iter().rposition(|o| *o == name) {
+                Some(p) => {
+                    unclosed += stack[p + 1..].iter().filter(|o| FORMATTING.contains(&o.as_str())).count();
+                    stack.truncate(p);
+                }
+                None => stray += 1,
+            }
+        } else {
+            if CLOSES_P.contains(&n) {
+                unclosed += close_open(&mut stack, &["p"], SCOPE);
+            }
+            unclosed += match n {
+                "li" => close_open(&mut stack, &["li"], SPECIAL),
+                "dt" | "dd" => close_open(&mut stack, &["dt", "dd"], SPECIAL),
+                "td" | "th" => close_open(&mut stack, &["td", "th"], &["tr", "table"]),
+                "tr" => close_open(&mut stack, &["tr"], &["table"]),
+                "option" => close_open(&mut stack, &["option"], SPECIAL),
+                _ => 0,
+            };
+            if RAW_TEXT.contains(&n) {
+                // Its text is not markup: on to its end tag.
+                i = find_ignore_case(b, close, format!("</{n}").as_bytes()).unwrap_or(b.len());
+                continue;
+            }
+            if !VOID.contains(&n) && !b[..close].ends_with(b"/>") {
+                stack.push(name);
+            }
+        }
+        let why = if stack.len() > MAX_DEPTH {
+            format!("elements nested deeper than {MAX_DEPTH}")
+        } else if stray > MAX_STRAY_END_TAGS {
+            format!("more than {MAX_STRAY_END_TAGS} end tags that close nothing")
+        } else if unclosed > MAX_UNCLOSED_FORMATTING {
+            format!("more than {MAX_UNCLOSED_FORMATTING} formatting elements left open")
+        } else {
+            continue;
+        };
+        return Some((at, why));
+    }
+    None
+}
+
+fn find(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
+    b.get(from..)?.windows(pat.len()).position(|w| w == pat).map(|p| from + p)
+}
+
+fn find_ignore_case(b: &[u8], from: usize, pat: &[u8]) -> Option<usize> {
+    b.get(from..)?.windows(pat.len()).position(|w| w.eq_ignore_ascii_case(pat)).map(|p| from + p)
+}
+
+/// Just past a tag's `>`, quoted attribute values skipped.
+fn tag_end(b: &[u8], mut i: usize) -> usize {
+    let mut quote = None;
+    while i < b.len() {
+        match (quote, b[i]) {
+            (None, b'>') => return i + 1,
+            (None, q @ (b'"' | b'\'')) => quote = Some(q),
+            (Some(q), c) if c == q => quote = None,
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+/// The document, fed to the parser in pieces until the deadline; with where it stopped when
+/// the deadline came first.
+fn parse(html: &str, deadline: Instant) -> (Html, Option<usize>) {
+    use html5ever::tendril::TendrilSink;
+    let mut parser =
+        html5ever::driver::parse_document(scraper::HtmlTreeSink::new(Html::new_document()), Default::default());
+    let mut at = 0;
+    while at < html.len() {
+        if Instant::now() >= deadline {
+            return (parser.finish(), Some(at));
+        }
+        let mut end = (at + CHUNK).min(html.len());
+        while !html.is_char_boundary(end) {
+            end += 1;
+        }
+        parser.process(html[at..end].into());
+        at = end;
+    }
+    (parser.finish(), None)
+}
+
 pub fn extract(html: &str) -> Extracted {
-    let doc = Html::parse_document(html);
+    extract_within(html, PARSE_DEADLINE)
+}
+
+/// `extract`, the parse given `limit`: a page whose tags pass a bound is read up to there, a
+/// parse still running at the deadline ends with what it has; `cut` says so.
+pub fn extract_within(html: &str, limit: Duration) -> Extracted {
+    let deadline = Instant::now() + limit;
+    let (html, mut cut) = match bound(html) {
+        Some((at, why)) => (&html[..at], Some(format!("read up to byte {at} of {}: {why}", html.len()))),
+        None => (html, None),
+    };
+    let (doc, stopped) = parse(html, deadline);
+    if let Some(at) = stopped {
+        cut =
+            Some(format!("read up to byte {at} of {}: parsing took longer than {} s", html.len(), limit.as_secs_f64()));
+    }
     let mut out = Extracted {
         title: doc.select(&sel("title")).next().map(|t| collapse(&t.text().collect::<String>())).unwrap_or_default(),
+        cut,
         ..Default::default()
     };
     out.canonical = doc
@@ -436,6 +685,59 @@ print(client)</pre></div>
         for gone in ["menu", "copyright", "var x", "¶"] {
             assert!(!md.contains(gone), "{gone} in {md}");
         }
+    }
+
+    #[test]
+    fn mis_nested_pages_are_cut_before_the_parser_squares_them() {
+        for n in [25_000, 100_000] {
+            let page = format!(
+                "<html><body><p>start of page</p>{}deep text{}</body></html>",
+                "<div>".repeat(n),
+                "</p>".repeat(n)
+            );
+            let t = Instant::now();
+            let x = extract(&page);
+            assert!(t.elapsed() < Duration::from_secs(2), "{n}: {:?}", t.elapsed());
+            let cut = x.cut.unwrap_or_default();
+            assert!(cut.contains("nested deeper than 512"), "{n}: {cut}");
+            assert!(x.markdown.contains("start of page"), "{}", x.markdown);
+        }
+        // Within the depth bound, stray end tags are bounded instead.
+        let page = format!("<body>{}x{}</body>", "<div>".repeat(500), "</p>".repeat(100_000));
+        let t = Instant::now();
+        let x = extract(&page);
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(x.cut.is_some_and(|c| c.contains("end tags that close nothing")));
+        // Formatting elements closed by their paragraphs pile up in the parser.
+        let page: String = (0..20_000).map(|i| format!("<p><b id=b{i}>bold {i}</p>")).collect();
+        let t = Instant::now();
+        let x = extract(&page);
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(x.cut.is_some_and(|c| c.contains("formatting elements left open")));
+    }
+
+    #[test]
+    fn long_sloppy_pages_are_read_whole() {
+        // Paragraphs, items and cells left open, as old pages leave them: the parser closes
+        // them, and so does the pre-scan.
+        let mut page = String::from("<html><body><main><h1>Manual</h1>");
+        for i in 0..3000 {
+            page.push_str(&format!("<p>paragraph {i}<ul><li>item {i}<li>other</ul><table><tr><td>a<td>b<tr><td>c</table><dl><dt>t<dd>d</dl>"));
+        }
+        page.push_str("<p>the last paragraph</main></body></html>");
+        let x = extract(&page);
+        assert_eq!(x.cut, None);
+        assert!(x.markdown.contains("the last paragraph"), "{}", &x.markdown[x.markdown.len() - 200..]);
+    }
+
+    #[test]
+    fn a_parse_past_its_deadline_ends_with_what_it_has() {
+        let page = format!("<body><p>first words</p>{}</body>", "<p>more text here</p>".repeat(50_000));
+        let x = extract_within(&page, Duration::ZERO);
+        assert!(x.cut.as_deref().is_some_and(|c| c.contains("parsing took longer than 0 s")), "{:?}", x.cut);
+        let x = extract_within(&page, Duration::from_secs(30));
+        assert_eq!(x.cut, None);
+        assert!(x.markdown.contains("first words"));
     }
 
     #[test]

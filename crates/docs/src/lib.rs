@@ -8,6 +8,7 @@ pub use lynx_core::{config, docsource, encoding, env, error, fsutil, progress};
 pub mod crawl;
 pub mod html;
 pub mod pdf;
+pub mod pdf_stream;
 
 use crate::config::{SourceConfig, SourceType};
 use crate::docsource::{Snapshot, TextStore};
@@ -17,6 +18,7 @@ use std::path::Path;
 
 /// A new snapshot of a documentation source: a crawl, or the PDFs read.
 fn take(
+    ws: &Workspace,
     sc: &SourceConfig,
     base: &Path,
     previous: Option<&Snapshot>,
@@ -25,7 +27,10 @@ fn take(
 ) -> Result<Snapshot> {
     match sc.kind {
         SourceType::Webdoc => crawl::run(&crawl::Options::from_config(sc)?, previous, texts, progress),
-        SourceType::Pdf => pdf::run(&pdf::Options::from_config(sc, base), previous, texts, progress),
+        SourceType::Pdf => {
+            let o = pdf::Options::from_config(sc, base, pdf::Limits::from_config(&ws.config)?);
+            pdf::run(&o, previous, texts, progress)
+        }
         SourceType::Folder => anyhow::bail!("source `{}` is a folder: nothing to crawl or extract", sc.name),
     }
 }
@@ -51,7 +56,7 @@ pub fn refresh(
     let texts = TextStore::open(ws);
     let t = std::time::Instant::now();
     let created = crate::fsutil::now_secs();
-    let mut snap = take(sc, base, previous.as_ref(), &texts, progress)?;
+    let mut snap = take(ws, sc, base, previous.as_ref(), &texts, progress)?;
     if snap.pages.is_empty() && previous.as_ref().is_some_and(|p| !p.pages.is_empty()) {
         let why = snap
             .failures
