@@ -451,8 +451,8 @@ fn layered_layout(
     let mut ring: Vec<usize> = place.iter().map(|p| p.1).collect();
     let column = |side: i8, hops: usize| side as i64 * hops as i64;
     let mut columns: std::collections::BTreeMap<i64, Vec<usize>> = std::collections::BTreeMap::new();
-    for i in 0..shown {
-        columns.entry(column(place[i].0, place[i].1)).or_default().push(i);
+    for (i, &(side, hops)) in place.iter().enumerate().take(shown) {
+        columns.entry(column(side, hops)).or_default().push(i);
     }
     for (c, members) in &mut columns {
         members.sort_by(|&a, &b| (tests[a], &order[a]).cmp(&(tests[b], &order[b])));
