@@ -1148,3 +1148,80 @@ fn oversized_requests_are_refused_at_once_and_the_server_goes_on() {
     done.store(true, std::sync::atomic::Ordering::Release);
     c.close();
 }
+
+/// A copy of `r`'s work tree and git directory without its store: what a fresh `.lynx` answers.
+fn fresh_copy(r: &TestRepo) -> TestRepo {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", r.path().display()))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::remove_dir_all(dir.path().join(".lynx")).unwrap();
+    TestRepo { dir }
+}
+
+/// The results of a lexical search at `rev`, as `--json` gives them.
+fn results_at(r: &TestRepo, query: &str, rev: &str) -> serde_json::Value {
+    r.json(&["--no-dense", "search", query, "--rev", rev])["results"].clone()
+}
+
+fn result_paths(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect()
+}
+
+/// A revision's kept view is keyed by `.git/info/attributes` too: marking files generated or
+/// `-diff` there after `index --rev` changes the answers at that revision exactly as a fresh
+/// store gives them.
+#[test]
+fn a_kept_view_follows_the_repositorys_own_attributes() {
+    let r = TestRepo::new();
+    r.write("src/app.py", "def serve_request(req):\n    return handle(req)\n");
+    r.write("src/client_gen.py", "def serve_request_generated(req):\n    return stub(req)\n");
+    r.write("src/legacy.py", "def serve_request_legacy(req):\n    return 0\n");
+    let a = r.commit_all("first");
+    r.json(&["--no-dense", "index", "--rev", &a]);
+    let before = results_at(&r, "serve_request", &a);
+    assert!(result_paths(&before).contains(&"src/client_gen.py"), "{before}");
+    std::fs::write(r.file(".git/info/attributes"), "src/client_gen.py linguist-generated\nsrc/legacy.py -diff\n")
+        .unwrap();
+    let fresh = results_at(&fresh_copy(&r), "serve_request", &a);
+    assert_eq!(result_paths(&fresh), ["src/app.py"], "a fresh store honours the attributes");
+    assert_eq!(results_at(&r, "serve_request", &a), fresh);
+}
+
+/// After a shallow clone is indexed and then deepened, the answers at its revision (whose
+/// history field holds the commits now reachable) are a fresh store's.
+#[test]
+fn a_kept_view_follows_a_deepened_shallow_clone() {
+    let origin = TestRepo::new();
+    origin.write("src/retry.py", "def retry(op):\n    return op()\n");
+    origin.write("src/cache.py", "def cache(op):\n    return op\n");
+    origin.commit_all("first");
+    origin.write("src/retry.py", "def retry(op, attempts=3):\n    return op()\n");
+    origin.commit_all("exponential backoff jitter for flaky uploads");
+    for i in 0..3 {
+        origin.write("src/cache.py", &format!("def cache(op):\n    return op  # {i}\n"));
+        origin.commit_all(&format!("cache tweak {i}"));
+    }
+    let r = TestRepo { dir: tempfile::tempdir().unwrap() };
+    let url = format!("file://{}", origin.path().display());
+    let out = isolate(
+        std::process::Command::new("git").args(["clone", "-q", "--depth", "2", &url, "."]).current_dir(r.path()),
+    )
+    .output()
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let head = r.git(&["rev-parse", "HEAD"]).trim().to_string();
+    r.json(&["--no-dense", "index", "--rev", &head]);
+    // Both files hold `op`; only retry.py's history holds the other words.
+    let query = "op backoff jitter";
+    let shallow = results_at(&r, query, &head);
+    r.git(&["fetch", "-q", "--unshallow"]);
+    let fresh = results_at(&fresh_copy(&r), query, &head);
+    assert_eq!(result_paths(&fresh)[0], "src/retry.py", "the history field ranks it first: {fresh}");
+    assert_ne!(shallow, fresh, "deepening changed the answer");
+    assert_eq!(results_at(&r, query, &head), fresh);
+}

@@ -63,14 +63,26 @@ pub fn recent_counted(ws: &Workspace, tip: &str, max: usize) -> Result<(Vec<Comm
         })
         .collect();
     let n_computed = computed.len();
-    if !computed.is_empty() {
-        computed.sort_by_key(|a| a.key);
-        let (batch, keys) = history::to_batch(&computed)?;
+    // A commit at a shallow clone's boundary lacks its parents here: its facts (no changed
+    // paths) hold only until the clone is deepened, so they are used and never stored.
+    let boundary: std::collections::HashSet<crate::store::Key> = ws
+        .repo
+        .local()
+        .shallow_commits()
+        .ok()
+        .flatten()
+        .map(|c| c.iter().map(commit_key).collect())
+        .unwrap_or_default();
+    let (mut stored, passing): (Vec<CommitFacts>, Vec<CommitFacts>) =
+        computed.drain(..).partition(|f| !boundary.contains(&f.key));
+    if !stored.is_empty() {
+        stored.sort_by_key(|a| a.key);
+        let (batch, keys) = history::to_batch(&stored)?;
         let name = ws.store.write_segment(HISTORY, &fp, &batch)?;
-        crate::shard::history::write_facts(&ws.store.root, &name, &computed)?;
+        crate::shard::history::write_facts(&ws.store.root, &name, &stored)?;
         ws.store.commit(HISTORY, &fp, &[(name, keys)])?;
-        by_key.extend(computed.into_iter().map(|f| (f.key, f)));
     }
+    by_key.extend(stored.into_iter().chain(passing).map(|f| (f.key, f)));
     tracing::debug!(
         "history: {} commits read, {n_computed} computed, in {:.1} ms",
         commits.len(),

@@ -4,10 +4,12 @@
 //! chunk table from the catalogs and building the history field. A record holds the listing,
 //! the table (row locations over shards, named by their segments) and the history field; it is
 //! a cache: named by the commit and a fingerprint of everything that shapes the view (layer
-//! fingerprints, size cap, excludes, history settings), checked section by section and number
-//! by number when read, refused — and assembled again — when anything in it does not hold or a
-//! segment it names is gone. A commit's tree and ancestry never change, so a record never goes
-//! stale; `gc` removes them all, and at most `KEEP` (`KEEP_BYTES`) are kept.
+//! fingerprints, size cap, excludes, history settings, and the repository's state outside any
+//! commit: its own and the global attributes files, the shallow boundary, grafts, replace
+//! refs), checked section by section and number by number when read, refused — and assembled
+//! again — when anything in it does not hold or a segment it names is gone. A commit's tree
+//! never changes, and what else shapes its view is in the name, so a record never goes stale;
+//! `gc` removes them all, and at most `KEEP` (`KEEP_BYTES`) are kept.
 
 use super::history::HistoryField;
 use super::table::{self, ChunkTable};
@@ -94,7 +96,55 @@ fn fingerprint(ws: &Workspace) -> String {
     h.update(&[history as u8]);
     h.update(&(s.history_commits as u64).to_le_bytes());
     h.update(&(s.history_per_file as u64).to_le_bytes());
+    repository_state(ws, &mut h);
     h.finalize().to_hex()[..16].to_string()
+}
+
+/// What the repository's own state, outside any commit, makes of a commit's view and its
+/// history field: the attributes files git reads besides `.gitattributes` (`info/attributes`,
+/// the global one), the shallow boundary, grafts and replace refs. A change to any of them
+/// names every record anew, so none assembled before it is answered from.
+fn repository_state(ws: &Workspace, h: &mut blake3::Hasher) {
+    let repo = ws.repo.local();
+    let common = repo.common_dir();
+    let mut files = vec![
+        common.join("info").join("attributes"),
+        common.join("info").join("grafts"),
+        repo.shallow_file().unwrap_or_else(|_| common.join("shallow")),
+    ];
+    if let Some(p) = repo.config_snapshot().trusted_path("core.attributesFile").ok().flatten() {
+        files.push(p);
+    }
+    if let Some(config) = crate::env::path(crate::env::XDG_CONFIG_HOME)
+        .filter(|p| p.is_absolute())
+        .or_else(|| crate::env::home().map(|h| h.join(".config")))
+    {
+        files.push(config.join("git").join("attributes"));
+    }
+    for f in &files {
+        h.update(f.as_os_str().as_encoded_bytes());
+        match std::fs::read(f) {
+            Ok(bytes) => {
+                h.update(&(bytes.len() as u64).to_le_bytes());
+                h.update(&bytes);
+            }
+            Err(_) => {
+                h.update(b"\0absent");
+            }
+        }
+    }
+    let replaced = repo.references().ok();
+    if let Some(refs) = &replaced
+        && let Ok(iter) = refs.prefixed("refs/replace/")
+    {
+        for r in iter.flatten() {
+            h.update(r.name().as_bstr());
+            h.update(&[0]);
+            if let Some(id) = r.target().try_id() {
+                h.update(id.as_bytes());
+            }
+        }
+    }
 }
 
 /// Whether views at revisions have a history field under these settings.
