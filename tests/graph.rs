@@ -993,9 +993,11 @@ fn a_symbols_graph_page_puts_callers_left_callees_right_and_tests_apart() {
     let Some(dom) = rendered_dom(&format!("file://{}", out.display()), "1280,800") else { return };
     // The opening tag of a node's group, and the x of its position.
     let tag = |name: &str| -> String {
-        let at = dom.find(&format!("data-name=\"{name}\"")).unwrap_or_else(|| panic!("{name} not drawn"));
-        let start = dom[..at].rfind("<g").unwrap();
-        dom[start..at + dom[at..].find('>').unwrap()].to_string()
+        dom.split("<g ")
+            .skip(1)
+            .map(|t| t[..t.find('>').unwrap()].to_string())
+            .find(|t| t.contains(&format!("data-name=\"{name}\"")))
+            .unwrap_or_else(|| panic!("{name} not drawn"))
     };
     let x = |name: &str| -> f64 {
         let t = tag(name);

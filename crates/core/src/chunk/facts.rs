@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 13;
+pub const EXTRACTOR_VERSION: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -162,9 +162,10 @@ pub struct Extractor<'a> {
     /// `static`/`const`, static fields): definitions the outline does not chunk, appended after
     /// its definitions by `finish`.
     globals: Vec<DefFact>,
-    /// Byte range of the module-level value being walked and its index in `globals`: what its
-    /// initialiser calls and references belongs to it.
-    global_at: Option<(usize, usize, usize)>,
+    /// Byte range of the module-level value being walked, its index in `globals` and the
+    /// definition holding it (a static field's class): what its initialiser calls and
+    /// references belongs to it.
+    global_at: Option<(usize, usize, usize, Option<usize>)>,
     /// Qualified name of each outline definition, in the order the walk finds them, and
     /// whether it is a function (whose assignments bind locals; a class body's do not).
     outline: Vec<(String, bool)>,
@@ -219,7 +220,10 @@ impl<'a> Extractor<'a> {
             }
             false
         };
-        let calls: Vec<bool> = facts.calls.iter().map(|c| !c.member && shadowed(&c.name, c.scope)).collect();
+        // Java, Kotlin and C# keep methods and variables apart: a local `key` leaves `key()` alone.
+        let one_namespace = !matches!(self.lang, Lang::Java | Lang::Kotlin | Lang::CSharp);
+        let calls: Vec<bool> =
+            facts.calls.iter().map(|c| one_namespace && !c.member && shadowed(&c.name, c.scope)).collect();
         let refs: Vec<bool> = facts.refs.iter().map(|r| r.receiver.is_empty() && shadowed(&r.name, r.scope)).collect();
         let mut i = 0;
         facts.calls.retain(|_| {
@@ -363,12 +367,23 @@ impl Extractor<'_> {
         let scope = self.scope_of(n, scope);
         // The receiver of `app.run()` / `Config.load()` is used too: the value or type it names
         // is a dependency of the caller.
-        if member
-            && !matches!(self.lang, Lang::Ruby | Lang::Bash | Lang::Php)
-            && receiver.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-            && !matches!(receiver.as_str(), "self" | "this" | "cls" | "super")
-        {
-            self.facts.refs.push(RefFact { name: receiver.clone(), receiver: String::new(), line: line(n), scope });
+        if member && !matches!(self.lang, Lang::Ruby | Lang::Bash | Lang::Php) {
+            let word = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            let r = receiver.as_str();
+            if word(r) && !matches!(r, "self" | "this" | "cls" | "super") {
+                self.facts.refs.push(RefFact { name: r.to_string(), receiver: String::new(), line: line(n), scope });
+            } else if let Some((owner, value)) = r.split_once('.')
+                && word(owner)
+                && word(value)
+            {
+                // `JsonNull.INSTANCE.toString()`, `config.DEFAULTS.get()`: the value named.
+                self.facts.refs.push(RefFact {
+                    name: value.to_string(),
+                    receiver: owner.to_string(),
+                    line: line(n),
+                    scope,
+                });
+            }
         }
         self.facts.calls.push(CallFact { name, receiver, member, line: line(n), scope });
     }
@@ -376,10 +391,9 @@ impl Extractor<'_> {
     /// The scope a fact at `n` is credited to: its definition, or at file level the
     /// module-level value whose initialiser holds it (`-2 - index` until `finish`).
     fn scope_of(&self, n: Node, scope: Option<usize>) -> i32 {
-        match (scope, self.global_at) {
-            (Some(s), _) => s as i32,
-            (None, Some((a, b, k))) if n.start_byte() >= a && n.end_byte() <= b => -2 - k as i32,
-            _ => -1,
+        match self.global_at {
+            Some((a, b, k, holder)) if holder == scope && n.start_byte() >= a && n.end_byte() <= b => -2 - k as i32,
+            _ => scope_i(scope),
         }
     }
 
@@ -405,16 +419,49 @@ impl Extractor<'_> {
                 else {
                     return;
                 };
-                if !matches!(obj.kind(), "identifier" | "simple_identifier" | "self" | "this" | "package_identifier") {
+                let path_like =
+                    self.lang == Lang::Rust && matches!(obj.kind(), "scoped_identifier" | "crate" | "super");
+                if !path_like
+                    && !matches!(
+                        obj.kind(),
+                        "identifier" | "simple_identifier" | "self" | "this" | "package_identifier" | "generic_name"
+                    )
+                {
                     return;
                 }
                 let Some(name) = leaf_name(v, src) else { return };
                 (name, text(obj, src).trim().to_string())
             }
-            // `(handler)`, Go's `literal_element`: the value inside.
-            "parenthesized_expression" | "literal_element" => {
-                if let Some(inner) = v.named_child(0) {
+            // `(handler)`, Go's `literal_element`, `...spread`, `&STATIC`, `f::<T>`: the value inside.
+            "parenthesized_expression"
+            | "literal_element"
+            | "spread_element"
+            | "reference_expression"
+            | "generic_function" => {
+                if let Some(inner) = field(v, &["value", "function"]).or_else(|| v.named_child(0)) {
                     self.reference(inner, scope);
+                }
+                return;
+            }
+            // Either branch of `c ? a : b` / `a if c else b` is the value.
+            "conditional_expression" | "ternary_expression" => {
+                let (a, b) = match (field(v, &["consequence"]), field(v, &["alternative"])) {
+                    (Some(a), Some(b)) => (Some(a), Some(b)),
+                    _ if self.lang == Lang::Python => (v.named_child(0), last_named(v)),
+                    _ => (v.named_child(1), last_named(v)),
+                };
+                for x in [a, b].into_iter().flatten() {
+                    self.reference(x, scope);
+                }
+                return;
+            }
+            // `a || b`, `a ?? b`, `a or b`: either operand is the value.
+            "binary_expression" | "boolean_operator" => {
+                let op = field(v, &["operator"]).map(|o| text(o, src).trim().to_string()).unwrap_or_default();
+                if matches!(op.as_str(), "||" | "??" | "or") {
+                    for x in [field(v, &["left"]), field(v, &["right"])].into_iter().flatten() {
+                        self.reference(x, scope);
+                    }
                 }
                 return;
             }
@@ -486,6 +533,18 @@ impl Extractor<'_> {
         }
     }
 
+    /// Whether the argument list `n` follows `class Name` (Python's bases), read off the
+    /// source just before it.
+    fn class_bases(&self, n: Node) -> bool {
+        let before = &self.src[n.start_byte().saturating_sub(300)..n.start_byte()];
+        let before = std::str::from_utf8(before).unwrap_or("").trim_end();
+        let head = before.trim_end_matches(|c: char| c.is_alphanumeric() || c == '_');
+        head.len() < before.len() && head.trim_end().ends_with("class") && {
+            let h = head.trim_end();
+            h.len() == 5 || !h[..h.len() - 5].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+        }
+    }
+
     /// A module-level value named by `name_node`, spanning `n`.
     fn global(&mut self, name_node: Node, n: Node, kind: &str, parent: Option<usize>) {
         let name = text(name_node, self.src).trim().to_string();
@@ -509,9 +568,7 @@ impl Extractor<'_> {
         };
         let end = n.end_position();
         let end_row = if end.column == 0 && end.row > n.start_position().row { end.row - 1 } else { end.row };
-        if parent.is_none() {
-            self.global_at = Some((n.start_byte(), n.end_byte(), self.globals.len()));
-        }
+        self.global_at = Some((n.start_byte(), n.end_byte(), self.globals.len(), parent));
         self.globals.push(DefFact {
             name,
             qualified,
@@ -530,6 +587,14 @@ impl Extractor<'_> {
         }
         let k = n.kind();
         match k {
+            // A type annotation's list (`Callable[[A, B], C]`) names types, not values.
+            "list" | "tuple"
+                if self.lang == Lang::Python
+                    && n.parent().is_some_and(|p| {
+                        matches!(p.kind(), "subscript" | "generic_type" | "type" | "type_parameter")
+                    }) => {}
+            // A Python class's bases are written as an argument list: inheritance, not values.
+            "argument_list" if self.lang == Lang::Python && self.class_bases(n) => {}
             // Every element is a value.
             "argument_list"
             | "arguments"
@@ -595,17 +660,26 @@ impl Extractor<'_> {
             | "const_spec"
             | "augmented_assignment"
             | "init_declarator"
-            | "property_declaration" => {
-                if let Some(v) = field(n, &["right", "value"]) {
-                    self.reference(v, scope);
-                }
+            | "property_declaration"
+            | "assignment_statement" => {
                 let target = field(n, &["left", "name", "pattern", "declarator"])
                     .or_else(|| (k == "property_declaration").then(|| n.named_child(0)).flatten());
                 let in_function = scope.and_then(|s| self.outline.get(s)).is_some_and(|(_, f)| *f);
+                // Go's `x = y` assigns a variable declared elsewhere (a package's, often): no binding.
+                let declares = k != "assignment_statement";
                 match (scope, target) {
-                    (Some(s), Some(t)) if in_function => self.bind(t, s as i32, 0),
-                    (None, Some(t)) if k != "augmented_assignment" => self.module_value(n, t),
+                    (Some(s), Some(t)) if in_function && declares => self.bind(t, s as i32, 0),
+                    (None, Some(t)) if k != "augmented_assignment" && declares => self.module_value(n, t),
                     _ => {}
+                }
+                // After `module_value`, so that the initialiser is credited to the value it makes.
+                let value = field(n, &["right", "value"]).or_else(|| {
+                    (self.lang == Lang::CSharp && k == "variable_declarator" && n.named_child_count() > 1)
+                        .then(|| last_named(n))
+                        .flatten()
+                });
+                if let Some(v) = value {
+                    self.reference(v, scope);
                 }
             }
             // Rust `static`/`const` items and Java/C# static fields with an initialiser.
@@ -613,10 +687,10 @@ impl Extractor<'_> {
                 if let Some(name) = field(n, &["name"])
                     && scope.is_none_or(|s| !self.outline.get(s).is_some_and(|(_, f)| *f))
                 {
+                    self.global(name, n, "constant", scope);
                     if let Some(v) = field(n, &["value"]) {
                         self.reference(v, scope);
                     }
-                    self.global(name, n, "constant", scope);
                 }
             }
             "field_declaration" if matches!(self.lang, Lang::Java | Lang::CSharp) => {
@@ -649,6 +723,11 @@ impl Extractor<'_> {
     /// `x = …` at file level: a module-level value, unless it is an import (`require`), a
     /// function (an outline definition already) or a re-assignment of a name seen before.
     fn module_value(&mut self, n: Node, target: Node) {
+        // Only a statement of the file itself: a `const` inside a callback or a block at file
+        // level (`it(…, () => { const x = … })`) is a local of that function.
+        if !at_top_level(n) {
+            return;
+        }
         let mut t = target;
         if t.kind() == "expression_list" {
             if t.named_child_count() != 1 {
@@ -1165,10 +1244,17 @@ impl Extractor<'_> {
             (Lang::Python, "import_from_statement") => {
                 let module = field(n, &["module_name"]).map(|m| text(m, src).to_string()).unwrap_or_default();
                 let mut c = n.walk();
-                let names: Vec<String> = n
-                    .children_by_field_name("name", &mut c)
-                    .map(|x| text(field(x, &["name"]).unwrap_or(x), src).to_string())
-                    .collect();
+                let mut names: Vec<String> = Vec::new();
+                for x in n.children_by_field_name("name", &mut c) {
+                    let name = text(field(x, &["name"]).unwrap_or(x), src).trim().to_string();
+                    // `from m import a as b`: `b` stands for `a` (written `b=a`).
+                    if let Some(alias) = field(x, &["alias"]).map(|a| text(a, src).trim().to_string())
+                        && alias != name
+                    {
+                        names.push(format!("{alias}={name}"));
+                    }
+                    names.push(name);
+                }
                 self.import(module, names, n);
             }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "import_statement" | "export_statement") => {
@@ -1187,9 +1273,15 @@ impl Extractor<'_> {
                     let mut c = x.walk();
                     stack.extend(x.named_children(&mut c).filter(|ch| ch.id() != source.id()));
                 }
-                // `export * from './x'`: everything `x` exports.
-                if k == "export_statement" && names.is_empty() && text(n, src).contains('*') {
-                    names.push("*".to_string());
+                if k == "export_statement" {
+                    // Re-exported names are marked `+`: what importers of this file get.
+                    for name in &mut names {
+                        name.insert(0, '+');
+                    }
+                    // `export * from './x'`: everything `x` exports.
+                    if names.is_empty() && text(n, src).contains('*') {
+                        names.push("*".to_string());
+                    }
                 }
                 self.import(text(source, src).to_string(), names, n);
             }
@@ -1278,6 +1370,22 @@ impl Extractor<'_> {
                 | "init_declarator"
                 | "field_declaration",
             ) => self.hint(n, scope),
+            // A class field (`private manager = new Manager()`, `manager: Manager`): what
+            // `this.manager` is in every method.
+            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, "public_field_definition" | "field_definition") => {
+                let Some(name) = field(n, &["name", "property"]) else { return true };
+                let declared = field(n, &["type"])
+                    .and_then(|t| if t.kind() == "type_annotation" { t.named_child(0) } else { Some(t) })
+                    .and_then(|t| leaf_name(t, src))
+                    .filter(|t| t.chars().next().is_some_and(char::is_uppercase));
+                let ty = declared.or_else(|| field(n, &["value"]).and_then(|v| self.constructed_type(v)));
+                let name = text(name, src).trim().trim_start_matches('#');
+                if let Some(ty) = ty
+                    && !name.is_empty()
+                {
+                    self.facts.types.push(TypeHint { scope: scope_i(scope), var: format!("self.{name}"), ty });
+                }
+            }
             // Typed parameters: the function's own receivers of a known type.
             (
                 _,
@@ -1573,6 +1681,28 @@ impl Extractor<'_> {
             }
         }
     }
+}
+
+/// Whether `n` is a declaration of the file itself: only declaration wrappers lie between it
+/// and the root.
+fn at_top_level(n: Node) -> bool {
+    let mut cur = n;
+    for _ in 0..5 {
+        let Some(p) = cur.parent() else { return true };
+        match p.kind() {
+            "program" | "module" | "source_file" | "compilation_unit" | "translation_unit" | "chunk" => return true,
+            "lexical_declaration"
+            | "variable_declaration"
+            | "export_statement"
+            | "expression_statement"
+            | "var_declaration"
+            | "var_spec_list"
+            | "const_declaration"
+            | "ambient_declaration" => cur = p,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// `A.B` of a Kotlin user_type `A.B<T>` (under `n`, a few levels deep) with more than one part.

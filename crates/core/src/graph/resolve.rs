@@ -688,9 +688,12 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     // Names a file imports from a module that is not in the view (an installed package): the
     // package's, never a local definition of the same name.
     let mut foreign_names: Vec<HashSet<String>> = vec![HashSet::new(); cg.files.len()];
-    // JavaScript: the files each imported (or re-exported) name comes from, renames, `export *`.
-    let mut import_sources: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
-    let mut renames: Vec<HashMap<String, (String, Vec<u32>)>> = vec![HashMap::new(); cg.files.len()];
+    // JavaScript and Python: the files each name a file imports comes from (renames apart), what
+    // each file re-exports, and `export *`.
+    let mut bindings: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
+    let mut bind_renames: Vec<HashMap<String, (String, Vec<u32>)>> = vec![HashMap::new(); cg.files.len()];
+    let mut reexports: Vec<HashMap<String, Vec<u32>>> = vec![HashMap::new(); cg.files.len()];
+    let mut export_renames: Vec<HashMap<String, (String, Vec<u32>)>> = vec![HashMap::new(); cg.files.len()];
     let mut star: Vec<Vec<u32>> = vec![Vec::new(); cg.files.len()];
     for (fi, f) in files_in.iter().enumerate() {
         for imp in &f.facts.imports {
@@ -716,6 +719,17 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             } else {
                 paths.resolve(&cg.files[fi], &imp.module).into_iter().filter(|&t| t as usize != fi).collect()
             };
+            // Python: `import a.b` binds `a`, the package (`a.b.f` is reached through it).
+            if f.lang == Lang::Python
+                && imp.names.is_empty()
+                && let Some((first, _)) = imp.module.split_once('.')
+                && !first.is_empty()
+            {
+                let package: Vec<u32> =
+                    paths.resolve(&cg.files[fi], first).into_iter().filter(|&t| t as usize != fi).collect();
+                imported_files[fi].extend(package.iter().copied());
+                imported_names[fi].entry(first.to_string()).or_default().extend(package);
+            }
             // Go: the package's name (its path's last element, a `/vN` suffix skipped) is what
             // the code calls it by — `time.Duration(x)`, `atomic.Int64` — local or not.
             if f.lang == Lang::Go {
@@ -738,19 +752,34 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             // Java/Kotlin/Scala/PHP name a type in a package: the file of that type, if any.
             let mut named: Vec<u32> = Vec::new();
             let mut every_name_found = !imp.names.is_empty();
+            let binds = family(f.lang) == family(Lang::JavaScript) || f.lang == Lang::Python;
             for name in &imp.names {
-                // JavaScript's renames (`b=a` for `{ a as b }`) and `export *` (`*`).
+                // `export * from` (`*`), renames (`b=a` for `{ a as b }` / `import a as b`), and
+                // JavaScript's re-exports (`+`); whatever a Python module imports, importers of it
+                // can import from it too.
                 if name == "*" {
                     star[fi].extend(&targets);
                     continue;
                 }
+                let (name, exported) = match name.strip_prefix('+') {
+                    Some(n) => (n, true),
+                    None => (name.as_str(), f.lang == Lang::Python),
+                };
                 if let Some((alias, orig)) = name.split_once('=') {
-                    renames[fi].insert(alias.to_string(), (orig.to_string(), targets.clone()));
+                    let to = (orig.to_string(), targets.clone());
+                    if exported {
+                        export_renames[fi].insert(alias.to_string(), to.clone());
+                    }
+                    bind_renames[fi].insert(alias.to_string(), to);
                     continue;
                 }
-                if family(f.lang) == family(Lang::JavaScript) {
-                    import_sources[fi].entry(name.clone()).or_default().extend(&targets);
+                if binds {
+                    bindings[fi].entry(name.to_string()).or_default().extend(&targets);
+                    if exported {
+                        reexports[fi].entry(name.to_string()).or_default().extend(&targets);
+                    }
                 }
+                let name = &name.to_string();
                 let by_type: Vec<u32> = cg
                     .by_name
                     .get(name)
@@ -871,7 +900,13 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             returns: &returns,
             foreign_names: &foreign_names,
             file_hints: &file_hints,
-            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
+            exports: Exports {
+                bindings: &bindings,
+                bind_renames: &bind_renames,
+                reexports: &reexports,
+                export_renames: &export_renames,
+                star: &star,
+            },
         };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
@@ -907,7 +942,13 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             returns: &returns,
             foreign_names: &foreign_names,
             file_hints: &file_hints,
-            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
+            exports: Exports {
+                bindings: &bindings,
+                bind_renames: &bind_renames,
+                reexports: &reexports,
+                export_renames: &export_renames,
+                star: &star,
+            },
         };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
@@ -950,7 +991,13 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
             returns: &returns,
             foreign_names: &foreign_names,
             file_hints: &file_hints,
-            exports: Exports { sources: &import_sources, renames: &renames, star: &star },
+            exports: Exports {
+                bindings: &bindings,
+                bind_renames: &bind_renames,
+                reexports: &reexports,
+                export_renames: &export_renames,
+                star: &star,
+            },
         };
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
@@ -1041,10 +1088,12 @@ struct Resolver<'a> {
     exports: Exports<'a>,
 }
 
-/// What JavaScript files import and re-export, by name.
+/// What JavaScript and Python files import and re-export, by name.
 struct Exports<'a> {
-    sources: &'a [HashMap<String, Vec<u32>>],
-    renames: &'a [HashMap<String, (String, Vec<u32>)>],
+    bindings: &'a [HashMap<String, Vec<u32>>],
+    bind_renames: &'a [HashMap<String, (String, Vec<u32>)>],
+    reexports: &'a [HashMap<String, Vec<u32>>],
+    export_renames: &'a [HashMap<String, (String, Vec<u32>)>],
     star: &'a [Vec<u32>],
 }
 
@@ -1068,9 +1117,9 @@ impl Resolver<'_> {
                 .collect();
             if !top.is_empty() {
                 out.extend(top);
-            } else if let Some((orig, next)) = self.exports.renames[m as usize].get(name) {
+            } else if let Some((orig, next)) = self.exports.export_renames[m as usize].get(name) {
                 out.extend(self.exported(orig, next, depth + 1));
-            } else if let Some(next) = self.exports.sources[m as usize].get(name) {
+            } else if let Some(next) = self.exports.reexports[m as usize].get(name) {
                 out.extend(self.exported(name, next, depth + 1));
             } else if !self.exports.star[m as usize].is_empty() {
                 out.extend(self.exported(name, self.exports.star[m as usize].as_slice(), depth + 1));
@@ -1081,15 +1130,36 @@ impl Resolver<'_> {
         out
     }
 
-    /// A JavaScript name bound by an import (renamed or not) to the one definition it names.
+    /// The imported files a module alias (`click` of `click.INT`, `utils` of `utils.f`) names:
+    /// imported under that name, or the file (a package's `__init__`/`index`/`mod`: its
+    /// directory) called so.
+    fn module_files(&self, file: u32, alias: &str) -> Vec<u32> {
+        let f = file as usize;
+        if alias.is_empty() {
+            return Vec::new();
+        }
+        let named = self.imported_names[f].get(alias);
+        let mut out: Vec<u32> = self.imported_files[f]
+            .iter()
+            .copied()
+            .filter(|&g| {
+                let stem = strip_ext(&self.cg.files[g as usize].path);
+                let (dir, leaf) = stem.rsplit_once('/').unwrap_or(("", stem));
+                named.is_some_and(|fs| fs.contains(&g))
+                    || leaf == alias
+                    || (matches!(leaf, "__init__" | "index" | "mod") && dir.rsplit('/').next() == Some(alias))
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// A name an import binds (renamed or not) to the one definition it names.
     fn imported_binding(&self, file: u32, name: &str) -> Option<u32> {
         let f = file as usize;
-        if family(self.cg.files[f].lang) != family(Lang::JavaScript) {
-            return None;
-        }
-        let found = match self.exports.renames[f].get(name) {
+        let found = match self.exports.bind_renames[f].get(name) {
             Some((orig, files)) => self.exported(orig, files, 0),
-            None => self.exports.sources[f].get(name).map(|files| self.exported(name, files, 0)).unwrap_or_default(),
+            None => self.exports.bindings[f].get(name).map(|files| self.exported(name, files, 0)).unwrap_or_default(),
         };
         match found.as_slice() {
             [one] => Some(*one),
@@ -1415,7 +1485,12 @@ impl Resolver<'_> {
             && let Some(d) = self.imported_binding(file, name)
             && !self.defs_named(name, |_| true).iter().any(|&x| self.cg.defs[x as usize].file == file)
         {
-            return Ok(vec![(d, Confidence::Resolved)]);
+            // A module-level value called (`extend = Object.assign`) holds someone else's function.
+            return if want(&self.cg.defs[d as usize].kind) {
+                Ok(vec![(d, Confidence::Resolved)])
+            } else {
+                Err(external_name(c))
+            };
         }
         let mut cands: Vec<u32> =
             self.defs_named(name, want).into_iter().filter(|&d| self.reachable(file, d)).collect();
@@ -1524,6 +1599,15 @@ impl Resolver<'_> {
             if module_fns.len() == 1 {
                 return Ok(vec![(module_fns[0], Confidence::Resolved)]);
             }
+            // A function a package module re-exports (`click.echo` through `click/__init__.py`).
+            if module_fns.is_empty() {
+                let through = self.exported(name, &self.module_files(file, alias), 0);
+                if let [d] = through.as_slice()
+                    && !is_method(*d)
+                {
+                    return Ok(vec![(*d, Confidence::Resolved)]);
+                }
+            }
             // A method called on a value of unknown type: a built-in's name is the built-in;
             // otherwise the name alone says which method it may be, and the edge says so.
             let on_self = SELF_NAMES.contains(&c.receiver.as_str());
@@ -1619,8 +1703,28 @@ impl Resolver<'_> {
         };
         let here =
             |d: u32| if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved };
-        let recv = r.receiver.trim();
+        let recv_clean = crate::chunk::defs::clean_name(r.receiver.trim());
+        let recv = recv_clean.as_str();
         if !recv.is_empty() {
+            // Rust's `crate::io::blocking::NAME`: a definition of the file at that module path.
+            if lang == Lang::Rust && r.receiver.contains("::") {
+                let segs: Vec<&str> =
+                    recv.split('.').filter(|s| !matches!(*s, "crate" | "self" | "super" | "")).collect();
+                if segs.is_empty() {
+                    return Vec::new();
+                }
+                let tail = segs.join("/");
+                let at: Vec<u32> = cands
+                    .iter()
+                    .copied()
+                    .filter(|&d| {
+                        let p = strip_ext(self.cg.def_path(d));
+                        !member_of_type(d)
+                            && (p.ends_with(&format!("/{tail}")) || p.ends_with(&format!("/{tail}/mod")) || p == tail)
+                    })
+                    .collect();
+                return one(at, Confidence::Resolved);
+            }
             if SELF_NAMES.contains(&recv) {
                 // `self.on_done`: a member of the enclosing type or one of its bases.
                 let types = self.enclosing_types(scope);
@@ -1650,16 +1754,31 @@ impl Resolver<'_> {
             if !in_module.is_empty() {
                 return one(in_module, Confidence::Resolved);
             }
-            // `Type.member`: a static member of the one type of that name the file sees.
+            // Through the package's own imports (`click.INT` from `click/__init__.py`).
+            let through = self.exported(name, &self.module_files(file, alias), 0);
+            if through.len() == 1 {
+                return vec![(through[0], Confidence::Resolved)];
+            }
+            // `Type.member`: a static member of the types of that name the file sees.
             if alias.starts_with(|c: char| c.is_uppercase()) {
                 let types: Vec<u32> = self
                     .narrow(file, alias, self.defs_named(alias, type_kind))
                     .into_iter()
                     .filter(|&t| self.reachable(file, t))
                     .collect();
-                if let [t] = types.as_slice() {
-                    let owned: Vec<u32> =
-                        self.members.get(t).into_iter().flatten().copied().filter(|m| cands.contains(m)).collect();
+                // Partial declarations of one type count once.
+                let mut distinct: Vec<&str> =
+                    types.iter().map(|&t| self.cg.defs[t as usize].qualified.as_str()).collect();
+                distinct.sort_unstable();
+                distinct.dedup();
+                if !types.is_empty() && distinct.len() <= 3 && types.len() <= 32 {
+                    let mut owned: Vec<u32> = types
+                        .iter()
+                        .flat_map(|t| self.members.get(t).into_iter().flatten().copied())
+                        .filter(|m| cands.contains(m))
+                        .collect();
+                    owned.sort_unstable();
+                    owned.dedup();
                     let conf = owned.first().map_or(Confidence::Resolved, |&d| here(d));
                     return one(owned, conf);
                 }
