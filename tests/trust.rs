@@ -916,6 +916,8 @@ fn history_of(n: usize, subject_bytes: usize) -> TestRepo {
 
 /// Runs `git lynx args` in `r` and returns its peak resident memory in MiB (of that process
 /// alone, read with `wait4`).
+// The child is reaped by `wait4`, which also gives its own resource usage.
+#[allow(clippy::zombie_processes)]
 fn peak_rss_mib(r: &TestRepo, args: &[&str]) -> f64 {
     let child = r.cmd(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
     let mut status = 0;
