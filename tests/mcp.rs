@@ -588,8 +588,14 @@ fn missing_model_is_explained_once_and_deep_bars_are_settings() {
     let mut c = Client::start_with_default_model(&r);
     let (first, _) = c.call("search", json!({"query": "add"}));
     let (second, _) = c.call("search", json!({"query": "total"}));
+    let (third, _) = c.call("search", json!({"query": "report"}));
     assert!(first.contains("results are lexical only: ") && first.contains("potion-code"), "{first}");
-    assert!(second.contains("results are lexical only (no model") && !second.contains("potion-code"), "{second}");
+    // One short line, without the advice or a retry timer.
+    let note = first.lines().find(|l| l.contains("results are lexical only")).unwrap();
+    assert!(note.len() < 260 && !note.contains("not trying again") && !note.contains("to work offline"), "{note}");
+    for later in [&second, &third] {
+        assert!(later.contains("results are lexical only (no model") && !later.contains("potion-code"), "{later}");
+    }
     c.close();
     let mut c = Client::start(&r, &[]);
     for query in ["add", "total"] {

@@ -781,7 +781,11 @@ impl Engine {
                     // questions); a model turned off on purpose says so every time, briefly.
                     let first = !self.dense_note_said.swap(true, std::sync::atomic::Ordering::AcqRel);
                     if first || reason.is_off() {
-                        notes.push(format!("results are lexical only: {reason}"));
+                        notes.push(format!(
+                            "results are lexical only: {}{}",
+                            reason.brief(),
+                            if reason.is_off() { "" } else { " (`git lynx doctor` says more)" }
+                        ));
                     } else {
                         notes.push("results are lexical only (no model; get_rag_status says why)".into());
                     }

@@ -251,6 +251,31 @@ impl Unavailable {
     pub fn is_off(&self) -> bool {
         matches!(self, Unavailable::Off(_))
     }
+
+    /// The reason in one short line, for a note beside an answer; `doctor` and the status
+    /// commands give the whole of it.
+    pub fn brief(&self) -> String {
+        brief(&self.to_string())
+    }
+}
+
+/// The first clause of a long reason (no advice, no retry timer), at most about 160 characters.
+pub fn brief(reason: &str) -> String {
+    let mut r = reason.trim();
+    for cut in [". ", "; not trying again", "; to work offline"] {
+        if let Some(i) = r.find(cut) {
+            r = &r[..i];
+        }
+    }
+    let r = r.trim_end_matches('.');
+    if r.chars().count() <= 160 {
+        return r.to_string();
+    }
+    let mut end = 160;
+    while !r.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &r[..end])
 }
 
 impl fmt::Display for Unavailable {
@@ -268,6 +293,14 @@ impl std::error::Error for Unavailable {}
 mod tests {
     use super::*;
     use anyhow::Context;
+
+    #[test]
+    fn a_brief_reason_keeps_the_first_clause_without_advice_or_timer() {
+        let long = "model `m/x` unavailable: the model host was not reachable 12 s ago (no DNS); not trying again for 288 s. to work offline, import a model you have";
+        assert_eq!(brief(long), "model `m/x` unavailable: the model host was not reachable 12 s ago (no DNS)");
+        assert_eq!(brief("no model configured"), "no model configured");
+        assert!(brief(&"x".repeat(400)).chars().count() <= 161);
+    }
 
     errors! {
         /// An area of this test's own.

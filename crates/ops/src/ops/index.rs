@@ -153,7 +153,8 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
         out.push_str(&format!(" ({:.0}% of chunks)", c * 100.0));
     }
     if let Some(r) = &total.dense_reason {
-        out.push_str(&format!(" ({r})"));
+        // One short line; `doctor` and `status` give the whole reason.
+        out.push_str(&format!(" ({})", crate::error::brief(r)));
     }
     out.push('\n');
     out
