@@ -399,6 +399,15 @@ impl Extractor<'_> {
 
     /// A value position holding `v`: a bare name or `module.name` / `self.name` is a reference.
     fn reference(&mut self, v: Node, scope: Option<usize>) {
+        self.reference_in(v, scope, 0);
+    }
+
+    /// [`Self::reference`] `depth` wrappers deep (parentheses, branches): a few at most, so that
+    /// deeply nested input cannot grow the stack.
+    fn reference_in(&mut self, v: Node, scope: Option<usize>, depth: u8) {
+        if depth > 8 {
+            return;
+        }
         let src = self.src;
         let (name, receiver) = match v.kind() {
             "identifier" | "simple_identifier" | "shorthand_property_identifier" | "constant"
@@ -439,7 +448,7 @@ impl Extractor<'_> {
             | "reference_expression"
             | "generic_function" => {
                 if let Some(inner) = field(v, &["value", "function"]).or_else(|| v.named_child(0)) {
-                    self.reference(inner, scope);
+                    self.reference_in(inner, scope, depth + 1);
                 }
                 return;
             }
@@ -451,7 +460,7 @@ impl Extractor<'_> {
                     _ => (v.named_child(1), last_named(v)),
                 };
                 for x in [a, b].into_iter().flatten() {
-                    self.reference(x, scope);
+                    self.reference_in(x, scope, depth + 1);
                 }
                 return;
             }
@@ -460,7 +469,7 @@ impl Extractor<'_> {
                 let op = field(v, &["operator"]).map(|o| text(o, src).trim().to_string()).unwrap_or_default();
                 if matches!(op.as_str(), "||" | "??" | "or") {
                     for x in [field(v, &["left"]), field(v, &["right"])].into_iter().flatten() {
-                        self.reference(x, scope);
+                        self.reference_in(x, scope, depth + 1);
                     }
                 }
                 return;
@@ -469,7 +478,7 @@ impl Extractor<'_> {
                 let mut c = v.walk();
                 let kids: Vec<Node> = v.named_children(&mut c).collect();
                 for k in kids {
-                    self.reference(k, scope);
+                    self.reference_in(k, scope, depth + 1);
                 }
                 return;
             }
