@@ -337,6 +337,45 @@ fn fail_on_callers_counts_only_trusted_paths() {
 }
 
 #[test]
+fn range_reports_count_the_code_that_passes_a_changed_callback() {
+    let r = TestRepo::new();
+    // `backoff` is never called by name: `client` passes it as a value, and its test too.
+    r.write(
+        "net/retry.py",
+        "def backoff(n):\n    return 2 ** n\n\n\ndef retry(opts):\n    return opts[\"delay\"](1)\n",
+    );
+    r.write(
+        "net/client.py",
+        "from net.retry import backoff, retry\n\n\ndef client():\n    return retry({\"delay\": backoff})\n",
+    );
+    r.write(
+        "tests/test_client.py",
+        "from net.retry import backoff\n\n\ndef test_backoff_is_passed():\n    assert [backoff][0](1) == 2\n",
+    );
+    r.commit_all("base");
+    r.write(
+        "net/retry.py",
+        "def backoff(n):\n    return 3 ** n\n\n\ndef retry(opts):\n    return opts[\"delay\"](1)\n",
+    );
+    r.commit_all("change");
+    let v = r.json(&["--no-dense", "impact", "HEAD~1..HEAD"]);
+    let changed =
+        v["definitions"].as_array().unwrap().iter().find(|d| d["name"] == "backoff").expect("backoff changed");
+    let callers: Vec<(&str, &str)> = changed["callers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["node"]["name"].as_str().unwrap(), l["relation"].as_str().unwrap()))
+        .collect();
+    assert!(callers.contains(&("client", "references")), "{v}");
+    assert!(v["totals"]["confident_callers"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["totals"]["tests"].as_u64().unwrap() >= 1, "the test that passes it is to re-run: {v}");
+    let report = r.text(&["--no-dense", "impact", "HEAD~1..HEAD", "--format", "markdown"]);
+    assert!(report.contains("client"), "{report}");
+    assert_eq!(r.lynx(&["--no-dense", "impact", "HEAD~1..HEAD", "--fail-on", "callers>0"]).status.code(), Some(3));
+}
+
+#[test]
 fn search_diff_answers_about_any_branch_without_a_checkout() {
     let r = TestRepo::new();
     calc_project(&r);

@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 16;
+pub const EXTRACTOR_VERSION: u32 = 17;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -596,11 +596,13 @@ impl Extractor<'_> {
         }
         let k = n.kind();
         match k {
-            // A type annotation's list (`Callable[[A, B], C]`) names types, not values.
+            // A type annotation's list (`Callable[[A, B], C]`) names types, not values; the list
+            // a subscript reads from (`[f, g][0]`) is a value.
             "list" | "tuple"
                 if self.lang == Lang::Python
                     && n.parent().is_some_and(|p| {
                         matches!(p.kind(), "subscript" | "generic_type" | "type" | "type_parameter")
+                            && field(p, &["value"]).is_none_or(|v| v.id() != n.id())
                     }) => {}
             // A Python class's bases are written as an argument list: inheritance, not values.
             "argument_list" if self.lang == Lang::Python && self.class_bases(n) => {}
