@@ -845,7 +845,13 @@ mod tests {
         paths.sort_by_key(|p| (auxiliary(p), p.matches('/').count(), p.to_string()));
         assert_eq!(
             paths,
-            ["cmd/server/main.go", "src/server/index.ts", "benchmarks/main.py", "docs/app.py", "examples/basic/index.js"]
+            [
+                "cmd/server/main.go",
+                "src/server/index.ts",
+                "benchmarks/main.py",
+                "docs/app.py",
+                "examples/basic/index.js"
+            ]
         );
     }
 }
