@@ -60,7 +60,7 @@ pub const TOOLS: &[ToolSpec] = &[
         "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
         || output::answers(&[output::shape::<ops::search::SearchResult>]),
     ),
-    tool::<registry::DescribeSymbol>("A symbol's definition, callers, callees, bases and tests in one answer.", || {
+    tool::<registry::DescribeSymbol>("A symbol's definition, callers, references (uses as a value), callees, bases and tests in one answer.", || {
         output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>])
     }),
     tool::<registry::FindUsages>(
@@ -68,7 +68,7 @@ pub const TOOLS: &[ToolSpec] = &[
         || output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>]),
     ),
     tool::<registry::Impact>(
-        "Blast radius before editing: transitive callers with hop distance and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
+        "Blast radius before editing: transitive callers and referrers through confident edges (same file, an import, a declared type; name-only guesses listed apart) with hop distance, and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
         || {
             output::answers(&[
                 output::shape::<ops::nav::Impact>,
@@ -81,7 +81,7 @@ pub const TOOLS: &[ToolSpec] = &[
     tool::<registry::Feedback>("Report what you tried and what failed, to improve answers. Stored locally.", || {
         output::answers(&[output::shape::<ops::feedback::Recorded>])
     }),
-    tool::<registry::FindDefinition>("Where a symbol is defined (graph; lexical fallback when unknown).", || {
+    tool::<registry::FindDefinition>("Where a symbol is defined (graph). A missing name answers in one line with the nearest names; `fallback` adds lexical matches.", || {
         output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>])
     }),
     tool::<registry::DeepSearch>(
@@ -89,7 +89,7 @@ pub const TOOLS: &[ToolSpec] = &[
         || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
     ),
     tool::<registry::GraphQuery>(
-        "Code graph: callers, callees, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
+        "Code graph: callers, callees, references, referenced_by, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
         || {
             output::answers_per_source(&[
                 output::shape::<ops::graph::Traversal>,
