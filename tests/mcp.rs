@@ -333,9 +333,23 @@ fn lynxmcp_calls_keep_their_meaning() {
     let s = ok(&c.call_full("search", json!({"query": "add", "file_glob": "tests/**"})));
     let paths: Vec<&str> = s["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
     assert!(!paths.is_empty() && paths.iter().all(|p| p.starts_with("tests/")), "{paths:?}");
-    // The structured content is what `--json` prints.
+    // The structured content is what `--json` prints, but for the code the text shows (a first
+    // line of it) and scores to four decimals.
     let cli = r.json(&["--no-dense", "search", "add", "--glob", "tests/**"]);
-    assert_eq!(s["results"], cli["results"]);
+    let at = |v: &Value| -> Vec<(String, u64)> {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| (h["path"].as_str().unwrap().to_string(), h["start_line"].as_u64().unwrap()))
+            .collect()
+    };
+    assert_eq!(at(&s), at(&cli));
+    for (m, c) in s["results"].as_array().unwrap().iter().zip(cli["results"].as_array().unwrap()) {
+        let first = c["text"].as_str().unwrap().lines().map(str::trim).find(|l| !l.is_empty()).unwrap();
+        assert!(m["text"].as_str().unwrap().starts_with(first.trim_end_matches('…')), "{m} / {c}");
+        assert!((m["score"].as_f64().unwrap() - c["score"].as_f64().unwrap()).abs() < 1e-4);
+    }
     // Graph: limit, relation_filter, file_or_symbol, shortest_path from `source` to `target`.
     let g = ok(&c.call_full("graph_query", json!({"operation": "callers", "symbol": "add"})));
     assert!(g["results"].as_array().unwrap().len() >= 2, "{g}");

@@ -13,7 +13,7 @@ use tree_sitter::Node;
 pub const RETURNS: &str = "->";
 
 /// Bump when extracted facts change for a given input.
-pub const EXTRACTOR_VERSION: u32 = 17;
+pub const EXTRACTOR_VERSION: u32 = 18;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -448,6 +448,15 @@ impl Extractor<'_> {
             | "reference_expression"
             | "generic_function" => {
                 if let Some(inner) = field(v, &["value", "function"]).or_else(|| v.named_child(0)) {
+                    self.reference_in(inner, scope, depth + 1);
+                }
+                return;
+            }
+            // `TABLE[key]`, `CODES[code]`: the collection read is used.
+            "subscript_expression" | "subscript" | "element_access_expression" | "index_expression" => {
+                if let Some(inner) =
+                    field(v, &["object", "value", "expression", "operand"]).or_else(|| v.named_child(0))
+                {
                     self.reference_in(inner, scope, depth + 1);
                 }
                 return;

@@ -138,9 +138,35 @@ fn contains_ignoring_case(hay: &str, needle: &str) -> bool {
 
 /// Non-test definitions first, then by kind (types and functions before the rest), then path.
 fn rank(cg: &CodeGraph, mut v: Vec<u32>) -> Vec<u32> {
+    // Examples, benchmarks and documentation repeat the project's own definitions: after them.
+    let aside = |path: &str| {
+        path.split('/').rev().skip(1).any(|d| {
+            matches!(
+                d.to_ascii_lowercase().as_str(),
+                "example"
+                    | "examples"
+                    | "docs"
+                    | "doc"
+                    | "bench"
+                    | "benches"
+                    | "benchmark"
+                    | "benchmarks"
+                    | "samples"
+                    | "sample"
+                    | "demo"
+                    | "demos"
+            )
+        })
+    };
     v.sort_by_key(|&d| {
         let def = &cg.defs[d as usize];
-        (cg.is_test(Node::Def(d)), def.kind == "impl", cg.def_path(d).to_string(), def.start_line)
+        (
+            cg.is_test(Node::Def(d)),
+            aside(cg.def_path(d)),
+            def.kind == "impl",
+            cg.def_path(d).to_string(),
+            def.start_line,
+        )
     });
     v.dedup();
     v

@@ -1039,7 +1039,9 @@ fn add_edges(
                     let to = cg.def_nodes[t as usize];
                     // A function that calls itself is its own caller (recursion); anything else
                     // pointing at itself says nothing.
-                    if (to == from_ix && edge.rel != Rel::Calls) || !seen.insert((from_ix, to, edge.rel)) {
+                    if (to == from_ix && (edge.rel != Rel::Calls || !conf.is_confident()))
+                        || !seen.insert((from_ix, to, edge.rel))
+                    {
                         continue;
                     }
                     edge.confidence = conf;
@@ -1279,6 +1281,32 @@ impl Resolver<'_> {
         base: u32,
     ) -> (Vec<u32>, bool) {
         let r = receiver.trim();
+        // `super.m()`, `super().m()`, `parent::m()`: the method of a base, never the caller's own.
+        if matches!(r, "super" | "parent") || r.starts_with("super(") {
+            let mut own: HashSet<u32> = HashSet::new();
+            let mut at = scope;
+            while let Some(d) = at {
+                let def = &self.cg.defs[d as usize];
+                if type_kind(&def.kind) || def.kind == "impl" || def.kind == "extension" {
+                    own.insert(d);
+                }
+                at = def.parent;
+            }
+            let mut bases: Vec<u32> = Vec::new();
+            for &t in &own {
+                for e in self.cg.g.edges(self.cg.def_nodes[t as usize]) {
+                    if e.weight().rel.is_inherits()
+                        && let Node::Def(b) = self.cg.g[petgraph::visit::EdgeRef::target(&e)]
+                        && !own.contains(&b)
+                    {
+                        bases.push(b);
+                    }
+                }
+            }
+            bases.sort_unstable();
+            bases.dedup();
+            return (bases, true);
+        }
         if SELF_NAMES.contains(&r) {
             let mut s = scope;
             while let Some(d) = s {

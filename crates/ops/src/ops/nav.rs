@@ -794,14 +794,10 @@ pub fn add_tests(g: &CodeGraph, reach: &query::Reach, files: &[&str], out: &mut 
     for l in reach.possible.iter().filter(|l| l.node.test) {
         put(as_test(l, "guessed"));
     }
-    out.sort_by(|a, b| {
-        (origin_rank(a.origin), &a.path, a.start_line, &a.symbol).cmp(&(
-            origin_rank(b.origin),
-            &b.path,
-            b.start_line,
-            &b.symbol,
-        ))
-    });
+    // Nearer first (a test file named for the code counts as one hop), guesses last.
+    let key =
+        |t: &TestRef| (t.origin == "guessed", t.depth.unwrap_or(1), t.path.clone(), t.start_line, t.symbol.clone());
+    out.sort_by_key(key);
 }
 
 fn origin_rank(origin: &str) -> u8 {
@@ -1170,11 +1166,20 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
     if let Some(m) = &mentioned {
         text.push_str(&mentions_line("dependant", m));
     }
-    for l in reach.confident.iter().take(80) {
+    // Tests are listed once, under the tests to re-run.
+    let production: Vec<&Link> = reach.confident.iter().filter(|l| !l.node.test).collect();
+    for l in production.iter().take(80) {
         text.push_str(&format!("  {}\n", link_line(l, true)));
     }
-    if reach.confident.len() > 80 {
-        text.push_str(&format!("  … {} more\n", reach.confident.len() - 80));
+    if production.len() > 80 {
+        text.push_str(&format!("  … {} more\n", production.len() - 80));
+    }
+    let test_dependants = reach.confident.len() - production.len();
+    if test_dependants > 0 {
+        text.push_str(&format!(
+            "  and {} (under tests to re-run)\n",
+            present::count(test_dependants, "test definition", "test definitions")
+        ));
     }
     if !reach.possible.is_empty() {
         text.push_str(&format!(

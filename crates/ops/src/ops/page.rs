@@ -82,33 +82,72 @@ pub fn more_line(next: Option<&str>) -> String {
 }
 
 /// Least room the structured part of an MCP answer gets, whatever its text's length.
-pub const STRUCTURED_FLOOR: usize = 4_000;
-/// Longest string the structured part keeps whole (code bodies are the text's to show).
+pub const STRUCTURED_FLOOR: usize = 1_000;
+/// Longest string the structured part keeps whole when an answer is over its budget.
 const STRUCTURED_STRING: usize = 240;
 /// Fewest items a list keeps when the structured part is cut to fit.
 const STRUCTURED_ITEMS: usize = 5;
+/// Fields that hold code or prose the text part already shows: the structured part keeps their
+/// first line, so that a program knows what matched and the model does not read it twice.
+const BODY_FIELDS: &[&str] = &["text", "signature", "code", "snippet", "preview"];
 
-/// The structured part of an MCP answer within `budget` characters of JSON: the same fields,
-/// long strings shortened first, then the longest lists cut from the end (what the text shows
-/// first stays); `"cut": true` says so. The CLI's `--json` is the whole answer.
+/// The structured part of an MCP answer: the fields a program needs, without what the text
+/// already shows in full — code bodies cut to their first line, scores to four decimals — and
+/// within `budget` characters of JSON: then long strings are shortened, then the longest lists
+/// cut from the end (what the text shows first stays). The shape, and so the tool's output
+/// schema, is kept. The CLI's `--json` is the whole answer.
 pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Value {
     use serde_json::Value;
     fn len(v: &Value) -> usize {
         serde_json::to_string(v).map_or(0, |s| s.len())
     }
+    fn cut(s: &mut String, at: usize) {
+        if s.len() > at {
+            let mut end = at;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            s.truncate(end);
+            s.push('…');
+        }
+    }
+    fn project(v: &mut Value) {
+        match v {
+            Value::Number(n) if n.is_f64() => {
+                if let Some(x) = n.as_f64()
+                    && let Some(r) = serde_json::Number::from_f64((x * 10_000.0).round() / 10_000.0)
+                {
+                    *n = r;
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(project),
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match x {
+                        Value::String(s) if BODY_FIELDS.contains(&k.as_str()) => {
+                            let first = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+                            let more = first.len() < s.trim().len();
+                            let mut line = first.to_string();
+                            cut(&mut line, 160);
+                            if more && !line.ends_with('…') {
+                                line.push('…');
+                            }
+                            *s = line;
+                        }
+                        _ => project(x),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    project(&mut v);
     if len(&v) <= budget {
         return v;
     }
     fn shorten(v: &mut Value) {
         match v {
-            Value::String(s) if s.len() > STRUCTURED_STRING => {
-                let mut end = STRUCTURED_STRING;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                s.truncate(end);
-                s.push('…');
-            }
+            Value::String(s) => cut(s, STRUCTURED_STRING),
             Value::Array(a) => a.iter_mut().for_each(shorten),
             Value::Object(m) => m.values_mut().for_each(shorten),
             _ => {}
@@ -131,9 +170,6 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
         let Some(list) = longest(&mut v) else { break };
         let keep = (list.len() / 2).max(STRUCTURED_ITEMS);
         list.truncate(keep);
-    }
-    if let Value::Object(m) = &mut v {
-        m.insert("cut".into(), Value::Bool(true));
     }
     v
 }
@@ -161,17 +197,20 @@ pub fn for_mcp(text: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     #[test]
     fn structured_answers_fit_their_budget_keeping_the_first_items() {
-        let results: Vec<serde_json::Value> =
-            (0..5000).map(|i| serde_json::json!({"path": format!("src/f{i}.rs"), "text": "x".repeat(2000)})).collect();
+        let results: Vec<serde_json::Value> = (0..5000)
+            .map(|i| serde_json::json!({"path": format!("src/f{i}.rs"), "text": "fn f() {\n    body();\n}\n", "score": 0.123456789, "note": "y".repeat(2000)}))
+            .collect();
         let v = serde_json::json!({"ok": true, "results": results, "total": 5000});
         let fitted = super::fit_structured(v, 8_000);
         let s = serde_json::to_string(&fitted).unwrap();
         assert!(s.len() <= 8_000, "{}", s.len());
-        assert_eq!(fitted["cut"], true);
         assert_eq!(fitted["total"], 5000);
         assert_eq!(fitted["results"][0]["path"], "src/f0.rs");
-        assert!(fitted["results"][0]["text"].as_str().unwrap().len() < 300);
-        let small = serde_json::json!({"ok": true, "results": [1, 2]});
+        // Code bodies keep their first line; scores four decimals; other long strings are cut.
+        assert_eq!(fitted["results"][0]["text"], "fn f() {…");
+        assert_eq!(fitted["results"][0]["score"], 0.1235);
+        assert!(fitted["results"][0]["note"].as_str().unwrap().len() < 300);
+        let small = serde_json::json!({"ok": true, "results": [1, 2], "text": "one line"});
         assert_eq!(super::fit_structured(small.clone(), 8_000), small);
     }
 
