@@ -808,3 +808,39 @@ fn answers_do_not_depend_on_the_questions_before_them() {
     assert_eq!(first.lines().skip(1).collect::<Vec<_>>(), fresh.lines().skip(1).collect::<Vec<_>>());
     c.close();
 }
+
+/// A range that touches 5,000 files, asked for as a summary: the text is a few lines and the
+/// structured part stays within its budget instead of carrying every file and caller.
+#[test]
+fn a_summary_of_a_five_thousand_file_range_stays_small_in_both_parts() {
+    let r = TestRepo::new();
+    r.write("lib/core.py", "def shared(x):\n    return x\n");
+    for i in 0..5000 {
+        r.write(
+            &format!("app/m{i:04}.py"),
+            &format!("from lib.core import shared\n\n\ndef f{i}():\n    return shared({i})\n"),
+        );
+    }
+    r.commit_all("base");
+    r.write("lib/core.py", "def shared(x):\n    return x + 1\n");
+    for i in 0..5000 {
+        r.write(
+            &format!("app/m{i:04}.py"),
+            &format!("from lib.core import shared\n\n\ndef f{i}():\n    return shared({i} + 1)\n"),
+        );
+    }
+    r.commit_all("change");
+    r.json(&["--no-dense", "index", "--rev", "HEAD~1", "--rev", "HEAD"]);
+    let mut c = Client::start(&r, &[]);
+    let v = c.call_full("impact", json!({"changes": "HEAD~1..HEAD", "format": "summary"}));
+    c.close();
+    let text = v["content"][0]["text"].as_str().unwrap();
+    let structured = serde_json::to_string(&v["structuredContent"]).unwrap();
+    assert!(text.contains("5001") || text.contains("5,001") || text.contains("changed"), "{text}");
+    assert!(text.len() < 2_000, "{} characters of text: {text}", text.len());
+    let budget = (3 * text.len()).max(1_000);
+    assert!(structured.len() <= budget, "{} characters structured for {} of text", structured.len(), text.len());
+    // The CLI's --json stays whole.
+    let full = r.json(&["--no-dense", "impact", "HEAD~1..HEAD", "--format", "summary"]);
+    assert!(serde_json::to_string(&full).unwrap().len() > 100_000);
+}

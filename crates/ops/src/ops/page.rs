@@ -87,6 +87,8 @@ pub const STRUCTURED_FLOOR: usize = 1_000;
 const STRUCTURED_STRING: usize = 240;
 /// Fewest items a list keeps when the structured part is cut to fit.
 const STRUCTURED_ITEMS: usize = 5;
+/// An object with more keys than this is a map (path → counts), cut like a list.
+const MAP_KEYS: usize = 40;
 /// Fields that hold code or prose the text part already shows: the structured part keeps their
 /// first line, so that a program knows what matched and the model does not read it twice.
 const BODY_FIELDS: &[&str] = &["text", "signature", "code", "snippet", "preview"];
@@ -154,22 +156,59 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
         }
     }
     shorten(&mut v);
-    // The longest list anywhere, halved until the whole fits or every list is at its floor.
-    fn longest(v: &mut Value) -> Option<&mut Vec<Value>> {
-        if matches!(v, Value::Array(a) if a.len() > STRUCTURED_ITEMS) {
-            return v.as_array_mut();
+    // The longest list anywhere — an array, or a map (an object of more keys than any record
+    // type has: `by_file`) — halved until the whole fits or every list is at its floor.
+    enum List<'a> {
+        Array(&'a mut Vec<Value>),
+        Map(&'a mut serde_json::Map<String, Value>),
+    }
+    impl List<'_> {
+        fn len(&self) -> usize {
+            match self {
+                List::Array(a) => a.len(),
+                List::Map(m) => m.len(),
+            }
+        }
+    }
+    fn longest(v: &mut Value, floor: usize) -> Option<List<'_>> {
+        // A map's keys are paths or names (`src/a.rs`, `pkg.mod`); a record's are field names.
+        let is_map = |m: &serde_json::Map<String, Value>| {
+            m.len() > MAP_KEYS || (!m.is_empty() && m.keys().all(|k| k.contains('/') || k.contains('.')))
+        };
+        let is_list = matches!(v, Value::Array(a) if a.len() > floor)
+            || matches!(v, Value::Object(m) if m.len() > floor && is_map(m));
+        if is_list {
+            return match v {
+                Value::Array(a) => Some(List::Array(a)),
+                Value::Object(m) => Some(List::Map(m)),
+                _ => None,
+            };
         }
         let children: Vec<&mut Value> = match v {
             Value::Array(a) => a.iter_mut().collect(),
             Value::Object(m) => m.values_mut().collect(),
             _ => return None,
         };
-        children.into_iter().filter_map(longest).max_by_key(|l| l.len())
+        children.into_iter().filter_map(|c| longest(c, floor)).max_by_key(|l| l.len())
     }
-    while len(&v) > budget {
-        let Some(list) = longest(&mut v) else { break };
-        let keep = (list.len() / 2).max(STRUCTURED_ITEMS);
-        list.truncate(keep);
+    // A few items of every list first; one of each when that is still too much.
+    for floor in [STRUCTURED_ITEMS, 1] {
+        while len(&v) > budget {
+            let Some(list) = longest(&mut v, floor) else { break };
+            match list {
+                List::Array(a) => {
+                    let keep = (a.len() / 2).max(floor);
+                    a.truncate(keep);
+                }
+                List::Map(m) => {
+                    let keep = (m.len() / 2).max(floor);
+                    let drop: Vec<String> = m.keys().skip(keep).cloned().collect();
+                    for k in drop {
+                        m.remove(&k);
+                    }
+                }
+            }
+        }
     }
     v
 }
@@ -200,7 +239,9 @@ mod tests {
         let results: Vec<serde_json::Value> = (0..5000)
             .map(|i| serde_json::json!({"path": format!("src/f{i}.rs"), "text": "fn f() {\n    body();\n}\n", "score": 0.123456789, "note": "y".repeat(2000)}))
             .collect();
-        let v = serde_json::json!({"ok": true, "results": results, "total": 5000});
+        let by_file: serde_json::Map<String, serde_json::Value> =
+            (0..5000).map(|i| (format!("src/f{i:04}.rs"), serde_json::json!({"callers": i}))).collect();
+        let v = serde_json::json!({"ok": true, "results": results, "total": 5000, "by_file": by_file});
         let fitted = super::fit_structured(v, 8_000);
         let s = serde_json::to_string(&fitted).unwrap();
         assert!(s.len() <= 8_000, "{}", s.len());
