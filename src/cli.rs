@@ -470,6 +470,12 @@ pub enum ModelCmd {
         /// Dimensions kept by PCA.
         #[arg(long, default_value_t = 256)]
         dims: usize,
+        /// How the table is stored: int8 is half of f16's size (a scale per row).
+        #[arg(long, value_enum, default_value_t = crate::embed::distill::TableType::F16)]
+        dtype: crate::embed::distill::TableType,
+        /// Keep only tokens written in ASCII (a smaller model for code).
+        #[arg(long)]
+        ascii_only: bool,
         /// Add the N most frequent identifier words of HEAD's source files.
         #[arg(long, value_name = "N", default_value_t = 0)]
         repo_words: usize,
@@ -899,12 +905,16 @@ fn run(cli: &Cli) -> Result<Answer> {
                 }
                 ModelCmd::List => ops::model::list(&configured()),
                 ModelCmd::Import { path, name } => ops::model::import(path, name.as_deref()),
-                ModelCmd::Distill { from, out, dims, repo_words, words } => {
+                ModelCmd::Distill { from, out, dims, dtype, ascii_only, repo_words, words } => {
                     let engine = if *repo_words > 0 { Some(engine(cli)?) } else { None };
                     let args = ops::model::DistillArgs {
                         from,
                         out,
-                        dims: *dims,
+                        shape: crate::embed::distill::DistillOptions {
+                            dims: *dims,
+                            table: *dtype,
+                            ascii_only: *ascii_only,
+                        },
                         words_file: words.as_deref(),
                         repo_words: *repo_words,
                         threads: engine.as_ref().map_or(0, |e| e.ws.config.model.threads),

@@ -165,3 +165,98 @@ fn onnx_runtime_is_found_in_a_virtual_environment_first_on_path() {
         assert!(c["message"].as_str().unwrap().contains("python3 on PATH"), "{c}");
     }
 }
+
+/// The model built into the binary: on a first run with no network and an empty model cache,
+/// `index` makes vectors with it and hybrid search ranks by meaning as well as by words; a
+/// model that is on the machine still wins.
+#[cfg(feature = "builtin-model")]
+#[test]
+fn the_built_in_model_answers_offline_on_the_first_run() {
+    let r = TestRepo::new();
+    r.write(
+        "src/geometry.py",
+        "def euclidean_distance(a, b):\n    \"\"\"Straight-line length between two coordinates.\"\"\"\n    return ((a.x - b.x) ** 2 + (a.y - b.y) ** 2) ** 0.5\n",
+    );
+    r.write(
+        "src/settings.py",
+        "import json\n\ndef load_settings(path):\n    \"\"\"Read the application's options from a file on disk.\"\"\"\n    with open(path) as f:\n        return json.load(f)\n",
+    );
+    r.write(
+        "src/mailer.py",
+        "import smtplib\n\ndef send_welcome_email(user, server):\n    \"\"\"Greet a new account holder by mail.\"\"\"\n    message = f\"Hello {user.name}, thanks for signing up\"\n    smtplib.SMTP(server).sendmail(\"noreply@example.com\", user.email, message)\n",
+    );
+    r.write(
+        "src/cache.py",
+        "class LruCache:\n    \"\"\"Keeps the most recently used entries and evicts the oldest when full.\"\"\"\n    def __init__(self, capacity):\n        self.capacity = capacity\n        self.entries = {}\n",
+    );
+    r.write(
+        "src/points.py",
+        "def parse_points(text):\n    \"\"\"Parse points awarded in a game score sheet, one per line.\"\"\"\n    return [int(line) for line in text.splitlines() if line.strip()]\n",
+    );
+    r.commit_all("init");
+    let home = tempfile::tempdir().unwrap();
+    let hf_home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], builtin: bool| {
+        let mut c = r.cmd(args);
+        c.env("HOME", home.path()).env("HF_HOME", hf_home.path()).env("HF_HUB_OFFLINE", "1");
+        if builtin {
+            c.env_remove("LYNX_BUILTIN_MODEL");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        out
+    };
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        serde_json::from_slice(&run(&full, true).stdout).unwrap()
+    };
+
+    let v = json(&["index"]);
+    assert_eq!(v["dense"], "ready", "{v}");
+    assert_eq!(v["dense_model"], "builtin/all-MiniLM-L6-v2-static-int8", "{v}");
+    assert!(v["chunks_embedded"].as_u64().unwrap() >= 5, "{v}");
+    let why = v["dense_builtin_because"].as_str().unwrap();
+    assert!(why.contains("minishlab/potion-code-16M") && why.contains("HF_HUB_OFFLINE"), "{why}");
+    // The model cache stays empty: nothing was fetched or written there.
+    assert!(files_under(hf_home.path()).is_empty(), "{:?}", files_under(hf_home.path()));
+
+    let s = json(&["status"]);
+    assert_eq!(s["dense"]["state"], "ready", "{s}");
+    assert_eq!(s["dense"]["model"], "builtin/all-MiniLM-L6-v2-static-int8", "{s}");
+    let text = String::from_utf8(run(&["status"], true).stdout).unwrap();
+    assert!(
+        text.contains("dense: ready (built-in model builtin/all-MiniLM-L6-v2-static-int8, 100% of chunks)"),
+        "{text}"
+    );
+    assert!(text.contains("used because model `minishlab/potion-code-16M`"), "{text}");
+
+    // No word of the question is in mailer.py: only the dense side can find it.
+    let q = "notify people who registered";
+    let sparse = json(&["search", "--mode", "sparse", q]);
+    let hybrid = json(&["search", q]);
+    assert_eq!(hybrid["mode"], "hybrid", "{hybrid}");
+    let paths = |v: &serde_json::Value| -> Vec<String> {
+        v["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap().to_string()).collect()
+    };
+    assert_ne!(paths(&hybrid), paths(&sparse), "hybrid ranked exactly as sparse: {hybrid}");
+    assert!(!paths(&sparse).contains(&"src/mailer.py".to_string()), "{sparse}");
+    assert_eq!(hybrid["results"][0]["path"], "src/mailer.py", "{hybrid}");
+    assert_eq!(hybrid["results"][0]["dense_rank"], 1, "{hybrid}");
+
+    // Turned off, dense retrieval waits for the configured model.
+    let off: serde_json::Value = serde_json::from_slice(&run(&["--json", "index"], false).stdout).unwrap();
+    assert_eq!(off["dense"], "off", "{off}");
+    assert!(off["dense_model"].is_null(), "{off}");
+
+    // A model in the HuggingFace cache under the default's name wins over the built-in one.
+    let snap = hf_home.path().join("hub/models--minishlab--potion-code-16M/snapshots/0123456789abcdef");
+    std::fs::create_dir_all(&snap).unwrap();
+    for f in ["tokenizer.json", "model.safetensors", "config.json"] {
+        std::fs::copy(fixture("tiny-static").join(f), snap.join(f)).unwrap();
+    }
+    let v = json(&["index"]);
+    assert_eq!(v["dense"], "ready", "{v}");
+    assert_eq!(v["dense_model"], "minishlab/potion-code-16M", "{v}");
+    assert!(v["dense_builtin_because"].is_null(), "{v}");
+}

@@ -168,6 +168,8 @@ pub struct Engine {
     dense_build: Mutex<()>,
     /// Embedded file paths per (view, model).
     embedder: OnceLock<std::result::Result<Arc<dyn Embedder>, Unavailable>>,
+    /// Why the built-in model stands in for the chosen one, when it does.
+    builtin_because: OnceLock<String>,
     reranker: Mutex<Option<(String, std::result::Result<Arc<embed::rerank::CrossEncoder>, Unavailable>)>>,
     /// Bumped on every working-tree change a file watcher sees; while one watches, the
     /// working-tree listing is reused until it moves.
@@ -359,6 +361,7 @@ impl Engine {
             graph_build: Mutex::new(()),
             dense_build: Mutex::new(()),
             embedder: OnceLock::new(),
+            builtin_because: OnceLock::new(),
             reranker: Mutex::new(None),
             worktree_gen: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             watching: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -459,13 +462,24 @@ impl Engine {
         let (state, detail) = match (&self.model.name, self.embedder.get()) {
             (None, _) => ("off", self.model.off_reason.clone()),
             (Some(_), None) => ("not loaded yet", Some("it loads at the first question that needs it".into())),
-            (Some(_), Some(Ok(_))) => ("loaded", None),
+            (Some(_), Some(Ok(m))) => match self.builtin_because() {
+                Some(why) => ("loaded", Some(format!("built-in model {} stands in: {why}", m.name()))),
+                None => ("loaded", None),
+            },
             (Some(_), Some(Err(e))) => ("unavailable", Some(e.to_string())),
         };
         ModelStatus { name: self.model.name.clone(), origin: self.model.origin, state, detail }
     }
 
-    /// The embedding model, loaded once; `Err` says why dense retrieval is off.
+    /// Why the built-in model is used instead of the chosen one (which is not on this
+    /// machine), once `embedder` has found that; None while the chosen model is used.
+    pub fn builtin_because(&self) -> Option<&str> {
+        self.builtin_because.get().map(String::as_str)
+    }
+
+    /// The embedding model, loaded once; `Err` says why dense retrieval is off. When the chosen
+    /// model cannot be had (not downloaded, offline) the built-in model stands in, unless the
+    /// model was named on the command line or in `LYNX_MODEL`: that choice fails loudly.
     pub fn embedder(&self) -> std::result::Result<Arc<dyn Embedder>, Unavailable> {
         self.embedder
             .get_or_init(|| {
@@ -484,7 +498,30 @@ impl Engine {
                     tracing::debug!("loaded model {name} in {:.1} ms", t.elapsed().as_secs_f64() * 1000.0);
                     Ok(model)
                 };
-                load().map_err(|e| {
+                let loaded = load();
+                let loaded = match loaded {
+                    Err(e) if !self.model.from_flag && embed::builtin::enabled() => {
+                        match embed::builtin::load(Some(&self.ws.store.root.join("cache"))) {
+                            Ok(m) => {
+                                let e = format!("{e:#}");
+                                // Resolution errors already name the model; say it once.
+                                let why = if e.contains(&format!("`{name}`")) {
+                                    e
+                                } else {
+                                    format!("model `{name}` is not available: {e}")
+                                };
+                                let _ = self.builtin_because.set(why);
+                                Ok(m)
+                            }
+                            Err(b) => {
+                                tracing::warn!("the built-in model could not be loaded: {b:#}");
+                                Err(e)
+                            }
+                        }
+                    }
+                    other => other,
+                };
+                loaded.map_err(|e| {
                     let why = if self.model.from_team {
                         format!(" ({} names it, and a committed file cannot make Lynx download a model: `git lynx model pull {name}` accepts it)", crate::config::TEAM_FILE)
                     } else {

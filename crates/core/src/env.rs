@@ -12,6 +12,9 @@ pub const LYNX_CONFIG_HOME: &str = "LYNX_CONFIG_HOME";
 pub const LYNX_LOCK_TIMEOUT: &str = "LYNX_LOCK_TIMEOUT";
 /// Other object directories to read segments from (checked unless trusted).
 pub const LYNX_ALTERNATE_OBJECT_DIRECTORIES: &str = "LYNX_ALTERNATE_OBJECT_DIRECTORIES";
+/// `0` / `off`: no fallback to the built-in model when the configured one is not on this
+/// machine (dense retrieval is then off until it is).
+pub const LYNX_BUILTIN_MODEL: &str = "LYNX_BUILTIN_MODEL";
 /// Connect and read timeouts of model downloads, and the whole-download limit (seconds).
 pub const LYNX_NET_TIMEOUT: &str = "LYNX_NET_TIMEOUT";
 pub const LYNX_DOWNLOAD_TIMEOUT: &str = "LYNX_DOWNLOAD_TIMEOUT";

@@ -26,20 +26,44 @@ pub struct DistillReport {
     pub seconds: f64,
 }
 
+/// How the distilled table is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TableType {
+    F32,
+    /// model2vec's default.
+    #[default]
+    F16,
+    /// One signed byte per value with a per-row scale in the `weights` tensor (which model2vec
+    /// and Lynx multiply each token's row by): half of float16's size. Each row keeps its own
+    /// range, so the rows SIF shrinks keep their precision.
+    Int8,
+}
+
+/// The shape of a distilled model beyond its source.
+#[derive(Debug, Clone, Copy)]
+pub struct DistillOptions {
+    /// Dimensions kept by PCA (the model's own when it has fewer).
+    pub dims: usize,
+    pub table: TableType,
+    /// Keep only tokens written in ASCII (plus the unknown and padding tokens): code rarely
+    /// needs the rest, and a word that used one becomes unknown, which embedding skips.
+    pub ascii_only: bool,
+}
+
 /// What becomes a row: the token's text in the new vocabulary and the ids fed to the model.
 struct Entry {
     token: String,
     ids: Vec<u32>,
 }
 
-/// Distils `t` (loaded from `source_dir`) into a static model folder at `out` with `dims`
-/// dimensions (the model's own when it has fewer), adding `words` to the vocabulary.
+/// Distils `t` (loaded from `source_dir`) into a static model folder at `out` shaped by `opts`,
+/// adding `words` to the vocabulary.
 pub fn distill(
     t: &Transformer,
     source_dir: &Path,
     source: &str,
     out: &Path,
-    dims: usize,
+    opts: &DistillOptions,
     words: &[String],
     progress: &dyn Fn(usize, usize),
 ) -> Result<DistillReport> {
@@ -84,6 +108,9 @@ pub fn distill(
         if unused.is_match(token) || (specials.contains(token) && token != unk && token != pad) {
             continue;
         }
+        if opts.ascii_only && !token.is_ascii() {
+            continue;
+        }
         entries.push(Entry { token: token.to_string(), ids: [prefix.as_slice(), &[id], suffix.as_slice()].concat() });
     }
     let lowercase = tok_json["normalizer"]["lowercase"].as_bool().unwrap_or(false);
@@ -92,7 +119,12 @@ pub fn distill(
     for w in words {
         let w = if lowercase { w.to_lowercase() } else { w.clone() };
         // One whole word per entry: WordPiece then matches it before its pieces.
-        if w.is_empty() || !w.chars().all(char::is_alphanumeric) || known.contains(w.as_str()) || added.contains(&w) {
+        if w.is_empty()
+            || !w.chars().all(char::is_alphanumeric)
+            || (opts.ascii_only && !w.is_ascii())
+            || known.contains(w.as_str())
+            || added.contains(&w)
+        {
             skipped += 1;
             continue;
         }
@@ -103,7 +135,7 @@ pub fn distill(
 
     let table = embed_entries(t, &entries, progress)?;
     let width = table.len() / entries.len().max(1);
-    let dims = dims.min(width).max(1);
+    let dims = opts.dims.min(width).max(1);
     let mut reduced = pca(&table, entries.len(), width, dims);
     for (i, row) in reduced.chunks_mut(dims).enumerate() {
         let w = sif_weight(i, entries.len()) as f32;
@@ -133,7 +165,7 @@ pub fn distill(
     tok_json["padding"] = serde_json::Value::Null;
     tok_json["truncation"] = serde_json::Value::Null;
 
-    write_model(out, &tok_json, &reduced, entries.len(), dims, source, added.len())?;
+    write_model(out, &tok_json, &reduced, entries.len(), dims, opts.table, source, added.len())?;
     Ok(DistillReport {
         out: out.display().to_string(),
         source: source.to_string(),
@@ -296,12 +328,14 @@ fn symmetric_eigen(mut a: Vec<f64>, n: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Writes the folder beside its final place and renames it in, so a crash leaves no half model.
+#[allow(clippy::too_many_arguments)]
 fn write_model(
     out: &Path,
     tok_json: &serde_json::Value,
     table: &[f32],
     rows: usize,
     dims: usize,
+    stored: TableType,
     source: &str,
     words: usize,
 ) -> Result<()> {
@@ -314,11 +348,23 @@ fn write_model(
     let tmp = parent.join(format!(".{name}.{}.lynx-tmp", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
-    let halves: Vec<u16> = table.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect();
-    let bytes: &[u8] = bytemuck::cast_slice(&halves);
-    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F16, vec![rows, dims], bytes)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let st = safetensors::serialize([("embeddings", view)], None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (data, dtype, scales) = encode_table(table, dims, stored);
+    let mut tensors = vec![(
+        "embeddings",
+        safetensors::tensor::TensorView::new(dtype, vec![rows, dims], &data).map_err(|e| anyhow::anyhow!("{e}"))?,
+    )];
+    let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+    if !scales.is_empty() {
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![rows], &scale_bytes)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        tensors.push(("weights", view));
+    }
+    let st = safetensors::serialize(tensors, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let dtype_name = match stored {
+        TableType::F32 => "float32",
+        TableType::F16 => "float16",
+        TableType::Int8 => "int8",
+    };
     let config = serde_json::json!({
         "model_type": "model2vec",
         "architectures": ["StaticModel"],
@@ -326,7 +372,7 @@ fn write_model(
         "apply_pca": dims,
         "sif_coefficient": SIF,
         "normalize": true,
-        "embedding_dtype": "float16",
+        "embedding_dtype": dtype_name,
         "distilled_from": source,
         "repository_words": words,
     });
@@ -340,6 +386,30 @@ fn write_model(
     }
     std::fs::rename(&tmp, out).with_context(|| format!("moving the model into {}", out.display()))?;
     Ok(())
+}
+
+/// The table's bytes as stored, their dtype, and (int8 only) each row's scale: the row's
+/// largest magnitude over 127, so that `byte × scale` gives the value back.
+fn encode_table(table: &[f32], dims: usize, stored: TableType) -> (Vec<u8>, safetensors::Dtype, Vec<f32>) {
+    match stored {
+        TableType::F32 => (table.iter().flat_map(|x| x.to_le_bytes()).collect(), safetensors::Dtype::F32, Vec::new()),
+        TableType::F16 => (
+            table.iter().flat_map(|&x| half::f16::from_f32(x).to_le_bytes()).collect(),
+            safetensors::Dtype::F16,
+            Vec::new(),
+        ),
+        TableType::Int8 => {
+            let mut bytes = Vec::with_capacity(table.len());
+            let mut scales = Vec::with_capacity(table.len() / dims.max(1));
+            for row in table.chunks(dims) {
+                let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+                let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+                bytes.extend(row.iter().map(|&x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8));
+                scales.push(scale);
+            }
+            (bytes, safetensors::Dtype::I8, scales)
+        }
+    }
 }
 
 /// The words of a repository's identifiers (`parseHttpRequest` → parse, http, request), most
@@ -399,6 +469,19 @@ mod tests {
         let n = 30_000;
         let (first, mid, last) = (sif_weight(0, n), sif_weight(1000, n), sif_weight(n - 1, n));
         assert!(first < 0.01 && first < mid && mid < last && last < 1.0, "{first} {mid} {last}");
+    }
+
+    #[test]
+    fn int8_rows_keep_their_own_range() {
+        // A row SIF shrank to a hundredth of its neighbour keeps its precision.
+        let table = [0.01f32, -0.005, 0.0025, 1.0, -0.5, 0.25];
+        let (bytes, dtype, scales) = encode_table(&table, 3, TableType::Int8);
+        assert_eq!(dtype, safetensors::Dtype::I8);
+        assert_eq!(scales.len(), 2);
+        for (i, &want) in table.iter().enumerate() {
+            let got = bytes[i] as i8 as f32 * scales[i / 3];
+            assert!((got - want).abs() <= want.abs() / 100.0 + 1e-9, "{i}: {got} vs {want}");
+        }
     }
 
     #[test]

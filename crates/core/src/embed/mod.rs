@@ -3,6 +3,7 @@
 //! kind, a hash of its files, dimension, pooling and length, so changed model files can never
 //! mix vectors.
 
+pub mod builtin;
 pub mod distill;
 pub mod onnx;
 pub mod rerank;
@@ -251,8 +252,9 @@ fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// The unknown-token id named by tokenizer.json's model (`unk_token`), if the vocabulary has it.
-pub(crate) fn read_unk_id(dir: &Path, tok: &tokenizers::Tokenizer) -> Option<u32> {
+/// The unknown-token id named by tokenizer.json's model (`unk_token`), if the vocabulary has it;
+/// `json` gives tokenizer.json's text when the loaded model does not say.
+pub(crate) fn read_unk_id(json: &dyn Fn() -> Option<String>, tok: &tokenizers::Tokenizer) -> Option<u32> {
     use tokenizers::models::ModelWrapper;
     // The loaded model names it; parsing tokenizer.json a second time cost a third of a warm
     // CLI search. Only Unigram keeps its `unk_id` private.
@@ -262,7 +264,7 @@ pub(crate) fn read_unk_id(dir: &Path, tok: &tokenizers::Tokenizer) -> Option<u32
         ModelWrapper::BPE(m) => return tok.token_to_id(m.unk_token.as_deref().unwrap_or("[UNK]")),
         ModelWrapper::Unigram(_) => {}
     }
-    let text = std::fs::read_to_string(dir.join("tokenizer.json")).ok()?;
+    let text = json()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     let model = &v["model"];
     if let Some(id) = model["unk_id"].as_u64() {

@@ -32,7 +32,7 @@ pub struct StaticModel {
     /// Parsed on first use: a model whose vocabulary was read from the cache (`VocabCache`)
     /// needs it only for text the word-by-word path does not take (non-ASCII).
     tokenizer: std::sync::OnceLock<std::result::Result<Tokenizer, String>>,
-    dir: std::path::PathBuf,
+    source: Source,
     /// Tokenize ASCII text word by word through a per-thread cache (verified at load to give
     /// the tokenizer's own ids; code repeats its identifiers endlessly).
     word_cache: bool,
@@ -70,24 +70,48 @@ impl StaticModel {
     /// is kept there in binary form, so a later process skips parsing tokenizer.json: that
     /// parse and building the piece maps were most of a warm hybrid search.
     pub fn load(name: &str, dir: &Path, fingerprint: String, cache: Option<&Path>) -> Result<StaticModel> {
+        StaticModel::load_from(name, Source::Dir(dir.to_path_buf()), fingerprint, cache)
+    }
+
+    /// Loads a model whose three files are bytes built into the program.
+    pub fn load_static(
+        name: &str,
+        weights: &'static [u8],
+        tokenizer: &'static [u8],
+        config: &'static [u8],
+        fingerprint: String,
+        cache: Option<&Path>,
+    ) -> Result<StaticModel> {
+        StaticModel::load_from(name, Source::Static { weights, tokenizer, config }, fingerprint, cache)
+    }
+
+    fn load_from(name: &str, source: Source, fingerprint: String, cache: Option<&Path>) -> Result<StaticModel> {
+        let dir = source.label();
         let cache_file = cache.map(|c| c.join("vocab").join(format!("{fingerprint}-{VOCAB_VERSION}.bin")));
         let cached = cache_file.as_deref().and_then(VocabCache::read);
         let tokenizer = std::sync::OnceLock::new();
         let (vocab, unk) = match &cached {
             Some(c) => (c.vocab, c.unk),
             None => {
-                let tok = parse_tokenizer(dir)?;
-                let unk = read_unk_id(dir, &tok);
+                let tok = parse_tokenizer(&source)?;
+                let unk = read_unk_id(&|| source.tokenizer_json(), &tok);
                 let vocab = tok.get_vocab_size(false);
                 let _ = tokenizer.set(Ok(tok));
                 (vocab, unk)
             }
         };
         let path = dir.join("model.safetensors");
-        let file = std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
-        // SAFETY: a model file is read-only for the life of the process (model folders are
-        // replaced, not edited, by downloads and imports).
-        let bytes = unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))?;
+        let bytes = match &source {
+            Source::Dir(_) => {
+                let file = std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
+                // SAFETY: a model file is read-only for the life of the process (model folders
+                // are replaced, not edited, by downloads and imports).
+                let map =
+                    unsafe { memmap2::Mmap::map(&file) }.with_context(|| format!("mapping {}", path.display()))?;
+                Bytes::Mapped(map)
+            }
+            Source::Static { weights, .. } => Bytes::Static(weights),
+        };
         let st = safetensors::SafeTensors::deserialize(&bytes[..])
             .map_err(|e| anyhow::anyhow!("{} is not a valid safetensors file: {e}", path.display()))?;
         let tensor = match st.tensor("embeddings") {
@@ -106,7 +130,10 @@ impl StaticModel {
         let width = match tensor.dtype() {
             safetensors::Dtype::F32 => 4,
             safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
-            other => bail!("{}: embeddings: unsupported dtype {other:?} (f32, f16 or bf16 expected)", path.display()),
+            safetensors::Dtype::I8 => 1,
+            other => {
+                bail!("{}: embeddings: unsupported dtype {other:?} (f32, f16, bf16 or i8 expected)", path.display())
+            }
         };
         if rows.checked_mul(dim).and_then(|n| n.checked_mul(width)) != Some(tensor.data().len()) {
             bail!("{}: tensor data does not match its shape", path.display());
@@ -146,10 +173,7 @@ impl StaticModel {
                 path.display()
             );
         }
-        let config: serde_json::Value = std::fs::read_to_string(dir.join("config.json"))
-            .ok()
-            .and_then(|s| serde_json::from_str(&s).ok())
-            .unwrap_or_default();
+        let config: serde_json::Value = source.config().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
         let normalize = config["normalize"].as_bool().unwrap_or(true);
         if let Some(w) = &weights
             && w.len() < vocab
@@ -165,7 +189,7 @@ impl StaticModel {
         let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
         let mut m = StaticModel {
             tokenizer,
-            dir: dir.to_path_buf(),
+            source,
             word_cache: false,
             pieces: None,
             table,
@@ -209,7 +233,7 @@ impl StaticModel {
     /// The tokenizer, parsed from the model folder the first time it is needed.
     fn tokenizer(&self) -> Result<&Tokenizer> {
         self.tokenizer
-            .get_or_init(|| parse_tokenizer(&self.dir).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| parse_tokenizer(&self.source).map_err(|e| format!("{e:#}")))
             .as_ref()
             .map_err(|e| anyhow::anyhow!("{e}"))
     }
@@ -344,10 +368,60 @@ impl StaticModel {
     }
 }
 
-/// tokenizer.json in `dir`, with padding and truncation off (texts are cut by `MAX_CHARS`).
-fn parse_tokenizer(dir: &Path) -> Result<Tokenizer> {
-    let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-        .map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
+/// Where a model's files are: a folder, or bytes built into the program.
+enum Source {
+    Dir(std::path::PathBuf),
+    Static { weights: &'static [u8], tokenizer: &'static [u8], config: &'static [u8] },
+}
+
+impl Source {
+    /// What error messages call the folder.
+    fn label(&self) -> std::path::PathBuf {
+        match self {
+            Source::Dir(d) => d.clone(),
+            Source::Static { .. } => "(built-in model)".into(),
+        }
+    }
+
+    fn tokenizer_json(&self) -> Option<String> {
+        match self {
+            Source::Dir(d) => std::fs::read_to_string(d.join("tokenizer.json")).ok(),
+            Source::Static { tokenizer, .. } => std::str::from_utf8(tokenizer).ok().map(str::to_string),
+        }
+    }
+
+    fn config(&self) -> Option<String> {
+        match self {
+            Source::Dir(d) => std::fs::read_to_string(d.join("config.json")).ok(),
+            Source::Static { config, .. } => std::str::from_utf8(config).ok().map(str::to_string),
+        }
+    }
+}
+
+/// The weights file's bytes: mapped from disk, or built into the program.
+enum Bytes {
+    Mapped(memmap2::Mmap),
+    Static(&'static [u8]),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(m) => m,
+            Bytes::Static(b) => b,
+        }
+    }
+}
+
+/// The model's tokenizer.json, with padding and truncation off (texts are cut by `MAX_CHARS`).
+fn parse_tokenizer(source: &Source) -> Result<Tokenizer> {
+    let dir = source.label();
+    let parsed = match source {
+        Source::Dir(d) => Tokenizer::from_file(d.join("tokenizer.json")),
+        Source::Static { tokenizer, .. } => Tokenizer::from_bytes(tokenizer),
+    };
+    let mut tokenizer = parsed.map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
     tokenizer.with_padding(None);
     tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(tokenizer)
@@ -510,7 +584,7 @@ fn head(text: &str, max: usize) -> &str {
 /// batch of documents converts the whole table once (converting it all took longer than the
 /// rest of a CLI search).
 struct Table {
-    map: memmap2::Mmap,
+    map: Bytes,
     start: usize,
     dtype: safetensors::Dtype,
     dim: usize,
@@ -522,7 +596,11 @@ const FULL_TABLE_BATCH: usize = 64;
 
 impl Table {
     fn width(&self) -> usize {
-        if self.dtype == safetensors::Dtype::F32 { 4 } else { 2 }
+        match self.dtype {
+            safetensors::Dtype::F32 => 4,
+            safetensors::Dtype::I8 => 1,
+            _ => 2,
+        }
     }
 
     fn convert(&self, bytes: &[u8], out: &mut [f32]) {
@@ -535,6 +613,8 @@ impl Table {
                 .iter_mut()
                 .zip(bytes.chunks_exact(2))
                 .for_each(|(o, b)| *o = half::bf16::from_le_bytes([b[0], b[1]]).to_f32()),
+            // Int8 rows are scaled by the model's per-token `weights`, as model2vec does.
+            safetensors::Dtype::I8 => out.iter_mut().zip(bytes).for_each(|(o, &b)| *o = b as i8 as f32),
             _ => out
                 .iter_mut()
                 .zip(bytes.chunks_exact(2))

@@ -43,6 +43,12 @@ pub struct IndexReport {
     pub dense_reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dense_coverage: Option<f64>,
+    /// The model the vectors were made with, when dense ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_model: Option<String>,
+    /// Set when the built-in model stood in for the chosen one: which, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense_builtin_because: Option<String>,
     pub skipped: BTreeMap<String, usize>,
     pub seconds: BTreeMap<String, f64>,
 }
@@ -67,6 +73,8 @@ impl IndexReport {
         self.dense = other.dense.clone();
         self.dense_reason = other.dense_reason.clone();
         self.dense_coverage = other.dense_coverage;
+        self.dense_model = other.dense_model.clone();
+        self.dense_builtin_because = other.dense_builtin_because.clone();
         self.view = other.view.clone();
     }
 }

@@ -119,6 +119,8 @@ fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
             report.chunks_embedded = d.embedded;
             report.segments_written += d.segments;
             report.dense = if d.covered == d.total { "ready".into() } else { "partial".into() };
+            report.dense_model = Some(model.name().to_string());
+            report.dense_builtin_because = engine.builtin_because().map(str::to_string);
             report.dense_coverage = Some(if d.total == 0 { 1.0 } else { d.covered as f64 / d.total as f64 });
         }
         Err(e) => {
@@ -151,6 +153,9 @@ fn render(per_view: &[IndexReport], total: &IndexReport) -> String {
     out.push_str(&format!("dense: {}", total.dense));
     if let Some(c) = total.dense_coverage {
         out.push_str(&format!(" ({:.0}% of chunks)", c * 100.0));
+    }
+    if let (Some(model), Some(why)) = (&total.dense_model, &total.dense_builtin_because) {
+        out.push_str(&format!(" with the built-in model {model} ({})", crate::error::brief(why)));
     }
     if let Some(r) = &total.dense_reason {
         // One short line; `doctor` and `status` give the whole reason.

@@ -234,7 +234,7 @@ pub struct DistillArgs<'a> {
     /// The transformer: a repo id, a folder or an `.onnx` file.
     pub from: &'a str,
     pub out: &'a Path,
-    pub dims: usize,
+    pub shape: crate::embed::distill::DistillOptions,
     /// Extra words, one per line (`#` comments).
     pub words_file: Option<&'a Path>,
     /// The N most frequent identifier words of the repository's HEAD (needs `ws`).
@@ -286,7 +286,7 @@ pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, pro
     let bar = crate::progress::Progress::new(progress);
     let last = std::sync::atomic::AtomicUsize::new(0);
     let report =
-        crate::embed::distill::distill(&t, &files.dir, &files.name, args.out, args.dims, &words, &|done, total| {
+        crate::embed::distill::distill(&t, &files.dir, &files.name, args.out, &args.shape, &words, &|done, total| {
             if last.load(std::sync::atomic::Ordering::Relaxed) == 0 {
                 bar.start("distilling tokens", total as u64);
             }

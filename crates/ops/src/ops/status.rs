@@ -38,6 +38,10 @@ pub struct Dense {
     pub model_from: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Set when the built-in model stands in for the chosen one (`model` names the built-in
+    /// model then): the chosen model and why it is not available.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builtin_because: Option<String>,
     pub coverage: f64,
     /// Every model with vectors for this view (a changed model selects other vectors).
     pub models: Vec<VectorCoverage>,
@@ -171,6 +175,7 @@ pub fn health(engine: &Engine, source: &str, with_dense: bool) -> Result<Health>
             model: engine.model.name.clone(),
             model_from: engine.model.origin,
             reason: None,
+            builtin_because: None,
             coverage: 0.0,
             models: vec![],
         }
@@ -261,6 +266,7 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
                 model_from: engine.model.origin,
                 reason: (cov < 0.999)
                     .then(|| "vectors for the configured model are incomplete; `git lynx index` computes them".into()),
+                builtin_because: engine.builtin_because().map(str::to_string),
                 coverage: cov,
                 models,
             }
@@ -270,6 +276,7 @@ fn dense_state(engine: &Engine, keys: &[Key]) -> Result<Dense> {
             model: engine.model.name.clone(),
             model_from: engine.model.origin,
             reason: Some(reason.to_string()),
+            builtin_because: None,
             coverage: 0.0,
             models,
         },
@@ -291,17 +298,17 @@ pub fn render_health(h: &Health) -> String {
         Some(false) => out.push_str("HEAD: not fully indexed\n"),
         None => {}
     }
-    out.push_str(&format!(
-        "dense: {} ({}, from {}{})\n",
-        h.dense.state,
-        h.dense.model.as_deref().unwrap_or("no model"),
-        h.dense.model_from,
-        if h.dense.state == "off" || h.dense.state == "unknown" {
-            String::new()
-        } else {
-            format!(", {:.0}% of chunks", h.dense.coverage * 100.0)
-        }
-    ));
+    let coverage = if h.dense.state == "off" || h.dense.state == "unknown" {
+        String::new()
+    } else {
+        format!(", {:.0}% of chunks", h.dense.coverage * 100.0)
+    };
+    let model = h.dense.model.as_deref().unwrap_or("no model");
+    match &h.dense.builtin_because {
+        Some(why) => out
+            .push_str(&format!("dense: {} (built-in model {model}{coverage})\n  used because {why}\n", h.dense.state)),
+        None => out.push_str(&format!("dense: {} ({model}, from {}{coverage})\n", h.dense.state, h.dense.model_from)),
+    }
     if let Some(r) = &h.dense.reason {
         out.push_str(&format!("  {r}\n"));
     }
