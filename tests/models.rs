@@ -230,6 +230,18 @@ fn the_built_in_model_answers_offline_on_the_first_run() {
         "{text}"
     );
     assert!(text.contains("used because model `minishlab/potion-code-16M`"), "{text}");
+    let doctor = r
+        .cmd(&["--json", "doctor"])
+        .env("HOME", home.path())
+        .env("HF_HOME", hf_home.path())
+        .env_remove("LYNX_BUILTIN_MODEL")
+        .output()
+        .unwrap();
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        doctor.contains("built-in model builtin/all-MiniLM-L6-v2-static-int8 (256 dimensions) stands in"),
+        "{doctor}"
+    );
 
     // No word of the question is in mailer.py: only the dense side can find it.
     let q = "notify people who registered";

@@ -320,12 +320,21 @@ fn runtime_checks(engine: &Engine) -> Vec<Check> {
         )),
     }
     match engine.embedder() {
-        Ok(m) => out.push(check(
-            "embedding model",
-            "ok",
-            format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()),
-            None,
-        )),
+        Ok(m) => match engine.builtin_because() {
+            // Dense retrieval works, with a smaller model than the one chosen.
+            Some(why) => out.push(check(
+                "embedding model",
+                "ok",
+                format!("built-in model {} ({} dimensions) stands in: {why}", m.name(), m.dim()),
+                Some("git lynx model pull (or model import on an offline machine) to use the chosen model"),
+            )),
+            None => out.push(check(
+                "embedding model",
+                "ok",
+                format!("{} ({}, {} dimensions, fingerprint {})", m.name(), m.kind(), m.dim(), m.fingerprint()),
+                None,
+            )),
+        },
         Err(reason) if reason.is_off() => out.push(check("embedding model", "ok", reason.to_string(), None)),
         Err(reason) => out.push(check(
             "embedding model",
