@@ -23,7 +23,7 @@ const LEVELS: &[&[&str]] = &[
     &["index"],
     &["search", "graph"],
     &["engine", "sources"],
-    &["crawl", "html", "pdf"],
+    &["crawl", "html", "pdf", "pdf_stream"],
     &["ops", "gc"],
     &["watch"],
     &["mcp", "ui"],

@@ -21,26 +21,7 @@ pub fn fingerprint() -> String {
     crate::fsutil::short_hash(&[HISTORY.as_bytes(), &VERSION.to_le_bytes()])
 }
 
-/// Bytes of a commit's subject that are kept: what ranking needs of it. A repository may carry
-/// megabyte subjects; kept whole, a thousand of them would cost gigabytes to index and store.
-pub const SUBJECT_MAX: usize = 1024;
-
-/// `subject` cut to at most `SUBJECT_MAX` bytes, at the last word boundary that fits (at a
-/// character boundary when one word is longer).
-pub fn bounded_subject(subject: &str) -> &str {
-    if subject.len() <= SUBJECT_MAX {
-        return subject;
-    }
-    let mut end = SUBJECT_MAX;
-    while !subject.is_char_boundary(end) {
-        end -= 1;
-    }
-    let cut = &subject[..end];
-    match cut.rfind(char::is_whitespace) {
-        Some(at) if at > 0 => cut[..at].trim_end(),
-        _ => cut,
-    }
-}
+pub use crate::repo::history::{SUBJECT_MAX, bounded_subject};
 
 /// What one commit contributes to the history of the files it changed.
 #[derive(Debug, Clone, PartialEq)]

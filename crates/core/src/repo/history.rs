@@ -269,15 +269,35 @@ impl Repo {
     }
 }
 
+/// Bytes of a commit's subject that are kept: what ranking needs of it. A repository may carry
+/// megabyte subjects; kept whole, a thousand of them would cost gigabytes to index and store.
+pub const SUBJECT_MAX: usize = 1024;
+
+/// `subject` cut to at most `SUBJECT_MAX` bytes, at the last word boundary that fits (at a
+/// character boundary when one word is longer).
+pub fn bounded_subject(subject: &str) -> &str {
+    if subject.len() <= SUBJECT_MAX {
+        return subject;
+    }
+    let mut end = SUBJECT_MAX;
+    while !subject.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &subject[..end];
+    match cut.rfind(char::is_whitespace) {
+        Some(at) if at > 0 => cut[..at].trim_end(),
+        _ => cut,
+    }
+}
+
 /// A message's summary (its first paragraph on one line), read from a bounded prefix of the
-/// message and cut to `layer::history::SUBJECT_MAX` bytes: a megabyte subject costs what a
-/// short one does.
+/// message and cut to `SUBJECT_MAX` bytes: a megabyte subject costs what a short one does.
 fn bounded_summary(raw: &gix::bstr::BStr) -> String {
     use gix::bstr::ByteSlice;
     // Whitespace folding only shrinks the summary, so a prefix of four times the bound is enough.
-    let prefix = &raw[..raw.len().min(4 * crate::layer::history::SUBJECT_MAX)];
+    let prefix = &raw[..raw.len().min(4 * SUBJECT_MAX)];
     let summary = gix::objs::commit::MessageRef::from_bytes(prefix).summary();
-    crate::layer::history::bounded_subject(&summary.to_str_lossy()).to_string()
+    bounded_subject(&summary.to_str_lossy()).to_string()
 }
 
 /// Bytes of a commit's body that are kept for display.
