@@ -60,9 +60,10 @@ pub const TOOLS: &[ToolSpec] = &[
         "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
         || output::answers(&[output::shape::<ops::search::SearchResult>]),
     ),
-    tool::<registry::DescribeSymbol>("A symbol's definition, callers, references (uses as a value), callees, bases and tests in one answer.", || {
-        output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>])
-    }),
+    tool::<registry::DescribeSymbol>(
+        "A symbol's definition, callers, references (uses as a value), callees, bases and tests in one answer.",
+        || output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>]),
+    ),
     tool::<registry::FindUsages>(
         "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
         || output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>]),
@@ -81,9 +82,10 @@ pub const TOOLS: &[ToolSpec] = &[
     tool::<registry::Feedback>("Report what you tried and what failed, to improve answers. Stored locally.", || {
         output::answers(&[output::shape::<ops::feedback::Recorded>])
     }),
-    tool::<registry::FindDefinition>("Where a symbol is defined (graph). A missing name answers in one line with the nearest names; `fallback` adds lexical matches.", || {
-        output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>])
-    }),
+    tool::<registry::FindDefinition>(
+        "Where a symbol is defined (graph). A missing name answers in one line with the nearest names; `fallback` adds lexical matches.",
+        || output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>]),
+    ),
     tool::<registry::DeepSearch>(
         "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
         || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
