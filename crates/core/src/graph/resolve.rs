@@ -887,27 +887,34 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         })
         .collect();
 
+    // One resolver over the tables above, made again after each pass adds edges to the graph.
+    macro_rules! resolver {
+        ($cg:expr) => {
+            Resolver {
+                cg: $cg,
+                members: &members,
+                imported_files: &imported_files,
+                imported_names: &imported_names,
+                go_external: &go_external,
+                go_fields: &go_fields,
+                returns: &returns,
+                foreign_names: &foreign_names,
+                file_hints: &file_hints,
+                exports: Exports {
+                    bindings: &bindings,
+                    bind_renames: &bind_renames,
+                    reexports: &reexports,
+                    export_renames: &export_renames,
+                    star: &star,
+                },
+            }
+        };
+    }
+
     // Bases first, so that member calls can follow inheritance.
     let mut base_edges = Vec::new();
     {
-        let resolver = Resolver {
-            cg: &cg,
-            members: &members,
-            imported_files: &imported_files,
-            imported_names: &imported_names,
-            go_external: &go_external,
-            go_fields: &go_fields,
-            returns: &returns,
-            foreign_names: &foreign_names,
-            file_hints: &file_hints,
-            exports: Exports {
-                bindings: &bindings,
-                bind_renames: &bind_renames,
-                reexports: &reexports,
-                export_renames: &export_renames,
-                star: &star,
-            },
-        };
+        let resolver = resolver!(&cg);
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             for b in &f.facts.bases {
@@ -932,24 +939,7 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     add_edges(&mut cg, base_edges, &mut seen);
     let mut call_edges = Vec::new();
     {
-        let resolver = Resolver {
-            cg: &cg,
-            members: &members,
-            imported_files: &imported_files,
-            imported_names: &imported_names,
-            go_external: &go_external,
-            go_fields: &go_fields,
-            returns: &returns,
-            foreign_names: &foreign_names,
-            file_hints: &file_hints,
-            exports: Exports {
-                bindings: &bindings,
-                bind_renames: &bind_renames,
-                reexports: &reexports,
-                export_renames: &export_renames,
-                star: &star,
-            },
-        };
+        let resolver = resolver!(&cg);
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             let hints = type_hints(f.facts);
@@ -981,24 +971,7 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
     add_edges(&mut cg, call_edges, &mut seen);
     let mut ref_edges = Vec::new();
     {
-        let resolver = Resolver {
-            cg: &cg,
-            members: &members,
-            imported_files: &imported_files,
-            imported_names: &imported_names,
-            go_external: &go_external,
-            go_fields: &go_fields,
-            returns: &returns,
-            foreign_names: &foreign_names,
-            file_hints: &file_hints,
-            exports: Exports {
-                bindings: &bindings,
-                bind_renames: &bind_renames,
-                reexports: &reexports,
-                export_renames: &export_renames,
-                star: &star,
-            },
-        };
+        let resolver = resolver!(&cg);
         for (fi, f) in files_in.iter().enumerate() {
             let base = first_def[fi];
             for r in &f.facts.refs {
