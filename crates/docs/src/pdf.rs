@@ -812,7 +812,7 @@ mod tests {
     use pdf_extract::{Document, dictionary};
     use std::io::Write;
 
-    fn zlib(data: &[u8]) -> Vec<u8> {
+    pub(super) fn zlib(data: &[u8]) -> Vec<u8> {
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         z.write_all(data).unwrap();
         z.finish().unwrap()
@@ -829,7 +829,7 @@ mod tests {
         z.finish().unwrap()
     }
 
-    fn a85(data: &[u8]) -> Vec<u8> {
+    pub(super) fn a85(data: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(data.len() * 5 / 4 + 8);
         for c in data.chunks(4) {
             let mut b = [0u8; 4];
@@ -993,31 +993,8 @@ mod tests {
 /// that file on its own.
 #[cfg(test)]
 mod stream_tests {
+    use super::tests::{a85, zlib};
     use crate::pdf_stream::*;
-    use std::io::Write;
-
-    fn zlib(data: &[u8]) -> Vec<u8> {
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-        z.write_all(data).unwrap();
-        z.finish().unwrap()
-    }
-
-    fn a85(data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for c in data.chunks(4) {
-            let mut b = [0u8; 4];
-            b[..c.len()].copy_from_slice(c);
-            let mut v = u32::from_be_bytes(b) as u64;
-            let mut digits = [0u8; 5];
-            for d in digits.iter_mut().rev() {
-                *d = (v % 85) as u8 + b'!';
-                v /= 85;
-            }
-            out.extend_from_slice(&digits[..c.len() + 1]);
-        }
-        out.extend_from_slice(b"~>");
-        out
-    }
 
     #[test]
     fn every_filter_of_a_chain_decodes_within_the_limit() {
