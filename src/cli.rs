@@ -148,6 +148,11 @@ pub enum Command {
         /// The remote (name or URL).
         #[arg(default_value = "origin")]
         remote: String,
+        /// Upload to a shared object store instead (s3://bucket/prefix, file:///dir): the
+        /// segments it lacks, then its catalog shards. Without URL: LYNX_OBJECTS_URL, else
+        /// store.objects_url of your own configuration.
+        #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", conflicts_with = "prune")]
+        objects: Option<String>,
         /// Revisions whose index to publish (repeatable; default: HEAD).
         #[arg(long = "rev", value_name = "REV")]
         revs: Vec<String>,
@@ -846,7 +851,10 @@ fn run(cli: &Cli) -> Result<Answer> {
                 HooksCmd::Uninstall => crate::hooks::uninstall(&ws),
             }
         }
-        Command::Push { remote, revs, prune } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
+        Command::Push { objects: Some(url), revs, .. } => {
+            ops::remote::push_objects(&engine(cli)?, Some(url.as_str()).filter(|u| !u.is_empty()), revs)
+        }
+        Command::Push { remote, revs, prune, .. } => ops::remote::push(&engine(cli)?, remote, revs, *prune),
         Command::Fetch { remote, trust } => ops::remote::fetch(&engine(cli)?, remote, *trust),
         Command::Rules { target, print } => crate::integrate::rules(cli.dir.as_deref(), target, *print),
         Command::ModuleSummary(a) => registry::ModuleSummary::run(&Shell::new(cli), a),

@@ -307,8 +307,11 @@ fn each_crate_holds_its_levels() {
     let servers = ["lynx-watch", "notify", "tokio"];
     let docs = ["lynx-docs", "scraper", "texting_robots", "pdf-extract"];
     let ops = ["lynx-ops", "clap_mangen"];
+    // The core names tokio for one thing: the object store client of `store::remote`, which is
+    // async and runs on a current-thread runtime inside that module (its calls block).
+    let core_servers: Vec<&str> = servers.iter().copied().filter(|d| *d != "tokio").collect();
     let above: [Vec<&str>; 6] = [
-        [&cli[..], &mcp, &ui, &servers, &ops, &docs].concat(),
+        [&cli[..], &mcp, &ui, &core_servers, &ops, &docs].concat(),
         [&cli[..], &mcp, &ui, &servers, &ops].concat(),
         [&cli[..], &mcp, &ui, &servers].concat(),
         [&cli[..], &mcp, &ui, &["tokio"]].concat(),

@@ -37,6 +37,7 @@ pub fn isolate(cmd: &mut Command) -> &mut Command {
         .env("GIT_COMMITTER_EMAIL", "test@example.com")
         .env_remove("LYNX_MODEL")
         .env_remove("LYNX_ALTERNATE_OBJECT_DIRECTORIES")
+        .env_remove("LYNX_OBJECTS_URL")
         .env("LYNX_LOG", "warn")
         // Nor from the developer's own Lynx configuration.
         .env("LYNX_CONFIG_HOME", "/nonexistent/lynx-test-config")

@@ -269,6 +269,10 @@ pub struct ToolsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     pub trusted: Vec<String>,
+    /// A shared object store (`s3://bucket/prefix`, `file:///dir`, `https://…` read-only) that
+    /// `index` downloads segments from and `push --objects` uploads to (`store::remote`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects_url: Option<String>,
 }
 
 /// What reading one documentation file may use. Only the user's own configuration may set
@@ -1056,7 +1060,10 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
         && !store.is_empty()
     {
         store.clear();
-        refuse("store", "which object directories are trusted is the user's choice; set it in .lynx/config.toml");
+        refuse(
+            "store",
+            "which object directories are trusted and which object store segments are downloaded from are the user's choice; to accept it, set it in .lynx/config.toml or LYNX_OBJECTS_URL",
+        );
     }
     warnings
 }

@@ -55,6 +55,13 @@ pub const LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
 /// Codex's configuration folder (default `~/.codex`): `init --client codex` edits its
 /// `config.toml`.
 pub const CODEX_HOME: &str = "CODEX_HOME";
+/// The shared object store (`s3://bucket/prefix`, `file:///dir`, `https://…` read-only) that
+/// `index` reads segments from and `push --objects` writes to; wins over `store.objects_url`.
+pub const LYNX_OBJECTS_URL: &str = "LYNX_OBJECTS_URL";
+/// The S3 client's settings and credentials, read as the AWS tools read them (every `AWS_…`
+/// variable the client knows: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
+/// `AWS_REGION`, `AWS_ENDPOINT_URL` / `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, …; see `aws_vars`).
+pub const AWS_PREFIX: &str = "AWS_";
 /// Where `man` looks for pages (`man --install` says whether its directory is there).
 pub const MANPATH: &str = "MANPATH";
 
@@ -85,6 +92,14 @@ pub fn flag(name: &str) -> bool {
 /// A number, when set and parseable.
 pub fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
     get(name).and_then(|v| v.trim().parse().ok())
+}
+
+/// Every set `AWS_…` variable (name, value), for the S3 client's standard chain.
+pub fn aws_vars() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, v)| k.starts_with(AWS_PREFIX) && !v.is_empty())
+        .collect()
 }
 
 /// The home directory.

@@ -32,6 +32,9 @@ pub struct IndexReport {
     /// Blobs whose objects came from an untrusted alternate, checked and copied in.
     #[serde(skip_serializing_if = "is_zero")]
     pub blobs_adopted: usize,
+    /// Blobs whose objects came from the shared object store (`store.objects_url`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blobs_fetched: usize,
     pub chunks_written: usize,
     pub segments_written: usize,
     pub chunks_embedded: usize,
@@ -51,6 +54,9 @@ pub struct IndexReport {
     pub dense_builtin_because: Option<String>,
     pub skipped: BTreeMap<String, usize>,
     pub seconds: BTreeMap<String, f64>,
+    /// What the shared object store gave this run: hits, misses, bytes, time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<crate::store::remote::Fetched>,
 }
 
 impl IndexReport {
@@ -60,6 +66,10 @@ impl IndexReport {
         self.blobs_new += other.blobs_new;
         self.blobs_reused += other.blobs_reused;
         self.blobs_adopted += other.blobs_adopted;
+        self.blobs_fetched += other.blobs_fetched;
+        if other.remote.is_some() {
+            self.remote = other.remote.clone();
+        }
         self.chunks_written += other.chunks_written;
         self.segments_written += other.segments_written;
         self.chunks_embedded += other.chunks_embedded;
@@ -174,6 +184,37 @@ fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: 
         .collect();
     todo.sort_by_key(|a| a.key);
     let missing: std::collections::HashSet<Key> = todo.iter().map(|f| f.key).collect();
+    // The shared object store first: what another machine (CI) computed and pushed is
+    // downloaded, checked and installed; what it lacks is computed below.
+    let mut fetched: std::collections::HashSet<Key> = std::collections::HashSet::new();
+    if !todo.is_empty()
+        && let Some(store) = crate::store::remote::configured(None, &ws.config)
+    {
+        let keys: Vec<Key> = todo.iter().map(|f| f.key).collect();
+        let mut wanted = vec![
+            (layer::CHUNKS.to_string(), chunks_fp.clone(), keys.clone()),
+            (layer::LEXICAL.to_string(), lexical_fp.clone(), keys.clone()),
+        ];
+        if with_graph {
+            wanted.push((layer::GRAPH.to_string(), graph_fp.clone(), keys));
+        }
+        let got = crate::store::remote::fetch_into(&ws.store, &store.url, &wanted);
+        if got.segments > 0 {
+            let (c, l, g) = (
+                ws.store.catalogs(layer::CHUNKS, &chunks_fp)?,
+                ws.store.catalogs(layer::LEXICAL, &lexical_fp)?,
+                ws.store.catalogs(layer::GRAPH, &graph_fp)?,
+            );
+            todo.retain(|f| {
+                let still = !c.contains(&f.key) || !l.contains(&f.key) || (with_graph && !g.contains(&f.key));
+                if !still {
+                    fetched.insert(f.key);
+                }
+                still
+            });
+        }
+        reports[0].remote = Some(got);
+    }
     // Objects other machines made for these blobs (untrusted alternates) are checked and
     // copied in rather than computed again.
     let mut adopted = 0;
@@ -204,7 +245,10 @@ fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: 
     }
     let still: std::collections::HashSet<Key> = todo.iter().map(|f| f.key).collect();
     for key in missing.iter().filter(|k| !still.contains(k)) {
-        reports[first[key].1].blobs_adopted += 1;
+        match fetched.contains(key) {
+            true => reports[first[key].1].blobs_fetched += 1,
+            false => reports[first[key].1].blobs_adopted += 1,
+        }
     }
     let list_s = t0.elapsed().as_secs_f64();
 

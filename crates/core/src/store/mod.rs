@@ -7,6 +7,7 @@ pub mod budget;
 pub mod catalog;
 pub mod lock;
 pub mod pack;
+pub mod remote;
 
 use crate::fsutil;
 use anyhow::{Context, Result, bail};

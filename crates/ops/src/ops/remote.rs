@@ -237,6 +237,35 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
     unreachable!("the loop returns")
 }
 
+/// `push --objects [URL]`: the segments the revisions' views need, uploaded to the shared
+/// object store (what it lacks only), then the catalog shards naming them.
+pub fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Result<Answer> {
+    use crate::store::remote;
+    let Some(store) = remote::configured(url, &engine.ws.config) else {
+        bail!(
+            "no object store to push to: give one (`git lynx push --objects s3://bucket/prefix`), set {}, or set store.objects_url in .lynx/config.toml or your user configuration",
+            crate::env::LYNX_OBJECTS_URL
+        );
+    };
+    let index_revs: Vec<String> = if revs.is_empty() { vec!["HEAD".into()] } else { revs.to_vec() };
+    super::index::run(engine, &index_revs)?;
+    let (needed, n_revs) = super::objects::needed_segments(engine, revs, &[])?;
+    let needed: Vec<(usize, String)> = needed.into_iter().collect();
+    let r = remote::push(&engine.ws.store, &store.url, &needed, &engine.progress)
+        .with_context(|| format!("pushing objects to {}", store.url))?;
+    let text = format!(
+        "{}: uploaded {} of the {} segments of {n_revs} revision(s) ({}; {} already there), {} catalog shard(s), in {:.1}s\n",
+        store.url,
+        r.uploaded,
+        r.segments,
+        indicatif::HumanBytes(r.bytes),
+        r.skipped,
+        r.shards,
+        r.seconds
+    );
+    Ok(Answer::new("push", None, &r, text))
+}
+
 pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     check_remote(remote)?;
     let Some(tip) = fetch_tip(engine, remote)? else {
@@ -291,4 +320,4 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
     Ok(a)
 }
 
-results!(Pushed);
+results!(Pushed, crate::store::remote::Pushed);

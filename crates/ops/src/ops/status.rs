@@ -346,8 +346,17 @@ pub fn render_health(h: &Health) -> String {
 /// `git lynx status`
 pub fn run(engine: &Engine) -> Result<Answer> {
     let h = health(engine, &crate::sources::repo_source_name(&engine.ws), true)?;
-    let text = render_health(&h);
-    Ok(Answer::new("status", Some(h.view.clone()), &h, text))
+    let mut text = render_health(&h);
+    // The shared object store `index` reads from, and where that choice came from.
+    let store = crate::store::remote::configured(None, &engine.ws.config);
+    if let Some(s) = &store {
+        text.push_str(&format!("object store: {} (from {}; `index` downloads what it has)\n", s.url, s.from));
+    }
+    let mut a = Answer::new("status", Some(h.view.clone()), &h, text);
+    if let Some(s) = store {
+        a.data.insert("objects_store".into(), serde_json::to_value(s)?);
+    }
+    Ok(a)
 }
 
 /// MCP `get_rag_status`: one source or all.

@@ -1,0 +1,691 @@
+//! A shared object store as a remote cache of segments (S3-compatible, HTTP read-only, or a
+//! directory), the way build caches share their outputs. Layout under the URL's prefix:
+//!
+//! - `segments/<ab>/<62 hex>.parquet`: the segments, named by the blake3 of their bytes as in
+//!   `.lynx/objects`, written put-if-absent and never changed;
+//! - `catalog/<layer>-<fingerprint>/<2 hex>/<generation>-<hash>.json.zst`: catalog shards, one
+//!   group per (layer, fingerprint) and first byte of the key, each saying which segment holds
+//!   each key's rows. A shard is immutable too (named by its content): a push writes a new one
+//!   holding what the shards it listed held plus its own keys, and names those it covers.
+//!
+//! A reader lists a group, reads its shards from the newest generation down and skips those a
+//! read one covers; concurrent pushers both write shards, and a reader takes the union. Shards
+//! are written only after every segment they name exists, so a killed push leaves at most
+//! segments no shard names yet, which nothing reads. Whatever comes from the store is checked
+//! as an import is (name = hash, size cap, schema and bounds, expected layer) before use.
+
+// The layout's helpers serve the client, which a build without `remote-store` leaves out.
+#![cfg_attr(not(feature = "remote-store"), allow(dead_code))]
+
+use super::Key;
+use anyhow::Result;
+#[cfg(feature = "remote-store")]
+pub use client::*;
+
+/// The URL schemes a store may have.
+pub const SUPPORTED: &str = "s3://bucket/prefix, file:///absolute/dir or https://host/path (read-only)";
+
+/// Where the store's URL came from, and the URL.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Configured {
+    pub url: String,
+    /// `flag`, `LYNX_OBJECTS_URL` or the file that set `store.objects_url`.
+    pub from: String,
+}
+
+/// The store the user chose: a flag, else `LYNX_OBJECTS_URL`, else `store.objects_url` of the
+/// user's own files (a committed `lynx.toml` cannot set it: `config::restrict_team_table`).
+pub fn configured(flag: Option<&str>, config: &crate::config::Config) -> Option<Configured> {
+    if let Some(u) = flag.filter(|u| !u.is_empty()) {
+        return Some(Configured { url: u.to_string(), from: "flag".into() });
+    }
+    if let Some(u) = crate::env::get(crate::env::LYNX_OBJECTS_URL) {
+        return Some(Configured { url: u, from: crate::env::LYNX_OBJECTS_URL.into() });
+    }
+    let url = config.store.objects_url.clone().filter(|u| !u.trim().is_empty())?;
+    let from = config.origin.keys.get("store.objects_url").map_or("configuration", |l| l.name()).to_string();
+    Some(Configured { url, from })
+}
+
+/// What reading from the store did for one indexing run (`index --json` reports it).
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Fetched {
+    pub url: String,
+    /// Keys asked for, and those the store's catalog shards named.
+    pub asked: usize,
+    pub hits: usize,
+    pub misses: usize,
+    /// Segments downloaded and installed, and their bytes.
+    pub segments: usize,
+    pub bytes: u64,
+    /// Segments refused (forged, oversized, unreadable or of another layer), with the reason.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<String>,
+    /// Set when the store could not be reached or read: indexing went on locally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub seconds: f64,
+}
+
+/// What a push did (`push --objects --json`).
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct Pushed {
+    pub url: String,
+    /// Segments the revisions need, those uploaded and their bytes, and those the store held.
+    pub segments: usize,
+    pub uploaded: usize,
+    pub bytes: u64,
+    pub skipped: usize,
+    /// Catalog shards written.
+    pub shards: usize,
+    pub seconds: f64,
+}
+
+/// The layers a reader asks for: (layer, fingerprint, keys).
+pub type Wanted = Vec<(String, String, Vec<Key>)>;
+
+#[cfg(not(feature = "remote-store"))]
+mod client_stub {
+    use super::*;
+    pub struct RemoteStore;
+    const NOT_BUILT: &str = "this build of git-lynx has no object store client (built without the `remote-store` feature); rebuild with default features";
+    impl RemoteStore {
+        pub fn open(_url: &str) -> Result<RemoteStore> {
+            anyhow::bail!(NOT_BUILT)
+        }
+        pub fn url(&self) -> &str {
+            ""
+        }
+    }
+    pub fn fetch_into(_: &super::super::Store, url: &str, _: &Wanted) -> Fetched {
+        Fetched { url: url.to_string(), error: Some(NOT_BUILT.into()), ..Default::default() }
+    }
+    pub fn push(
+        _: &super::super::Store,
+        _: &str,
+        _: &[(usize, String)],
+        _: &crate::progress::Progress,
+    ) -> Result<Pushed> {
+        anyhow::bail!(NOT_BUILT)
+    }
+}
+#[cfg(not(feature = "remote-store"))]
+pub use client_stub::*;
+
+/// A shard group's directory: `catalog/<layer>-<fingerprint>/<2 hex>`.
+fn group_dir(layer: &str, fingerprint: &str, first: u8) -> String {
+    format!("catalog/{layer}-{fingerprint}/{first:02x}")
+}
+
+/// A shard file name's generation, when it is one of ours (`<8 digits>-<32 hex>.json.zst`).
+fn shard_generation(file: &str) -> Option<u32> {
+    let stem = file.strip_suffix(".json.zst")?;
+    let (generation, hash) = stem.split_once('-')?;
+    (generation.len() == 8
+        && generation.bytes().all(|b| b.is_ascii_digit())
+        && hash.len() == 32
+        && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    .then(|| generation.parse().ok())?
+}
+
+/// The body of a catalog shard.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Shard {
+    format: String,
+    layer: String,
+    fingerprint: String,
+    /// Shard files of the same group whose keys this one holds too.
+    covers: Vec<String>,
+    /// Segment name → the keys (hex) it holds rows of.
+    segments: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+const SHARD_FORMAT: &str = "lynx-remote-catalog-1";
+/// The largest shard (compressed, and decompressed) a reader accepts.
+const MAX_SHARD_BYTES: usize = 64 << 20;
+
+fn key_hex(k: &Key) -> String {
+    k.0.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_key(hex: &str) -> Option<Key> {
+    if hex.len() != 66 {
+        return None;
+    }
+    let mut k = [0u8; 33];
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(Key(k))
+}
+
+/// A segment name (`ab/<62 hex>`), lower-case.
+fn valid_segment_name(name: &str) -> bool {
+    name.len() == 65
+        && name.as_bytes()[2] == b'/'
+        && name.bytes().enumerate().all(|(i, b)| i == 2 || matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn decode_shard(bytes: &[u8], layer: &str, fingerprint: &str) -> Result<Shard> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    zstd::stream::read::Decoder::new(bytes)?.take(MAX_SHARD_BYTES as u64 + 1).read_to_end(&mut text)?;
+    anyhow::ensure!(text.len() <= MAX_SHARD_BYTES, "it decompresses to more than {MAX_SHARD_BYTES} bytes");
+    let shard: Shard = serde_json::from_slice(&text)?;
+    anyhow::ensure!(
+        shard.format == SHARD_FORMAT,
+        "unknown format `{}`",
+        shard.format.chars().take(40).collect::<String>()
+    );
+    anyhow::ensure!(
+        shard.layer == layer && shard.fingerprint == fingerprint,
+        "it describes another layer than its place says"
+    );
+    Ok(shard)
+}
+
+fn encode_shard(shard: &Shard) -> Result<Vec<u8>> {
+    Ok(zstd::encode_all(serde_json::to_vec(shard)?.as_slice(), 3)?)
+}
+
+#[cfg(feature = "remote-store")]
+mod client {
+    use super::super::{Store, budget::MAX_SEGMENT_BYTES, pack};
+    use super::*;
+    use anyhow::{Context, bail};
+    use futures_util::{StreamExt, TryStreamExt};
+    use object_store::path::Path as StorePath;
+    use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+    use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    /// Requests in flight at once.
+    const PARALLEL: usize = 8;
+
+    /// An opened store: the client, the prefix the layout sits under, and the runtime its
+    /// calls run on (the rest of Lynx is not async).
+    pub struct RemoteStore {
+        url: String,
+        store: Arc<dyn ObjectStore>,
+        prefix: String,
+        read_only: bool,
+        rt: tokio::runtime::Runtime,
+    }
+
+    fn unsupported(url: &str) -> anyhow::Error {
+        let scheme = url.split("://").next().unwrap_or(url);
+        anyhow::anyhow!(
+            "object store URL `{url}`: the `{scheme}` scheme is not supported by this build; use {}",
+            super::SUPPORTED
+        )
+    }
+
+    /// Timeouts and retries short enough that an unreachable store costs seconds, not minutes.
+    fn client_options() -> object_store::ClientOptions {
+        object_store::ClientOptions::new()
+            .with_connect_timeout(Duration::from_secs(5))
+            .with_timeout(Duration::from_secs(120))
+    }
+
+    fn retry() -> object_store::RetryConfig {
+        object_store::RetryConfig {
+            max_retries: 2,
+            retry_timeout: Duration::from_secs(20),
+            backoff: object_store::BackoffConfig {
+                init_backoff: Duration::from_millis(100),
+                max_backoff: Duration::from_secs(2),
+                base: 2.0,
+            },
+        }
+    }
+
+    impl RemoteStore {
+        /// Opens the store a URL names. Credentials come only from the environment's standard
+        /// chain (`AWS_…` variables, then the instance's metadata service), never from a file
+        /// in the repository.
+        pub fn open(url: &str) -> Result<RemoteStore> {
+            static TLS: std::sync::Once = std::sync::Once::new();
+            // One TLS provider for the process (ring, as the model downloads use).
+            TLS.call_once(|| {
+                let _ = rustls::crypto::ring::default_provider().install_default();
+            });
+            let (scheme, rest) = url.split_once("://").ok_or_else(|| unsupported(url))?;
+            let (store, prefix, read_only): (Arc<dyn ObjectStore>, String, bool) = match scheme {
+                "s3" | "s3a" => {
+                    let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+                    if bucket.is_empty() {
+                        bail!("object store URL `{url}` names no bucket; use s3://bucket/prefix");
+                    }
+                    // Lynx's timeouts first, so the environment (AWS_ALLOW_HTTP…) wins over them.
+                    let mut b = object_store::aws::AmazonS3Builder::new()
+                        .with_client_options(client_options())
+                        .with_retry(retry());
+                    for (k, v) in crate::env::aws_vars() {
+                        if let Ok(key) = k.to_ascii_lowercase().parse() {
+                            b = b.with_config(key, v);
+                        }
+                    }
+                    let s = b.with_url(url).build().with_context(|| format!("opening the object store {url}"))?;
+                    (Arc::new(s), prefix.trim_matches('/').to_string(), false)
+                }
+                "file" => {
+                    let dir = std::path::Path::new(rest);
+                    if !dir.is_absolute() {
+                        bail!("object store URL `{url}` needs an absolute path: file:///absolute/dir");
+                    }
+                    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+                    let s = object_store::local::LocalFileSystem::new_with_prefix(dir)
+                        .with_context(|| format!("opening the object store {url}"))?;
+                    (Arc::new(s), String::new(), false)
+                }
+                "https" | "http" => {
+                    let s = object_store::http::HttpBuilder::new()
+                        .with_url(url)
+                        .with_client_options(client_options().with_allow_http(scheme == "http"))
+                        .with_retry(retry())
+                        .build()
+                        .with_context(|| format!("opening the object store {url}"))?;
+                    (Arc::new(s), String::new(), true)
+                }
+                _ => return Err(unsupported(url)),
+            };
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("starting the object store client's runtime")?;
+            Ok(RemoteStore { url: url.to_string(), store, prefix, read_only, rt })
+        }
+
+        pub fn url(&self) -> &str {
+            &self.url
+        }
+
+        fn path(&self, rel: &str) -> StorePath {
+            match self.prefix.is_empty() {
+                true => StorePath::from(rel),
+                false => StorePath::from(format!("{}/{rel}", self.prefix)),
+            }
+        }
+
+        fn segment_path(&self, name: &str) -> StorePath {
+            self.path(&format!("segments/{name}.parquet"))
+        }
+
+        /// Reads an object of at most `limit` bytes (the size is checked before and while
+        /// reading: a server that says less and sends more is cut off).
+        async fn get_bounded(&self, path: &StorePath, limit: u64) -> Result<Vec<u8>> {
+            let r = self.store.get(path).await?;
+            if r.meta.size > limit {
+                bail!("it is {} bytes, over the limit of {limit}", r.meta.size);
+            }
+            let mut out = Vec::with_capacity(r.meta.size as usize);
+            let mut stream = r.into_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk?;
+                if out.len() as u64 + chunk.len() as u64 > limit {
+                    bail!("it holds more than the limit of {limit} bytes");
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(out)
+        }
+
+        /// Writes an object unless it exists. Returns whether this call wrote it.
+        async fn put_if_absent(&self, path: &StorePath, bytes: Vec<u8>) -> Result<bool> {
+            let payload = PutPayload::from(bytes);
+            let opts = PutOptions { mode: PutMode::Create, ..Default::default() };
+            match self.store.put_opts(path, payload.clone(), opts).await {
+                Ok(_) => Ok(true),
+                // Someone wrote the same name, so the same content: done.
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                // A store without conditional writes: names are content hashes, so writing
+                // over an existing copy writes the same bytes.
+                Err(object_store::Error::NotImplemented { .. }) => {
+                    if self.store.head(path).await.is_ok() {
+                        return Ok(false);
+                    }
+                    self.store.put(path, payload).await?;
+                    Ok(true)
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+
+        /// The shard files of a group, with their generations.
+        async fn list_group(&self, dir: &str) -> Result<Vec<(u32, String)>> {
+            let prefix = self.path(dir);
+            let metas: Vec<object_store::ObjectMeta> = self.store.list(Some(&prefix)).try_collect().await?;
+            let mut out: Vec<(u32, String)> = metas
+                .into_iter()
+                .filter_map(|m| {
+                    let file = m.location.filename()?.to_string();
+                    shard_generation(&file).map(|g| (g, file))
+                })
+                .collect();
+            out.sort_by(|a, b| b.cmp(a));
+            Ok(out)
+        }
+
+        /// The union of a group's shards: (listed files, key → segment). A damaged or forged
+        /// shard is skipped with a warning (its keys are then misses).
+        async fn read_group(
+            &self,
+            layer: &str,
+            fingerprint: &str,
+            first: u8,
+        ) -> Result<(Vec<(u32, String)>, HashMap<Key, String>)> {
+            let dir = group_dir(layer, fingerprint, first);
+            let listed = self.list_group(&dir).await?;
+            let mut covered: HashSet<String> = HashSet::new();
+            let mut keys: HashMap<Key, String> = HashMap::new();
+            for (_, file) in &listed {
+                if covered.contains(file) {
+                    continue;
+                }
+                let bytes = self.get_bounded(&self.path(&format!("{dir}/{file}")), MAX_SHARD_BYTES as u64).await;
+                let shard = bytes.and_then(|b| decode_shard(&b, layer, fingerprint));
+                let shard = match shard {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!("catalog shard {dir}/{file} of {} is refused: {e:#}", self.url);
+                        continue;
+                    }
+                };
+                covered.extend(shard.covers);
+                for (seg, ks) in shard.segments {
+                    if !valid_segment_name(&seg) {
+                        continue;
+                    }
+                    for k in ks.iter().filter_map(|h| parse_key(h)) {
+                        keys.entry(k).or_insert_with(|| seg.clone());
+                    }
+                }
+            }
+            Ok((listed, keys))
+        }
+
+        /// Key → segment for `keys` of one (layer, fingerprint), reading only their groups.
+        fn lookup(&self, layer: &str, fingerprint: &str, keys: &[Key]) -> Result<HashMap<Key, String>> {
+            let firsts: BTreeSet<u8> = keys.iter().map(|k| k.0[0]).collect();
+            let groups: Vec<HashMap<Key, String>> = self.rt.block_on(async {
+                futures_util::stream::iter(firsts)
+                    .map(|f| async move { self.read_group(layer, fingerprint, f).await.map(|(_, k)| k) })
+                    .buffer_unordered(PARALLEL)
+                    .try_collect()
+                    .await
+            })?;
+            let wanted: HashSet<&Key> = keys.iter().collect();
+            Ok(groups.into_iter().flatten().filter(|(k, _)| wanted.contains(k)).collect())
+        }
+    }
+
+    /// Remembers stores found unreachable, so a server asking every few seconds does not wait on
+    /// a dead one each time (tried again after a minute).
+    fn unreachable(url: &str, mark: bool) -> bool {
+        static DOWN: std::sync::Mutex<Vec<(String, Instant)>> = std::sync::Mutex::new(Vec::new());
+        let mut down = DOWN.lock().unwrap_or_else(|e| e.into_inner());
+        down.retain(|(_, at)| at.elapsed() < Duration::from_secs(60));
+        if mark {
+            down.push((url.to_string(), Instant::now()));
+        }
+        down.iter().any(|(u, _)| u == url)
+    }
+
+    /// Downloads, checks and installs the segments the store has for `wanted`, into the local
+    /// store. Never fails: a store that cannot be reached or read is one warning, and what it
+    /// could not give is computed locally by the caller.
+    pub fn fetch_into(local: &Store, url: &str, wanted: &Wanted) -> Fetched {
+        let t0 = Instant::now();
+        let mut out = Fetched { url: url.to_string(), ..Default::default() };
+        out.asked = wanted.iter().map(|(_, _, k)| k.len()).sum();
+        if out.asked == 0 {
+            return out;
+        }
+        let warn = |e: &anyhow::Error| {
+            let line = format!("{e:#}").split_whitespace().collect::<Vec<_>>().join(" ");
+            tracing::warn!("the object store {url} could not be read ({line}); indexing here instead");
+            line
+        };
+        if unreachable(url, false) {
+            out.error = Some("unreachable a moment ago; not tried again yet".into());
+            out.misses = out.asked;
+            return out;
+        }
+        let result = (|| -> Result<()> {
+            let remote = RemoteStore::open(url)?;
+            // What the store names for each wanted key, and of which layer each segment is.
+            let mut plan: BTreeMap<String, (String, String)> = BTreeMap::new();
+            for (layer, fp, keys) in wanted {
+                let found = remote.lookup(layer, fp, keys)?;
+                out.hits += found.len();
+                for seg in found.into_values() {
+                    plan.entry(seg).or_insert_with(|| (layer.clone(), fp.clone()));
+                }
+            }
+            plan.retain(|name, _| local.find_segment(name).is_none());
+            if plan.is_empty() {
+                return Ok(());
+            }
+            let staging = crate::fsutil::temp_path_for(&local.root.join("remote-fetch"));
+            std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+            let downloaded: Vec<(String, Result<Vec<u8>>)> = remote.rt.block_on(async {
+                futures_util::stream::iter(plan.keys().cloned())
+                    .map(|name| {
+                        let remote = &remote;
+                        async move {
+                            let r = remote.get_bounded(&remote.segment_path(&name), MAX_SEGMENT_BYTES).await;
+                            (name, r)
+                        }
+                    })
+                    .buffer_unordered(PARALLEL)
+                    .collect()
+                    .await
+            });
+            let mut checked = Vec::new();
+            let mut failed_reads = 0;
+            for (name, bytes) in downloaded {
+                let (layer, fp) = &plan[&name];
+                let bytes = match bytes {
+                    Ok(b) => b,
+                    Err(e) => {
+                        // A missing or oversized object: refused, its blobs computed here.
+                        failed_reads += 1;
+                        out.refused.push(format!("{name}: {e:#}"));
+                        continue;
+                    }
+                };
+                let verdict = (|| -> Result<pack::Scanned> {
+                    if !pack::verify_name(&name, &bytes) {
+                        bail!("its bytes do not hash to its name (forged or damaged)");
+                    }
+                    let s = pack::scan_bytes(bytes.clone().into())?;
+                    if (&s.layer, &s.fingerprint) != (layer, fp) {
+                        bail!(
+                            "it holds layer {} {}, not the {layer} {fp} its catalog shard says",
+                            s.layer,
+                            s.fingerprint
+                        );
+                    }
+                    Ok(s)
+                })();
+                match verdict {
+                    Ok(s) => {
+                        crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
+                        out.bytes += bytes.len() as u64;
+                        checked.push((name, s));
+                    }
+                    Err(e) => out.refused.push(format!("{name}: {e:#}")),
+                }
+            }
+            for r in &out.refused {
+                tracing::warn!("refusing segment {r} (from {url}); its blobs are indexed here");
+            }
+            out.segments = checked.len();
+            let installed = pack::install(local, &staging, checked);
+            let _ = std::fs::remove_dir_all(&staging);
+            installed?;
+            if failed_reads > 0 && out.segments == 0 && out.refused.len() == failed_reads && failed_reads == plan.len()
+            {
+                // Nothing could be read at all: the store is likely down.
+                unreachable(url, true);
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            unreachable(url, true);
+            out.error = Some(warn(&e));
+        }
+        out.misses = out.asked - out.hits.min(out.asked);
+        out.seconds = t0.elapsed().as_secs_f64();
+        out
+    }
+
+    /// Uploads what the store lacks of `segments` (local names, with their object directory),
+    /// then the catalog shards that name them.
+    pub fn push(
+        local: &Store,
+        url: &str,
+        segments: &[(usize, String)],
+        progress: &crate::progress::Progress,
+    ) -> Result<Pushed> {
+        let t0 = Instant::now();
+        let remote = RemoteStore::open(url)?;
+        if remote.read_only {
+            bail!("the object store {url} is read-only over HTTP(S); push to its s3:// or file:// URL instead");
+        }
+        // Each segment's layer and keys, grouped as the shards are.
+        type GroupKey = (String, String, u8);
+        let mut groups: BTreeMap<GroupKey, Vec<(Key, String)>> = BTreeMap::new();
+        for (dir, name) in segments {
+            let s = pack::scan_file(&local.segment_path(*dir, name))?;
+            for (k, _, _) in &s.keys {
+                groups.entry((s.layer.clone(), s.fingerprint.clone(), k.0[0])).or_default().push((*k, name.clone()));
+            }
+        }
+        // What the store's shards already name.
+        let existing: Vec<(GroupKey, Vec<(u32, String)>, HashMap<Key, String>)> = remote
+            .rt
+            .block_on(async {
+                futures_util::stream::iter(groups.keys().cloned())
+                    .map(|g| {
+                        let remote = &remote;
+                        async move {
+                            let (listed, keys) = remote.read_group(&g.0, &g.1, g.2).await?;
+                            Ok::<_, anyhow::Error>((g, listed, keys))
+                        }
+                    })
+                    .buffer_unordered(PARALLEL)
+                    .try_collect()
+                    .await
+            })
+            .with_context(|| format!("reading the catalog of {url}"))?;
+        let mut upload: BTreeSet<String> = BTreeSet::new();
+        let mut shards: Vec<(String, u32, Shard)> = Vec::new();
+        for (g, listed, known) in existing {
+            let new: Vec<&(Key, String)> = groups[&g].iter().filter(|(k, _)| !known.contains_key(k)).collect();
+            if new.is_empty() {
+                continue;
+            }
+            let mut shard = Shard {
+                format: SHARD_FORMAT.into(),
+                layer: g.0.clone(),
+                fingerprint: g.1.clone(),
+                covers: listed.iter().map(|(_, f)| f.clone()).collect(),
+                segments: BTreeMap::new(),
+            };
+            for (k, seg) in known.iter().map(|(k, s)| (k, s.clone())).chain(new.iter().map(|(k, s)| (k, s.clone()))) {
+                shard.segments.entry(seg).or_default().push(key_hex(k));
+            }
+            for ks in shard.segments.values_mut() {
+                ks.sort();
+                ks.dedup();
+            }
+            upload.extend(new.iter().map(|(_, s)| s.clone()));
+            let generation = listed.first().map_or(1, |(g, _)| g + 1);
+            shards.push((group_dir(&g.0, &g.1, g.2), generation, shard));
+        }
+        let by_name: HashMap<&String, usize> = segments.iter().map(|(d, n)| (n, *d)).collect();
+        progress.start("uploading segments", upload.len() as u64);
+        let results: Vec<Result<(bool, u64)>> = remote.rt.block_on(async {
+            futures_util::stream::iter(upload.iter())
+                .map(|name| {
+                    let remote = &remote;
+                    let path = local.segment_path(by_name[name], name);
+                    async move {
+                        let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                        let n = bytes.len() as u64;
+                        let wrote = remote.put_if_absent(&remote.segment_path(name), bytes).await?;
+                        progress.inc(1);
+                        Ok((wrote, n))
+                    }
+                })
+                .buffer_unordered(PARALLEL)
+                .collect()
+                .await
+        });
+        progress.finish();
+        let mut out = Pushed { url: url.to_string(), segments: segments.len(), ..Default::default() };
+        for r in results {
+            let (wrote, n) = r.with_context(|| format!("uploading segments to {url}"))?;
+            if wrote {
+                out.uploaded += 1;
+                out.bytes += n;
+            }
+        }
+        out.skipped = segments.len() - out.uploaded;
+        // Every segment is there: now the shards that name them.
+        let written: Vec<Result<bool>> = remote.rt.block_on(async {
+            futures_util::stream::iter(shards.iter())
+                .map(|(dir, generation, shard)| {
+                    let remote = &remote;
+                    async move {
+                        let body = encode_shard(shard)?;
+                        let hash = blake3::hash(&body).to_hex();
+                        let path = remote.path(&format!("{dir}/{generation:08}-{}.json.zst", &hash[..32]));
+                        remote.put_if_absent(&path, body).await
+                    }
+                })
+                .buffer_unordered(PARALLEL)
+                .collect()
+                .await
+        });
+        for w in written {
+            w.with_context(|| format!("writing the catalog shards of {url}"))?;
+            out.shards += 1;
+        }
+        out.seconds = t0.elapsed().as_secs_f64();
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_and_keys_round_trip() {
+        assert_eq!(shard_generation("00000003-0123456789abcdef0123456789abcdef.json.zst"), Some(3));
+        assert_eq!(shard_generation("3-0123456789abcdef0123456789abcdef.json.zst"), None);
+        assert_eq!(shard_generation("00000003-../../x.json.zst"), None);
+        let k = Key::blob(&[0xab; 20], 7);
+        assert_eq!(parse_key(&key_hex(&k)), Some(k));
+        assert_eq!(parse_key("zz"), None);
+        assert!(valid_segment_name(&format!("ab/{}", "c".repeat(62))));
+        assert!(!valid_segment_name(&format!("../{}", "c".repeat(62))));
+    }
+
+    #[test]
+    fn a_shard_of_another_layer_is_refused() {
+        let s = Shard {
+            format: SHARD_FORMAT.into(),
+            layer: "chunks".into(),
+            fingerprint: "f".into(),
+            ..Default::default()
+        };
+        let bytes = encode_shard(&s).unwrap();
+        assert!(decode_shard(&bytes, "chunks", "f").is_ok());
+        assert!(decode_shard(&bytes, "lexical", "f").is_err());
+        assert!(decode_shard(b"not zstd", "chunks", "f").is_err());
+    }
+}

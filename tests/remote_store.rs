@@ -1,0 +1,340 @@
+//! A shared object store as a remote cache: `push --objects` from one clone, then a fresh clone
+//! with an empty `.lynx` and the store configured indexes without processing a blob and answers
+//! as the pusher does. Against a real S3-compatible server on the loopback interface
+//! (`LYNX_TEST_S3_ENDPOINT`, started by `.ci/run`; required in CI through `LYNX_REQUIRE_S3`)
+//! and a `file://` directory (everywhere): concurrent pushes, a forged segment, a push cut off
+//! before its catalog, an unreachable server and a committed `lynx.toml` naming a store.
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Where the tests' S3 server is, and the environment its client needs.
+struct S3 {
+    endpoint: String,
+}
+
+impl S3 {
+    /// The server `.ci/run` started, or None (the test is skipped, or fails in CI).
+    fn get() -> Option<S3> {
+        let endpoint = std::env::var("LYNX_TEST_S3_ENDPOINT").ok().filter(|e| !e.is_empty());
+        if !prerequisite(
+            "s3",
+            endpoint.is_some(),
+            "set LYNX_TEST_S3_ENDPOINT to an S3-compatible server (.ci/run starts moto_server)",
+        ) {
+            return None;
+        }
+        Some(S3 { endpoint: endpoint.unwrap() })
+    }
+
+    /// Creates a bucket of its own for one test (a plain PUT: the test server does not check
+    /// signatures) and returns its URL.
+    fn bucket(&self, name: &str) -> String {
+        // Unique per run: a server left running keeps the buckets of earlier runs.
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let name = format!("{name}-{}-{nanos}", std::process::id());
+        let host = self.endpoint.trim_start_matches("http://").trim_end_matches('/');
+        let mut s = std::net::TcpStream::connect(host).expect("the S3 test server answers");
+        write!(s, "PUT /{name} HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "creating bucket {name}: {answer}");
+        format!("s3://{name}/lynx")
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        env_for(&self.endpoint)
+    }
+}
+
+/// Static test credentials, the endpoint and plain HTTP: the client's standard chain.
+fn env_for(endpoint: &str) -> Vec<(String, String)> {
+    [
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT_URL", endpoint),
+        ("AWS_ALLOW_HTTP", "true"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Runs git-lynx with `--json` in `dir`, with the store (when given) in LYNX_OBJECTS_URL.
+fn run(dir: &Path, store: Option<&str>, env: &[(String, String)], args: &[&str]) -> Output {
+    let mut c = Command::new(BIN);
+    isolate(&mut c).arg("--json").args(args).current_dir(dir);
+    if let Some(url) = store {
+        c.env("LYNX_OBJECTS_URL", url);
+    }
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn json(dir: &Path, store: Option<&str>, env: &[(String, String)], args: &[&str]) -> (Value, String) {
+    let out = run(dir, store, env, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    assert!(out.status.success(), "git lynx {args:?}: {v}\n{stderr}");
+    (v, stderr)
+}
+
+/// The project CI indexes and pushes.
+fn project() -> TestRepo {
+    let r = TestRepo::new();
+    seed_project(&r, 30);
+    calc_project(&r);
+    r
+}
+
+/// A fresh clone of `r` (nothing in `.lynx`).
+fn clone_of(r: &TestRepo, root: &Path, name: &str) -> std::path::PathBuf {
+    let to = root.join(name);
+    let out = isolate(&mut Command::new("git"))
+        .args(["clone", "-q", &r.path().display().to_string(), &to.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    to
+}
+
+/// Questions whose answers the pusher and the reader must share.
+const QUESTIONS: [&[&str]; 3] = [&["search", "add numbers"], &["search", "handler request"], &["find-usages", "add"]];
+
+fn same_answers(a: &Path, b: &Path) {
+    for q in QUESTIONS {
+        let (x, _) = json(a, None, &[], q);
+        let (y, _) = json(b, None, &[], q);
+        assert!(x["results"].as_array().is_some_and(|r| !r.is_empty()), "{q:?}: {x}");
+        assert_eq!(x["results"], y["results"], "{q:?} answers the same");
+    }
+}
+
+/// CI pushes; a fresh clone with the store configured indexes nothing itself and answers the
+/// same; a second push uploads nothing.
+fn share_through(url: &str, env: &[(String, String)]) {
+    let root = tempfile::tempdir().unwrap();
+    let ci = project();
+    let (idx, _) = json(ci.path(), None, env, &["index"]);
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    let (pushed, _) = json(ci.path(), None, env, &["push", "--objects", url]);
+    assert!(pushed["uploaded"].as_u64().unwrap() > 0 && pushed["shards"].as_u64().unwrap() > 0, "{pushed}");
+    assert_eq!(pushed["uploaded"], pushed["segments"], "a new store receives every segment: {pushed}");
+    let (again, _) = json(ci.path(), None, env, &["push", "--objects", url]);
+    assert_eq!((again["uploaded"].as_u64(), again["shards"].as_u64()), (Some(0), Some(0)), "{again}");
+
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(url), env, &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "nothing computed on the laptop: {idx}\n{stderr}");
+    assert!(idx["blobs_fetched"].as_u64().unwrap() > 30, "{idx}");
+    let remote = &idx["remote"];
+    assert_eq!(remote["misses"].as_u64(), Some(0), "{idx}");
+    assert!(remote["bytes"].as_u64().unwrap() > 0 && remote["error"].is_null(), "{idx}");
+    same_answers(ci.path(), &laptop);
+    // `status` names the store and where it was set.
+    let out = run(&laptop, Some(url), env, &["status"]);
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["objects_store"]["url"].as_str(), Some(url), "{status}");
+    assert_eq!(status["objects_store"]["from"].as_str(), Some("LYNX_OBJECTS_URL"), "{status}");
+
+    // A new revision: only its new blob's segments go up, and the next reader gets them.
+    ci.write("src/extra.py", "def quokka_extra():\n    return 'marsupial'\n");
+    ci.commit_all("extra");
+    let (next, _) = json(ci.path(), None, env, &["push", "--objects", url]);
+    let sent = next["uploaded"].as_u64().unwrap();
+    assert!((1..=4).contains(&sent), "only the new blob's segments: {next}");
+    let out = isolate(&mut Command::new("git")).args(["pull", "-q"]).current_dir(&laptop).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (idx, _) = json(&laptop, Some(url), env, &["index"]);
+    assert_eq!((idx["blobs_new"].as_u64(), idx["blobs_fetched"].as_u64()), (Some(0), Some(1)), "{idx}");
+}
+
+#[test]
+fn a_directory_store_shares_the_index() {
+    let store = tempfile::tempdir().unwrap();
+    share_through(&format!("file://{}", store.path().display()), &[]);
+}
+
+#[test]
+fn an_s3_store_shares_the_index() {
+    let Some(s3) = S3::get() else { return };
+    share_through(&s3.bucket("share"), &s3.env());
+}
+
+/// Two pushes of overlapping objects at once both succeed, and a reader then finds every blob
+/// of both.
+fn concurrent_pushes(url: &str, env: &[(String, String)]) {
+    let root = tempfile::tempdir().unwrap();
+    let a = project();
+    let b_dir = clone_of(&a, root.path(), "b");
+    std::fs::write(b_dir.join("src/only_b.py"), "def wombat_only_b():\n    return 'b'\n").unwrap();
+    let out = isolate(&mut Command::new("git")).args(["add", "-A"]).current_dir(&b_dir).output().unwrap();
+    assert!(out.status.success());
+    let out = isolate(&mut Command::new("git")).args(["commit", "-q", "-m", "b"]).current_dir(&b_dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json(a.path(), None, env, &["index"]);
+    json(&b_dir, None, env, &["index"]);
+    let spawn = |dir: &Path| {
+        let mut c = Command::new(BIN);
+        isolate(&mut c).args(["--json", "push", "--objects", url]).current_dir(dir);
+        c.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+    };
+    let (pa, pb) = (spawn(a.path()), spawn(&b_dir));
+    for p in [pa, pb] {
+        let out = p.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["uploaded"].as_u64().unwrap() + v["skipped"].as_u64().unwrap(), v["segments"].as_u64().unwrap());
+    }
+    let out = isolate(&mut Command::new("git"))
+        .args(["clone", "-q", &b_dir.display().to_string(), "reader"])
+        .current_dir(root.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let (idx, stderr) = json(&root.path().join("reader"), Some(url), env, &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "both pushes' objects are found: {idx}\n{stderr}");
+    same_answers(&b_dir, &root.path().join("reader"));
+}
+
+#[test]
+fn concurrent_pushes_to_a_directory_store_are_both_kept() {
+    let store = tempfile::tempdir().unwrap();
+    concurrent_pushes(&format!("file://{}", store.path().display()), &[]);
+}
+
+#[test]
+fn concurrent_pushes_to_an_s3_store_are_both_kept() {
+    let Some(s3) = S3::get() else { return };
+    concurrent_pushes(&s3.bucket("concurrent"), &s3.env());
+}
+
+/// The store's segment files (`segments/ab/….parquet`).
+fn segment_files(store: &Path) -> Vec<std::path::PathBuf> {
+    files_under(&store.join("segments")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "parquet")).collect()
+}
+
+#[test]
+fn a_forged_segment_is_refused_and_its_blobs_indexed_here() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    // Every segment's bytes changed under its name (a chunk segment among them): each one is
+    // refused, and the laptop computes what they held.
+    let files = segment_files(&store);
+    assert!(files.len() >= 3, "{files:?}");
+    for f in &files {
+        let mut bytes = std::fs::read(f).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x5a;
+        std::fs::write(f, bytes).unwrap();
+    }
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(&url), &[], &["index"]);
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    assert_eq!(idx["remote"]["segments"].as_u64(), Some(0), "{idx}");
+    let refused = idx["remote"]["refused"].as_array().unwrap();
+    // Chunks, terms and graph of every blob (the history segment is not asked for).
+    assert!(refused.len() >= 3, "{idx}");
+    assert!(refused[0].as_str().unwrap().contains("do not hash to its name"), "{idx}");
+    assert!(stderr.contains("refusing segment"), "{stderr}");
+    same_answers(ci.path(), &laptop);
+}
+
+#[test]
+fn a_push_cut_off_before_its_catalog_is_not_used_and_a_new_push_completes_it() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    // What a push killed after its uploads leaves: segments, no catalog shard naming them.
+    std::fs::remove_dir_all(store.join("catalog")).unwrap();
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, _) = json(&laptop, Some(&url), &[], &["index"]);
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "nothing partial is used: {idx}");
+    assert_eq!(idx["remote"]["hits"].as_u64(), Some(0), "{idx}");
+    // The next push finds its segments there and writes the catalog.
+    let (pushed, _) = json(ci.path(), None, &[], &["push", "--objects", &url]);
+    assert_eq!(pushed["uploaded"].as_u64(), Some(0), "{pushed}");
+    assert!(pushed["shards"].as_u64().unwrap() > 0, "{pushed}");
+    let fresh = clone_of(&ci, root.path(), "fresh");
+    let (idx, _) = json(&fresh, Some(&url), &[], &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "{idx}");
+}
+
+#[test]
+fn an_unreachable_store_is_a_warning_and_local_indexing() {
+    // Nothing listens on this port: the connection is refused at once.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let env = env_for(&format!("http://127.0.0.1:{port}"));
+    let root = tempfile::tempdir().unwrap();
+    let ci = project();
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let t = std::time::Instant::now();
+    let (idx, stderr) = json(&laptop, Some("s3://nowhere/lynx"), &env, &["index"]);
+    assert!(t.elapsed().as_secs() < 60, "an unreachable store costs seconds: {:?}", t.elapsed());
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    assert!(idx["remote"]["error"].is_string(), "{idx}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("could not be read")).collect();
+    assert_eq!(warnings.len(), 1, "one line: {stderr}");
+    same_answers(ci.path(), &laptop);
+    // Pushing there is an error that names the store.
+    let out = run(ci.path(), None, &env, &["push", "--objects", "s3://nowhere/lynx"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("s3://nowhere/lynx"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn unsupported_schemes_name_the_supported_ones() {
+    let r = project();
+    for url in ["gs://bucket/x", "az://container/x", "ftp://host/x"] {
+        let out = run(r.path(), None, &[], &["push", "--objects", url]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success() && text.contains("s3://") && text.contains("file://"), "{url}: {text}");
+    }
+    // No store anywhere: the error says how to name one.
+    let out = run(r.path(), None, &[], &["push", "--objects"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("LYNX_OBJECTS_URL"));
+}
+
+#[test]
+fn a_committed_lynx_toml_cannot_choose_the_store() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    ci.write("lynx.toml", &format!("[store]\nobjects_url = \"{url}\"\n"));
+    ci.commit_all("a store named by the repository");
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, None, &[], &["index"]);
+    assert!(idx["remote"].is_null() && idx["blobs_fetched"].is_null(), "{idx}");
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    assert!(stderr.contains("lynx.toml") && stderr.contains("`store` is ignored"), "{stderr}");
+    // The user accepts it in their own configuration: then it is used.
+    let other = clone_of(&ci, root.path(), "accepted");
+    std::fs::create_dir_all(other.join(".lynx")).unwrap();
+    std::fs::write(other.join(".lynx/config.toml"), format!("[store]\nobjects_url = \"{url}\"\n")).unwrap();
+    let (idx, _) = json(&other, None, &[], &["index"]);
+    assert!(idx["blobs_new"].as_u64().unwrap() <= 1, "only lynx.toml itself may be new: {idx}");
+    assert!(idx["blobs_fetched"].as_u64().unwrap() > 30, "{idx}");
+}
