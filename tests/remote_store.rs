@@ -338,3 +338,24 @@ fn a_committed_lynx_toml_cannot_choose_the_store() {
     assert!(idx["blobs_new"].as_u64().unwrap() <= 1, "only lynx.toml itself may be new: {idx}");
     assert!(idx["blobs_fetched"].as_u64().unwrap() > 30, "{idx}");
 }
+
+#[test]
+fn vectors_travel_for_the_model_the_reader_uses() {
+    let root = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", root.path().join("store").display());
+    let model = format!("{}/tests/fixtures/models/tiny-static", env!("CARGO_MANIFEST_DIR"));
+    let ci = project();
+    let (pushed, _) = json(ci.path(), None, &[], &["--model", &model, "push", "--objects", &url]);
+    assert!(pushed["uploaded"].as_u64().unwrap() >= 4, "chunks, terms, graph and vectors: {pushed}");
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(&url), &[], &["--model", &model, "index"]);
+    assert_eq!(
+        (idx["blobs_new"].as_u64(), idx["chunks_embedded"].as_u64(), idx["dense"].as_str()),
+        (Some(0), Some(0), Some("ready")),
+        "nothing computed, vectors included: {idx}\n{stderr}"
+    );
+    let q = ["--model", model.as_str(), "search", "add two numbers"];
+    let (a, _) = json(ci.path(), None, &[], &q);
+    let (b, _) = json(&laptop, None, &[], &q);
+    assert_eq!(a["results"], b["results"]);
+}

@@ -29,7 +29,8 @@ impl Workspace {
 
     fn with_repo(repo: Repo) -> Result<Workspace> {
         let config = Config::load(repo.workdir.as_deref(), &repo.lynx_dir)?;
-        let store = Store::open(&repo.lynx_dir, &config.store.trusted)?;
+        let mut store = Store::open(&repo.lynx_dir, &config.store.trusted)?;
+        store.remote = crate::store::remote::configured(None, &config).map(|c| c.url);
         // Checked every time: `.lynx` may have been created by hand (a config file) first.
         exclude_store(&repo)?;
         Ok(Workspace { repo, store, config, shards: Default::default() })

@@ -101,6 +101,26 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
     let t = std::time::Instant::now();
     let mut todo = missing_chunks(store, view, &fp)?;
     let located = t.elapsed();
+    // The vectors the shared object store holds for this model, before any is computed.
+    if !todo.missing.is_empty()
+        && let Some(url) = store.remote.as_deref()
+    {
+        let keys: Vec<Key> = todo.missing.iter().map(|m| Key::hash(&m.hash)).collect();
+        let got = crate::store::remote::fetch_into(store, url, &vec![(layer::VECTORS.to_string(), fp.clone(), keys)]);
+        if got.segments > 0 {
+            let info = layer::VectorLayerInfo {
+                model: model.name().to_string(),
+                kind: model.kind().to_string(),
+                dim: model.dim(),
+            };
+            let info_path = layer::vector_info_path(store.objects(), &fp);
+            if !info_path.exists() {
+                crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
+            }
+            let have = store.catalogs(layer::VECTORS, &fp)?;
+            todo.missing.retain(|m| !have.contains(&Key::hash(&m.hash)));
+        }
+    }
     // Vectors other machines made (untrusted alternates) are computed again and compared
     // (`adopt::vectors`): what is stored is this machine's, so they count as embedded here.
     let mut checked = 0;

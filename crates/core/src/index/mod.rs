@@ -188,7 +188,7 @@ fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: 
     // downloaded, checked and installed; what it lacks is computed below.
     let mut fetched: std::collections::HashSet<Key> = std::collections::HashSet::new();
     if !todo.is_empty()
-        && let Some(store) = crate::store::remote::configured(None, &ws.config)
+        && let Some(url) = ws.store.remote.as_deref()
     {
         let keys: Vec<Key> = todo.iter().map(|f| f.key).collect();
         let mut wanted = vec![
@@ -198,7 +198,7 @@ fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: 
         if with_graph {
             wanted.push((layer::GRAPH.to_string(), graph_fp.clone(), keys));
         }
-        let got = crate::store::remote::fetch_into(&ws.store, &store.url, &wanted);
+        let got = crate::store::remote::fetch_into(&ws.store, url, &wanted);
         if got.segments > 0 {
             let (c, l, g) = (
                 ws.store.catalogs(layer::CHUNKS, &chunks_fp)?,

@@ -89,6 +89,8 @@ pub struct Store {
     /// Alternates not marked trusted: their objects are checked and copied into the local store
     /// before use (`index::adopt`), never read in place.
     pub pools: Vec<PathBuf>,
+    /// The shared object store indexing downloads from first (`remote::configured`), if any.
+    pub remote: Option<String>,
 }
 
 /// The catalogs of one (layer, fingerprint) across all object directories.
@@ -187,7 +189,7 @@ impl Store {
             }
             if trusted.contains(&alt) { dirs.push(alt) } else { pools.push(alt) }
         }
-        Ok(Store { root: root.to_path_buf(), dirs, pools })
+        Ok(Store { root: root.to_path_buf(), dirs, pools, remote: None })
     }
 
     pub fn objects(&self) -> &Path {
