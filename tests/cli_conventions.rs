@@ -43,7 +43,7 @@ fn paths_are_relative_to_the_current_directory_in_text_and_to_the_root_in_json()
     calc_project(&r);
     let out = lynx_in(&r, "src", &["find-usages", "add"]);
     let text = stdout(&out);
-    assert!(text.contains("\ncalc.py:9: total (6-10) [graph: calls, extracted]\n"), "{text}");
+    assert!(text.contains("\ncalc.py:9: total (6-10) [calls]\n"), "{text}");
     assert!(text.contains("\n../tests/test_calc.py:5: test_add (4-5)"), "{text}");
     let out = lynx_in(&r, "src", &["--json", "find-usages", "add"]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -704,7 +704,8 @@ fn callees_are_shown_where_they_are_defined_and_called_apart() {
     assert_eq!((link["site"].as_str(), link["line"].as_u64()), (Some("storage/remote/queue.go"), Some(15)), "{link}");
     let text = r.text(&["--no-dense", "describe-symbol", "shards.sendSamples"]);
     let line = text.lines().find(|l| l.contains("function retryAfterDuration")).unwrap_or_else(|| panic!("{text}"));
-    assert!(line.contains("client.go:23") && line.contains("called at storage/remote/queue.go:15"), "{line}");
+    assert!(line.contains("client.go:23") && line.contains("called at line 15"), "{line}");
+    assert!(text.contains("storage/remote/queue.go:"), "the definition names the file of line 15: {text}");
 }
 
 #[test]

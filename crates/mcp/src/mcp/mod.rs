@@ -621,7 +621,7 @@ impl ServerHandler for LynxServer {
                     let text = crate::ops::page::for_mcp(&answer.text).into_owned();
                     // Clients hand the model one of the two parts: the structured one is never a
                     // second, larger answer.
-                    let budget = (3 * text.len()).max(crate::ops::page::STRUCTURED_FLOOR);
+                    let budget = crate::ops::page::structured_budget(text.len());
                     let structured = crate::ops::page::fit_structured(answer.json(), budget);
                     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                     r.structured_content = Some(structured);

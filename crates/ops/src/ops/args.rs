@@ -180,13 +180,13 @@ pub fn required(s: &str, name: &str) -> Result<String> {
 
 /// Lines of code shown per hit where no one chose (MCP answers, evaluation transcripts, the
 /// command line's `--lines` default).
-pub const SNIPPET_LINES: usize = 6;
+pub const SNIPPET_LINES: usize = 4;
 
 /// Lines of code shown per hit in text output (the command line's `--lines`; MCP answers show
 /// `SNIPPET_LINES`).
 #[derive(Args, Debug, Clone, Copy)]
 pub struct Lines {
-    /// Lines of code shown per result in text output.
+    /// Lines of code shown for each of the first three results (the rest show their best line).
     #[arg(long = "lines", id = "lines", value_name = "LINES", default_value_t = SNIPPET_LINES)]
     pub per_hit: usize,
 }

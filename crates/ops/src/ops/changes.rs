@@ -4,7 +4,7 @@
 //! after — or, for deleted ones, the before — snapshot, and the tests to re-run).
 
 use super::nav::TestRef;
-use super::search::{Hit, cite, hit, snippet};
+use super::search::{Hit, hit};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::graph::model::{CodeGraph, Node};
@@ -426,10 +426,7 @@ fn render_search_diff(
         if res.results.is_empty() {
             text.push_str(&format!("no changed code matches \"{}\"\n", res.query));
         }
-        for h in &res.results {
-            text.push_str(&format!("{}\n", cite(h)));
-            text.push_str(&snippet(&h.text, snippet_lines));
-        }
+        super::search::push_hits(&mut text, &res.results, &res.query, snippet_lines);
     }
     if !res.files.is_empty() {
         text.push_str(if paging { "changed files:\n" } else { "most changed files:\n" });

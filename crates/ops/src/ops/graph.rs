@@ -2,7 +2,7 @@
 //! shortest_path | overview | surprising_connections | status) and `graph status`.
 
 use super::args::Count;
-use super::nav::{Ctx, link_line, open};
+use super::nav::{Ctx, open};
 use super::{Answer, view_line};
 use crate::engine::Engine;
 use crate::graph::model::{Node, Rel};
@@ -390,9 +390,11 @@ pub fn run(engine: &Engine, a: &GraphArgs) -> Result<Answer> {
     if results.is_empty() {
         text.push_str("  (none)\n");
     }
-    for l in results.iter() {
-        text.push_str(&format!("  {}\n", link_line(l, true)));
-    }
+    let here = super::nav::home_file(nodes.iter().map(|n| match n {
+        Node::Def(d) => Some(g.def_path(*d)),
+        _ => None,
+    }));
+    super::nav::push_links(&mut text, &results, usize::MAX, here);
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
     let t = Traversal {
         op,

@@ -207,7 +207,8 @@ pub fn code_at(ctx: &Ctx, path: &str, start: u32, end: u32) -> Result<Option<Str
     Ok(best.map(|b| b.1))
 }
 
-/// The first lines of code, skipping doc comments and attributes.
+/// A definition's head: up to `n` lines after its comments and decorators, ending where its
+/// body begins.
 fn first_code_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text
         .lines()
@@ -223,7 +224,16 @@ fn first_code_lines(text: &str, n: usize) -> String {
         })
         .take(n)
         .collect();
-    lines.join("\n")
+    // A head ends at the line that opens the body (`{`, Python's `:`, an arrow) or ends the
+    // declaration (`;`): what follows is the body.
+    let end = lines
+        .iter()
+        .position(|l| {
+            let t = l.trim_end();
+            t.ends_with('{') || t.ends_with(':') || t.ends_with("=>") || t.ends_with(';')
+        })
+        .map_or(lines.len(), |i| i + 1);
+    lines[..end].join("\n")
 }
 
 fn no_match(op: &'static str, ctx: &Ctx, symbol: &str) -> Answer {
@@ -254,23 +264,98 @@ fn matched_line(symbol: &str, defs: &[Definition], how: MatchKind) -> String {
     out
 }
 
-fn render_links(title: &str, links: &[Link], out: &mut String) {
+fn render_links(title: &str, links: &[Link], out: &mut String, here: Option<&str>, max: usize) {
     out.push_str(&format!("{title} ({}):\n", links.len()));
     if links.is_empty() {
         out.push_str("  (none)\n");
     }
-    for l in links.iter().take(60) {
-        out.push_str(&format!("  {}\n", link_line(l, true)));
+    push_links(out, links, max, here);
+}
+
+/// Links a description names per list (nearest first); `graph_query` pages through them all.
+const DESCRIBE_LINKS: usize = 15;
+/// Links a list names before counting the rest.
+const LINKS_LISTED: usize = 60;
+
+/// A module's dependants: each one while they are few, else the files they are in (most first),
+/// which is what a summary of a module needs.
+fn render_dependents(dependents: &[Link], total: usize, out: &mut String) {
+    if dependents.len() <= DEPENDENTS_LISTED {
+        return render_links("dependents", dependents, out, None, LINKS_LISTED);
     }
-    if links.len() > 60 {
-        out.push_str(&format!("  … {} more\n", links.len() - 60));
+    let mut files: Vec<(&str, usize)> = Vec::new();
+    for l in dependents {
+        let p = l.node.path.as_deref().unwrap_or("");
+        match files.iter_mut().find(|(f, _)| *f == p) {
+            Some((_, n)) => *n += 1,
+            None => files.push((p, 1)),
+        }
+    }
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    out.push_str(&format!("dependents ({total}), by file:\n"));
+    for (f, n) in files.iter().take(DEPENDENTS_LISTED) {
+        out.push_str(&format!("  {} ({n})\n", present::path(f)));
+    }
+    if files.len() > DEPENDENTS_LISTED {
+        out.push_str(&format!("  … {} more\n", present::count(files.len() - DEPENDENTS_LISTED, "file", "files")));
     }
 }
 
-/// `path:line: kind name (start-end) — relation, confidence`; the line is where the relation
-/// is written (the call), else where the node starts. `styled`: for a reader (relative paths,
-/// colour); plain for Markdown reports.
+/// Dependants an impact answer lists one by one (nearest first).
+const IMPACT_LISTED: usize = 25;
+
+/// Dependants of a module listed one by one; more are summed up by file.
+const DEPENDENTS_LISTED: usize = 10;
+
+/// A list of links, one line each up to `max` — symbols outside the repository (`len`,
+/// `strings.HasPrefix`) gathered on one line at the end. `here`: the file of the symbol asked
+/// about, whose call sites are said by their line alone.
+pub fn push_links<L: std::borrow::Borrow<Link>>(out: &mut String, links: &[L], max: usize, here: Option<&str>) {
+    let (outside, inside): (Vec<&Link>, Vec<&Link>) =
+        links.iter().map(|l| l.borrow()).partition(|l| l.node.path.is_none() && l.node.kind == "external");
+    for l in inside.iter().take(max) {
+        out.push_str(&format!("  {}\n", link_line_at(l, true, here)));
+    }
+    if inside.len() > max {
+        out.push_str(&format!("  … {} more\n", inside.len() - max));
+    }
+    if !outside.is_empty() {
+        let mut names: Vec<&str> = Vec::new();
+        for l in &outside {
+            if !names.contains(&l.node.name.as_str()) {
+                names.push(&l.node.name);
+            }
+        }
+        let shown = names.len().min(max.max(1));
+        let more = if names.len() > shown { format!(" (+{} more)", names.len() - shown) } else { String::new() };
+        out.push_str(&format!("  outside the repository: {}{more}\n", names[..shown].join(", ")));
+    }
+}
+
+/// The one file every start of a query is defined in, if there is one: call sites there need
+/// no path.
+pub fn home_file<'a>(paths: impl IntoIterator<Item = Option<&'a str>>) -> Option<&'a str> {
+    let mut home = None;
+    for p in paths {
+        match (home, p) {
+            (_, None) => return None,
+            (None, Some(p)) => home = Some(p),
+            (Some(h), Some(p)) if h != p => return None,
+            _ => {}
+        }
+    }
+    home
+}
+
+/// `path:line: kind name (start-end)`; the line is where the relation is written (the call),
+/// else where the node starts; then what is not the usual — a relation other than a call, an
+/// edge that is not confident. `styled`: for a reader (relative paths, colour); plain for
+/// Markdown reports.
 pub fn link_line(l: &Link, styled: bool) -> String {
+    link_line_at(l, styled, None)
+}
+
+fn link_line_at(l: &Link, styled: bool, here: Option<&str>) -> String {
     // A callee is shown where it is defined; its call site, in another file, said apart.
     let line =
         if l.site.is_some() { l.node.start_line.unwrap_or(0) } else { l.line.or(l.node.start_line).unwrap_or(0) };
@@ -281,6 +366,7 @@ pub fn link_line(l: &Link, styled: bool) -> String {
         _ => "at",
     };
     let site = match (&l.site, l.line) {
+        (Some(p), Some(n)) if here == Some(p.as_str()) => format!(" ({verb} line {n})"),
         (Some(p), Some(n)) if styled => format!(" ({verb} {})", present::loc(p, n).trim_end_matches(':')),
         (Some(p), Some(n)) => format!(" ({verb} {}:{n})", present::quote_path(p)),
         _ => String::new(),
@@ -313,7 +399,15 @@ pub fn link_line(l: &Link, styled: bool) -> String {
     let depth = if l.depth > 1 { format!(" [depth {}]", l.depth) } else { String::new() };
     let test = if l.node.test { " (test)" } else { "" };
     let recursion = if l.recursive { " (recursion)" } else { "" };
-    format!("{at}{site}{depth}{test}{recursion} — {}, {}", l.relation, l.confidence)
+    // A confident call is the usual line and says nothing more.
+    let confident = matches!(l.confidence, "precise" | "extracted" | "resolved");
+    let how = match (l.relation != "calls", confident) {
+        (false, true) => String::new(),
+        (true, true) => format!(" — {}", l.relation),
+        (false, false) => format!(" — {}", l.confidence),
+        (true, false) => format!(" — {}, {}", l.relation, l.confidence),
+    };
+    format!("{at}{site}{depth}{test}{recursion}{how}")
 }
 
 // ---------------------------------------------------------------- find_definition
@@ -502,6 +596,11 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     let hits = search::sparse(&ctx.data, &leaf, 200, None, None)?;
     for (o, _) in hits {
         let c = ctx.data.table.chunk(o);
+        // A symbol defined in the code is used by code: prose that names it (changelogs,
+        // guides) is not a usage.
+        if !defs.is_empty() && !c.lang.is_code() {
+            continue;
+        }
         let text = c.text()?;
         let Some(at) = identifier_at(text, &leaf) else { continue };
         if def_spans.contains(&(c.path.to_string(), c.start_line)) {
@@ -550,17 +649,18 @@ pub fn find_usages(engine: &Engine, a: &UsagesArgs) -> Result<Answer> {
     }
     for u in &results {
         let sym = if u.symbol.is_empty() { format!("<{}>", u.kind) } else { u.symbol.clone() };
+        // The graph's confident calls are the usual case; anything else says what it is.
         let how = match (u.relation, u.confidence) {
+            (Some(r), Some("precise" | "extracted" | "resolved")) => r.to_string(),
             (Some(r), Some(c)) => format!("{r}, {c}"),
             _ => "mentions".into(),
         };
         text.push_str(&format!(
-            "{} {} ({}-{}) [{}: {how}]\n",
+            "{} {} ({}-{}) [{how}]\n",
             present::loc(&u.path, u.line.unwrap_or(u.start_line)),
             sym,
             u.start_line,
             u.end_line,
-            u.origin
         ));
     }
     text.push_str(&super::page::more_line(next_cursor.as_deref()));
@@ -846,7 +946,9 @@ fn tests_for(ctx: &Ctx, defs: &[u32], depth: usize) -> Vec<TestRef> {
     out
 }
 
-fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
+/// Tests, nearest first, up to `max` named: the tests of one file found the same way on one line
+/// (`path [graph]: name (line), …`), the rest counted.
+fn render_tests(title: &str, tests: &[TestRef], out: &mut String, max: usize) {
     let guessed = tests.len() - to_rerun(tests);
     out.push_str(&format!(
         "{title} ({}){}:\n",
@@ -856,44 +958,46 @@ fn render_tests(title: &str, tests: &[TestRef], out: &mut String) {
     if tests.is_empty() {
         out.push_str("  (none found)\n");
     }
-    let shown = &tests[..tests.len().min(50)];
+    let shown = &tests[..tests.len().min(max)];
     let mut i = 0;
     while i < shown.len() {
         let t = &shown[i];
-        // Several tests of one file, found the same way: one line for the file.
+        let how =
+            format!("{}{}", t.origin, t.depth.filter(|d| *d > 1).map(|d| format!(", depth {d}")).unwrap_or_default());
         let run = shown[i..]
             .iter()
-            .take_while(|x| x.path == t.path && x.origin == t.origin && x.symbol.is_some() && x.start_line.is_some())
+            .take_while(|x| x.path == t.path && x.origin == t.origin && x.depth == t.depth && x.symbol.is_some())
             .count();
-        if run >= 4 {
+        if run >= 2 {
             let names: Vec<String> = shown[i..i + run]
                 .iter()
                 .map(|x| format!("{} ({})", x.symbol.as_deref().unwrap_or(""), x.start_line.unwrap_or(0)))
                 .collect();
-            out.push_str(&format!(
-                "  {run} tests in {} [{}]: {}\n",
-                present::path(&t.path),
-                t.origin,
-                names.join(", ")
-            ));
+            out.push_str(&format!("  {} [{how}]: {}\n", present::path(&t.path), names.join(", ")));
             i += run;
             continue;
         }
         match (&t.symbol, t.start_line, t.end_line) {
-            (Some(s), Some(a), Some(b)) => out.push_str(&format!(
-                "  {} {s} ({a}-{b}) [{}{}]\n",
-                present::loc(&t.path, a),
-                t.origin,
-                t.depth.map(|d| format!(", depth {d}")).unwrap_or_default()
-            )),
-            _ => out.push_str(&format!("  {} [{}]\n", present::path(&t.path), t.origin)),
+            (Some(s), Some(a), Some(b)) => {
+                out.push_str(&format!("  {} {s} ({a}-{b}) [{how}]\n", present::loc(&t.path, a)))
+            }
+            _ => out.push_str(&format!("  {} [{how}]\n", present::path(&t.path))),
         }
         i += 1;
     }
-    if tests.len() > 50 {
-        out.push_str(&format!("  … {} more\n", tests.len() - 50));
+    if tests.len() > max {
+        let rest = &tests[max..];
+        let mut files: Vec<&str> = rest.iter().map(|t| t.path.as_str()).collect();
+        files.sort_unstable();
+        files.dedup();
+        out.push_str(&format!("  … {} more in {}\n", rest.len(), present::count(files.len(), "file", "files")));
     }
 }
+
+/// Tests a description names (the nearest); `find_tests_for` lists them all.
+const DESCRIBE_TESTS: usize = 8;
+/// Tests a list answer names before counting the rest.
+const TESTS_LISTED: usize = 50;
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FindTests {
@@ -942,7 +1046,7 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
             let _ = fi;
             let next_cursor = pager.page(&mut tests, TESTS_PER_PAGE);
             let mut text = format!("{}\n{symbol} (file)\n", view_line(&ctx.data.id));
-            render_tests("tests", &tests, &mut text);
+            render_tests("tests", &tests, &mut text, TESTS_LISTED);
             text.push_str(&super::page::more_line(next_cursor.as_deref()));
             let r = FindTests { symbol: symbol.into(), matched: true, results: tests, next_cursor, mentions: None };
             return Ok(Answer::new("find_tests_for", Some(ctx.data.id.clone()), &r, text));
@@ -964,7 +1068,7 @@ pub fn find_tests_for(engine: &Engine, a: &TestsArgs) -> Result<Answer> {
     if let Some(p) = test_path_pattern {
         text.push_str(&format!("tests whose path matches /{p}/\n"));
     }
-    render_tests("tests", &tests, &mut text);
+    render_tests("tests", &tests, &mut text, TESTS_LISTED);
     if let Some(m) = &mentioned {
         text.push_str(&mentions_line("test", m));
     }
@@ -1042,15 +1146,16 @@ pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
     if let Some(d) = r.definitions.first() {
         text.push_str(&snippet(&d.signature, 3));
     }
+    let here = home_file(r.definitions.iter().map(|d| d.node.path.as_deref()));
     if !r.superclasses.is_empty() {
-        render_links("bases", &r.superclasses, &mut text);
+        render_links("bases", &r.superclasses, &mut text, None, DESCRIBE_LINKS);
     }
     if !r.subclasses.is_empty() {
-        render_links("subclasses", &r.subclasses, &mut text);
+        render_links("subclasses", &r.subclasses, &mut text, None, DESCRIBE_LINKS);
     }
-    render_links("callers", &r.callers, &mut text);
+    render_links("callers", &r.callers, &mut text, None, DESCRIBE_LINKS);
     if !r.references.is_empty() {
-        render_links("referenced by", &r.references, &mut text);
+        render_links("referenced by", &r.references, &mut text, None, DESCRIBE_LINKS);
     }
     if r.test_callers > 0 {
         text.push_str(&format!(
@@ -1058,8 +1163,8 @@ pub fn describe_symbol(engine: &Engine, a: &SymbolArgs) -> Result<Answer> {
             present::count(r.test_callers, "test", "tests")
         ));
     }
-    render_links("callees", &r.callees, &mut text);
-    render_tests("tests", &r.tests, &mut text);
+    render_links("callees", &r.callees, &mut text, here, DESCRIBE_LINKS);
+    render_tests("tests", &r.tests, &mut text, DESCRIBE_TESTS);
     if let Some(m) = &r.mentions {
         text.push_str(&mentions_line("caller, reference or test", m));
     }
@@ -1168,11 +1273,18 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
     }
     // Tests are listed once, under the tests to re-run.
     let production: Vec<&Link> = reach.confident.iter().filter(|l| !l.node.test).collect();
-    for l in production.iter().take(80) {
-        text.push_str(&format!("  {}\n", link_line(l, true)));
-    }
-    if production.len() > 80 {
-        text.push_str(&format!("  … {} more\n", production.len() - 80));
+    // Nearest first: beyond the first lines, the rest are said by how many files they touch.
+    push_links(&mut text, &production[..production.len().min(IMPACT_LISTED)], IMPACT_LISTED, None);
+    if production.len() > IMPACT_LISTED {
+        let rest = &production[IMPACT_LISTED..];
+        let mut files: Vec<&str> = rest.iter().filter_map(|l| l.node.path.as_deref()).collect();
+        files.sort_unstable();
+        files.dedup();
+        text.push_str(&format!(
+            "  … {} more in {} (`--json` or `format: summary` lists them)\n",
+            rest.len(),
+            present::count(files.len(), "file", "files")
+        ));
     }
     let test_dependants = reach.confident.len() - production.len();
     if test_dependants > 0 {
@@ -1186,14 +1298,9 @@ pub fn impact_report(ctx: &Ctx, subject: &str, defs: &[u32], head: &str, max_dep
             "possible direct callers, matched by name only (not followed): {}\n",
             reach.possible.len()
         ));
-        for l in reach.possible.iter().take(20) {
-            text.push_str(&format!("  {}\n", link_line(l, true)));
-        }
-        if reach.possible.len() > 20 {
-            text.push_str(&format!("  … {} more\n", reach.possible.len() - 20));
-        }
+        push_links(&mut text, &reach.possible, 10, None);
     }
-    render_tests("tests to re-run", &tests, &mut text);
+    render_tests("tests to re-run", &tests, &mut text, TESTS_LISTED);
     let confident = reach.confident.len();
     let tests_to_rerun = to_rerun(&tests);
     let mut results = reach.confident;
@@ -1304,8 +1411,8 @@ pub fn module_summary(engine: &Engine, a: &ModuleArgs) -> Result<Answer> {
             d.end_line.unwrap_or(0)
         ));
     }
-    render_links("imports", &imports, &mut text);
-    render_links("dependents", &dependents, &mut text);
+    render_links("imports", &imports, &mut text, Some(&file.path), LINKS_LISTED);
+    render_dependents(&dependents, total.2, &mut text);
     text.push_str(&format!(
         "tests: {}\n",
         if tests.is_empty() { "(none by convention)".to_string() } else { tests.join(", ") }

@@ -593,6 +593,7 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
     let own: Vec<&String> = manifests.iter().filter(|m| !auxiliary(m)).collect();
     let read_from: Vec<&String> = if own.is_empty() { manifests.iter().collect() } else { own };
     let has_file = |name: &str| view.files.iter().any(|f| f.path == name || f.path.ends_with(&format!("/{name}")));
+    let runner = script_runner(read("package.json").as_deref(), &|name| has_file(name));
     for m in read_from {
         let Some(text) = read(m) else { continue };
         let name = m.rsplit('/').next().unwrap_or(m);
@@ -618,7 +619,7 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
                         } else {
                             continue;
                         };
-                        add(kind, format!("{dir}npm run {k}"));
+                        add(kind, format!("{dir}{runner} {k}"));
                     }
                 }
             }
@@ -727,16 +728,10 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
         "frameworks: {}\n",
         if o.frameworks.is_empty() { "(none detected)".into() } else { o.frameworks.join(", ") }
     ));
-    text.push_str(&format!(
-        "manifests: {}\n",
-        if o.manifests.is_empty() { "(none)".into() } else { o.manifests.join(", ") }
-    ));
-    text.push_str(&format!(
-        "entry points: {}\n",
-        if o.entry_points.is_empty() { "(none detected)".into() } else { o.entry_points.join(", ") }
-    ));
+    text.push_str(&format!("manifests: {}\n", first_of(&o.manifests, 6, ", ", "(none)")));
+    text.push_str(&format!("entry points: {}\n", first_of(&o.entry_points, 6, ", ", "(none detected)")));
     for (k, v) in &o.commands {
-        text.push_str(&format!("{k}: {}\n", v.join(" | ")));
+        text.push_str(&format!("{k}: {}\n", first_of(v, 3, " | ", "")));
     }
     let dirs: Vec<String> = o.top_directories.iter().map(|(d, n)| format!("{d} ({n})")).collect();
     text.push_str(&format!("top-level: {}\n", dirs.join(", ")));
@@ -745,12 +740,57 @@ pub fn run(engine: &Engine, a: &OverviewArgs) -> Result<Answer> {
 
 results!(Overview);
 
+/// The first `n` of a list (the project's own come first), then how many more `--json` has.
+fn first_of(items: &[String], n: usize, sep: &str, none: &str) -> String {
+    if items.is_empty() {
+        return none.to_string();
+    }
+    let mut out = items[..items.len().min(n)].join(sep);
+    if items.len() > n {
+        out.push_str(&format!(" (+{} more)", items.len() - n));
+    }
+    out
+}
+
+/// How a JavaScript project runs its scripts: the package manager it declares
+/// (`"packageManager": "pnpm@9"`), else the one whose lock file it commits, else npm.
+fn script_runner(root_package: Option<&str>, has_file: &dyn Fn(&str) -> bool) -> &'static str {
+    let declared = root_package
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .and_then(|v| v["packageManager"].as_str().map(|s| s.split('@').next().unwrap_or("").to_string()));
+    match declared.as_deref() {
+        Some("pnpm") => return "pnpm run",
+        Some("yarn") => return "yarn run",
+        Some("bun") => return "bun run",
+        Some("npm") => return "npm run",
+        _ => {}
+    }
+    if has_file("pnpm-lock.yaml") || has_file("pnpm-workspace.yaml") {
+        "pnpm run"
+    } else if has_file("yarn.lock") {
+        "yarn run"
+    } else if has_file("bun.lockb") || has_file("bun.lock") {
+        "bun run"
+    } else {
+        "npm run"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn fw(path: &str, text: &str) -> Vec<&'static str> {
         frameworks_of(path, &declared_dependencies(path, text))
+    }
+
+    #[test]
+    fn scripts_run_with_the_declared_package_manager() {
+        let none = |_: &str| false;
+        assert_eq!(script_runner(Some(r#"{"packageManager": "pnpm@9.1.0"}"#), &none), "pnpm run");
+        assert_eq!(script_runner(Some("{}"), &|f| f == "yarn.lock"), "yarn run");
+        assert_eq!(script_runner(Some("{}"), &none), "npm run");
+        assert_eq!(first_of(&["a".into(), "b".into(), "c".into()], 2, ", ", "-"), "a, b (+1 more)");
     }
 
     #[test]

@@ -81,21 +81,36 @@ pub fn more_line(next: Option<&str>) -> String {
     }
 }
 
-/// Least room the structured part of an MCP answer gets, whatever its text's length.
+/// Least room the structured part of an MCP answer gets, whatever its text's length: the
+/// envelope and the first item of each list.
 pub const STRUCTURED_FLOOR: usize = 1_000;
+
+/// Room for the structured part of an MCP answer whose text has `text_len` characters: twice
+/// the text (its key names make the same items about twice as long), never a second, larger
+/// answer.
+pub fn structured_budget(text_len: usize) -> usize {
+    (2 * text_len).max(STRUCTURED_FLOOR)
+}
 /// Longest string the structured part keeps whole when an answer is over its budget.
 const STRUCTURED_STRING: usize = 240;
 /// Fewest items a list keeps when the structured part is cut to fit.
 const STRUCTURED_ITEMS: usize = 5;
 /// An object with more keys than this is a map (path → counts), cut like a list.
 const MAP_KEYS: usize = 40;
-/// Fields that hold code or prose the text part already shows: the structured part keeps their
-/// first line, so that a program knows what matched and the model does not read it twice.
-const BODY_FIELDS: &[&str] = &["text", "signature", "code", "snippet", "preview"];
+/// Fields that hold code or prose the text part already shows: the structured part leaves them
+/// empty (a program has the path and lines to read them), so the model does not read them twice.
+const BODY_FIELDS: &[&str] = &["text", "code", "snippet", "preview"];
+/// Fields that name a definition by its head: the structured part keeps the first line.
+const HEAD_FIELDS: &[&str] = &["signature"];
+/// Ranking diagnostics the text does not show (`--json` and `explain` have them).
+const DIAGNOSTIC_FIELDS: &[&str] = &["sparse_rank", "dense_rank"];
+/// Characters of a commit id the structured part keeps, as the text shows it.
+const COMMIT_CHARS: usize = 12;
 
 /// The structured part of an MCP answer: the fields a program needs, without what the text
-/// already shows in full — code bodies cut to their first line, scores to four decimals — and
-/// within `budget` characters of JSON: then long strings are shortened, then the longest lists
+/// already shows — code bodies left empty, signatures cut to their first line, ranking
+/// diagnostics dropped, scores to four decimals, the view's commit abbreviated — and within
+/// `budget` characters of JSON: then long strings are shortened, then the longest lists
 /// cut from the end (what the text shows first stays). The shape, and so the tool's output
 /// schema, is kept. The CLI's `--json` is the whole answer.
 pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Value {
@@ -124,9 +139,11 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
             }
             Value::Array(a) => a.iter_mut().for_each(project),
             Value::Object(m) => {
+                m.retain(|k, _| !DIAGNOSTIC_FIELDS.contains(&k.as_str()));
                 for (k, x) in m.iter_mut() {
                     match x {
-                        Value::String(s) if BODY_FIELDS.contains(&k.as_str()) => {
+                        Value::String(s) if BODY_FIELDS.contains(&k.as_str()) => s.clear(),
+                        Value::String(s) if HEAD_FIELDS.contains(&k.as_str()) => {
                             let first = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
                             let more = first.len() < s.trim().len();
                             let mut line = first.to_string();
@@ -144,6 +161,12 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
         }
     }
     project(&mut v);
+    if let Some(Value::String(c)) = v.get_mut("view").and_then(|w| w.get_mut("commit"))
+        && c.len() > COMMIT_CHARS
+        && c.is_ascii()
+    {
+        c.truncate(COMMIT_CHARS);
+    }
     if len(&v) <= budget {
         return v;
     }
@@ -247,12 +270,15 @@ mod tests {
         assert!(s.len() <= 8_000, "{}", s.len());
         assert_eq!(fitted["total"], 5000);
         assert_eq!(fitted["results"][0]["path"], "src/f0.rs");
-        // Code bodies keep their first line; scores four decimals; other long strings are cut.
-        assert_eq!(fitted["results"][0]["text"], "fn f() {…");
+        // Code bodies are left to the text; scores four decimals; other long strings are cut.
+        assert_eq!(fitted["results"][0]["text"], "");
         assert_eq!(fitted["results"][0]["score"], 0.1235);
         assert!(fitted["results"][0]["note"].as_str().unwrap().len() < 300);
-        let small = serde_json::json!({"ok": true, "results": [1, 2], "text": "one line"});
+        let small = serde_json::json!({"ok": true, "results": [1, 2], "signature": "fn f()"});
         assert_eq!(super::fit_structured(small.clone(), 8_000), small);
+        let view =
+            serde_json::json!({"view": {"commit": "0123456789abcdef0123456789abcdef01234567"}, "sparse_rank": 3});
+        assert_eq!(super::fit_structured(view, 8_000), serde_json::json!({"view": {"commit": "0123456789ab"}}));
     }
 
     use super::*;

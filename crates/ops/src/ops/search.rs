@@ -619,14 +619,104 @@ pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize
     if r.results.is_empty() {
         out.push_str(&format!("no matches for \"{}\"{}\n", r.query, crate::present::did_you_mean(&r.suggestions)));
     }
-    for h in &r.results {
-        out.push_str(&format!("{}\n", cite(h)));
+    push_hits(&mut out, &r.results, &r.query, snippet_lines);
+    out.push_str(&super::page::more_line(r.next_cursor.as_deref()));
+    out
+}
+
+/// Results after this many show one line each (their best): an agent reads the first few and
+/// opens what it needs; the rest are places to look.
+pub const PREVIEWED: usize = 3;
+/// Longest preview line shown whole.
+const PREVIEW_WIDTH: usize = 140;
+
+/// The hits of a result list, best first: each one's citation, then an excerpt of `lines`
+/// lines for the first `PREVIEWED`, one line for the rest.
+pub fn push_hits(out: &mut String, hits: &[Hit], query: &str, lines: usize) {
+    let terms = crate::analyze::highlight_terms(query);
+    for (i, h) in hits.iter().enumerate() {
+        out.push_str(&cite(h));
+        out.push('\n');
         if let Some(e) = &h.explain {
             out.push_str(&render_explanation(e));
         }
-        out.push_str(&snippet(&h.text, snippet_lines));
+        let n = if i < PREVIEWED { lines } else { lines.min(1) };
+        out.push_str(&excerpt(&h.text, h.start_line, h.end_line, &terms, n));
     }
-    out.push_str(&super::page::more_line(r.next_cursor.as_deref()));
+}
+
+/// Up to `lines` lines of a hit: its first line (what it is), then the lines holding the most
+/// query words, in file order — each numbered when the text is the whole range — the common
+/// indentation dropped and long lines cut (the citation gives the range to open).
+pub fn excerpt(text: &str, start: u32, end: u32, terms: &[String], lines: usize) -> String {
+    if lines == 0 {
+        return String::new();
+    }
+    let all: Vec<&str> = text.lines().collect();
+    let numbered = end >= start && all.len() == (end - start + 1) as usize;
+    let useful = |l: &str| l.trim().len() > 1;
+    let Some(first) = all.iter().position(|l| useful(l)) else { return String::new() };
+    let matches = |l: &str| {
+        let low = l.to_lowercase();
+        terms.iter().filter(|t| low.contains(t.as_str())).count()
+    };
+    if lines == 1 {
+        // One line: the one naming the most query words, the first when none names more.
+        let best = all
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| useful(l))
+            .fold((first, matches(all[first])), |b, (i, l)| if matches(l) > b.1 { (i, matches(l)) } else { b });
+        return excerpt_lines(&all, &[best.0], start, numbered);
+    }
+    let mut chosen = vec![first];
+    if !terms.is_empty() {
+        let mut scored: Vec<(usize, usize)> = all
+            .iter()
+            .enumerate()
+            .filter(|&(i, l)| i != first && useful(l))
+            .map(|(i, l)| (matches(l), i))
+            .filter(|&(n, _)| n > 0)
+            .collect();
+        scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        chosen.extend(scored.into_iter().take(lines - 1).map(|(_, i)| i));
+    }
+    // Too few lines name the query: the head of the range fills the rest.
+    let mut next = first + 1;
+    while chosen.len() < lines && next < all.len() {
+        if useful(all[next]) && !chosen.contains(&next) {
+            chosen.push(next);
+        }
+        next += 1;
+    }
+    chosen.sort_unstable();
+    excerpt_lines(&all, &chosen, start, numbered)
+}
+
+fn excerpt_lines(all: &[&str], chosen: &[usize], start: u32, numbered: bool) -> String {
+    // The lines keep their indentation relative to each other (Python's blocks), not the
+    // chunk's own.
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let common = chosen.iter().map(|&i| indent(all[i])).min().unwrap_or(0);
+    let mut out = String::new();
+    for &i in chosen {
+        let l = all[i];
+        let cut = common.min(indent(l));
+        let mut line = if l.is_char_boundary(cut) { &l[cut..] } else { l.trim_start() }.trim_end().to_string();
+        if line.len() > PREVIEW_WIDTH {
+            let mut at = PREVIEW_WIDTH;
+            while !line.is_char_boundary(at) {
+                at -= 1;
+            }
+            line.truncate(at);
+            line.push('…');
+        }
+        if numbered {
+            out.push_str(&format!("    {}: {line}\n", start as usize + i));
+        } else {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
     out
 }
 
