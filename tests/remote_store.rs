@@ -354,8 +354,65 @@ fn vectors_travel_for_the_model_the_reader_uses() {
         (Some(0), Some(0), Some("ready")),
         "nothing computed, vectors included: {idx}\n{stderr}"
     );
+    // The vectors' round is counted with the blobs' one.
+    assert!(idx["remote"]["segments"].as_u64().unwrap() >= 4, "{idx}");
     let q = ["--model", model.as_str(), "search", "add two numbers"];
     let (a, _) = json(ci.path(), None, &[], &q);
     let (b, _) = json(&laptop, None, &[], &q);
     assert_eq!(a["results"], b["results"]);
+}
+
+/// Content for a file whose git blob id starts with `digit` (so its catalog entries land in one
+/// group of the store's catalog).
+fn content_in_group(r: &TestRepo, digit: char, n: usize) -> String {
+    for salt in 0.. {
+        let text = format!("def numbat_{n}_{salt}():\n    return {n}\n");
+        let mut c = isolate(&mut Command::new("git"))
+            .args(["hash-object", "--stdin"])
+            .current_dir(r.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let id = String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap();
+        if id.starts_with(digit) {
+            return text;
+        }
+    }
+    unreachable!()
+}
+
+#[test]
+fn many_pushes_to_one_catalog_group_are_compacted_and_nothing_is_lost() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    // Ten pushes, each adding a blob to the chunk catalog's group `a`.
+    for n in 0..10 {
+        ci.write(&format!("src/numbat{n}.py"), &content_in_group(&ci, 'a', n));
+        ci.commit_all(&format!("numbat {n}"));
+        let (pushed, _) = json(ci.path(), None, &[], &["push", "--objects", &url]);
+        assert!(pushed["shards"].as_u64().unwrap() >= 1, "{pushed}");
+    }
+    let group = store
+        .join("catalog")
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("chunks-"));
+    let shards = files_under(&group.unwrap().path().join("a"));
+    assert!(shards.len() >= 11, "one shard a push: {shards:?}");
+    // The newest shards hold the whole group once readers would read too many.
+    let sizes: Vec<u64> = shards.iter().map(|p| std::fs::metadata(p).unwrap().len()).collect();
+    let biggest = shards[sizes.iter().enumerate().max_by_key(|(_, s)| **s).unwrap().0].clone();
+    let gen_of = |p: &Path| p.file_name().unwrap().to_string_lossy()[..8].parse::<u32>().unwrap();
+    assert!(gen_of(&biggest) >= 9, "a compacting shard was written late: {shards:?}");
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, _) = json(&laptop, Some(&url), &[], &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "{idx}");
+    let (hits, _) = json(&laptop, None, &[], &["search", "numbat_9"]);
+    assert!(hits["results"].to_string().contains("numbat9.py"), "{hits}");
 }

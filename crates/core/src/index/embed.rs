@@ -30,6 +30,8 @@ pub struct DenseOutcome {
     /// Chunks of the view with a vector / all chunks of the view.
     pub covered: usize,
     pub total: usize,
+    /// What the shared object store gave (vectors of this model), when one is configured.
+    pub fetched: Option<crate::store::remote::Fetched>,
 }
 
 /// A chunk of the view without a vector: where its text is.
@@ -102,6 +104,7 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
     let mut todo = missing_chunks(store, view, &fp)?;
     let located = t.elapsed();
     // The vectors the shared object store holds for this model, before any is computed.
+    let mut fetched = None;
     if !todo.missing.is_empty()
         && let Some(url) = store.remote.as_deref()
     {
@@ -120,6 +123,7 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
             let have = store.catalogs(layer::VECTORS, &fp)?;
             todo.missing.retain(|m| !have.contains(&Key::hash(&m.hash)));
         }
+        fetched = Some(got);
     }
     // Vectors other machines made (untrusted alternates) are computed again and compared
     // (`adopt::vectors`): what is stored is this machine's, so they count as embedded here.
@@ -137,8 +141,13 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
             todo.missing.retain(|m| !have.contains(&Key::hash(&m.hash)));
         }
     }
-    let mut out =
-        DenseOutcome { embedded: checked, segments: 0, covered: todo.total - todo.missing.len(), total: todo.total };
+    let mut out = DenseOutcome {
+        embedded: checked,
+        segments: 0,
+        covered: todo.total - todo.missing.len(),
+        total: todo.total,
+        fetched,
+    };
     if todo.missing.is_empty() {
         return Ok(out);
     }

@@ -3,13 +3,18 @@
 //!
 //! - `segments/<ab>/<62 hex>.parquet`: the segments, named by the blake3 of their bytes as in
 //!   `.lynx/objects`, written put-if-absent and never changed;
-//! - `catalog/<layer>-<fingerprint>/<2 hex>/<generation>-<hash>.json.zst`: catalog shards, one
-//!   group per (layer, fingerprint) and first byte of the key, each saying which segment holds
-//!   each key's rows. A shard is immutable too (named by its content): a push writes a new one
-//!   holding what the shards it listed held plus its own keys, and names those it covers.
+//! - `catalog/<layer>-<fingerprint>/<1 hex>/<generation>-<hash>.json.zst`: catalog shards, 16
+//!   groups per (layer, fingerprint) by the first hex digit of the key, each shard saying which
+//!   segment holds each key's rows. A shard is immutable too (named by its content): a push
+//!   writes one per group it adds keys to, holding those keys; once a group has
+//!   `COMPACT_AFTER` shards a reader would read, the push's shard holds them all and names
+//!   the shards it covers.
 //!
-//! A reader lists a group, reads its shards from the newest generation down and skips those a
-//! read one covers; concurrent pushers both write shards, and a reader takes the union. Shards
+//! A reader lists a layer once, reads each group it needs from the newest generation down and
+//! skips the shards a read one covers; concurrent pushers both write shards, and a reader takes
+//! the union. Sixteen groups keep a small repository's catalog a few dozen objects (a fresh
+//! clone reads it in one round of requests) while a reader of a few blobs of a large one reads a
+//! sixteenth of it. Shards
 //! are written only after every segment they name exists, so a killed push leaves at most
 //! segments no shard names yet, which nothing reads. Whatever comes from the store is checked
 //! as an import is (name = hash, size cap, schema and bounds, expected layer) before use.
@@ -67,6 +72,22 @@ pub struct Fetched {
     pub seconds: f64,
 }
 
+impl Fetched {
+    /// Adds another round's counts (the vectors after the blobs' layers).
+    pub fn add(&mut self, other: &Fetched) {
+        self.asked += other.asked;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.segments += other.segments;
+        self.bytes += other.bytes;
+        self.refused.extend(other.refused.iter().cloned());
+        if self.error.is_none() {
+            self.error.clone_from(&other.error);
+        }
+        self.seconds += other.seconds;
+    }
+}
+
 /// What a push did (`push --objects --json`).
 #[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct Pushed {
@@ -112,10 +133,18 @@ mod client_stub {
 #[cfg(not(feature = "remote-store"))]
 pub use client_stub::*;
 
-/// A shard group's directory: `catalog/<layer>-<fingerprint>/<2 hex>`.
-fn group_dir(layer: &str, fingerprint: &str, first: u8) -> String {
-    format!("catalog/{layer}-{fingerprint}/{first:02x}")
+/// A shard group's directory: `catalog/<layer>-<fingerprint>/<1 hex>`.
+fn group_dir(layer: &str, fingerprint: &str, group: u8) -> String {
+    format!("catalog/{layer}-{fingerprint}/{group:x}")
 }
+
+/// The group of a key: its first hex digit.
+fn group_of(k: &Key) -> u8 {
+    k.0[0] >> 4
+}
+
+/// Shards of a group a reader reads before a push writes one holding them all.
+const COMPACT_AFTER: usize = 8;
 
 /// A shard file name's generation, when it is one of ours (`<8 digits>-<32 hex>.json.zst`).
 fn shard_generation(file: &str) -> Option<u32> {
@@ -200,8 +229,9 @@ mod client {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
-    /// Requests in flight at once.
+    /// Requests in flight at once: segment transfers, and small catalog requests.
     const PARALLEL: usize = 8;
+    const SMALL_PARALLEL: usize = 32;
 
     /// An opened store: the client, the prefix the layout sits under, and the runtime its
     /// calls run on (the rest of Lynx is not async).
@@ -352,37 +382,47 @@ mod client {
             }
         }
 
-        /// The shard files of a group, with their generations.
-        async fn list_group(&self, dir: &str) -> Result<Vec<(u32, String)>> {
-            let prefix = self.path(dir);
+        /// The shard files of every group of one (layer, fingerprint), newest generation first:
+        /// one listing (paged by the store) rather than a request per group.
+        async fn list_layer(&self, layer: &str, fingerprint: &str) -> Result<HashMap<u8, Vec<(u32, String)>>> {
+            let prefix = self.path(&format!("catalog/{layer}-{fingerprint}"));
             let metas: Vec<object_store::ObjectMeta> = self.store.list(Some(&prefix)).try_collect().await?;
-            let mut out: Vec<(u32, String)> = metas
-                .into_iter()
-                .filter_map(|m| {
-                    let file = m.location.filename()?.to_string();
-                    shard_generation(&file).map(|g| (g, file))
-                })
-                .collect();
-            out.sort_by(|a, b| b.cmp(a));
+            let mut out: HashMap<u8, Vec<(u32, String)>> = HashMap::new();
+            for m in metas {
+                let parts: Vec<String> = m.location.parts().map(|p| p.as_ref().to_string()).collect();
+                let [.., dir, file] = parts.as_slice() else { continue };
+                let (Some(generation), Ok(first)) = (shard_generation(file), u8::from_str_radix(dir, 16)) else {
+                    continue;
+                };
+                if dir.len() == 1 && dir.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    out.entry(first).or_default().push((generation, file.clone()));
+                }
+            }
+            for files in out.values_mut() {
+                files.sort_by(|a, b| b.cmp(a));
+            }
             Ok(out)
         }
 
-        /// The union of a group's shards: (listed files, key → segment). A damaged or forged
-        /// shard is skipped with a warning (its keys are then misses).
+        /// The union of a group's shards (`listed`, newest first): key → segment, and how many
+        /// shards were read. A damaged or forged shard is skipped with a warning (its keys are
+        /// then misses).
         async fn read_group(
             &self,
             layer: &str,
             fingerprint: &str,
             first: u8,
-        ) -> Result<(Vec<(u32, String)>, HashMap<Key, String>)> {
+            listed: &[(u32, String)],
+        ) -> Result<(HashMap<Key, String>, usize)> {
             let dir = group_dir(layer, fingerprint, first);
-            let listed = self.list_group(&dir).await?;
             let mut covered: HashSet<String> = HashSet::new();
             let mut keys: HashMap<Key, String> = HashMap::new();
-            for (_, file) in &listed {
+            let mut read = 0;
+            for (_, file) in listed {
                 if covered.contains(file) {
                     continue;
                 }
+                read += 1;
                 let bytes = self.get_bounded(&self.path(&format!("{dir}/{file}")), MAX_SHARD_BYTES as u64).await;
                 let shard = bytes.and_then(|b| decode_shard(&b, layer, fingerprint));
                 let shard = match shard {
@@ -397,26 +437,44 @@ mod client {
                     if !valid_segment_name(&seg) {
                         continue;
                     }
-                    for k in ks.iter().filter_map(|h| parse_key(h)) {
+                    for k in ks.iter().filter_map(|h| parse_key(h)).filter(|k| group_of(k) == first) {
                         keys.entry(k).or_insert_with(|| seg.clone());
                     }
                 }
             }
-            Ok((listed, keys))
+            Ok((keys, read))
+        }
+
+        /// The groups `firsts` of one (layer, fingerprint): group → (listed files, key →
+        /// segment, shards read). Groups without shards cost no request.
+        async fn read_groups(
+            &self,
+            layer: &str,
+            fingerprint: &str,
+            firsts: &BTreeSet<u8>,
+        ) -> Result<Vec<(u8, Vec<(u32, String)>, HashMap<Key, String>, usize)>> {
+            let mut listing = self.list_layer(layer, fingerprint).await?;
+            let todo: Vec<(u8, Vec<(u32, String)>)> =
+                firsts.iter().map(|f| (*f, listing.remove(f).unwrap_or_default())).collect();
+            futures_util::stream::iter(todo)
+                .map(|(f, listed)| async move {
+                    let (keys, read) = match listed.is_empty() {
+                        true => (HashMap::new(), 0),
+                        false => self.read_group(layer, fingerprint, f, &listed).await?,
+                    };
+                    Ok::<_, anyhow::Error>((f, listed, keys, read))
+                })
+                .buffer_unordered(SMALL_PARALLEL)
+                .try_collect()
+                .await
         }
 
         /// Key → segment for `keys` of one (layer, fingerprint), reading only their groups.
         fn lookup(&self, layer: &str, fingerprint: &str, keys: &[Key]) -> Result<HashMap<Key, String>> {
-            let firsts: BTreeSet<u8> = keys.iter().map(|k| k.0[0]).collect();
-            let groups: Vec<HashMap<Key, String>> = self.rt.block_on(async {
-                futures_util::stream::iter(firsts)
-                    .map(|f| async move { self.read_group(layer, fingerprint, f).await.map(|(_, k)| k) })
-                    .buffer_unordered(PARALLEL)
-                    .try_collect()
-                    .await
-            })?;
+            let firsts: BTreeSet<u8> = keys.iter().map(group_of).collect();
+            let groups = self.rt.block_on(self.read_groups(layer, fingerprint, &firsts))?;
             let wanted: HashSet<&Key> = keys.iter().collect();
-            Ok(groups.into_iter().flatten().filter(|(k, _)| wanted.contains(k)).collect())
+            Ok(groups.into_iter().flat_map(|(_, _, k, _)| k).filter(|(k, _)| wanted.contains(k)).collect())
         }
     }
 
@@ -560,41 +618,46 @@ mod client {
         for (dir, name) in segments {
             let s = pack::scan_file(&local.segment_path(*dir, name))?;
             for (k, _, _) in &s.keys {
-                groups.entry((s.layer.clone(), s.fingerprint.clone(), k.0[0])).or_default().push((*k, name.clone()));
+                groups
+                    .entry((s.layer.clone(), s.fingerprint.clone(), group_of(k)))
+                    .or_default()
+                    .push((*k, name.clone()));
             }
         }
-        // What the store's shards already name.
-        let existing: Vec<(GroupKey, Vec<(u32, String)>, HashMap<Key, String>)> = remote
-            .rt
-            .block_on(async {
-                futures_util::stream::iter(groups.keys().cloned())
-                    .map(|g| {
-                        let remote = &remote;
-                        async move {
-                            let (listed, keys) = remote.read_group(&g.0, &g.1, g.2).await?;
-                            Ok::<_, anyhow::Error>((g, listed, keys))
-                        }
-                    })
-                    .buffer_unordered(PARALLEL)
-                    .try_collect()
-                    .await
-            })
-            .with_context(|| format!("reading the catalog of {url}"))?;
+        // What the store's shards already name: one listing per layer, the touched groups read.
+        let mut firsts: BTreeMap<(String, String), BTreeSet<u8>> = BTreeMap::new();
+        for (l, f, first) in groups.keys() {
+            firsts.entry((l.clone(), f.clone())).or_default().insert(*first);
+        }
+        let mut existing: Vec<(GroupKey, Vec<(u32, String)>, HashMap<Key, String>, usize)> = Vec::new();
+        for ((l, f), fs) in &firsts {
+            let read = remote
+                .rt
+                .block_on(remote.read_groups(l, f, fs))
+                .with_context(|| format!("reading the catalog of {url}"))?;
+            existing.extend(
+                read.into_iter().map(|(first, listed, keys, read)| ((l.clone(), f.clone(), first), listed, keys, read)),
+            );
+        }
         let mut upload: BTreeSet<String> = BTreeSet::new();
         let mut shards: Vec<(String, u32, Shard)> = Vec::new();
-        for (g, listed, known) in existing {
+        for (g, listed, known, read) in existing {
             let new: Vec<&(Key, String)> = groups[&g].iter().filter(|(k, _)| !known.contains_key(k)).collect();
             if new.is_empty() {
                 continue;
             }
+            // The new keys alone, or, once readers read many shards here, everything the group
+            // holds (covering the shards listed: a reader then reads this one and newer ones).
+            let compact = read + 1 > COMPACT_AFTER;
             let mut shard = Shard {
                 format: SHARD_FORMAT.into(),
                 layer: g.0.clone(),
                 fingerprint: g.1.clone(),
-                covers: listed.iter().map(|(_, f)| f.clone()).collect(),
+                covers: if compact { listed.iter().map(|(_, f)| f.clone()).collect() } else { Vec::new() },
                 segments: BTreeMap::new(),
             };
-            for (k, seg) in known.iter().map(|(k, s)| (k, s.clone())).chain(new.iter().map(|(k, s)| (k, s.clone()))) {
+            let old = known.iter().filter(|_| compact).map(|(k, s)| (k, s.clone()));
+            for (k, seg) in old.chain(new.iter().map(|(k, s)| (k, s.clone()))) {
                 shard.segments.entry(seg).or_default().push(key_hex(k));
             }
             for ks in shard.segments.values_mut() {

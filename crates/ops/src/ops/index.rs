@@ -117,6 +117,13 @@ fn embed(engine: &Engine, view: &View, report: &mut IndexReport) {
                 tracing::warn!("could not record the model for this store: {e:#}");
             }
             report.chunks_embedded = d.embedded;
+            // The vectors' round with the store counts with the blobs' round.
+            if let Some(f) = &d.fetched {
+                match report.remote.as_mut() {
+                    Some(r) => r.add(f),
+                    None => report.remote = Some(f.clone()),
+                }
+            }
             report.segments_written += d.segments;
             report.dense = if d.covered == d.total { "ready".into() } else { "partial".into() };
             report.dense_model = Some(model.name().to_string());
