@@ -612,16 +612,30 @@ mod client {
         if remote.read_only {
             bail!("the object store {url} is read-only over HTTP(S); push to its s3:// or file:// URL instead");
         }
-        // Each segment's layer and keys, grouped as the shards are.
+        // The keys the local catalogs place in these segments, grouped as the shards are (the
+        // catalogs, not the segments, are read: an up-to-date push reads no segment).
         type GroupKey = (String, String, u8);
+        let wanted: HashSet<&str> = segments.iter().map(|(_, n)| n.as_str()).collect();
         let mut groups: BTreeMap<GroupKey, Vec<(Key, String)>> = BTreeMap::new();
-        for (dir, name) in segments {
-            let s = pack::scan_file(&local.segment_path(*dir, name))?;
-            for (k, _, _) in &s.keys {
-                groups
-                    .entry((s.layer.clone(), s.fingerprint.clone(), group_of(k)))
-                    .or_default()
-                    .push((*k, name.clone()));
+        let mut named: BTreeSet<(String, String)> = BTreeSet::new();
+        for dir in &local.dirs {
+            let Ok(rd) = std::fs::read_dir(dir.join("catalog")) else { continue };
+            for e in rd.flatten() {
+                let file = e.file_name().to_string_lossy().into_owned();
+                if let Some((layer, fp)) = file.strip_suffix(".cat").and_then(|n| n.split_once('-')) {
+                    named.insert((layer.to_string(), fp.to_string()));
+                }
+            }
+        }
+        for (layer, fp) in &named {
+            let cats = local.catalogs(layer, fp)?;
+            for cat in &cats.per_dir {
+                for (k, loc) in &cat.entries {
+                    let seg = cat.segment_name(*loc);
+                    if wanted.contains(seg) {
+                        groups.entry((layer.clone(), fp.clone(), group_of(k))).or_default().push((*k, seg.to_string()));
+                    }
+                }
             }
         }
         // What the store's shards already name: one listing per layer, the touched groups read.
@@ -677,6 +691,12 @@ mod client {
                     let path = local.segment_path(by_name[name], name);
                     async move {
                         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                        if !pack::verify_name(name, &bytes) {
+                            bail!(
+                                "segment {} is damaged (its bytes no longer match its name); run `git lynx doctor --repair`, index again, then push",
+                                path.display()
+                            );
+                        }
                         let n = bytes.len() as u64;
                         let wrote = remote.put_if_absent(&remote.segment_path(name), bytes).await?;
                         progress.inc(1);
