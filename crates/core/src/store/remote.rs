@@ -240,7 +240,7 @@ mod client {
         store: Arc<dyn ObjectStore>,
         prefix: String,
         read_only: bool,
-        rt: tokio::runtime::Runtime,
+        pub(super) rt: tokio::runtime::Runtime,
     }
 
     fn unsupported(url: &str) -> anyhow::Error {
@@ -331,7 +331,7 @@ mod client {
             &self.url
         }
 
-        fn path(&self, rel: &str) -> StorePath {
+        pub(super) fn path(&self, rel: &str) -> StorePath {
             match self.prefix.is_empty() {
                 true => StorePath::from(rel),
                 false => StorePath::from(format!("{}/{rel}", self.prefix)),
@@ -344,7 +344,7 @@ mod client {
 
         /// Reads an object of at most `limit` bytes (the size is checked before and while
         /// reading: a server that says less and sends more is cut off).
-        async fn get_bounded(&self, path: &StorePath, limit: u64) -> Result<Vec<u8>> {
+        pub(super) async fn get_bounded(&self, path: &StorePath, limit: u64) -> Result<Vec<u8>> {
             let r = self.store.get(path).await?;
             if r.meta.size > limit {
                 bail!("it is {} bytes, over the limit of {limit}", r.meta.size);
@@ -362,7 +362,7 @@ mod client {
         }
 
         /// Writes an object unless it exists. Returns whether this call wrote it.
-        async fn put_if_absent(&self, path: &StorePath, bytes: Vec<u8>) -> Result<bool> {
+        pub(super) async fn put_if_absent(&self, path: &StorePath, bytes: Vec<u8>) -> Result<bool> {
             let payload = PutPayload::from(bytes);
             let opts = PutOptions { mode: PutMode::Create, ..Default::default() };
             match self.store.put_opts(path, payload.clone(), opts).await {
@@ -756,6 +756,26 @@ mod tests {
         assert_eq!(parse_key("zz"), None);
         assert!(valid_segment_name(&format!("ab/{}", "c".repeat(62))));
         assert!(!valid_segment_name(&format!("../{}", "c".repeat(62))));
+    }
+
+    #[cfg(feature = "remote-store")]
+    #[test]
+    fn objects_over_the_limit_are_refused_and_writes_are_put_if_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RemoteStore::open(&format!("file://{}", dir.path().display())).unwrap();
+        let path = store.path("segments/ab/x.parquet");
+        assert!(store.rt.block_on(store.put_if_absent(&path, vec![7u8; 100])).unwrap());
+        // The same name again: someone else wrote it, which is success, and nothing changes.
+        assert!(!store.rt.block_on(store.put_if_absent(&path, vec![9u8; 10])).unwrap());
+        assert_eq!(store.rt.block_on(store.get_bounded(&path, 100)).unwrap(), vec![7u8; 100]);
+        let e = store.rt.block_on(store.get_bounded(&path, 99)).unwrap_err();
+        assert!(format!("{e:#}").contains("over the limit"), "{e:#}");
+        for (url, says) in
+            [("gs://b/x", "s3://"), ("az://c/x", "s3://"), ("s3:///x", "s3://bucket"), ("file://rel/dir", "absolute")]
+        {
+            let e = RemoteStore::open(url).err().unwrap();
+            assert!(format!("{e:#}").contains(says), "{url}: {e:#}");
+        }
     }
 
     #[test]
