@@ -478,6 +478,10 @@ mod client {
         }
     }
 
+    /// Keys each (store, layer, fingerprint) did not have when this process asked.
+    static MISSED: std::sync::LazyLock<std::sync::Mutex<HashMap<(String, String, String), HashSet<Key>>>> =
+        std::sync::LazyLock::new(Default::default);
+
     /// Remembers stores found unreachable, so a server asking every few seconds does not wait on
     /// a dead one each time (tried again after a minute).
     fn unreachable(url: &str, mark: bool) -> bool {
@@ -496,6 +500,21 @@ mod client {
     pub fn fetch_into(local: &Store, url: &str, wanted: &Wanted) -> Fetched {
         let t0 = Instant::now();
         let mut out = Fetched { url: url.to_string(), ..Default::default() };
+        // Keys this process already asked the store for in vain are not asked again: a blob
+        // that is never stored (too large to index) or that nobody pushed costs one request,
+        // not one with every question a server answers.
+        let wanted: Wanted = {
+            let missed = MISSED.lock().unwrap_or_else(|e| e.into_inner());
+            wanted
+                .iter()
+                .map(|(l, f, keys)| {
+                    let known = missed.get(&(url.to_string(), l.clone(), f.clone()));
+                    let keys = keys.iter().filter(|k| !known.is_some_and(|m| m.contains(*k))).copied().collect();
+                    (l.clone(), f.clone(), keys)
+                })
+                .collect()
+        };
+        let wanted = &wanted;
         out.asked = wanted.iter().map(|(_, _, k)| k.len()).sum();
         if out.asked == 0 {
             return out;
@@ -515,8 +534,15 @@ mod client {
             // What the store names for each wanted key, and of which layer each segment is.
             let mut plan: BTreeMap<String, (String, String)> = BTreeMap::new();
             for (layer, fp, keys) in wanted {
+                if keys.is_empty() {
+                    continue;
+                }
                 let found = remote.lookup(layer, fp, keys)?;
                 out.hits += found.len();
+                let mut missed = MISSED.lock().unwrap_or_else(|e| e.into_inner());
+                let m = missed.entry((url.to_string(), layer.clone(), fp.clone())).or_default();
+                m.extend(keys.iter().filter(|k| !found.contains_key(*k)).copied());
+                drop(missed);
                 for seg in found.into_values() {
                     plan.entry(seg).or_insert_with(|| (layer.clone(), fp.clone()));
                 }
