@@ -416,3 +416,38 @@ fn many_pushes_to_one_catalog_group_are_compacted_and_nothing_is_lost() {
     let (hits, _) = json(&laptop, None, &[], &["search", "numbat_9"]);
     assert!(hits["results"].to_string().contains("numbat9.py"), "{hits}");
 }
+
+/// `serve` indexes through the same path: a fresh clone's server answers its first question
+/// from segments downloaded from the store (their names are the pusher's, which this clone
+/// could not have written: the pusher's segments also hold a file the clone never had).
+#[cfg(feature = "mcp")]
+#[test]
+fn a_server_indexes_from_the_store() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    ci.write("scratch_only_on_ci.py", "def platypus():\n    return 'ci'\n");
+    json(ci.path(), None, &[], &["index"]);
+    ci.remove("scratch_only_on_ci.py");
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    let pushed: Vec<String> = segment_files(&store)
+        .iter()
+        .map(|p| p.strip_prefix(store.join("segments")).unwrap().display().to_string())
+        .collect();
+    let laptop = TestRepo { dir: tempfile::tempdir().unwrap() };
+    let out = isolate(&mut Command::new("git"))
+        .args(["clone", "-q", &ci.path().display().to_string(), "."])
+        .current_dir(laptop.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    laptop.write(".lynx/config.toml", &format!("[store]\nobjects_url = \"{url}\"\n"));
+    let mut c = common::mcp::Client::start(&laptop, &["--no-watch"]);
+    let (answer, err) = c.call("search", serde_json::json!({"query": "add two numbers"}));
+    assert!(!err && answer.contains("src/calc.py"), "{answer}");
+    assert!(c.close().success());
+    let local = laptop.path().join(".lynx/objects");
+    let fetched = pushed.iter().filter(|name| local.join(name).exists()).count();
+    assert!(fetched >= 3, "the server used the pushed segments ({fetched} of {pushed:?})");
+}
