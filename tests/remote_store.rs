@@ -451,3 +451,34 @@ fn a_server_indexes_from_the_store() {
     let fetched = pushed.iter().filter(|name| local.join(name).exists()).count();
     assert!(fetched >= 3, "the server used the pushed segments ({fetched} of {pushed:?})");
 }
+
+#[test]
+fn a_segment_the_store_lost_is_computed_here_and_the_rest_is_used() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    // The chunk segment a catalog shard names, gone from the store (a download that fails
+    // half-way is the same to the reader: that object cannot be had).
+    let chunks = store
+        .join("catalog")
+        .read_dir()
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("chunks-"))
+        .unwrap();
+    let shard = files_under(&chunks.path())[0].clone();
+    let body: Value = serde_json::from_slice(&zstd::decode_all(std::fs::File::open(&shard).unwrap()).unwrap()).unwrap();
+    let lost = body["segments"].as_object().unwrap().keys().next().unwrap().clone();
+    std::fs::remove_file(store.join("segments").join(format!("{lost}.parquet"))).unwrap();
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(&url), &[], &["index"]);
+    let refused = idx["remote"]["refused"].as_array().unwrap();
+    assert!(refused.len() == 1 && refused[0].as_str().unwrap().starts_with(&lost), "{idx}");
+    assert!(stderr.contains("refusing segment"), "{stderr}");
+    // The other layers came from the store; the chunks are computed here.
+    assert!(idx["remote"]["segments"].as_u64().unwrap() >= 2, "{idx}");
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    same_answers(ci.path(), &laptop);
+}
