@@ -56,6 +56,10 @@ pub struct Cli {
     /// More logs on stderr (-v info, -vv debug).
     #[arg(long, short = 'v', global = true, help_heading = "Global options", action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Answer across the repositories a workspace file lists (`lynx-workspace.toml`; default:
+    /// LYNX_WORKSPACE): every question asks them all unless `--repo` names one.
+    #[arg(long, global = true, help_heading = "Global options", value_name = "FILE")]
+    pub workspace: Option<PathBuf>,
     /// Colour in text output and logs: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, help_heading = "Global options", value_name = "WHEN", default_value = "auto")]
     pub color: crate::present::ColorChoice,
@@ -128,6 +132,11 @@ pub enum Command {
     Source {
         #[command(subcommand)]
         what: SourceCmd,
+    },
+    /// The repositories of a workspace file (`--workspace FILE`): add, remove, list, status.
+    Workspace {
+        #[command(subcommand)]
+        what: WorkspaceCmd,
     },
     /// Configured sources and their index state.
     ListSources,
@@ -311,6 +320,21 @@ pub struct ServeCmd {
     /// Do not watch the working tree.
     #[arg(long)]
     pub no_watch: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkspaceCmd {
+    /// Add a repository (the file is created if needed).
+    Add(ops::workspace::AddArgs),
+    /// Remove the repository named NAME.
+    Remove {
+        /// The repository's name in the workspace.
+        name: String,
+    },
+    /// The listed repositories and whether each exists.
+    List,
+    /// The repositories as a server opens them: which answer, which are skipped and why.
+    Status,
 }
 
 #[derive(Subcommand, Debug)]
@@ -530,6 +554,7 @@ impl Command {
                 | Command::Remove { .. }
                 | Command::Rules { .. }
                 | Command::Source { .. }
+                | Command::Workspace { .. }
                 | Command::Objects { .. }
                 | Command::Model { .. }
                 | Command::Hooks { .. }
@@ -565,6 +590,7 @@ impl Command {
             Command::Watch => "watch",
             Command::Ui { .. } => "ui",
             Command::Source { .. } => "source",
+            Command::Workspace { .. } => "workspace",
             Command::ListSources => registry::ListSources::NAME,
             Command::GetRagStatus(_) => registry::GetRagStatus::NAME,
             Command::UpdateSourceIndex(_) => registry::UpdateSourceIndex::NAME,
@@ -628,6 +654,13 @@ pub fn main() -> i32 {
             return code;
         }
     };
+    // A workspace file named on the command line is relative to where it was typed.
+    if cli.workspace.is_none() {
+        cli.workspace = crate::env::path(crate::env::LYNX_WORKSPACE);
+    }
+    if let Some(w) = cli.workspace.take() {
+        cli.workspace = Some(std::path::absolute(&w).unwrap_or(w));
+    }
     // As `git -C`: everything after it, relative paths and git's own variables included, is
     // taken from that directory.
     if let Some(dir) = cli.dir.take()
@@ -653,6 +686,15 @@ pub fn main() -> i32 {
         return error::EXIT_USAGE;
     }
     init_logging(cli.verbose, cli.quiet, cli.color.stderr());
+    // Outside any repository, a workspace's questions start in its first repository.
+    if let Some(w) = &cli.workspace
+        && !matches!(cli.command, Command::Workspace { .. })
+        && crate::repo::Repo::discover(std::path::Path::new(".")).is_err()
+        && let Ok(repos) = crate::sources::read_workspace(w)
+        && let Some((_, first)) = repos.iter().find(|(_, p)| p.join(".git").exists())
+    {
+        let _ = std::env::set_current_dir(first);
+    }
     // MCP answers keep repository-relative, uncoloured text whatever the terminal.
     if !matches!(cli.command, Command::Serve(_) | Command::Watch) {
         crate::present::init(!cli.json && !cli.jsonl && cli.color.stdout());
@@ -750,6 +792,9 @@ fn run(cli: &Cli) -> Result<Answer> {
     match &cli.command {
         Command::Index(a) => {
             crate::shard::release_read_pages();
+            if cli.workspace.is_some() {
+                return ops::index::run_workspace(&sources(cli)?, &a.revs);
+            }
             ops::index::run(&engine(cli)?, &a.revs)
         }
         Command::Search(a) if a.grep.on() => {
@@ -782,6 +827,7 @@ fn run(cli: &Cli) -> Result<Answer> {
                 model: cli.model.clone(),
                 no_dense: cli.no_dense,
                 lynxmcp_config: a.config.clone(),
+                workspace: cli.workspace.clone(),
                 watch: !a.no_watch,
             };
             crate::mcp::serve(opts)?;
@@ -813,6 +859,7 @@ fn run(cli: &Cli) -> Result<Answer> {
             Ok(Answer::new("watch", None, serde_json::json!({}), String::new()))
         }
         Command::Source { what } => source_cmd(cli, what),
+        Command::Workspace { what } => workspace_cmd(cli, what),
         Command::ListSources => registry::ListSources::run(&Shell::new(cli), &ops::status::ListArgs::default()),
         Command::GetRagStatus(a) => registry::GetRagStatus::run(&Shell::new(cli), a),
         Command::UpdateSourceIndex(a) => registry::UpdateSourceIndex::run(&Shell::new(cli), a),
@@ -974,6 +1021,9 @@ impl<'a> Shell<'a> {
 
 impl Scope for Shell<'_> {
     fn repository(&self) -> Result<&Engine> {
+        if self.cli.workspace.is_some() {
+            return Ok(&self.sources()?.main().engine);
+        }
         if self.repo.get().is_none() {
             let _ = self.repo.set(engine(self.cli)?);
         }
@@ -986,7 +1036,7 @@ impl Scope for Shell<'_> {
         Ok(self.sources.get().expect("set above"))
     }
     fn all_by_default(&self) -> bool {
-        false
+        self.cli.workspace.is_some()
     }
     fn confined(&self) -> bool {
         false
@@ -994,9 +1044,30 @@ impl Scope for Shell<'_> {
 }
 
 fn sources(cli: &Cli) -> Result<crate::sources::Sources> {
+    if let Some(file) = &cli.workspace {
+        let progress = Progress::new(!cli.quiet && !cli.json && !cli.jsonl);
+        let downloads = matches!(cli.command, Command::Index(_));
+        let choose = |ws: &Workspace| {
+            let recorded = crate::engine::ModelChoice::recorded(&ws.store.root);
+            crate::engine::ModelChoice::from(cli.model.as_deref(), cli.no_dense, &ws.config, downloads, recorded)
+        };
+        return crate::sources::Sources::open_workspace(file, &progress, &choose);
+    }
     let e = std::sync::Arc::new(engine(cli)?);
     let progress = e.progress.clone();
     crate::sources::Sources::open(e, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)
+}
+
+fn workspace_cmd(cli: &Cli, what: &WorkspaceCmd) -> Result<Answer> {
+    let Some(file) = &cli.workspace else {
+        return Err(ops::workspace::WorkspaceError::NoFile {}.into());
+    };
+    match what {
+        WorkspaceCmd::Add(a) => ops::workspace::add(file, a),
+        WorkspaceCmd::Remove { name } => ops::workspace::remove(file, name),
+        WorkspaceCmd::List => ops::workspace::list(file, None),
+        WorkspaceCmd::Status => ops::workspace::list(file, Some(&sources(cli)?)),
+    }
 }
 
 fn source_cmd(cli: &Cli, what: &SourceCmd) -> Result<Answer> {

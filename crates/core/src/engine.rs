@@ -152,6 +152,9 @@ pub struct Engine {
     pub ws: Workspace,
     /// Set for a plain-folder source: every view of this engine is that folder.
     pub folder: Option<ViewSpec>,
+    /// The revision a workspace file pins this repository at: the view of a question that names
+    /// none (else the working tree).
+    pub pinned: Option<String>,
     pub progress: Progress,
     pub model: ModelChoice,
     /// Blobs processed because a question named a view that lacked them (what a read-only
@@ -351,6 +354,7 @@ impl Engine {
         Engine {
             ws,
             folder: None,
+            pinned: None,
             progress,
             model,
             indexed_on_demand: Default::default(),
@@ -384,6 +388,7 @@ impl Engine {
                 ViewSpec::Snapshot { source: source.clone(), id: Some(id.to_string()) }
             }
             (Some(f), _) => f.clone(),
+            (None, None) => ViewSpec::from_option(self.pinned.as_deref()),
             (None, _) => ViewSpec::from_option(rev),
         }
     }

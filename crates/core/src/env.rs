@@ -30,6 +30,9 @@ pub const LYNX_LOG: &str = "LYNX_LOG";
 pub const LYNX_TOOL_PROFILE: &str = "LYNX_TOOL_PROFILE";
 /// A LynxMCP `config.json` to read sources and settings from.
 pub const RAG_CONFIG_PATH: &str = "RAG_CONFIG_PATH";
+/// A workspace file (`lynx-workspace.toml`): the repositories every command answers across;
+/// `--workspace` wins over it.
+pub const LYNX_WORKSPACE: &str = "LYNX_WORKSPACE";
 /// ONNX Runtime's shared library.
 pub const ORT_DYLIB_PATH: &str = "ORT_DYLIB_PATH";
 /// The HuggingFace hub: cache, home, offline switch, endpoint (mirror) and token.

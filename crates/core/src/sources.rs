@@ -44,6 +44,76 @@ pub struct Sources {
     pub list: Vec<Source>,
     /// Fields of a LynxMCP configuration that Lynx does not use.
     pub ignored_fields: Vec<String>,
+    /// Repositories a workspace file lists that could not be opened (name, why): skipped, and
+    /// said in status and in the first answer.
+    pub missing: Vec<(String, String)>,
+    /// Whether an answer has said which repositories are missing (the first one does).
+    pub missing_said: std::sync::atomic::AtomicBool,
+    /// Opened from a workspace file: a question that names no repository asks them all.
+    pub workspace: Option<PathBuf>,
+}
+
+/// The file name a workspace is conventionally kept in (passed with `--workspace`, never found
+/// inside a repository).
+pub const WORKSPACE_FILE: &str = "lynx-workspace.toml";
+
+/// One repository of a workspace file.
+#[derive(Debug, Clone, serde::Deserialize, Serialize, schemars::JsonSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceRepo {
+    /// The repository's directory, absolute or relative to the workspace file.
+    pub path: String,
+    /// How answers name it (default: its directory's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The revision it is answered at (default: its working tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkspaceToml {
+    #[serde(default, rename = "repo")]
+    repos: Vec<WorkspaceRepo>,
+}
+
+/// The repositories a workspace file lists, each with its name decided and its path resolved
+/// against the file's directory. A workspace file is the user's own: it is read only when named
+/// (`--workspace`, `LYNX_WORKSPACE`), never looked for inside a repository.
+pub fn read_workspace(file: &Path) -> Result<Vec<(WorkspaceRepo, PathBuf)>> {
+    let text = std::fs::read_to_string(file).with_context(|| {
+        format!("cannot read the workspace file {} (create it with `git lynx workspace add PATH`)", file.display())
+    })?;
+    let parsed: WorkspaceToml = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not a valid workspace file: {}; it lists repositories as [[repo]] tables with `path` and optional `name`, `rev`",
+            file.display(),
+            e.message()
+        )
+    })?;
+    let base = file.parent().unwrap_or(Path::new("."));
+    let mut out: Vec<(WorkspaceRepo, PathBuf)> = Vec::new();
+    for mut r in parsed.repos {
+        let path = if Path::new(&r.path).is_absolute() { PathBuf::from(&r.path) } else { base.join(&r.path) };
+        let name = match &r.name {
+            Some(n) => n.clone(),
+            None => path
+                .canonicalize()
+                .unwrap_or_else(|_| path.clone())
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "repo".into()),
+        };
+        crate::config::check_source_name(&name)
+            .with_context(|| format!("repository {} in {}: give it a `name`", r.path, file.display()))?;
+        if out.iter().any(|(o, _)| o.name.as_deref() == Some(&name)) {
+            bail!("two repositories of {} are named `{name}`; give one of them another `name`", file.display());
+        }
+        r.name = Some(name);
+        out.push((r, path));
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -127,11 +197,94 @@ impl Sources {
                 .with_context(|| format!("opening source `{}` ({})", sc.name, path.display()))?;
             list.push(source);
         }
-        Ok(Sources { list, ignored_fields })
+        Ok(Sources { list, ignored_fields, missing: Vec::new(), missing_said: Default::default(), workspace: None })
+    }
+
+    /// The repositories of a workspace file, the first one that opens answering as the main
+    /// one, plus the sources configured beside it. A listed repository that is missing or not
+    /// a git repository is skipped and named in `missing`; the others answer.
+    pub fn open_workspace(
+        file: &Path,
+        progress: &Progress,
+        model: &dyn Fn(&Workspace) -> crate::engine::ModelChoice,
+    ) -> Result<Sources> {
+        let repos = read_workspace(file)?;
+        if repos.is_empty() {
+            bail!(
+                "{} lists no repository; add one with `git lynx --workspace {} workspace add PATH`",
+                file.display(),
+                file.display()
+            );
+        }
+        let mut list: Vec<Source> = Vec::new();
+        let mut missing = Vec::new();
+        for (r, path) in repos {
+            let name = r.name.clone().unwrap_or_default();
+            let opened = (|| -> Result<Engine> {
+                if !path.exists() {
+                    bail!("{} does not exist", path.display());
+                }
+                let repo = crate::repo::Repo::discover(&path)
+                    .with_context(|| format!("{} is not a git repository", path.display()))?;
+                let root = repo.workdir.clone().unwrap_or_else(|| repo.common_dir.clone());
+                if root.canonicalize().ok() != path.canonicalize().ok() {
+                    bail!("{} is not the top of a git repository (that is {})", path.display(), root.display());
+                }
+                let ws = Workspace::open(&path)?;
+                let choice = model(&ws);
+                let mut e = Engine::new(ws, progress.clone(), choice);
+                if let Some(rev) = &r.rev {
+                    e.ws.repo.resolve(rev).with_context(|| format!("revision `{rev}` of {}", path.display()))?;
+                    e.pinned = Some(rev.clone());
+                }
+                Ok(e)
+            })();
+            match opened {
+                Ok(e) => list.push(Source {
+                    name,
+                    description: r
+                        .rev
+                        .as_ref()
+                        .map(|v| format!("repository at {v}"))
+                        .unwrap_or_else(|| "repository".into()),
+                    committed: false,
+                    kind: "repository",
+                    path: path.clone(),
+                    graph: true,
+                    engine: Arc::new(e),
+                    config: None,
+                }),
+                Err(e) => {
+                    tracing::warn!("workspace repository `{name}` skipped: {e:#}");
+                    missing.push((name, format!("{e:#}")));
+                }
+            }
+        }
+        if list.is_empty() {
+            let why: Vec<String> = missing.iter().map(|(n, w)| format!("{n}: {w}")).collect();
+            bail!("no repository of {} could be opened ({})", file.display(), why.join("; "));
+        }
+        Ok(Sources {
+            list,
+            ignored_fields: Vec::new(),
+            missing,
+            missing_said: Default::default(),
+            workspace: Some(file.to_path_buf()),
+        })
     }
 
     pub fn main(&self) -> &Source {
         &self.list[0]
+    }
+
+    /// The workspace's repositories that could not be opened, said once (the first answer
+    /// after the server or command opened them).
+    pub fn missing_note(&self) -> Option<String> {
+        if self.missing.is_empty() || self.missing_said.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let each: Vec<String> = self.missing.iter().map(|(n, why)| format!("`{n}` ({why})")).collect();
+        Some(format!("note: skipped workspace repositories: {}\n", each.join("; ")))
     }
 
     /// The source named `name` (`repo` means the repository itself).

@@ -457,6 +457,52 @@ pub fn reach(cg: &CodeGraph, starts: &[Node], rels: &[Rel], depth: usize) -> Rea
     Reach { confident, possible, truncated: w.truncated, cut: w.cut }
 }
 
+/// What depends on a symbol this repository uses but does not define (a shared library's
+/// function, imported): the definitions that call or reference an outside name `name` stands
+/// for (`name`, `mod.name`, `pkg::name`), then their dependants through confident edges. None
+/// when nothing here uses such a name.
+pub fn reach_imported(cg: &CodeGraph, name: &str, rels: &[Rel], depth: usize) -> Option<Reach> {
+    let stands_for = |e: &str| {
+        e == name || e.strip_suffix(name).is_some_and(|q| q.ends_with('.') || q.ends_with("::") || q.ends_with('/'))
+    };
+    let outside: Vec<Node> =
+        cg.externals.iter().enumerate().filter(|(_, e)| stands_for(e)).map(|(i, _)| Node::External(i as u32)).collect();
+    let mut users = Vec::new();
+    let mut links = Vec::new();
+    for &s in &outside {
+        for e in cg.g.edges_directed(cg.node_of(s), Direction::Incoming) {
+            let wt = e.weight();
+            let user = cg.g[e.source()];
+            if !rels.contains(&wt.rel) || users.contains(&user) {
+                continue;
+            }
+            users.push(user);
+            links.push(Link {
+                node: node_ref(cg, user),
+                relation: wt.rel.name(),
+                confidence: wt.confidence.name(),
+                line: (wt.line > 0).then_some(wt.line),
+                site: None,
+                depth: 1,
+                recursive: false,
+            });
+        }
+    }
+    if links.is_empty() {
+        return None;
+    }
+    let mut further = reach(cg, &users, rels, depth.saturating_sub(1).max(1));
+    if depth <= 1 {
+        further.confident.clear();
+    }
+    for l in further.confident.iter_mut().chain(further.possible.iter_mut()) {
+        l.depth += 1;
+    }
+    links.extend(further.confident);
+    order(&mut links);
+    Some(Reach { confident: links, possible: further.possible, truncated: further.truncated, cut: further.cut })
+}
+
 /// The shortest path from one of `from` to one of `to`, following edges in their direction
 /// (a caller to its callee, a file to what it imports, a class to its base). Each step names
 /// the relation of the edge that leads into it (`None` for the first).

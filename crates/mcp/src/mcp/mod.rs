@@ -44,6 +44,8 @@ pub struct ServeOptions {
     pub model: Option<String>,
     pub no_dense: bool,
     pub lynxmcp_config: Option<PathBuf>,
+    /// A workspace file: the server answers across its repositories.
+    pub workspace: Option<PathBuf>,
     pub watch: bool,
 }
 
@@ -114,12 +116,26 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
             ModelChoice::recorded(&ws.store.root),
         );
         let watch = opts.watch;
+        let workspace = opts.workspace.clone();
+        let (model_name, no_dense) = (opts.model.clone(), opts.no_dense);
         std::thread::spawn(move || {
             // Ready once every source's view is indexed and open; the graph and the dense
             // matrix warm up afterwards (a call that needs them first builds them itself).
             let result = (|| -> Result<_> {
-                let engine = Arc::new(Engine::new(ws, progress.clone(), model));
-                let sources = Arc::new(Sources::open(engine, lynxmcp.as_deref(), &progress)?);
+                let sources = Arc::new(match &workspace {
+                    Some(file) => {
+                        let choose = |w: &crate::workspace::Workspace| {
+                            let recorded = ModelChoice::recorded(&w.store.root);
+                            ModelChoice::from(model_name.as_deref(), no_dense, &w.config, true, recorded)
+                        };
+                        Sources::open_workspace(file, &progress, &choose)?
+                    }
+                    None => Sources::open(
+                        Arc::new(Engine::new(ws, progress.clone(), model)),
+                        lynxmcp.as_deref(),
+                        &progress,
+                    )?,
+                });
                 // The views kept at recent revisions are read before the server answers, on
                 // the other core while the working tree's view opens: read beside the first
                 // questions instead, they took the cores from them, and a question at a

@@ -214,11 +214,16 @@ pub struct Sources {
     #[serde(rename = "source")]
     #[schemars(description = "Source name; omit for all")]
     pub name: Option<String>,
+    /// Ask this repository of the workspace (`--workspace`): the same as `--source`.
+    #[arg(long = "repo", id = "repo", value_name = "REPO", conflicts_with = "source")]
+    #[serde(default)]
+    #[schemars(description = "Repository of the workspace (the same as source); omit for all")]
+    pub repo: Option<String>,
 }
 
 impl Sources {
     pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.name.as_deref().or(self.repo.as_deref())
     }
 }
 
@@ -230,11 +235,16 @@ pub struct OneSource {
     #[serde(rename = "source")]
     #[schemars(description = "Source name; omit for the repository")]
     pub name: Option<String>,
+    /// Ask this repository of the workspace (`--workspace`): the same as `--source`.
+    #[arg(long = "repo", id = "repo", value_name = "REPO", conflicts_with = "source")]
+    #[serde(default)]
+    #[schemars(description = "Repository of the workspace (the same as source)")]
+    pub repo: Option<String>,
 }
 
 impl OneSource {
     pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.name.as_deref().or(self.repo.as_deref())
     }
 }
 

@@ -70,6 +70,11 @@ pub struct ImpactArgs {
     #[arg(skip)]
     #[schemars(description = "Source name; omit for all")]
     pub source: Option<String>,
+    /// The repository of a workspace to ask (`--workspace`; default: each of them).
+    #[arg(long, value_name = "REPO")]
+    #[serde(default)]
+    #[schemars(description = "Repository of the workspace; omit for all")]
+    pub repo: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub at: Rev,
@@ -129,6 +134,11 @@ impl ImpactArgs {
         };
         Ok(Subject::Changes(range))
     }
+}
+
+/// Whether the impact asked about is a symbol's (not a range's or a table's).
+pub fn of_symbol(a: &ImpactArgs) -> bool {
+    matches!(a.subject(), Ok(Subject::Symbol(_)))
 }
 
 pub fn run(engine: &Engine, a: &ImpactArgs) -> Result<Answer> {

@@ -20,6 +20,43 @@ pub fn run(engine: &Engine, revs: &[String]) -> Result<Answer> {
     Ok(Answer::new("index", r.total.view.clone(), &r, text))
 }
 
+/// What `index` did across a workspace's repositories: the total and each repository's.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct IndexedWorkspace {
+    #[serde(flatten)]
+    pub total: IndexReport,
+    pub repositories: Vec<RepositoryIndexed>,
+    /// Listed repositories that could not be opened (name, why).
+    pub missing: Vec<(String, String)>,
+}
+
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct RepositoryIndexed {
+    pub repo: String,
+    #[serde(flatten)]
+    pub indexed: Indexed,
+}
+
+/// Indexes every repository of a workspace (each at its own revision, or `revs`), one after
+/// the other (each one's indexing already uses every core).
+pub fn run_workspace(sources: &crate::sources::Sources, revs: &[String]) -> Result<Answer> {
+    let mut total = IndexReport::default();
+    let mut repositories = Vec::new();
+    let mut text = String::new();
+    for s in sources.list.iter().filter(|s| s.kind == "repository") {
+        s.engine.progress.set_stage(&format!("repository {}", s.name));
+        let (r, t) = index_views(&s.engine, revs)?;
+        total.add(&r.total);
+        text.push_str(&format!("repository `{}`: {t}", s.name));
+        repositories.push(RepositoryIndexed { repo: s.name.clone(), indexed: r });
+    }
+    for (name, why) in &sources.missing {
+        text.push_str(&format!("skipped `{name}`: {why}\n"));
+    }
+    let r = IndexedWorkspace { total, repositories, missing: sources.missing.clone() };
+    Ok(Answer::new("index", None, &r, text))
+}
+
 /// Indexes the views of `revs` (the working tree when empty), with the text of the report.
 pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)> {
     let specs: Vec<ViewSpec> =
@@ -186,3 +223,4 @@ fn counts(r: &IndexReport, reused: bool, segments: bool) -> String {
 }
 
 results!(Indexed);
+results!(IndexedWorkspace => "repositories");

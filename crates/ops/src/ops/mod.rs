@@ -40,6 +40,7 @@ pub mod similar;
 pub mod source;
 pub mod status;
 pub mod upkeep;
+pub mod workspace;
 
 use crate::view::ViewId;
 use serde::Serialize;
@@ -213,16 +214,31 @@ pub fn over_sources(
     if answers.is_empty() {
         return Err(first_err.unwrap_or_else(|| anyhow::anyhow!("no source to ask")));
     }
-    let matched: Vec<usize> =
-        (0..answers.len()).filter(|&i| answers[i].1.data.get("matched") != Some(&Value::Bool(false))).collect();
-    let keep: Vec<usize> = if matched.is_empty() { (0..answers.len()).collect() } else { matched };
+    let defines = |a: &Answer| a.data.get("matched") != Some(&Value::Bool(false));
+    // A source that does not define the subject but names it (a repository calling a shared
+    // library's function) answers too, after those that define it, and says so.
+    let names = |a: &Answer| a.data.get("results").and_then(Value::as_array).is_some_and(|r| !r.is_empty());
+    let matched: Vec<usize> = (0..answers.len()).filter(|&i| defines(&answers[i].1)).collect();
+    let keep: Vec<usize> = if matched.is_empty() {
+        (0..answers.len()).collect()
+    } else {
+        let mut keep = matched.clone();
+        keep.extend((0..answers.len()).filter(|&i| !defines(&answers[i].1) && names(&answers[i].1)));
+        keep
+    };
+    let definers: Vec<&str> = matched.iter().map(|&i| answers[i].0.as_str()).collect();
     let operation = answers[0].1.operation;
     let view = answers[keep[0]].1.view.clone();
     let mut text = String::new();
     let mut parts = Vec::new();
     for &i in &keep {
         let (name, a) = &answers[i];
-        text.push_str(&format!("source `{name}`:\n{}", a.text));
+        if defines(a) || definers.is_empty() {
+            text.push_str(&format!("source `{name}`:\n{}", a.text));
+        } else {
+            let from = definers.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ");
+            text.push_str(&format!("source `{name}` (uses it; defined in {from}):\n{}", a.text));
+        }
         let mut part = Map::new();
         part.insert("source".into(), Value::String(name.clone()));
         if let Some(v) = &a.view {

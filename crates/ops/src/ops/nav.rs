@@ -1238,12 +1238,55 @@ pub fn impact(engine: &Engine, symbol: &str, rev: Option<&str>, max_depth: usize
     let ctx = open(engine, rev)?;
     let (defs, how) = query::match_symbol(&ctx.graph, symbol);
     if defs.is_empty() {
-        return Ok(no_match("impact", &ctx, symbol));
+        return Ok(match imported_impact(&ctx, symbol, max_depth) {
+            Some((r, text)) => Answer::new("impact", Some(ctx.data.id.clone()), &r, text),
+            None => no_match("impact", &ctx, symbol),
+        });
     }
     let definitions: Vec<Definition> = defs.iter().take(10).map(|&d| definition(&ctx, d)).collect::<Result<_>>()?;
     let head = matched_line(symbol, &definitions, how.unwrap_or(MatchKind::Exact));
     let (r, text) = impact_report(&ctx, symbol, &defs, &head, max_depth)?;
     Ok(Answer::new("impact", Some(ctx.data.id.clone()), &r, text))
+}
+
+/// The blast radius here of a symbol this view uses but does not define (another repository's
+/// function, imported): what calls it, what depends on those, and their tests. The answer is
+/// not `matched` (the definition is elsewhere), so a workspace lists it after the repository
+/// that defines it.
+fn imported_impact(ctx: &Ctx, symbol: &str, max_depth: usize) -> Option<(Impact, String)> {
+    let reach = query::reach_imported(&ctx.graph, symbol, &CALLER_RELS, max_depth.max(1))?;
+    let mut tests = Vec::new();
+    add_tests(&ctx.graph, &reach, &[], &mut tests);
+    let mut by_file = BTreeMap::new();
+    for l in &reach.confident {
+        if let Some(p) = &l.node.path {
+            *by_file.entry(p.clone()).or_default() += 1;
+        }
+    }
+    let mut text = format!(
+        "{}\n{symbol} is not defined here; it is used from outside (an import) by {} in {}\n",
+        view_line(&ctx.data.id),
+        present::count(reach.confident.len(), "definition", "definitions"),
+        present::count(by_file.len(), "file", "files"),
+    );
+    let production: Vec<&Link> = reach.confident.iter().filter(|l| !l.node.test).collect();
+    push_links(&mut text, &production, IMPACT_LISTED, None);
+    render_tests("tests to re-run", &tests, &mut text, TESTS_LISTED);
+    let r = Impact {
+        symbol: symbol.to_string(),
+        matched: false,
+        max_depth,
+        definitions: Vec::new(),
+        confident: reach.confident.len(),
+        results: reach.confident,
+        truncated: reach.truncated,
+        cut: reach.cut,
+        tests_to_rerun: to_rerun(&tests),
+        tests,
+        by_file,
+        mentions: None,
+    };
+    Some((r, text))
 }
 
 /// The blast radius of `defs` (named `subject`, introduced by the `head` line): transitive

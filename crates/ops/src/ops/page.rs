@@ -104,6 +104,8 @@ const BODY_FIELDS: &[&str] = &["text", "code", "snippet", "preview"];
 const HEAD_FIELDS: &[&str] = &["signature"];
 /// Ranking diagnostics the text does not show (`--json` and `explain` have them).
 const DIAGNOSTIC_FIELDS: &[&str] = &["sparse_rank", "dense_rank"];
+/// The list of a fanned-out answer's parts, one per source.
+const FANNED_OUT: &str = "sources";
 /// Characters of a commit id the structured part keeps, as the text shows it.
 const COMMIT_CHARS: usize = 12;
 
@@ -140,6 +142,12 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
             Value::Array(a) => a.iter_mut().for_each(project),
             Value::Object(m) => {
                 m.retain(|k, _| !DIAGNOSTIC_FIELDS.contains(&k.as_str()));
+                if let Some(Value::String(c)) = m.get_mut("view").and_then(|w| w.get_mut("commit"))
+                    && c.len() > COMMIT_CHARS
+                    && c.is_ascii()
+                {
+                    c.truncate(COMMIT_CHARS);
+                }
                 for (k, x) in m.iter_mut() {
                     match x {
                         Value::String(s) if BODY_FIELDS.contains(&k.as_str()) => s.clear(),
@@ -161,12 +169,6 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
         }
     }
     project(&mut v);
-    if let Some(Value::String(c)) = v.get_mut("view").and_then(|w| w.get_mut("commit"))
-        && c.len() > COMMIT_CHARS
-        && c.is_ascii()
-    {
-        c.truncate(COMMIT_CHARS);
-    }
     if len(&v) <= budget {
         return v;
     }
@@ -193,13 +195,15 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
             }
         }
     }
-    fn longest(v: &mut Value, floor: usize) -> Option<List<'_>> {
+    fn longest<'a>(v: &'a mut Value, floor: usize, key: &str) -> Option<List<'a>> {
         // A map's keys are paths or names (`src/a.rs`, `pkg.mod`); a record's are field names.
         let is_map = |m: &serde_json::Map<String, Value>| {
             m.len() > MAP_KEYS || (!m.is_empty() && m.keys().all(|k| k.contains('/') || k.contains('.')))
         };
-        let is_list = matches!(v, Value::Array(a) if a.len() > floor)
-            || matches!(v, Value::Object(m) if m.len() > floor && is_map(m));
+        // The answers of several sources are each cut, never dropped: the text has them all.
+        let is_list = key != FANNED_OUT
+            && (matches!(v, Value::Array(a) if a.len() > floor)
+                || matches!(v, Value::Object(m) if m.len() > floor && is_map(m)));
         if is_list {
             return match v {
                 Value::Array(a) => Some(List::Array(a)),
@@ -207,17 +211,17 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
                 _ => None,
             };
         }
-        let children: Vec<&mut Value> = match v {
-            Value::Array(a) => a.iter_mut().collect(),
-            Value::Object(m) => m.values_mut().collect(),
+        let children: Vec<(&str, &mut Value)> = match v {
+            Value::Array(a) => a.iter_mut().map(|x| ("", x)).collect(),
+            Value::Object(m) => m.iter_mut().map(|(k, x)| (k.as_str(), x)).collect(),
             _ => return None,
         };
-        children.into_iter().filter_map(|c| longest(c, floor)).max_by_key(|l| l.len())
+        children.into_iter().filter_map(|(k, c)| longest(c, floor, k)).max_by_key(|l| l.len())
     }
     // A few items of every list first; one of each when that is still too much.
     for floor in [STRUCTURED_ITEMS, 1] {
         while len(&v) > budget {
-            let Some(list) = longest(&mut v, floor) else { break };
+            let Some(list) = longest(&mut v, floor, "") else { break };
             match list {
                 List::Array(a) => {
                     let keep = (a.len() / 2).max(floor);

@@ -33,7 +33,14 @@ impl dyn Scope + '_ {
     pub fn fan_out(&self, name: Option<&str>, f: impl Fn(&Engine) -> Result<Answer>) -> Result<Answer> {
         match name {
             None if !self.all_by_default() => f(self.repository()?),
-            _ => super::over_sources(&self.sources()?.select(name)?, f),
+            _ => {
+                let sources = self.sources()?;
+                let mut answer = super::over_sources(&sources.select(name)?, f)?;
+                if let Some(note) = sources.missing_note() {
+                    answer.text.push_str(&note);
+                }
+                Ok(answer)
+            }
         }
     }
 
@@ -95,7 +102,18 @@ operation!(DescribeSymbol: "describe_symbol", Core, nav::SymbolArgs, |at, a| at
     .fan_out(a.source.name(), |e| nav::describe_symbol(e, a)));
 operation!(FindUsages: "find_usages", Core, nav::UsagesArgs, |at, a| at
     .fan_out(a.source.name(), |e| nav::find_usages(e, a)));
-operation!(Impact: "impact", Core, impact::ImpactArgs, |at, a| impact::run(at.one(a.source.as_deref())?, a));
+operation!(
+    /// A symbol's blast radius in the repository, or in each repository of a workspace (where
+    /// the ones that import it from another say so); a range's impact in one repository.
+    Impact: "impact", Core, impact::ImpactArgs, |at, a| {
+        let name = a.source.as_deref().or(a.repo.as_deref());
+        if impact::of_symbol(a) && at.sources()?.workspace.is_some() {
+            at.fan_out(name, |e| impact::run(e, a))
+        } else {
+            impact::run(at.one(name)?, a)
+        }
+    }
+);
 operation!(
     /// Records an agent's report of what it tried and what failed, beside the index.
     Feedback: "feedback", Core, feedback::FeedbackArgs, writes: true, |at, a| {

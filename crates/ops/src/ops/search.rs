@@ -72,6 +72,11 @@ pub struct SearchArgs {
     #[arg(long)]
     #[schemars(description = "Source name; omit for all")]
     pub source: Option<String>,
+    /// Repository of a workspace to search (`--workspace`; the same as --source).
+    #[arg(long, value_name = "REPO", conflicts_with = "source")]
+    #[serde(default)]
+    #[schemars(description = "Repository of the workspace (the same as source); omit for all")]
+    pub repo: Option<String>,
     /// Say why each hit ranked: BM25 terms matched per field, dense similarity, fusion,
     /// priors applied and file evidence.
     #[arg(long, num_args = 0, default_missing_value = "true", conflicts_with_all = ["exact", "regex"])]
@@ -393,7 +398,7 @@ pub fn reranker(config: &crate::config::Config, named: Option<&str>, on: Option<
 
 /// The search asked of `args.source`, or of every source (merged by calibrated score).
 pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Result<Answer> {
-    let source = args.source.as_deref();
+    let source = args.source.as_deref().or(args.repo.as_deref());
     let selected = sources.select(source)?;
     if selected.len() == 1 {
         let mut a = run(&selected[0].engine, args)?;
@@ -415,11 +420,14 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     let mut notes = Vec::new();
     let mut mode = None;
     let mut view = None;
-    for (si, s) in selected.iter().enumerate() {
-        let a = run(&s.engine, args)?;
+    // Each source searches on its own core; the merge below is in the sources' order.
+    use rayon::prelude::*;
+    let answers: Vec<Result<Answer>> = selected.par_iter().map(|s| run(&s.engine, args)).collect();
+    for (si, (s, a)) in selected.iter().zip(answers).enumerate() {
+        let a = a?;
         let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
         if let Some(n) = r.note {
-            notes.push(format!("{}: {n}", s.name));
+            notes.push((n, s.name.clone()));
         }
         let scale = r.score_scale.unwrap_or(1.0).max(1e-6) as f64;
         mode = mode.or(Some(r.mode));
@@ -436,8 +444,37 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     let k = args.k.map_or(selected[0].engine.ws.config.search.k, |c| c.0);
     // Equal calibrated scores: the source listed first.
     all.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    // Across a workspace's repositories, one repository fills at most part of the page while
+    // others have hits (a large one would otherwise crowd out the rest); the page stays full.
+    if sources.workspace.is_some() && selected.len() > 1 {
+        let cap = k.div_ceil(2).max(3);
+        let mut taken = vec![0usize; selected.len()];
+        let (mut first, mut rest) = (Vec::new(), Vec::new());
+        for x in all {
+            if taken[x.1] < cap {
+                taken[x.1] += 1;
+                first.push(x);
+            } else {
+                rest.push(x);
+            }
+        }
+        first.extend(rest.into_iter().take(k.saturating_sub(first.len().min(k))));
+        all = first;
+    }
     let mut all: Vec<Hit> = all.into_iter().map(|x| x.2).collect();
     all.truncate(k);
+    // A note every source gives is said once.
+    let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
+    for (n, name) in notes {
+        match grouped.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, names)) => names.push(name),
+            None => grouped.push((n, vec![name])),
+        }
+    }
+    let notes: Vec<String> = grouped
+        .into_iter()
+        .map(|(n, names)| if names.len() == selected.len() { n } else { format!("{}: {n}", names.join(", ")) })
+        .collect();
     files.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut files: Vec<search::rank::RankedFile> = files.into_iter().map(|x| x.2).collect();
     files.truncate(k);

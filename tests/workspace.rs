@@ -1,0 +1,220 @@
+//! A workspace: one command or one server answering across the repositories a user-owned
+//! workspace file lists, each at its own revision, every hit naming its repository.
+
+mod common;
+
+use common::TestRepo;
+use common::mcp::Client;
+use serde_json::{Value, json};
+
+/// A shared library and two services that call its function (one with a test), each its own
+/// git repository, and a workspace file listing them (made with `workspace add`).
+struct Fleet {
+    lib: TestRepo,
+    billing: TestRepo,
+    shipping: TestRepo,
+    dir: tempfile::TempDir,
+}
+
+impl Fleet {
+    fn new() -> Fleet {
+        let lib = TestRepo::new();
+        lib.write(
+            "sharedlib/retry.py",
+            "def retry_call(fn, attempts=3):\n    for _ in range(attempts):\n        try:\n            return fn()\n        except IOError:\n            pass\n    raise IOError(\"gave up\")\n",
+        );
+        lib.write("sharedlib/__init__.py", "");
+        lib.commit_all("lib");
+        let billing = TestRepo::new();
+        billing.write(
+            "billing.py",
+            "from sharedlib.retry import retry_call\n\n\ndef fetch_invoice(client):\n    return retry_call(lambda: client.get(\"/invoice\"))\n",
+        );
+        billing.commit_all("billing");
+        let shipping = TestRepo::new();
+        shipping.write(
+            "shipping.py",
+            "from sharedlib.retry import retry_call\n\n\ndef ship_order(api):\n    return retry_call(api.ship)\n",
+        );
+        shipping.write(
+            "tests/test_shipping.py",
+            "from shipping import ship_order\n\n\ndef test_ship_order():\n    assert ship_order(None) is None\n",
+        );
+        shipping.commit_all("shipping");
+        let fleet = Fleet { lib, billing, shipping, dir: tempfile::tempdir().unwrap() };
+        for (repo, name) in [(&fleet.lib, "lib"), (&fleet.billing, "billing"), (&fleet.shipping, "shipping")] {
+            let path = repo.path().to_str().unwrap().to_string();
+            fleet.ws(&["workspace", "add", &path, "--name", name]);
+        }
+        fleet
+    }
+
+    fn file(&self) -> String {
+        self.dir.path().join("lynx-workspace.toml").to_str().unwrap().to_string()
+    }
+
+    /// `git lynx --workspace FILE --no-dense ARGS --json` run from a directory outside every
+    /// repository.
+    fn ws(&self, args: &[&str]) -> Value {
+        let file = self.file();
+        let mut full = vec!["--json", "--no-dense", "--workspace", &file];
+        full.extend_from_slice(args);
+        let mut c = self.lib.cmd(&full);
+        let out = c.current_dir(self.dir.path()).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    }
+
+    fn text(&self, args: &[&str]) -> String {
+        let file = self.file();
+        let mut full = vec!["--no-dense", "--workspace", &file];
+        full.extend_from_slice(args);
+        let out = self.lib.cmd(&full).current_dir(self.dir.path()).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+/// The sources of a fanned-out answer, by name.
+fn parts(v: &Value) -> Vec<(String, Value)> {
+    v["sources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not fanned out: {v}"))
+        .iter()
+        .map(|p| (p["source"].as_str().unwrap().to_string(), p.clone()))
+        .collect()
+}
+
+#[test]
+fn usages_and_impact_cross_repositories_and_each_hit_names_its_repository() {
+    let f = Fleet::new();
+    let listed = f.ws(&["workspace", "list"]);
+    let names: Vec<&str> =
+        listed["repositories"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lib", "billing", "shipping"]);
+
+    // The library defines it; each service that calls it answers after it, with its own sites.
+    let usages = f.ws(&["find-usages", "retry_call"]);
+    let p = parts(&usages);
+    assert_eq!(p[0].0, "lib", "the definer first: {usages}");
+    assert_eq!(p[0].1["matched"], true);
+    let billing = p.iter().find(|(n, _)| n == "billing").unwrap_or_else(|| panic!("{usages}"));
+    assert!(billing.1["results"].as_array().unwrap().iter().any(|u| u["path"] == "billing.py"), "{usages}");
+    assert!(p.iter().any(|(n, _)| n == "shipping"), "{usages}");
+    let text = f.text(&["find-usages", "retry_call"]);
+    assert!(text.contains("source `billing` (uses it; defined in `lib`)"), "{text}");
+
+    // Changing it reaches the services' callers and the shipping service's test.
+    let impact = f.ws(&["impact", "retry_call"]);
+    let p = parts(&impact);
+    let shipping = &p.iter().find(|(n, _)| n == "shipping").unwrap_or_else(|| panic!("{impact}")).1;
+    let callers: Vec<&str> =
+        shipping["results"].as_array().unwrap().iter().map(|l| l["node"]["name"].as_str().unwrap()).collect();
+    assert!(callers.contains(&"ship_order"), "{impact}");
+    let tests: Vec<&str> = shipping["tests"].as_array().unwrap().iter().filter_map(|t| t["symbol"].as_str()).collect();
+    assert_eq!(tests, ["test_ship_order"], "{impact}");
+    let billing = &p.iter().find(|(n, _)| n == "billing").unwrap_or_else(|| panic!("{impact}")).1;
+    assert_eq!(billing["results"][0]["node"]["name"], "fetch_invoice", "{impact}");
+
+    // Search asks every repository, each hit naming its own; `--repo` asks one.
+    let all = f.ws(&["search", "retry_call", "-k", "10"]);
+    let from: Vec<&str> = all["results"].as_array().unwrap().iter().map(|h| h["source"].as_str().unwrap()).collect();
+    for name in ["lib", "billing", "shipping"] {
+        assert!(from.contains(&name), "{name} missing: {all}");
+    }
+    let text = f.text(&["search", "retry_call"]);
+    assert!(text.contains("[billing] billing.py:"), "{text}");
+    let one = f.ws(&["search", "retry_call", "--repo", "billing"]);
+    let paths: Vec<&str> = one["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| *p == "billing.py"), "{one}");
+}
+
+#[test]
+fn a_pinned_repository_stays_at_its_revision_while_a_working_tree_follows_edits() {
+    let f = Fleet::new();
+    let first = f.lib.git(&["rev-parse", "HEAD"]).trim().to_string();
+    f.lib.write("sharedlib/retry.py", "def retry_forever(fn):\n    while True:\n        fn()\n");
+    f.lib.commit_all("replaced");
+    // Pin the library at its first commit.
+    f.ws(&["workspace", "remove", "lib"]);
+    let path = f.lib.path().to_str().unwrap().to_string();
+    f.ws(&["workspace", "add", &path, "--name", "lib", "--rev", &first]);
+    let def = f.ws(&["find-definition", "retry_call", "--repo", "lib"]);
+    assert_eq!(def["matched"], true, "the pinned revision still defines it: {def}");
+    assert_eq!(def["view"]["commit"], first.as_str(), "{def}");
+    // An edit in a working-tree repository is answered at once, without indexing by hand.
+    f.billing.write("billing.py", "def settle_ledger_quarterly(book):\n    return book.close()\n");
+    let hits = f.ws(&["search", "settle_ledger_quarterly", "--repo", "billing"]);
+    assert_eq!(hits["results"][0]["symbol"], "settle_ledger_quarterly", "{hits}");
+    let lib = f.ws(&["search", "retry_forever", "--repo", "lib"]);
+    assert!(
+        lib["results"].as_array().unwrap().iter().all(|h| h["symbol"] != "retry_forever"),
+        "the pinned repository does not see its later commit: {lib}"
+    );
+}
+
+#[test]
+fn a_missing_repository_is_named_and_the_others_answer() {
+    let f = Fleet::new();
+    let gone = f.dir.path().join("gone");
+    std::fs::create_dir_all(&gone).unwrap();
+    let gone_s = gone.to_str().unwrap().to_string();
+    // Listed while it was a repository, then deleted.
+    common::isolate(std::process::Command::new("git").args(["init", "-q"]).current_dir(&gone)).output().unwrap();
+    f.ws(&["workspace", "add", &gone_s, "--name", "gone"]);
+    std::fs::remove_dir_all(&gone).unwrap();
+    let status = f.ws(&["workspace", "status"]);
+    let state = status["repositories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "gone")
+        .map(|r| r["state"].as_str().unwrap().to_string())
+        .unwrap();
+    assert!(state.contains("does not exist"), "{status}");
+    let text = f.text(&["find-usages", "retry_call"]);
+    assert!(text.contains("source `lib`") && text.contains("skipped workspace repositories: `gone`"), "{text}");
+    // Indexing the workspace indexes the others and names the missing one.
+    let indexed = f.ws(&["index"]);
+    let repos: Vec<&str> =
+        indexed["repositories"].as_array().unwrap().iter().map(|r| r["repo"].as_str().unwrap()).collect();
+    assert_eq!(repos, ["lib", "billing", "shipping"], "{indexed}");
+    assert_eq!(indexed["missing"][0][0], "gone", "{indexed}");
+    assert_eq!(indexed["files_seen"], 5, "{indexed}");
+}
+
+#[test]
+fn a_workspace_file_inside_a_repository_is_not_read() {
+    let f = Fleet::new();
+    // A committed workspace file naming another repository changes nothing by itself.
+    let other = f.billing.path().to_str().unwrap().to_string();
+    f.lib.write("lynx-workspace.toml", &format!("[[repo]]\npath = {other:?}\n"));
+    f.lib.commit_all("workspace file");
+    let v = f.lib.json(&["--no-dense", "search", "fetch_invoice"]);
+    assert!(v["results"].as_array().unwrap().iter().all(|h| h["path"] != "billing.py"), "{v}");
+    assert!(v["results"].as_array().unwrap().iter().all(|h| h.get("source").is_none()), "{v}");
+    let v = f.lib.json(&["--no-dense", "find-usages", "retry_call"]);
+    assert!(v.get("sources").is_none(), "{v}");
+}
+
+#[test]
+fn a_server_answers_across_the_workspace_and_takes_repo() {
+    let f = Fleet::new();
+    let file = f.file();
+    let mut c = Client::spawn(&f.lib, &["--no-dense", "--workspace", &file, "serve", "--no-watch"]);
+    let tools = c.request("tools/list", json!({}));
+    let search = tools["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "search").unwrap().clone();
+    assert!(search["inputSchema"]["properties"]["repo"].is_object(), "{search}");
+    let mut call =
+        |tool: &str, args: Value| c.request("tools/call", json!({"name": tool, "arguments": args}))["result"].clone();
+    let v = call("search", json!({"query": "retry_call", "repo": "shipping"}));
+    let s = &v["structuredContent"];
+    let paths: Vec<&str> = s["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap()).collect();
+    assert!(!paths.is_empty() && paths.iter().all(|p| p.starts_with("shipping.py") || p.starts_with("tests/")), "{s}");
+    let v = call("find_usages", json!({"symbol": "retry_call"}));
+    let names: Vec<&str> =
+        v["structuredContent"]["sources"].as_array().unwrap().iter().map(|p| p["source"].as_str().unwrap()).collect();
+    assert!(names.contains(&"lib") && names.contains(&"billing") && names.contains(&"shipping"), "{v}");
+    assert!(c.close().success());
+}
