@@ -2,15 +2,20 @@
 //! with an empty `.lynx` and the store configured indexes without processing a blob and answers
 //! as the pusher does. Against a real S3-compatible server on the loopback interface
 //! (`LYNX_TEST_S3_ENDPOINT`, started by `.ci/run`; required in CI through `LYNX_REQUIRE_S3`)
-//! and a `file://` directory (everywhere): concurrent pushes, a forged segment, a push cut off
-//! before its catalog, an unreachable server and a committed `lynx.toml` naming a store.
+//! and a `file://` directory (everywhere): concurrent pushes, a forged or oversized segment, a
+//! push cut off before its catalog or killed while uploading, an unreachable server or one that
+//! stops mid-download, and a committed `lynx.toml` naming a store.
 
 mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Where the tests' S3 server is, and the environment its client needs.
 struct S3 {
@@ -48,6 +53,166 @@ impl S3 {
 
     fn env(&self) -> Vec<(String, String)> {
         env_for(&self.endpoint)
+    }
+
+    /// The keys the bucket of `url` holds (one listing page, enough for a test's store).
+    fn keys(&self, url: &str) -> Vec<String> {
+        let bucket = url.trim_start_matches("s3://").split('/').next().unwrap();
+        let host = self.endpoint.trim_start_matches("http://").trim_end_matches('/');
+        let mut s = TcpStream::connect(host).unwrap();
+        write!(s, "GET /{bucket}?list-type=2 HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "listing {bucket}: {answer}");
+        assert!(!answer.contains("<IsTruncated>true"), "{answer}");
+        answer.split("<Key>").skip(1).map(|k| k.split("</Key>").next().unwrap().to_string()).collect()
+    }
+}
+
+/// What the proxy does with a request.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Verdict {
+    Forward,
+    /// Held unanswered until the client goes away: an upload that never finishes.
+    Stall,
+    /// The server stops: every connection closed, nothing listening any more.
+    Stop,
+}
+
+type Rule = Box<dyn Fn(&str, &str) -> Verdict + Send + Sync>;
+
+/// An HTTP proxy on 127.0.0.1 in front of the S3 test server, whose rule decides each request's
+/// fate from its method and target. One request per connection (it answers `Connection:
+/// close`), so every request is seen.
+struct Proxy {
+    endpoint: String,
+    state: Arc<ProxyState>,
+}
+
+struct ProxyState {
+    upstream: String,
+    rule: Rule,
+    /// (method, target) of the requests answered by the server.
+    forwarded: Mutex<Vec<(String, String)>>,
+    stalled: AtomicUsize,
+    stopped: AtomicBool,
+    connections: Mutex<Vec<TcpStream>>,
+}
+
+impl Proxy {
+    fn start(upstream: &str, rule: impl Fn(&str, &str) -> Verdict + Send + Sync + 'static) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(ProxyState {
+            upstream: upstream.trim_start_matches("http://").trim_end_matches('/').to_string(),
+            rule: Box::new(rule),
+            forwarded: Mutex::new(Vec::new()),
+            stalled: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+            connections: Mutex::new(Vec::new()),
+        });
+        let st = state.clone();
+        // Polled, so that stopping closes the listening socket (connections are then refused).
+        listener.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            while !st.stopped.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((c, _)) => {
+                        c.set_nonblocking(false).unwrap();
+                        st.connections.lock().unwrap().push(c.try_clone().unwrap());
+                        let st = st.clone();
+                        std::thread::spawn(move || st.serve(c));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Proxy { endpoint, state }
+    }
+
+    /// How many answered requests match `method` and have `part` in their target.
+    fn answered(&self, method: &str, part: &str) -> usize {
+        self.state.forwarded.lock().unwrap().iter().filter(|(m, t)| m == method && t.contains(part)).count()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.state.stop();
+    }
+}
+
+/// A request or response head with `Connection: close` in place of its own connection headers.
+fn close_after(head: &str) -> String {
+    let mut lines: Vec<&str> = head.split("\r\n").filter(|l| !l.is_empty()).collect();
+    lines.retain(|l| {
+        let name = l.split(':').next().unwrap_or("").trim().to_ascii_lowercase();
+        name != "connection" && name != "keep-alive"
+    });
+    format!("{}\r\nConnection: close\r\n\r\n", lines.join("\r\n"))
+}
+
+/// Reads up to the end of the head: (head, the bytes read past it). None when the peer closed.
+fn read_head(c: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Some((String::from_utf8_lossy(&buf).into_owned(), rest));
+        }
+        match c.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+impl ProxyState {
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        for c in self.connections.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn serve(&self, mut client: TcpStream) {
+        let Some((head, mut body)) = read_head(&mut client) else { return };
+        let mut words = head.split_whitespace();
+        let (method, target) = (words.next().unwrap_or("").to_string(), words.next().unwrap_or("").to_string());
+        let length: usize = head
+            .split("\r\n")
+            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+            .unwrap_or(0);
+        assert!(!head.to_ascii_lowercase().contains("transfer-encoding: chunked"), "the proxy needs lengths: {head}");
+        while body.len() < length {
+            let mut chunk = vec![0u8; length - body.len()];
+            match client.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => body.extend_from_slice(&chunk[..n]),
+            }
+        }
+        match (self.rule)(&method, &target) {
+            _ if self.stopped.load(Ordering::SeqCst) => {}
+            Verdict::Stop => self.stop(),
+            Verdict::Stall => {
+                self.stalled.fetch_add(1, Ordering::SeqCst);
+                // Until the client closes its end (it was killed).
+                let _ = client.read(&mut [0u8; 1]);
+            }
+            Verdict::Forward => {
+                let mut up = TcpStream::connect(&self.upstream).unwrap();
+                up.write_all(close_after(&head).as_bytes()).unwrap();
+                up.write_all(&body).unwrap();
+                let mut answer = Vec::new();
+                up.read_to_end(&mut answer).unwrap();
+                let end = answer.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
+                let head = close_after(&String::from_utf8_lossy(&answer[..end]));
+                if client.write_all(head.as_bytes()).and_then(|_| client.write_all(&answer[end..])).is_ok() {
+                    self.forwarded.lock().unwrap().push((method, target));
+                }
+            }
+        }
     }
 }
 
@@ -461,6 +626,21 @@ fn a_segment_the_store_lost_is_computed_here_and_the_rest_is_used() {
     json(ci.path(), None, &[], &["push", "--objects", &url]);
     // The chunk segment a catalog shard names, gone from the store (a download that fails
     // half-way is the same to the reader: that object cannot be had).
+    let lost = chunk_segment(&store);
+    std::fs::remove_file(store.join("segments").join(format!("{lost}.parquet"))).unwrap();
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(&url), &[], &["index"]);
+    let refused = idx["remote"]["refused"].as_array().unwrap();
+    assert!(refused.len() == 1 && refused[0].as_str().unwrap().starts_with(&lost), "{idx}");
+    assert!(stderr.contains("refusing segment"), "{stderr}");
+    // The other layers came from the store; the chunks are computed here.
+    assert!(idx["remote"]["segments"].as_u64().unwrap() >= 2, "{idx}");
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    same_answers(ci.path(), &laptop);
+}
+
+/// A chunk segment the catalog of a directory store names (`ab/cdef…`).
+fn chunk_segment(store: &Path) -> String {
     let chunks = store
         .join("catalog")
         .read_dir()
@@ -470,15 +650,139 @@ fn a_segment_the_store_lost_is_computed_here_and_the_rest_is_used() {
         .unwrap();
     let shard = files_under(&chunks.path())[0].clone();
     let body: Value = serde_json::from_slice(&zstd::decode_all(std::fs::File::open(&shard).unwrap()).unwrap()).unwrap();
-    let lost = body["segments"].as_object().unwrap().keys().next().unwrap().clone();
-    std::fs::remove_file(store.join("segments").join(format!("{lost}.parquet"))).unwrap();
+    body["segments"].as_object().unwrap().keys().next().unwrap().clone()
+}
+
+#[test]
+fn an_oversized_segment_is_refused_and_its_blobs_indexed_here() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    let url = format!("file://{}", store.display());
+    let ci = project();
+    json(ci.path(), None, &[], &["push", "--objects", &url]);
+    // The chunk segment, one byte over the size bound under its own name (sparse: no GiB is
+    // written, and the reader must refuse it from its size, before reading it).
+    let big = chunk_segment(&store);
+    let file =
+        std::fs::OpenOptions::new().write(true).open(store.join("segments").join(format!("{big}.parquet"))).unwrap();
+    file.set_len((1 << 30) + 1).unwrap();
+    drop(file);
     let laptop = clone_of(&ci, root.path(), "laptop");
+    let t = Instant::now();
     let (idx, stderr) = json(&laptop, Some(&url), &[], &["index"]);
+    assert!(t.elapsed() < Duration::from_secs(120), "{:?}", t.elapsed());
     let refused = idx["remote"]["refused"].as_array().unwrap();
-    assert!(refused.len() == 1 && refused[0].as_str().unwrap().starts_with(&lost), "{idx}");
-    assert!(stderr.contains("refusing segment"), "{stderr}");
+    assert_eq!(refused.len(), 1, "{idx}");
+    let why = refused[0].as_str().unwrap();
+    assert!(why.starts_with(&big) && why.contains("over the limit"), "{idx}");
+    assert!(stderr.contains("refusing segment") && stderr.contains(&big), "{stderr}");
+    assert!(idx["remote"]["error"].is_null(), "one object refused is not a store failure: {idx}");
     // The other layers came from the store; the chunks are computed here.
     assert!(idx["remote"]["segments"].as_u64().unwrap() >= 2, "{idx}");
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
+    for f in files_under(&laptop.join(".lynx")) {
+        assert!(std::fs::metadata(&f).unwrap().len() < 64 << 20, "nothing of it kept here: {}", f.display());
+    }
+    same_answers(ci.path(), &laptop);
+}
+
+/// Whether `target` (a request's path and query) is a segment's.
+fn is_segment(target: &str) -> bool {
+    target.contains("/segments/")
+}
+
+#[test]
+fn a_push_killed_while_uploading_leaves_nothing_a_reader_uses_and_a_new_push_completes_it() {
+    let Some(s3) = S3::get() else { return };
+    let url = s3.bucket("killed");
+    let env = s3.env();
+    let root = tempfile::tempdir().unwrap();
+    let ci = project();
+    json(ci.path(), None, &env, &["index"]);
+    // The first segment upload reaches the server; the others hang there, as on a slow link.
+    let admitted = AtomicUsize::new(0);
+    let proxy = Proxy::start(&s3.endpoint, move |method, target| {
+        match method == "PUT" && is_segment(target) && admitted.fetch_add(1, Ordering::SeqCst) > 0 {
+            true => Verdict::Stall,
+            false => Verdict::Forward,
+        }
+    });
+    let mut push = Command::new(BIN);
+    isolate(&mut push).args(["--json", "push", "--objects", &url]).current_dir(ci.path());
+    push.envs(env_for(&proxy.endpoint)).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let mut child = push.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while proxy.answered("PUT", "/segments/") < 1 || proxy.state.stalled.load(Ordering::SeqCst) < 1 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the push ended ({status}) before it was caught uploading: {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert!(Instant::now() < deadline, "the push never reached its uploads");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status}");
+    drop(proxy);
+    // What it left: a segment, and no catalog shard.
+    let keys = s3.keys(&url);
+    assert_eq!(keys.iter().filter(|k| is_segment(&format!("/{k}"))).count(), 1, "{keys:?}");
+    assert!(!keys.iter().any(|k| k.contains("catalog/")), "{keys:?}");
+
+    // A reader on a fresh clone uses none of it: it indexes here and answers as a local index.
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(&url), &env, &["index"]);
+    assert!(idx["blobs_new"].as_u64().unwrap() > 30, "nothing partial is used: {idx}");
+    let remote = &idx["remote"];
+    assert_eq!((remote["hits"].as_u64(), remote["segments"].as_u64()), (Some(0), Some(0)), "{idx}");
+    assert!(remote["error"].is_null() && remote["refused"].is_null(), "{idx}\n{stderr}");
+    same_answers(ci.path(), &laptop);
+
+    // The push again completes: the segment already there is not sent twice, the rest and the
+    // catalog go up, and the next fresh clone computes nothing.
+    let (pushed, _) = json(ci.path(), None, &env, &["push", "--objects", &url]);
+    let (segments, uploaded) = (pushed["segments"].as_u64().unwrap(), pushed["uploaded"].as_u64().unwrap());
+    assert!(uploaded >= 1 && uploaded < segments, "{pushed}");
+    assert_eq!(uploaded + pushed["skipped"].as_u64().unwrap(), segments, "{pushed}");
+    assert!(pushed["shards"].as_u64().unwrap() > 0, "{pushed}");
+    let fresh = clone_of(&ci, root.path(), "fresh");
+    let (idx, stderr) = json(&fresh, Some(&url), &env, &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "{idx}\n{stderr}");
+    same_answers(ci.path(), &fresh);
+}
+
+#[test]
+fn a_server_that_stops_mid_download_is_one_warning_and_local_indexing() {
+    let Some(s3) = S3::get() else { return };
+    let url = s3.bucket("stops");
+    let root = tempfile::tempdir().unwrap();
+    let ci = project();
+    json(ci.path(), None, &s3.env(), &["push", "--objects", &url]);
+    // The server answers the catalog, then goes away at the first segment download.
+    let proxy = Proxy::start(&s3.endpoint, |method, target| match method == "GET" && is_segment(target) {
+        true => Verdict::Stop,
+        false => Verdict::Forward,
+    });
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let t = Instant::now();
+    let (idx, stderr) = json(&laptop, Some(&url), &env_for(&proxy.endpoint), &["index"]);
+    assert!(t.elapsed() < Duration::from_secs(90), "a stopped server costs seconds: {:?}", t.elapsed());
+    assert!(proxy.state.stopped.load(Ordering::SeqCst), "the download was reached");
+    assert!(proxy.answered("GET", "catalog") >= 1, "the catalog was read first");
+    let remote = &idx["remote"];
+    assert!(remote["hits"].as_u64().unwrap() > 30, "{idx}");
+    assert_eq!(remote["segments"].as_u64(), Some(0), "{idx}");
+    assert!(remote["error"].is_string(), "{idx}");
+    let warnings: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        warnings.len() == 1 && warnings[0].contains("could not be read") && warnings[0].contains(&url),
+        "one line: {stderr}"
+    );
     assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
     same_answers(ci.path(), &laptop);
 }

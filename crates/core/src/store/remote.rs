@@ -566,6 +566,19 @@ mod client {
                     .collect()
                     .await
             });
+            // Every download failed in transport (not a missing or oversized object): the
+            // server went away after its catalog. One warning, as for an unreachable store,
+            // not one per segment.
+            let transport = |r: &Result<Vec<u8>>| {
+                r.as_ref().err().and_then(|e| e.downcast_ref::<object_store::Error>()).is_some_and(|e| {
+                    !matches!(e, object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. })
+                })
+            };
+            if downloaded.iter().all(|(_, r)| transport(r)) {
+                let _ = std::fs::remove_dir_all(&staging);
+                let (name, Err(e)) = &downloaded[0] else { unreachable!("every download failed") };
+                bail!("it stopped answering: none of its {} segments could be downloaded ({name}: {e:#})", plan.len());
+            }
             let mut checked = Vec::new();
             let mut failed_reads = 0;
             for (name, bytes) in downloaded {
