@@ -261,6 +261,7 @@ fn render(view: &crate::view::ViewId, r: &DeepResult, lines: usize) -> String {
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        best_cosine: None,
         source: None,
     };
     let body = render_hits(view, &inner, lines);

@@ -241,6 +241,11 @@ pub struct SearchResult {
     /// puts answers from different indexes on one scale (BM25 has none of its own).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub score_scale: Option<f32>,
+    /// The best embedding similarity among the candidates (dense retrieval on): one scale for
+    /// every index searched with the same model, so it says which of several repositories
+    /// holds the answer at all.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub best_cosine: Option<f32>,
     /// The source asked, when one was named.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source: Option<String>,
@@ -396,6 +401,10 @@ pub fn reranker(config: &crate::config::Config, named: Option<&str>, on: Option<
     }
 }
 
+/// How sharply a workspace's merge follows each repository's best embedding similarity (its
+/// ratio to the best repository's, to this power, weighs the repository's calibrated scores).
+const REPOSITORY_BELIEF_POWER: i32 = 8;
+
 /// The search asked of `args.source`, or of every source (merged by calibrated score).
 pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Result<Answer> {
     let source = args.source.as_deref().or(args.repo.as_deref());
@@ -423,13 +432,32 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     // Each source searches on its own core; the merge below is in the sources' order.
     use rayon::prelude::*;
     let answers: Vec<Result<Answer>> = selected.par_iter().map(|s| run(&s.engine, args)).collect();
-    for (si, (s, a)) in selected.iter().zip(answers).enumerate() {
-        let a = a?;
-        let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
+    let answers: Vec<(Answer, SearchResult)> = answers
+        .into_iter()
+        .map(|a| {
+            let a = a?;
+            let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
+            Ok((a, r))
+        })
+        .collect::<Result<_>>()?;
+    // Each repository's own best scores 1 after calibration, whether it holds the answer or
+    // only something like it; across a workspace's repositories the embedding similarity of
+    // each one's best candidate (one model, one scale) says how much of it to believe.
+    let best_cosine = answers.iter().filter_map(|(_, r)| r.best_cosine).fold(f32::NEG_INFINITY, f32::max);
+    let belief = |r: &SearchResult| -> f64 {
+        match r.best_cosine {
+            Some(c) if sources.workspace.is_some() && best_cosine > 0.0 => {
+                ((c.max(0.0) / best_cosine) as f64).powi(REPOSITORY_BELIEF_POWER)
+            }
+            _ => 1.0,
+        }
+    };
+    for (si, (s, (a, r))) in selected.iter().zip(answers).enumerate() {
+        let weight = belief(&r);
         if let Some(n) = r.note {
             notes.push((n, s.name.clone()));
         }
-        let scale = r.score_scale.unwrap_or(1.0).max(1e-6) as f64;
+        let scale = r.score_scale.unwrap_or(1.0).max(1e-6) as f64 / weight.max(1e-9);
         mode = mode.or(Some(r.mode));
         view = view.or(a.view.clone());
         all.extend(r.results.into_iter().map(|mut h| {
@@ -489,6 +517,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        best_cosine: None,
         source: None,
     };
     let text = if args.files_with_matches { render_paths(&result) } else { render(&view, &result, args.lines.per_hit) };
@@ -587,6 +616,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             next_cursor,
             suggestions: Vec::new(),
             score_scale: Some(scale),
+            best_cosine: r.ranked.iter().filter_map(|x| x.dense_score).reduce(f32::max),
             source: None,
         };
         let text =
@@ -609,6 +639,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         next_cursor,
         suggestions,
         score_scale: Some(scale),
+        best_cosine: r.ranked.iter().filter_map(|x| x.dense_score).reduce(f32::max),
         source: None,
     };
     let text = render(&data.id, &result, args.lines.per_hit);

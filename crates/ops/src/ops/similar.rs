@@ -136,6 +136,7 @@ pub fn run(engine: &Engine, a: &SimilarArgs) -> Result<Answer> {
         next_cursor: None,
         suggestions: Vec::new(),
         score_scale: None,
+        best_cosine: None,
         source: None,
     };
     let text = render(&data.id, &r, a.lines.per_hit);

@@ -344,6 +344,7 @@ pub fn run(engine: &Engine, questions: &[Question], o: &RunOptions) -> Result<Re
                     next_cursor: None,
                     suggestions: Vec::new(),
                     score_scale: None,
+                    best_cosine: None,
                     source: None,
                 };
                 let text = crate::ops::search::render(&data.id, &shown, crate::ops::search::SNIPPET_LINES);
