@@ -46,7 +46,7 @@ pub fn isolate(cmd: &mut Command) -> &mut Command {
         .env("HF_HOME", "/nonexistent/lynx-test-hf-home")
         .env_remove("HF_HUB_CACHE")
         // Tests see what happens without a model unless they ask for the built-in one
-        // (tests/models.rs removes this).
+        // (tests/suite/models.rs removes this).
         .env("LYNX_BUILTIN_MODEL", "0")
 }
 

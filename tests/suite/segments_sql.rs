@@ -2,7 +2,7 @@
 //! fixture's object directory and return what the repository holds: the segment format is
 //! readable by other engines, as documented.
 
-mod common;
+use crate::common;
 use common::*;
 use std::process::Command;
 

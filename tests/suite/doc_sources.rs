@@ -2,7 +2,7 @@
 //! on the loopback interface (robots.txt, a sitemap, redirects, a loop, a 404, a non-HTML file,
 //! a slow page, ETags), crawled into snapshots; PDFs made here, extracted page by page.
 
-mod common;
+use crate::common;
 
 use common::TestRepo;
 use serde_json::Value;

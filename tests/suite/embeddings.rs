@@ -2,7 +2,7 @@
 //! values computed in Python (tests/fixtures/models/reference.json), and the real models in
 //! ../shared/models when present.
 
-mod common;
+use crate::common;
 use common::prerequisite;
 use lynx::embed::{self, Embedder, resolve};
 use serde_json::Value;

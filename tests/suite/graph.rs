@@ -1,6 +1,6 @@
 //! The code graph on small multi-file projects with hand-written expected edges.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;

@@ -3,7 +3,7 @@
 //! revision alone, however many other views were assembled before, after `gc`, with its shards
 //! removed, and in any process.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! What an agent with a small context window relies on: pages instead of a bigger `k`,
 //! explanations of a ranking, language filters, context slices within a token budget.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! The dense layer through the binary: vectors computed once per distinct chunk, hybrid search
 //! by default, and model problems that turn dense off without failing anything.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn static_model() -> String {

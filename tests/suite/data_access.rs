@@ -1,7 +1,7 @@
 //! Data access: which code reads or writes which table, column or stored procedure, in the
 //! stacks local-codebase-indexer users work in, and the impact of changing a table or column.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;

@@ -1,6 +1,6 @@
 //! Git workflows: search inside changes, impact over ranges, hooks, shared objects.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::BTreeSet;
 

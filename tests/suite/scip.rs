@@ -2,7 +2,7 @@
 //! npm by `.ci/run`), imported per blob and shared across revisions; and an untrusted index
 //! that names paths outside the repository or is not an index at all.
 
-mod common;
+use crate::common;
 use common::{TestRepo, prerequisite};
 use protobuf::Message;
 use std::path::PathBuf;

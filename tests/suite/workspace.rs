@@ -1,7 +1,7 @@
 //! A workspace: one command or one server answering across the repositories a user-owned
 //! workspace file lists, each at its own revision, every hit naming its repository.
 
-mod common;
+use crate::common;
 
 use common::TestRepo;
 use common::mcp::Client;

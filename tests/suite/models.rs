@@ -1,7 +1,7 @@
 //! Model downloads through the real HuggingFace client against a local mirror (`HF_ENDPOINT`):
 //! a static model in model2vec's current layout is pulled into the cache, then used offline.
 
-mod common;
+use crate::common;
 use common::*;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

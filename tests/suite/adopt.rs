@@ -2,7 +2,7 @@
 //! checked against the git blobs they describe before use: a rewritten chunk text is refused,
 //! an honest pack is adopted and answers exactly like a local index.
 
-mod common;
+use crate::common;
 use arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
 use common::*;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! `git lynx evaluate`: mining on a synthetic history, gates and their exit codes, bad input.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn history(r: &TestRepo) {

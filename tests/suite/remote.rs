@@ -4,7 +4,7 @@
 //! push sends only new segments; a tampered segment is refused; branches and tags stay as
 //! they were.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -2,7 +2,7 @@
 //! `.lynx`) may tune ranking, but may not load native code, reach outside the repository or
 //! choose what is downloaded (docs/SECURITY.md).
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

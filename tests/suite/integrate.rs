@@ -1,7 +1,7 @@
 //! Client setup: `init` writes a portable client configuration and rules, a real client start
 //! from that configuration answers, and `remove` leaves the repository as it was.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

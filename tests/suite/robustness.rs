@@ -1,6 +1,6 @@
 //! Crashes, concurrency, subdirectories and linked worktrees.
 
-mod common;
+use crate::common;
 use common::*;
 use std::time::Duration;
 

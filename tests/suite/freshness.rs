@@ -1,7 +1,7 @@
 //! Freshness and many processes: watch (debounced, reconcile at start), the write lock,
 //! several servers on one store, and doctor.
 
-mod common;
+use crate::common;
 use common::*;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Stdio};

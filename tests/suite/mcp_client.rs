@@ -2,7 +2,7 @@
 //! LynxMCP's manual writes them: the client negotiates, lists tools with their schemas, and
 //! every answer keeps LynxMCP's meaning and carries structured content.
 
-mod common;
+use crate::common;
 use common::*;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;

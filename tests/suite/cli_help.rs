@@ -37,7 +37,7 @@ fn the_command_line_is_well_formed() {
     lynx::cli::Cli::command().debug_assert();
 }
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Compares `actual` with `tests/snapshots/<name>.txt`; `LYNX_UPDATE_SNAPSHOTS=1` rewrites it.

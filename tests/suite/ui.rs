@@ -1,7 +1,7 @@
 //! `git lynx ui` end to end: a real server on 127.0.0.1 over a real repository, its security
 //! rules checked with raw HTTP requests, its pages loaded in headless Chromium.
 
-mod common;
+use crate::common;
 
 use common::{TestRepo, calc_project, prerequisite};
 use std::io::{BufRead, BufReader, Read, Write};

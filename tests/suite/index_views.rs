@@ -1,6 +1,6 @@
 //! Object store, views and lexical search end to end, on real git repositories.
 
-mod common;
+use crate::common;
 use common::*;
 
 #[test]

@@ -1,7 +1,7 @@
 //! The MCP server end to end over stdio: handshake, tool lists per profile (and their size),
 //! every tool's text against the matching CLI command, bad calls, freshness, EOF.
 
-mod common;
+use crate::common;
 use common::mcp::Client;
 use common::*;
 use serde_json::{Value, json};

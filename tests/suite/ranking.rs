@@ -2,7 +2,7 @@
 //! about them, and a definition named in the query is lifted. Each prior is checked as the exact
 //! factor between two queries with the same BM25 terms (the extra word matches nothing).
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 

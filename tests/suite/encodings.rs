@@ -1,7 +1,7 @@
 //! Files in legacy text encodings are indexed by their text, with citations on the right
 //! lines; minified files and lockfiles are left out unless the repository keeps them.
 
-mod common;
+use crate::common;
 use common::*;
 
 fn utf16(text: &str, big_endian: bool) -> Vec<u8> {

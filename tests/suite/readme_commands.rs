@@ -2,7 +2,7 @@
 //! parses and runs against a fixture repository, and every command written inline
 //! (`git lynx doctor --path FILE`) names a command and options that exist.
 
-mod common;
+use crate::common;
 use clap::{CommandFactory, Parser};
 use common::*;
 

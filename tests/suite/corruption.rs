@@ -4,7 +4,7 @@
 //! recovery cases: files over the size cap, sparse checkouts, huge `k`, a host that never
 //! answers, a vanished repository, a read-only store.
 
-mod common;
+use crate::common;
 use common::*;
 use std::path::{Path, PathBuf};
 

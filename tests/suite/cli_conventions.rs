@@ -3,7 +3,7 @@
 //! git's environment, `--json` on usage errors, version, manual and completions — and every
 //! command line the README and the docs show runs.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::process::Command;

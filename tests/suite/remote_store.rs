@@ -6,7 +6,7 @@
 //! push cut off before its catalog or killed while uploading, an unreachable server or one that
 //! stops mid-download, and a committed `lynx.toml` naming a store.
 
-mod common;
+use crate::common;
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
