@@ -175,6 +175,8 @@ fn a_missing_repository_is_named_and_the_others_answer() {
     assert!(state.contains("does not exist"), "{status}");
     let text = f.text(&["find-usages", "retry_call"]);
     assert!(text.contains("source `lib`") && text.contains("skipped workspace repositories: `gone`"), "{text}");
+    let text = f.text(&["search", "retry_call"]);
+    assert!(text.contains("[lib]") && text.contains("skipped workspace repositories: `gone`"), "{text}");
     // Indexing the workspace indexes the others and names the missing one.
     let indexed = f.ws(&["index"]);
     let repos: Vec<&str> =

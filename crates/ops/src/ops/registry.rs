@@ -95,7 +95,12 @@ operation!(
     /// Hybrid search over the sources (all of them unless one is named).
     Search: "search", Core, search::SearchArgs, |at, a| {
         required(&a.query, "query")?;
-        search::run_sources(at.sources()?, a)
+        let sources = at.sources()?;
+        let mut answer = search::run_sources(sources, a)?;
+        if let Some(note) = sources.missing_note() {
+            answer.text.push_str(&note);
+        }
+        Ok(answer)
     }
 );
 operation!(DescribeSymbol: "describe_symbol", Core, nav::SymbolArgs, |at, a| at
