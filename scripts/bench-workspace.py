@@ -11,11 +11,15 @@ into OUT_DIR with `git clone --shared` (its objects borrowed, a fresh checkout a
 a workspace file listing them is written to OUT_DIR/lynx-workspace.toml, then:
 
   1. `git lynx --workspace FILE index` (cold: every repository's objects made from nothing), timed;
-  2. `git lynx --workspace FILE serve --no-watch` started; once ready, its resident memory;
+  2. `git lynx --workspace FILE serve` started (watching every working tree, as users run it);
+     once ready, its resident memory;
   3. every question of DIR/<repo>.questions.json (the annotated sets, default docs/eval/annotated)
      for a repository of the workspace asked twice over MCP: across the whole workspace, and with
      `repo` naming its repository; per call the latency, and whether an expected file of that
-     repository is among the first 10 hits (recall@10: the share of expected files found).
+     repository is among the first 10 hits (recall@10: the share of expected files found);
+  4. the same questions again to a server held to `serve.max_memory_mb` (--bound-mb, default
+     150, through a user configuration file in a temporary LYNX_CONFIG_HOME): its memory and
+     latency while it lets go of the repositories asked least recently.
 
 Prints one JSON report (and a Markdown summary on stderr). Dense retrieval follows LYNX_MODEL
 (set it to a local model folder, or `none`).
@@ -34,9 +38,9 @@ def sh(args, **kw):
 
 
 class Server:
-    def __init__(self, bin_, cwd, args):
+    def __init__(self, bin_, cwd, args, env=None):
         self.p = subprocess.Popen([bin_] + args, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, text=True, bufsize=1)
+                                  stderr=subprocess.DEVNULL, text=True, bufsize=1, env=env)
         self.next = 1
         self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                     "clientInfo": {"name": "bench", "version": "1"}})
@@ -72,7 +76,7 @@ class Server:
 
 def main():
     argv = sys.argv[1:]
-    opts = {"--questions": "docs/eval/annotated", "--bin": "target/release/git-lynx"}
+    opts = {"--questions": "docs/eval/annotated", "--bin": "target/release/git-lynx", "--bound-mb": "150"}
     pos = []
     while argv:
         a = argv.pop(0)
@@ -112,32 +116,53 @@ def main():
             total += sum(os.path.getsize(os.path.join(root, x)) for x in fs)
         store_bytes[n] = total
 
+    def ask_all(s):
+        rows = []
+        for n in names:
+            qf = os.path.join(qdir, f"{n}.questions.json")
+            if not os.path.exists(qf):
+                continue
+            d = json.load(open(qf))
+            for q in (d["questions"] if isinstance(d, dict) else d):
+                expected = set(q["expected"]["files"])
+                row = {"repo": n, "id": q["id"], "split": q.get("split", "")}
+                for label, args in (("all", {"query": q["query"], "n_results": 10}),
+                                    ("alone", {"query": q["query"], "n_results": 10, "repo": n})):
+                    t = time.time()
+                    res = s.call("search", args)
+                    row[f"{label}_ms"] = (time.time() - t) * 1000
+                    hits = res.get("structuredContent", {}).get("results", [])
+                    got = {h["path"] for h in hits if h.get("source", n) == n}
+                    row[f"{label}_recall"] = len(expected & got) / len(expected) if expected else 0.0
+                rows.append(row)
+        return rows
+
+    def ready(s):
+        while "being prepared" in json.dumps(s.call("get_rag_status", {})):
+            time.sleep(0.2)
+
     t = time.time()
-    s = Server(bin_, out, ["--workspace", ws, "serve", "--no-watch", "--profile", "full"])
-    while "being prepared" in json.dumps(s.call("get_rag_status", {})):
-        time.sleep(0.2)
+    s = Server(bin_, out, ["--workspace", ws, "serve", "--profile", "full"])
+    ready(s)
     ready_s = time.time() - t
     rss_ready = s.rss_mb()
-
-    rows = []
-    for n in names:
-        qf = os.path.join(qdir, f"{n}.questions.json")
-        if not os.path.exists(qf):
-            continue
-        d = json.load(open(qf))
-        for q in (d["questions"] if isinstance(d, dict) else d):
-            expected = set(q["expected"]["files"])
-            row = {"repo": n, "id": q["id"], "split": q.get("split", "")}
-            for label, args in (("all", {"query": q["query"], "n_results": 10}),
-                                ("alone", {"query": q["query"], "n_results": 10, "repo": n})):
-                t = time.time()
-                res = s.call("search", args)
-                row[f"{label}_ms"] = (time.time() - t) * 1000
-                hits = res.get("structuredContent", {}).get("results", [])
-                got = {h["path"] for h in hits if h.get("source", n) == n}
-                row[f"{label}_recall"] = len(expected & got) / len(expected) if expected else 0.0
-            rows.append(row)
+    rows = ask_all(s)
     rss_after = s.rss_mb()
+    s.close()
+
+    # The same questions to a server held to a memory bound (the user's own configuration).
+    bound_mb = int(opts["--bound-mb"])
+    home = os.path.join(out, "bounded-config")
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        f.write(f"[serve]\nmax_memory_mb = {bound_mb}\n")
+    s = Server(bin_, out, ["--workspace", ws, "serve", "--profile", "full"], env={**os.environ, "LYNX_CONFIG_HOME": home})
+    ready(s)
+    bounded_rows = ask_all(s)
+    rss_bounded = s.rss_mb()
+    # What it holds once questions pause (the allocator returns freed memory after 30 s).
+    time.sleep(35)
+    rss_bounded_idle = s.rss_mb()
     s.close()
 
     def pct(xs, p):
@@ -154,6 +179,12 @@ def main():
         "serve_rss_mb_ready": round(rss_ready[0]),
         "serve_rss_mb_after": round(rss_after[0]),
         "serve_peak_mb": round(rss_after[1]),
+        "bounded": {"max_memory_mb": bound_mb, "rss_mb_after": round(rss_bounded[0]), "peak_mb": round(rss_bounded[1]),
+                    "rss_mb_after_35s_idle": round(rss_bounded_idle[0]),
+                    "search_all_ms": {"p50": round(pct([r["all_ms"] for r in bounded_rows], 50), 1),
+                                      "p95": round(pct([r["all_ms"] for r in bounded_rows], 95), 1)},
+                    "search_alone_ms": {"p50": round(pct([r["alone_ms"] for r in bounded_rows], 50), 1),
+                                        "p95": round(pct([r["alone_ms"] for r in bounded_rows], 95), 1)}},
         "questions": len(rows),
         "search_all_ms": {"p50": round(pct([r["all_ms"] for r in rows], 50), 1),
                           "p95": round(pct([r["all_ms"] for r in rows], 95), 1)},

@@ -839,17 +839,21 @@ fn run(cli: &Cli) -> Result<Answer> {
         Command::Ui { port, open, allow_write } => {
             let opts = crate::ui::Options { port: *port, open: *open, allow_write: *allow_write };
             let json = cli.json;
-            crate::ui::serve(std::sync::Arc::new(engine(cli)?), opts, |url| {
-                // The link is the one line on stdout (a script reads it); the rest is for people.
-                if json {
-                    println!("{}", serde_json::json!({"ok": true, "operation": "ui", "url": url}));
-                } else {
-                    println!("{url}");
-                    eprintln!("Lynx UI: open the link above (it holds this run's secret); Ctrl-C stops it");
-                }
-                use std::io::Write;
-                let _ = std::io::stdout().flush();
-            })?;
+            crate::ui::serve(
+                || sources(cli),
+                opts,
+                |url| {
+                    // The link is the one line on stdout (a script reads it); the rest is for people.
+                    if json {
+                        println!("{}", serde_json::json!({"ok": true, "operation": "ui", "url": url}));
+                    } else {
+                        println!("{url}");
+                        eprintln!("Lynx UI: open the link above (it holds this run's secret); Ctrl-C stops it");
+                    }
+                    use std::io::Write;
+                    let _ = std::io::stdout().flush();
+                },
+            )?;
             Ok(Answer::new("ui", None, serde_json::json!({}), String::new()))
         }
         Command::Watch => {

@@ -355,3 +355,35 @@ fn a_read_only_interface_says_when_a_question_indexed_a_revision() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("k = 5000 is more than a reading list; answered with the first 1000"), "{body}");
 }
+
+#[test]
+fn a_workspace_ui_names_the_repository_of_every_hit() {
+    let alpha = TestRepo::new();
+    alpha.write("alpha.py", "def settle_quokka_ledger(book):\n    return book.close()\n");
+    alpha.commit_all("alpha");
+    let beta = TestRepo::new();
+    beta.write("beta.py", "def settle_quokka_ledger(book):\n    return book.close(force=True)\n");
+    beta.commit_all("beta");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lynx-workspace.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[repo]]\npath = {:?}\nname = \"alpha\"\n\n[[repo]]\npath = {:?}\nname = \"beta\"\n",
+            alpha.path(),
+            beta.path()
+        ),
+    )
+    .unwrap();
+    let ui = start(&alpha, &["--workspace", file.to_str().unwrap()]);
+    let (status, body) = get(&ui, &format!("/api/search?q=settle_quokka_ledger&token={}", ui.token), "");
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let hits: Vec<(&str, &str)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["source"].as_str().unwrap_or(""), h["path"].as_str().unwrap()))
+        .collect();
+    assert!(hits.contains(&("alpha", "alpha.py")) && hits.contains(&("beta", "beta.py")), "{body}");
+}

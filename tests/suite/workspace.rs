@@ -220,3 +220,114 @@ fn a_server_answers_across_the_workspace_and_takes_repo() {
     assert!(names.contains(&"lib") && names.contains(&"billing") && names.contains(&"shipping"), "{v}");
     assert!(c.close().success());
 }
+
+/// The bytes of the segments under a repository's own object directory.
+fn own_objects_bytes(repo: &TestRepo) -> u64 {
+    common::files_under(&repo.file(".lynx/objects"))
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .map(|p| std::fs::metadata(p).unwrap().len())
+        .sum()
+}
+
+#[test]
+fn a_fork_in_the_workspace_indexes_and_stores_only_what_it_adds() {
+    let origin = TestRepo::new();
+    // Files large enough that their rows, not a segment's fixed overhead, make up the store.
+    for i in 0..6 {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ i;
+        let mut word = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            format!("w{:x}", seed >> 24)
+        };
+        let body: String = (0..200).map(|_| format!("    {} = request.{}({})\n", word(), word(), word())).collect();
+        origin.write(
+            &format!("pkg/mod{i}.py"),
+            &format!("def handler_{i}(request):\n{body}    return request.reply({i})\n"),
+        );
+    }
+    origin.commit_all("origin");
+    let fork = TestRepo::new();
+    fork.git(&["fetch", "-q", origin.path().to_str().unwrap(), "main"]);
+    fork.git(&["reset", "-q", "--hard", "FETCH_HEAD"]);
+    fork.write("pkg/extra.py", "def fork_only_feature(payload):\n    return payload.double()\n");
+    fork.commit_all("fork");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lynx-workspace.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[repo]]\npath = {:?}\nname = \"origin\"\n\n[[repo]]\npath = {:?}\nname = \"fork\"\n",
+            origin.path(),
+            fork.path()
+        ),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let run = |args: &[&str]| -> Value {
+        let mut full = vec!["--json", "--no-dense", "--workspace", file];
+        full.extend_from_slice(args);
+        let out = origin.cmd(&full).current_dir(dir.path()).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    };
+    let indexed = run(&["index"]);
+    let new = |i: usize| indexed["repositories"][i]["blobs_new"].as_u64().unwrap();
+    assert_eq!((new(0), new(1)), (6, 1), "the fork processes only the file it adds: {indexed}");
+    let (o, f) = (own_objects_bytes(&origin), own_objects_bytes(&fork));
+    assert!(o > 0 && f < o / 2, "the shared files are stored once (origin {o} bytes, fork {f})");
+    // The fork answers about the files it shares with the origin, and its own.
+    let shared = run(&["find-definition", "handler_3", "--repo", "fork"]);
+    assert_eq!(shared["matched"], true, "{shared}");
+    assert_eq!(shared["results"][0]["path"], "pkg/mod3.py", "{shared}");
+    let own = run(&["find-definition", "fork_only_feature", "--repo", "fork"]);
+    assert_eq!(own["matched"], true, "{own}");
+    // Indexing again finds everything in place.
+    let again = run(&["index"]);
+    assert_eq!(again["blobs_new"], 0, "{again}");
+}
+
+/// Waits (up to 20 s) until a line of the server's log holds every one of `words`; that line.
+fn wait_for_log(log: &std::path::Path, words: &[&str]) -> String {
+    let start = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(line) = text.lines().find(|l| words.iter().all(|w| l.contains(w))) {
+            return line.to_string();
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(20), "no line with {words:?} in:\n{text}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_server_lets_go_of_idle_repositories_and_holds_to_its_memory_bound() {
+    let f = Fleet::new();
+    let file = f.file();
+    let search = |c: &mut Client, repo: &str| {
+        let v = c.request("tools/call", json!({"name": "search", "arguments": {"query": "retry_call", "repo": repo}}));
+        let hits = v["result"]["structuredContent"]["results"].as_array().cloned().unwrap_or_default();
+        assert!(!hits.is_empty(), "{repo}: {v}");
+    };
+    // Idle: a repository not asked about for a second has its views let go, and the next
+    // question about it opens them again.
+    f.lib.write(".lynx/config.toml", "[serve]\nrelease_idle_s = 1\n");
+    let log = f.dir.path().join("idle.log");
+    let mut c = Client::spawn_logging(&f.lib, &["--no-dense", "--workspace", &file, "serve", "--no-watch"], &log);
+    search(&mut c, "billing");
+    wait_for_log(&log, &["let go of the views of", "billing", "not asked about"]);
+    search(&mut c, "billing");
+    assert!(c.close().success());
+    // Bound: over it, the repositories asked about least recently are let go, never the last.
+    f.lib.write(".lynx/config.toml", "[serve]\nrelease_idle_s = 0\nmax_memory_mb = 1\n");
+    let log = f.dir.path().join("bound.log");
+    let mut c = Client::spawn_logging(&f.lib, &["--no-dense", "--workspace", &file, "serve", "--no-watch"], &log);
+    search(&mut c, "billing");
+    search(&mut c, "shipping");
+    wait_for_log(&log, &["let go of the views of billing (resident"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("let go of the views of shipping"), "the last repository asked stays: {text}");
+    search(&mut c, "billing");
+    assert!(c.close().success());
+}

@@ -304,21 +304,29 @@ pub struct WatchConfig {
     pub max_dirs: usize,
 }
 
-/// What `serve` reads of one request. Only the user's own configuration may set it.
+/// What `serve` reads of one request and what a workspace server holds. Only the user's own
+/// configuration may set it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeConfig {
     /// Largest request line (MiB) `serve` reads; a longer one is refused unread (env
     /// `LYNX_MAX_REQUEST_MB` wins).
     pub max_request_mb: u64,
+    /// Resident memory (MiB) above which a server answering from several repositories (a
+    /// workspace) lets go of the least recently asked ones' views; 0: no bound.
+    pub max_memory_mb: u64,
+    /// Seconds after which a repository nobody asked about has its views let go (they are
+    /// opened again from the store by the next question about it); 0: never.
+    pub release_idle_s: u64,
 }
 
 pub const DEFAULT_MAX_REQUEST_MB: u64 = 16;
+pub const DEFAULT_RELEASE_IDLE_S: u64 = 600;
 pub const MAX_REQUEST_MB: u64 = 1024;
 
 impl Default for ServeConfig {
     fn default() -> Self {
-        ServeConfig { max_request_mb: DEFAULT_MAX_REQUEST_MB }
+        ServeConfig { max_request_mb: DEFAULT_MAX_REQUEST_MB, max_memory_mb: 0, release_idle_s: DEFAULT_RELEASE_IDLE_S }
     }
 }
 
@@ -1054,7 +1062,7 @@ pub fn restrict_team_table(team: &mut toml::Table, root: &Path) -> Vec<String> {
         refuse("docs", "limits on reading documentation files are the user's choice; set them in .lynx/config.toml");
     }
     if team.remove("serve").is_some() {
-        refuse("serve", "how much a server reads of one request is the user's choice; set it in .lynx/config.toml");
+        refuse("serve", "how much a server reads and holds is the user's choice; set it in .lynx/config.toml");
     }
     if let Some(toml::Value::Table(store)) = team.get_mut("store")
         && !store.is_empty()

@@ -188,6 +188,9 @@ pub struct Engine {
     /// Listings of commits asked about, most recently used last: a commit's tree never
     /// changes, so a second question there (or at another name for it) lists nothing.
     commits: Mutex<Vec<(gix::ObjectId, Arc<View>)>>,
+    /// When a question last opened one of this engine's views (a workspace lets go of the
+    /// views of the repositories asked about least recently).
+    used: Mutex<Option<std::time::Instant>>,
     /// Questions in flight: background warm-up waits for a pause instead of taking the cores
     /// from the first questions of a session.
     pub activity: Activity,
@@ -374,6 +377,7 @@ impl Engine {
             synonyms: OnceLock::new(),
             worktree: Mutex::new(None),
             commits: Mutex::new(Vec::new()),
+            used: Mutex::new(None),
             activity: Activity::default(),
         }
     }
@@ -544,6 +548,27 @@ impl Engine {
             .clone()
     }
 
+    /// When a question last opened one of this engine's views, if one has since it last let
+    /// them go.
+    pub fn last_used(&self) -> Option<std::time::Instant> {
+        *self.used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Lets go of every view, graph and dense side this engine holds (a question in flight
+    /// keeps what it uses); the next question opens them again from the store. Whether it
+    /// held any.
+    pub fn forget(&self) -> bool {
+        let held = !self.views.lock().unwrap().is_empty();
+        self.views.lock().unwrap().clear();
+        self.dense.lock().unwrap().clear();
+        self.graphs.lock().unwrap().clear();
+        self.recent.lock().unwrap().clear();
+        *self.worktree.lock().unwrap() = None;
+        self.commits.lock().unwrap().clear();
+        *self.used.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        held
+    }
+
     /// Lists the files of a view. The working tree's listing is reused while a watcher sees
     /// no change (the MCP server's warm path); everything else is listed fresh.
     pub fn view(&self, spec: &ViewSpec) -> Result<Arc<View>> {
@@ -614,6 +639,7 @@ impl Engine {
     /// Opens an already listed view: indexes the blobs it lacks, then assembles it from the
     /// shards (kept in memory for the life of the process, a few views at a time).
     pub fn open_listed(&self, view: &View) -> Result<Opened> {
+        *self.used.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
         let content_key = crate::view::content_key(view, self.ws.config.index.max_file_size);
         let mem_key = mem_key(view, &content_key);
         {

@@ -49,3 +49,11 @@ pub fn release() -> bool {
         None => false,
     }
 }
+
+/// This process's resident memory in bytes (Linux: `/proc/self/status`), if it can tell.
+pub fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}

@@ -216,7 +216,7 @@ impl Sources {
                 file.display()
             );
         }
-        let mut list: Vec<Source> = Vec::new();
+        let mut opened_all: Vec<(WorkspaceRepo, PathBuf, Engine)> = Vec::new();
         let mut missing = Vec::new();
         for (r, path) in repos {
             let name = r.name.clone().unwrap_or_default();
@@ -240,25 +240,38 @@ impl Sources {
                 Ok(e)
             })();
             match opened {
-                Ok(e) => list.push(Source {
-                    name,
-                    description: r
-                        .rev
-                        .as_ref()
-                        .map(|v| format!("repository at {v}"))
-                        .unwrap_or_else(|| "repository".into()),
-                    committed: false,
-                    kind: "repository",
-                    path: path.clone(),
-                    graph: true,
-                    engine: Arc::new(e),
-                    config: None,
-                }),
+                Ok(e) => opened_all.push((r, path, e)),
                 Err(e) => {
                     tracing::warn!("workspace repository `{name}` skipped: {e:#}");
                     missing.push((name, format!("{e:#}")));
                 }
             }
+        }
+        // Each repository reads the others' objects in place: what one of them indexed is not
+        // indexed again by another (forks, vendored copies, the same file at two revisions).
+        // A segment's name is its content's hash, so the shards opened from it are one
+        // process-wide: a segment two repositories share is held in memory once.
+        let objects: Vec<PathBuf> = opened_all.iter().map(|(_, _, e)| e.ws.store.objects().to_path_buf()).collect();
+        let shards: Arc<crate::shard::Registry> = Default::default();
+        let mut list: Vec<Source> = Vec::new();
+        for (r, path, mut e) in opened_all {
+            e.ws.store.read_also(&objects);
+            e.ws.shards = shards.clone();
+            let name = r.name.clone().unwrap_or_default();
+            list.push(Source {
+                name,
+                description: r
+                    .rev
+                    .as_ref()
+                    .map(|v| format!("repository at {v}"))
+                    .unwrap_or_else(|| "repository".into()),
+                committed: false,
+                kind: "repository",
+                path: path.clone(),
+                graph: true,
+                engine: Arc::new(e),
+                config: None,
+            });
         }
         if list.is_empty() {
             let why: Vec<String> = missing.iter().map(|(n, w)| format!("{n}: {w}")).collect();
@@ -271,6 +284,55 @@ impl Sources {
             missing_said: Default::default(),
             workspace: Some(file.to_path_buf()),
         })
+    }
+
+    /// For a server answering from several repositories, for its whole life (a thread of its
+    /// own): lets go of the views of a repository nobody asked about for `idle`, and while the
+    /// process holds more than `bound` bytes, of the least recently asked repositories' views
+    /// (never the last one asked).
+    pub fn hold_memory(&self, idle: Option<std::time::Duration>, bound: Option<u64>) {
+        use std::time::{Duration, Instant};
+        let tick =
+            idle.map_or(Duration::from_secs(2), |i| (i / 4).clamp(Duration::from_millis(200), Duration::from_secs(2)));
+        let tick = if bound.is_some() { tick.min(Duration::from_millis(500)) } else { tick };
+        loop {
+            std::thread::sleep(tick);
+            let mut released = Vec::new();
+            if let Some(idle) = idle {
+                let now = Instant::now();
+                for s in &self.list {
+                    if s.engine.last_used().is_some_and(|t| now.duration_since(t) >= idle) && s.engine.forget() {
+                        released.push(s.name.as_str());
+                    }
+                }
+            }
+            if !released.is_empty() {
+                crate::memory::release();
+                tracing::info!("let go of the views of {} (not asked about for a while)", released.join(", "));
+            }
+            let Some(bound) = bound else { continue };
+            if crate::memory::resident_bytes().is_none_or(|r| r <= bound) {
+                continue;
+            }
+            let mut held: Vec<(Instant, &Source)> =
+                self.list.iter().filter_map(|s| s.engine.last_used().map(|t| (t, s))).collect();
+            held.sort_by_key(|(t, _)| *t);
+            held.pop();
+            for (_, s) in held {
+                s.engine.forget();
+                crate::memory::release();
+                let now = crate::memory::resident_bytes().unwrap_or(0);
+                tracing::info!(
+                    "let go of the views of {} (resident {} MiB, bound {} MiB)",
+                    s.name,
+                    now >> 20,
+                    bound >> 20
+                );
+                if now <= bound {
+                    break;
+                }
+            }
+        }
     }
 
     pub fn main(&self) -> &Source {

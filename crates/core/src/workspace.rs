@@ -12,7 +12,7 @@ pub struct Workspace {
     pub store: Store,
     pub config: Config,
     /// The store's shards opened so far (shared by every view of this process).
-    pub shards: crate::shard::Registry,
+    pub shards: std::sync::Arc<crate::shard::Registry>,
 }
 
 impl Workspace {

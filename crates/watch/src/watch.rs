@@ -238,7 +238,7 @@ pub fn run_cli(engine: &Engine, debounce: Duration, json: bool) -> Result<()> {
 /// others follow and take over when it exits), keeping `listing` alive beside it — the watcher
 /// that only invalidates the cached working-tree listing ([`listing_watcher`]), which every
 /// server sets up before it answers, so answers always see saved edits.
-pub fn spawn_for_server(sources: Arc<Sources>, listing: Option<notify::RecommendedWatcher>) {
+pub fn spawn_for_server(sources: Arc<Sources>, listing: Vec<notify::RecommendedWatcher>) {
     let engine: Arc<Engine> = sources.main().engine.clone();
     if engine.folder.is_some() || engine.ws.repo.workdir.is_none() {
         return;
@@ -287,6 +287,13 @@ pub fn listing_watcher(engine: &Arc<Engine>) -> Option<notify::RecommendedWatche
             None
         }
     }
+}
+
+/// A listing watcher for every repository the sources answer from at their working tree (a
+/// workspace's repositories, not a pinned revision's): without one, each question stats every
+/// tracked file of each repository again.
+pub fn listing_watchers(sources: &Sources) -> Vec<notify::RecommendedWatcher> {
+    sources.list.iter().filter(|s| s.engine.pinned.is_none()).filter_map(|s| listing_watcher(&s.engine)).collect()
 }
 
 /// A barrier through the file watcher's event queue. A query that wants to reuse the cached

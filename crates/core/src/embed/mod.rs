@@ -316,6 +316,24 @@ fn files_hash(files: &[std::path::PathBuf], cache_dir: Option<&Path>) -> Result<
 
 /// Loads the embedder for `files`. `cache_dir` keeps file hashes (and a static model's
 /// vocabulary) between runs.
+/// The models loaded in this process, by fingerprint: the repositories of a workspace that
+/// choose the same model share one copy of its weights (or one ONNX session) instead of each
+/// loading its own. Held weakly, so a model no engine uses any more is freed.
+static LOADED: std::sync::Mutex<Vec<(String, std::sync::Weak<dyn Embedder>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The model of fingerprint `key`, loaded by `load` unless this process already holds it.
+fn shared(key: &str, load: impl FnOnce() -> Result<Arc<dyn Embedder>>) -> Result<Arc<dyn Embedder>> {
+    // Held while loading: two engines asking at once load it once.
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    loaded.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(m) = loaded.iter().find(|(k, _)| k == key).and_then(|(_, w)| w.upgrade()) {
+        return Ok(m);
+    }
+    let m = load()?;
+    loaded.push((key.to_string(), Arc::downgrade(&m)));
+    Ok(m)
+}
+
 pub fn load_files(
     files: &ModelFiles,
     threads: usize,
@@ -333,7 +351,9 @@ pub fn load_files(
                 fh.as_bytes(),
                 static_model::TEXT_PREP.as_bytes(),
             ]);
-            Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp, cache_dir)?))
+            shared(&fp, || {
+                Ok(Arc::new(static_model::StaticModel::load(&files.name, &files.dir, fp.clone(), cache_dir)?))
+            })
         }
         ModelKind::Transformer => {
             let onnx = files.onnx.clone().context("transformer model without an ONNX file")?;
@@ -345,7 +365,17 @@ pub fn load_files(
                 fh.as_bytes(),
                 format!("{:?}/{}/{}", s.pooling, s.max_len, s.query_prefix).as_bytes(),
             ]);
-            Ok(Arc::new(transformer::Transformer::load(&files.name, &files.dir, &onnx, threads, ort_setting, fp)?))
+            let key = format!("{fp}/{threads}/{}", ort_setting.unwrap_or(""));
+            shared(&key, || {
+                Ok(Arc::new(transformer::Transformer::load(
+                    &files.name,
+                    &files.dir,
+                    &onnx,
+                    threads,
+                    ort_setting,
+                    fp.clone(),
+                )?))
+            })
         }
         ModelKind::CrossEncoder => {
             anyhow::bail!(

@@ -261,14 +261,23 @@ impl Priors {
 
     /// The multiplier for chunk `ord`.
     pub fn factor(&self, data: &ViewData, ord: u32) -> f32 {
-        self.explain(data, ord).iter().map(|p| p.1).product()
+        let mut f = 1.0;
+        self.each(data, ord, |_, x| f *= x);
+        f
     }
 
     /// The priors that apply to chunk `ord`, each with its factor (their product is
     /// [`Priors::factor`]).
     pub fn explain(&self, data: &ViewData, ord: u32) -> Vec<(&'static str, f32)> {
-        let c = data.table.chunk(ord);
         let mut out = Vec::new();
+        self.each(data, ord, |why, x| out.push((why, x)));
+        out
+    }
+
+    /// Calls `out` with each prior that applies to chunk `ord` and its factor (every candidate
+    /// of every search comes through here: nothing is allocated unless a qualified name asks).
+    fn each(&self, data: &ViewData, ord: u32, mut out: impl FnMut(&'static str, f32)) {
+        let c = data.table.chunk(ord);
         let kind = if !crate::lang::is_code_file(c.lang, c.path) {
             Some(("prose or data file", self.prose))
         } else if crate::graph::model::is_test_path(c.path) {
@@ -282,41 +291,44 @@ impl Priors {
         } else {
             None
         };
-        out.extend(kind.filter(|k| k.1 != 1.0));
+        if let Some((why, x)) = kind.filter(|k| k.1 != 1.0) {
+            out(why, x);
+        }
         if self.stem != 1.0 && !self.words.is_empty() {
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
-            let stem = file.split('.').next().unwrap_or(file).to_lowercase();
-            if self.words.contains(&stem) {
-                out.push(("its file is named by a word of the query", self.stem));
+            let stem = file.split('.').next().unwrap_or(file);
+            if self.words.iter().any(|w| lowercase_eq(w, stem)) {
+                out("its file is named by a word of the query", self.stem);
             }
         }
         if self.scope != 1.0 && !self.scopes.is_empty() && in_scope(c.path, &self.scopes) {
-            out.push(("under the scope the query names (`scope: …`)", self.scope));
+            out("under the scope the query names (`scope: …`)", self.scope);
         }
         if !self.idents.is_empty() {
             let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
             let stem = file.split('.').next().unwrap_or(file);
-            let qualified = c.symbol.replace("::", ".").replace('#', ".").to_ascii_lowercase();
-            let member = |i: &String| {
-                let i = i.to_ascii_lowercase();
-                i.contains('.') && (qualified == i || qualified.ends_with(&format!(".{i}")))
+            let member = || {
+                let qualified = c.symbol.replace("::", ".").replace('#', ".").to_ascii_lowercase();
+                self.idents.iter().filter(|i| i.contains('.')).any(|i| {
+                    let i = i.to_ascii_lowercase();
+                    qualified == i || qualified.ends_with(&format!(".{i}"))
+                })
             };
             let plain = |i: &String| !i.contains('.') && (i.eq_ignore_ascii_case(name) || i.eq_ignore_ascii_case(stem));
-            if self.idents.iter().any(member) {
+            if self.idents.iter().any(|i| i.contains('.')) && member() {
                 // The member named in full, above its type (which its parts name).
-                out.push(("the member the query names in full", IDENT_FACTOR));
+                out("the member the query names in full", IDENT_FACTOR);
             } else if self.idents.iter().any(plain) {
-                out.push(("named by an identifier in the query", IDENT_FACTOR));
+                out("named by an identifier in the query", IDENT_FACTOR);
             }
         }
         if let Some((h, weight, half_life)) = &self.recency {
             let r = h.recency(data.table.chunk_file(ord), *half_life);
             if r > 0.0 {
-                out.push(("changed recently", 1.0 + weight * r));
+                out("changed recently", 1.0 + weight * r);
             }
         }
-        out
     }
 
     /// Rescores `ranked` in place (ordering is the caller's).
@@ -324,6 +336,15 @@ impl Priors {
         for r in ranked.iter_mut() {
             r.score *= self.factor(data, r.ord);
         }
+    }
+}
+
+/// Whether `stem`, lowercased, is `word` (what `to_lowercase` then `==` says, without the copy).
+fn lowercase_eq(word: &str, stem: &str) -> bool {
+    if stem.is_ascii() {
+        word.len() == stem.len() && word.bytes().zip(stem.bytes()).all(|(w, s)| w == s.to_ascii_lowercase())
+    } else {
+        *word == stem.to_lowercase()
     }
 }
 

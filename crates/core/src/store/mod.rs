@@ -181,6 +181,13 @@ impl Store {
             .with_context(|| format!("cannot create the Lynx store at {}", root.display()))?;
         let trusted: Vec<PathBuf> =
             trusted.iter().map(|t| std::fs::canonicalize(t).unwrap_or_else(|_| PathBuf::from(t))).collect();
+        // A new store knows it has no catalog yet: without the list, a layer whose catalog is
+        // looked up while another layer's first segment is being written (both run at once in
+        // a first index) would read as lost and be rebuilt.
+        let known = objects.join("catalog").join(KNOWN);
+        if !known.exists() && list_segments(&objects).is_ok_and(|s| s.is_empty()) {
+            let _ = std::fs::OpenOptions::new().write(true).create_new(true).open(&known);
+        }
         let mut dirs = vec![objects.clone()];
         let mut pools = Vec::new();
         for alt in read_alternates(&objects)? {
@@ -194,6 +201,19 @@ impl Store {
 
     pub fn objects(&self) -> &Path {
         &self.dirs[0]
+    }
+
+    /// Reads `others` in place after this store's own directories: the object directories of
+    /// the other repositories of the user's workspace, so a blob one of them indexed (a fork's,
+    /// a vendored copy's) is neither processed nor stored again. Nothing is written there.
+    pub fn read_also(&mut self, others: &[PathBuf]) {
+        for d in others {
+            let d = std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+            if !self.dirs.contains(&d) && std::fs::canonicalize(&self.dirs[0]).ok().as_ref() != Some(&d) {
+                self.pools.retain(|p| *p != d);
+                self.dirs.push(d);
+            }
+        }
     }
 
     pub fn segment_path(&self, dir: usize, name: &str) -> PathBuf {

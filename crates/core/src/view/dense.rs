@@ -33,6 +33,10 @@ pub struct DenseView {
     pub fingerprint: String,
     /// Sign sketches of the rows, built on the first search of a view above `EXACT_LIMIT`.
     sketch: std::sync::OnceLock<Sketch>,
+    /// The covered ordinals in the order their rows lie in the shards, built on the first
+    /// exact search: a shard's rows are in hash order, so a scan by ordinal jumps between rows
+    /// and shards, and at workspace sizes reading the rows, not scoring them, is the cost.
+    scan: std::sync::OnceLock<Vec<u32>>,
     /// The vector catalogs the rows were located in: while they are unchanged, so is this.
     catalogs: crate::store::Catalogs,
 }
@@ -152,6 +156,7 @@ impl DenseView {
             live: table.len(),
             fingerprint: fingerprint.to_string(),
             sketch: Default::default(),
+            scan: Default::default(),
             catalogs: cat,
         })
     }
@@ -168,6 +173,7 @@ impl DenseView {
             shards: vec![shard],
             segments: Vec::new(),
             sketch: Default::default(),
+            scan: Default::default(),
             catalogs: Default::default(),
         }
     }
@@ -226,6 +232,7 @@ impl DenseView {
             live,
             fingerprint: fingerprint.to_string(),
             sketch: sketch_cell,
+            scan: Default::default(),
             catalogs: Default::default(),
         })
     }
@@ -266,7 +273,12 @@ impl DenseView {
             return Vec::new();
         }
         let dot = crate::embed::dot_f16_fn();
-        self.top_of(k, self.locs.len(), |i| i as u32, allowed, |v| dot(q, v))
+        let scan = self.scan.get_or_init(|| {
+            let mut ords: Vec<u32> = (0..self.locs.len() as u32).filter(|&o| self.locs[o as usize].0 != NONE).collect();
+            ords.sort_unstable_by_key(|&o| self.locs[o as usize]);
+            ords
+        });
+        self.top_of(k, scan.len(), |i| scan[i], allowed, |v| dot(q, v))
     }
 
     /// Scores the ordinals `ord_at(0..n)` (those covered and allowed) with `score` over their

@@ -144,7 +144,7 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                     let kept = scope.spawn(|| sources.list.iter().map(|s| s.engine.preload_kept()).collect::<Vec<_>>());
                     // From the first question on, working-tree answers reuse the listing until
                     // a file changes.
-                    let listing = if watch { crate::watch::listing_watcher(&sources.main().engine) } else { None };
+                    let listing = if watch { crate::watch::listing_watchers(&sources) } else { Vec::new() };
                     let views = (|| -> Result<Vec<crate::view::View>> {
                         let mut views = Vec::new();
                         for s in &sources.list {
@@ -188,6 +188,19 @@ pub fn serve(opts: ServeOptions) -> Result<()> {
                 });
                 if watch {
                     crate::watch::spawn_for_server(sources.clone(), listing);
+                }
+                // Many repositories: their views are let go when idle or over the bound. Held
+                // to a bound, a server warms nothing nobody asked for (questions build what
+                // they need), and lets go of what it read at the start.
+                let serve = sources.main().engine.ws.config.serve.clone();
+                if sources.workspace.is_some() {
+                    let holder = sources.clone();
+                    let secs = |s: u64| (s > 0).then(|| std::time::Duration::from_secs(s));
+                    let bound = (serve.max_memory_mb > 0).then_some(serve.max_memory_mb << 20);
+                    std::thread::spawn(move || holder.hold_memory(secs(serve.release_idle_s), bound));
+                    if bound.is_some() {
+                        return;
+                    }
                 }
                 for (s, view) in sources.list.iter().zip(&views) {
                     s.engine.activity.touch();

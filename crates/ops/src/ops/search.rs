@@ -429,17 +429,9 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     let mut notes = Vec::new();
     let mut mode = None;
     let mut view = None;
-    // Each source searches on its own core; the merge below is in the sources' order.
     use rayon::prelude::*;
-    let answers: Vec<Result<Answer>> = selected.par_iter().map(|s| run(&s.engine, args)).collect();
-    let answers: Vec<(Answer, SearchResult)> = answers
-        .into_iter()
-        .map(|a| {
-            let a = a?;
-            let r: SearchResult = serde_json::from_value(serde_json::Value::Object(a.data.clone()))?;
-            Ok((a, r))
-        })
-        .collect::<Result<_>>()?;
+    let answers: Vec<(crate::view::ViewId, SearchResult)> =
+        selected.par_iter().map(|s| result(&s.engine, args)).collect::<Result<Vec<_>>>()?;
     // Each repository's own best scores 1 after calibration, whether it holds the answer or
     // only something like it; across a workspace's repositories the embedding similarity of
     // each one's best candidate (one model, one scale) says how much of it to believe.
@@ -459,7 +451,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
         }
         let scale = r.score_scale.unwrap_or(1.0).max(1e-6) as f64 / weight.max(1e-9);
         mode = mode.or(Some(r.mode));
-        view = view.or(a.view.clone());
+        view = view.or(Some(a));
         all.extend(r.results.into_iter().map(|mut h| {
             h.source = Some(s.name.clone());
             (h.score as f64 / scale, si, h)
@@ -525,6 +517,14 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
 }
 
 pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
+    let (view, result) = result(engine, args)?;
+    let text = if args.files_with_matches { render_paths(&result) } else { render(&view, &result, args.lines.per_hit) };
+    Ok(Answer::new("search", Some(view), &result, text))
+}
+
+/// The search's result over one engine, before any surface renders it (a workspace merges
+/// these across repositories and renders once).
+fn result(engine: &Engine, args: &SearchArgs) -> Result<(crate::view::ViewId, SearchResult)> {
     if args.query.trim().is_empty() {
         return Err(super::args::ArgError::EmptyQuery {}.into());
     }
@@ -619,9 +619,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
             best_cosine: r.ranked.iter().filter_map(|x| x.dense_score).reduce(f32::max),
             source: None,
         };
-        let text =
-            if args.files_with_matches { render_paths(&result) } else { render(&data.id, &result, args.lines.per_hit) };
-        return Ok(Answer::new("search", Some(data.id.clone()), &result, text));
+        return Ok((data.id.clone(), result));
     }
     let next_cursor = pager.page(&mut results, k);
     let suggestions =
@@ -642,8 +640,7 @@ pub fn run(engine: &Engine, args: &SearchArgs) -> Result<Answer> {
         best_cosine: r.ranked.iter().filter_map(|x| x.dense_score).reduce(f32::max),
         source: None,
     };
-    let text = render(&data.id, &result, args.lines.per_hit);
-    Ok(Answer::new("search", Some(data.id.clone()), &result, text))
+    Ok((data.id.clone(), result))
 }
 
 pub fn render(view: &crate::view::ViewId, r: &SearchResult, snippet_lines: usize) -> String {

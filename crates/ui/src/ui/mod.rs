@@ -77,13 +77,14 @@ fn secret() -> String {
 }
 
 /// Runs the interface until the process is stopped. `on_ready` gets the URL to open.
-pub fn serve(engine: Arc<Engine>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
+/// `open` opens what it answers from: the repository and its sources, or a workspace's
+/// repositories (each hit then names its repository).
+pub fn serve(open: impl FnOnce() -> Result<Sources>, opts: Options, on_ready: impl FnOnce(&str)) -> Result<()> {
     crate::memory::hold(crate::memory::SERVER_IDLE);
     crate::shard::read_into_memory();
-    let progress = engine.progress.clone();
-    let sources = Arc::new(Sources::open(engine, crate::env::path(crate::env::RAG_CONFIG_PATH).as_deref(), &progress)?);
+    let sources = Arc::new(open()?);
     // Working-tree answers reuse the listing until a file changes, instead of listing per request.
-    let _listing = crate::watch::listing_watcher(&sources.main().engine);
+    let _listing = crate::watch::listing_watchers(&sources);
     // Memory freed while answering stays with the server until requests pause for a while.
     let janitor = sources.main().engine.clone();
     std::thread::spawn(move || janitor.activity.release_memory_when_idle(crate::memory::SERVER_IDLE));
