@@ -331,3 +331,40 @@ fn a_server_lets_go_of_idle_repositories_and_holds_to_its_memory_bound() {
     search(&mut c, "billing");
     assert!(c.close().success());
 }
+
+#[test]
+fn a_repository_locked_by_another_writer_is_named_and_the_others_answer() {
+    let f = Fleet::new();
+    f.ws(&["index"]);
+    // Billing has an edit to index, and another process holds its store's write lock.
+    f.billing.write("invoices.py", "def retry_call_for_invoices(c):\n    return c\n");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(f.billing.file(".lynx/lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    std::fs::write(f.billing.file(".lynx/lock.holder"), "pid 4242 (a test holding the lock) since 0").unwrap();
+    let file = f.file();
+    let out = f
+        .lib
+        .cmd(&["--json", "--no-dense", "--workspace", &file, "search", "retry_call"])
+        .env("LYNX_LOCK_TIMEOUT", "0.5")
+        .current_dir(f.dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    let sources: Vec<&str> = v["results"].as_array().unwrap().iter().filter_map(|h| h["source"].as_str()).collect();
+    assert!(sources.contains(&"lib") && sources.contains(&"shipping") && !sources.contains(&"billing"), "{v}");
+    let note = v["note"].as_str().unwrap_or("");
+    assert!(note.contains("skipped `billing`") && note.contains("pid 4242"), "{v}");
+    let status = f.ws(&["workspace", "status"]);
+    let billing = status["repositories"].as_array().unwrap().iter().find(|r| r["name"] == "billing").unwrap().clone();
+    assert!(billing["state"].as_str().unwrap().contains("being written by pid 4242"), "{status}");
+    lock.unlock().unwrap();
+    let again = f.ws(&["search", "retry_call_for_invoices", "--repo", "billing"]);
+    assert_eq!(again["results"][0]["path"], "invoices.py", "{again}");
+}

@@ -277,7 +277,15 @@ impl Priors {
     /// Calls `out` with each prior that applies to chunk `ord` and its factor (every candidate
     /// of every search comes through here: nothing is allocated unless a qualified name asks).
     fn each(&self, data: &ViewData, ord: u32, mut out: impl FnMut(&'static str, f32)) {
-        let c = data.table.chunk(ord);
+        // The file's path and language come from the view's file table; the chunk's row (its
+        // symbol) is read only when the query names an identifier.
+        let file = data.table.chunk_file(ord);
+        let (path, lang) = (data.table.file_path(file), data.table.file_lang(file));
+        struct Head<'a> {
+            path: &'a str,
+            lang: crate::lang::Lang,
+        }
+        let c = Head { path, lang };
         let kind = if !crate::lang::is_code_file(c.lang, c.path) {
             Some(("prose or data file", self.prose))
         } else if crate::graph::model::is_test_path(c.path) {
@@ -305,6 +313,7 @@ impl Priors {
             out("under the scope the query names (`scope: …`)", self.scope);
         }
         if !self.idents.is_empty() {
+            let c = data.table.chunk(ord);
             let name = c.symbol.rsplit(['.', ':', '#']).next().unwrap_or(c.symbol);
             let file = c.path.rsplit('/').next().unwrap_or(c.path);
             let stem = file.split('.').next().unwrap_or(file);

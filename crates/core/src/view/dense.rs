@@ -296,7 +296,11 @@ impl DenseView {
             .into_par_iter()
             .map(|b| {
                 let (start, end) = (b * block, ((b + 1) * block).min(n));
-                let mut scored: Vec<(u32, f32)> = Vec::with_capacity(end - start);
+                // Cut to the best `k` whenever twice as many are held; a score below the k-th
+                // best so far cannot make the final list (k others beat it), so it is not kept.
+                let cap = (2 * k).max(64).min(end - start);
+                let mut scored: Vec<(u32, f32)> = Vec::with_capacity(cap);
+                let mut floor = f32::NEG_INFINITY;
                 for i in start..end {
                     let ord = ord_at(i);
                     let (s, r) = self.locs[ord as usize];
@@ -305,7 +309,15 @@ impl DenseView {
                     }
                     let v = self.shards[s as usize].row(r as usize);
                     if v.len() == self.dim {
-                        scored.push((ord, score(v)));
+                        let x = score(v);
+                        if x < floor {
+                            continue;
+                        }
+                        scored.push((ord, x));
+                        if scored.len() >= cap && scored.len() > k {
+                            super::top_k(&mut scored, k);
+                            floor = scored[k - 1].1;
+                        }
                     }
                 }
                 super::top_k(&mut scored, k);

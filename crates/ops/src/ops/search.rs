@@ -430,8 +430,30 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     let mut mode = None;
     let mut view = None;
     use rayon::prelude::*;
-    let answers: Vec<(crate::view::ViewId, SearchResult)> =
-        selected.par_iter().map(|s| result(&s.engine, args)).collect::<Result<Vec<_>>>()?;
+    let answers: Vec<Result<(crate::view::ViewId, SearchResult)>> =
+        selected.par_iter().map(|s| result(&s.engine, args)).collect();
+    // A source that cannot answer (its store locked by a writer that outlasts the wait, a
+    // repository gone since the start) is named, and the others answer.
+    let mut skipped = Vec::new();
+    let mut first_err = None;
+    let mut kept = Vec::new();
+    let mut answers_ok = Vec::new();
+    for (s, a) in selected.iter().zip(answers) {
+        match a {
+            Ok(a) => {
+                kept.push(*s);
+                answers_ok.push(a);
+            }
+            Err(e) => {
+                skipped.push(format!("skipped `{}`: {e:#}", s.name));
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if answers_ok.is_empty() {
+        return Err(first_err.unwrap_or_else(|| anyhow::anyhow!("no source to ask")));
+    }
+    let (selected, answers) = (kept, answers_ok);
     // Each repository's own best scores 1 after calibration, whether it holds the answer or
     // only something like it; across a workspace's repositories the embedding similarity of
     // each one's best candidate (one model, one scale) says how much of it to believe.
@@ -491,10 +513,11 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
             None => grouped.push((n, vec![name])),
         }
     }
-    let notes: Vec<String> = grouped
+    let mut notes: Vec<String> = grouped
         .into_iter()
         .map(|(n, names)| if names.len() == selected.len() { n } else { format!("{}: {n}", names.join(", ")) })
         .collect();
+    notes.extend(skipped);
     files.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut files: Vec<search::rank::RankedFile> = files.into_iter().map(|x| x.2).collect();
     files.truncate(k);

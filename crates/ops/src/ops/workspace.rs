@@ -145,8 +145,15 @@ pub fn list(file: &Path, opened: Option<&Sources>) -> Result<Answer> {
         let state = match opened {
             Some(s) => match s.missing.iter().find(|(n, _)| *n == name) {
                 Some((_, why)) => why.clone(),
-                None if s.list.iter().any(|x| x.name == name) => "ok".into(),
-                None => "not opened".into(),
+                None => match s.list.iter().find(|x| x.name == name) {
+                    // A writer holding its store answers only from what is indexed, or is
+                    // skipped by an answer that needs to index it.
+                    Some(x) => match crate::store::lock::StoreLock::holder(&x.engine.ws.store.root, "lock") {
+                        Some(holder) => format!("ok; its store is being written by {holder}"),
+                        None => "ok".into(),
+                    },
+                    None => "not opened".into(),
+                },
             },
             None if !path.exists() => format!("{} does not exist", path.display()),
             None if !path.join(".git").exists() => format!("{} is not a git repository", path.display()),
