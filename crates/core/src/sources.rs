@@ -367,10 +367,6 @@ impl Sources {
             None => Ok(self.list.iter().collect()),
         }
     }
-
-    pub fn infos(&self) -> Vec<SourceInfo> {
-        self.list.iter().map(Source::info).collect()
-    }
 }
 
 fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Progress) -> Result<Source> {

@@ -96,10 +96,6 @@ impl Kind {
                 | Kind::Type
         )
     }
-
-    pub fn is_callable(self) -> bool {
-        matches!(self, Kind::Function | Kind::Method | Kind::Constructor | Kind::Macro)
-    }
 }
 
 /// A definition node recognised in the tree.

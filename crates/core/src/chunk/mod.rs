@@ -51,29 +51,6 @@ pub fn chunk(lang: Lang, src: &str) -> Vec<Chunk> {
     }
 }
 
-/// Byte offsets of each line (start, end without the newline).
-pub fn line_spans(src: &str) -> Vec<(usize, usize)> {
-    lines_of(src)
-}
-
-/// Whether `text` is what the chunker emits for lines `start..=end` (1-based) of `src`: those
-/// whole lines, or their truncation when a piece is longer than the chunker keeps.
-pub fn is_chunk_text(src: &str, lines: &[(usize, usize)], start: u32, end: u32, text: &str) -> bool {
-    let (Some(&(s, _)), Some(&(_, e))) = (lines.get(start as usize - 1), lines.get(end as usize - 1)) else {
-        return false;
-    };
-    if start == 0 || s > e {
-        return false;
-    }
-    let whole = &src[s..e];
-    text == whole || (whole.len() > MAX_CHUNK_CHARS * 4 && text == truncate_chars(whole, MAX_CHUNK_CHARS * 4))
-}
-
-/// Whether `kind` is a chunk or definition kind the chunker emits.
-pub fn is_known_kind(kind: &str) -> bool {
-    matches!(kind, "header" | "text" | "section") || defs::Kind::ALL.iter().any(|k| k.name() == kind)
-}
-
 fn lines_of(src: &str) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(src.len() / 32 + 1);
     let mut start = 0;

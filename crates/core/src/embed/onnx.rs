@@ -34,15 +34,6 @@ fn environment(setting: Option<&str>) -> Result<&'static ort::environment::Envir
     }
 }
 
-/// Where the loaded (or loadable) library is.
-pub fn library_path(setting: Option<&str>) -> Option<PathBuf> {
-    #[cfg(feature = "transformers")]
-    if let Some(Ok((_, p))) = RUNTIME.get() {
-        return Some(p.clone());
-    }
-    find_library(setting)
-}
-
 /// Whether this build can run ONNX models (cargo feature `transformers`): without it, static
 /// models still embed, and a transformer or cross-encoder is an error naming the feature.
 pub const BUILT: bool = cfg!(feature = "transformers");

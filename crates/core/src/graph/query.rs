@@ -2,7 +2,7 @@
 //! neighbourhoods, shortest paths, overview (hubs and communities), surprising connections and
 //! counts. Traversals are cycle-safe and capped; capped answers say `truncated`.
 
-use super::model::{CodeGraph, Confidence, Node, Rel};
+use super::model::{CodeGraph, Node, Rel};
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use serde::Serialize;
@@ -728,10 +728,6 @@ pub fn structural_degree(cg: &CodeGraph, d: u32) -> usize {
             !cg.is_test(cg.g[other])
         })
         .count()
-}
-
-pub fn confidence_rank(c: Confidence) -> u8 {
-    c.rank()
 }
 
 #[cfg(test)]

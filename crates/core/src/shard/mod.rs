@@ -383,10 +383,6 @@ impl File {
         Ok(File { map, sections, segment: segment.to_string(), path: path.to_path_buf() })
     }
 
-    pub fn section_count(&self) -> usize {
-        self.sections.len()
-    }
-
     pub fn bytes(&self, i: usize) -> Result<&[u8]> {
         let &(off, len) =
             self.sections.get(i).ok_or_else(|| Invalid(format!("shard of {} lacks section {i}", self.segment)))?;
@@ -412,11 +408,6 @@ impl File {
     }
 
     pub fn u32s(&self, i: usize) -> Result<&[u32]> {
-        bytemuck::try_cast_slice(self.bytes(i)?)
-            .map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
-    }
-
-    pub fn f32s(&self, i: usize) -> Result<&[f32]> {
         bytemuck::try_cast_slice(self.bytes(i)?)
             .map_err(|e| Invalid(format!("shard of {}: section {i}: {e}", self.segment)).into())
     }

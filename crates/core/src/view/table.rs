@@ -259,11 +259,6 @@ impl ChunkTable {
         self.locs.is_empty()
     }
 
-    /// Same as `len` (every ordinal of an assembled table is live).
-    pub fn live_len(&self) -> usize {
-        self.locs.len()
-    }
-
     /// Every chunk ordinal.
     pub fn live(&self) -> std::ops::Range<u32> {
         0..self.locs.len() as u32
@@ -279,16 +274,8 @@ impl ChunkTable {
         self.files.len()
     }
 
-    pub fn live_file_count(&self) -> usize {
-        self.files.len()
-    }
-
     pub fn live_files(&self) -> std::ops::Range<u32> {
         0..self.files.len() as u32
-    }
-
-    pub fn is_file_live(&self, file: u32) -> bool {
-        (file as usize) < self.files.len()
     }
 
     pub fn file_path(&self, file: u32) -> &str {

@@ -3,7 +3,7 @@
 //! `rev` (the revision to ask at; default the working tree).
 
 use super::EvalError;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -98,15 +98,4 @@ pub fn load(path: &Path) -> Result<Vec<Question>> {
 fn looks_like_jsonl(text: &str) -> bool {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     matches!((lines.next(), lines.next()), (Some(a), Some(_)) if a.trim_end().ends_with('}'))
-}
-
-pub fn write_jsonl(path: &Path, header: &serde_json::Value, questions: &[Question]) -> Result<()> {
-    let mut out = String::new();
-    // The first line records how the set was made; readers skip lines without a query.
-    let _ = header;
-    for q in questions {
-        out.push_str(&serde_json::to_string(q)?);
-        out.push('\n');
-    }
-    crate::fsutil::write_atomic(path, out.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
