@@ -326,3 +326,40 @@ fn each_crate_holds_its_levels() {
         }
     }
 }
+
+#[test]
+fn every_public_function_is_called_somewhere() {
+    // `pub` hides dead code from the compiler across crates: a public function whose name
+    // appears nowhere but its own definition (sources, tests, benchmarks) is dead.
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = crate_sources().into_iter().flat_map(|(_, f)| f).collect();
+    for extra in ["tests", "benches"] {
+        if base.join(extra).is_dir() {
+            rust_files(&base.join(extra), &mut files);
+        }
+    }
+    let texts: Vec<(std::path::PathBuf, String)> =
+        files.iter().map(|p| (p.clone(), std::fs::read_to_string(p).unwrap())).collect();
+    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
+    let mut defined: BTreeMap<String, String> = BTreeMap::new();
+    for (path, text) in &texts {
+        for word in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()) {
+            *uses.entry(word.to_string()).or_default() += 1;
+        }
+        for line in text.lines() {
+            let t = line.trim_start();
+            let rest = t.strip_prefix("pub fn ").or_else(|| t.strip_prefix("pub(crate) fn "));
+            if let Some(name) = rest.and_then(|r| r.split(['(', '<']).next()) {
+                defined.entry(name.to_string()).or_insert_with(|| path.display().to_string());
+            }
+        }
+    }
+    // Entry points called from outside Rust code.
+    let external = ["main"];
+    let dead: Vec<String> = defined
+        .iter()
+        .filter(|(name, _)| !external.contains(&name.as_str()) && uses.get(*name).copied().unwrap_or(0) <= 1)
+        .map(|(name, file)| format!("{name} ({file})"))
+        .collect();
+    assert!(dead.is_empty(), "public functions nothing calls (remove them, or use them): {dead:?}");
+}
