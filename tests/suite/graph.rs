@@ -1018,3 +1018,46 @@ fn a_symbols_graph_page_puts_callers_left_callees_right_and_tests_apart() {
     assert!(class("test_mid").split(' ').any(|c| c == "test"), "the test is marked: {}", tag("test_mid"));
     assert!(!class("top").split(' ').any(|c| c == "test"), "{}", tag("top"));
 }
+
+#[test]
+fn a_call_reaches_the_implementation_after_overload_stubs() {
+    let r = TestRepo::new();
+    r.write("src/pkg/__init__.py", "");
+    r.write(
+        "src/pkg/types.py",
+        "import typing as t\n\n\n@t.overload\ndef convert_type(ty: None) -> str: ...\n\n\n@t.overload\ndef convert_type(ty: int) -> int: ...\n\n\ndef convert_type(ty):\n    return ty\n\n\nclass Context:\n    @t.overload\n    def invoke(self, cb: None) -> None: ...\n\n    @t.overload\n    def invoke(self, cb: int) -> int: ...\n\n    def invoke(self, cb):\n        return cb\n",
+    );
+    r.write(
+        "src/pkg/core.py",
+        "from . import types\nfrom .types import Context, convert_type\n\n\ndef through_module(x):\n    return types.convert_type(x)\n\n\ndef by_name(x):\n    return convert_type(x)\n\n\ndef on_typed_receiver(ctx: Context):\n    return ctx.invoke(None)\n",
+    );
+    r.write(
+        "web/format.ts",
+        "export function fmt(x: string): string;\nexport function fmt(x: number): string;\nexport function fmt(x: any): string {\n  return String(x);\n}\n",
+    );
+    r.write(
+        "web/use.ts",
+        "import { fmt } from './format';\n\nexport function show(n: number) {\n  return fmt(n);\n}\n",
+    );
+    r.commit_all("overloads");
+    // Every call the code decides is one confident edge to the implementation, not an
+    // ambiguous edge to each stub.
+    let convert = query(&r, "callers", "convert_type");
+    let got: BTreeSet<(String, String)> = convert["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["node"]["name"].as_str().unwrap().to_string(), l["confidence"].as_str().unwrap().to_string()))
+        .collect();
+    let want: BTreeSet<(String, String)> = [("through_module", "resolved"), ("by_name", "resolved")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want, "{convert}");
+    assert_eq!(callers_with_confidence(&r, "invoke"), pairs(&[("on_typed_receiver", "resolved")]));
+    assert_eq!(callers_with_confidence(&r, "fmt"), pairs(&[("show", "resolved")]));
+    // The edge lands on the implementation (the last definition), not on a stub.
+    let callees = query(&r, "callees", "through_module");
+    let line = callees["results"][0]["node"]["start_line"].as_u64();
+    assert_eq!(line, Some(12), "{callees}");
+}

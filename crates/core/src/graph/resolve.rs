@@ -3,7 +3,10 @@
 //! narrowed by the receiver's type (`self`/`this`, a type name, or a variable whose type the
 //! file declares), by what the caller's file imports, then by package/directory; one left is
 //! `resolved`, several for a direct call are `ambiguous` (an edge to each), several for a
-//! member call are dropped, none is an external node. Names are case-sensitive.
+//! member call are dropped, none is an external node. Names are case-sensitive. In Python and
+//! JavaScript/TypeScript a function defined twice in one scope is rebound: a call decided by
+//! module, receiver type or name reaches the last definition (the implementation after
+//! overload stubs).
 
 use super::files::FileFacts;
 use super::model::{CodeGraph, Confidence, DefNode, Edge, FileNode, Node, Rel, is_test_path};
@@ -576,6 +579,11 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         let n = cg.g.add_node(Node::Def(i as u32));
         cg.def_nodes.push(n);
     }
+    // Python and JavaScript/TypeScript rebind a function defined twice in one scope: a call
+    // the code decides (through a module, a typed receiver, a direct name) reaches the last
+    // definition — the implementation after `@overload` stubs or TypeScript overload
+    // signatures — instead of being left undecided between them.
+    let shadowed = rebound_definitions(&cg);
     for (i, d) in cg.defs.iter().enumerate() {
         cg.by_name.entry(d.name.clone()).or_default().push(i as u32);
         cg.by_qualified.entry(d.qualified.clone()).or_default().push(i as u32);
@@ -892,6 +900,7 @@ pub fn build(files_in: &[FileFacts], manifests: &Manifests) -> CodeGraph {
         ($cg:expr) => {
             Resolver {
                 cg: $cg,
+                shadowed: &shadowed,
                 members: &members,
                 imported_files: &imported_files,
                 imported_names: &imported_names,
@@ -1047,6 +1056,8 @@ fn type_hints(f: &Facts) -> HashMap<(i32, &str), &str> {
 
 struct Resolver<'a> {
     cg: &'a CodeGraph,
+    /// Definitions a later one of the same name and scope rebinds (`rebound_definitions`).
+    shadowed: &'a [bool],
     members: &'a HashMap<u32, Vec<u32>>,
     imported_files: &'a [HashSet<u32>],
     imported_names: &'a [HashMap<String, Vec<u32>>],
@@ -1143,6 +1154,32 @@ impl Resolver<'_> {
     }
 }
 
+/// Per definition, whether a later function of the same qualified name in the same file and
+/// scope rebinds it (Python, JavaScript, TypeScript; languages with real overloads keep all).
+fn rebound_definitions(cg: &CodeGraph) -> Vec<bool> {
+    let mut shadowed = vec![false; cg.defs.len()];
+    let mut last: HashMap<(u32, Option<u32>, &str), usize> = HashMap::new();
+    for (i, d) in cg.defs.iter().enumerate() {
+        let rebinds =
+            matches!(cg.files[d.file as usize].lang, Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Tsx);
+        if !rebinds || !callable_kind(&d.kind) {
+            continue;
+        }
+        let key = (d.file, d.parent, d.qualified.as_str());
+        match last.get(&key).copied() {
+            Some(prev) if cg.defs[prev].start_line <= d.start_line => {
+                shadowed[prev] = true;
+                last.insert(key, i);
+            }
+            Some(_) => shadowed[i] = true,
+            None => {
+                last.insert(key, i);
+            }
+        }
+    }
+    shadowed
+}
+
 fn is_word(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
@@ -1159,6 +1196,13 @@ fn family(l: Lang) -> u8 {
 }
 
 impl Resolver<'_> {
+    /// `cands` without the definitions a later one among them rebinds (all of them when that
+    /// would leave none).
+    fn last_bindings(&self, cands: Vec<u32>) -> Vec<u32> {
+        let kept: Vec<u32> = cands.iter().copied().filter(|&d| !self.shadowed[d as usize]).collect();
+        if kept.is_empty() { cands } else { kept }
+    }
+
     /// Whether definition `d` can be reached from code of file `file` (same language family).
     fn reachable(&self, file: u32, d: u32) -> bool {
         family(self.cg.files[file as usize].lang) == family(self.cg.files[self.cg.defs[d as usize].file as usize].lang)
@@ -1554,6 +1598,7 @@ impl Resolver<'_> {
                 }
                 owned.sort_unstable();
                 owned.dedup();
+                let owned = self.last_bindings(owned);
                 if !owned.is_empty() {
                     let conf = |d: u32| {
                         if self.cg.defs[d as usize].file == file { Confidence::Extracted } else { Confidence::Resolved }
@@ -1597,12 +1642,13 @@ impl Resolver<'_> {
                     !is_method(d) && self.imported_files[f].contains(&self.cg.defs[d as usize].file) && names_module(d)
                 })
                 .collect();
+            let module_fns = self.last_bindings(module_fns);
             if module_fns.len() == 1 {
                 return Ok(vec![(module_fns[0], Confidence::Resolved)]);
             }
             // A function a package module re-exports (`click.echo` through `click/__init__.py`).
             if module_fns.is_empty() {
-                let through = self.exported(name, &self.module_files(file, alias), 0);
+                let through = self.last_bindings(self.exported(name, &self.module_files(file, alias), 0));
                 if let [d] = through.as_slice()
                     && !is_method(*d)
                 {
@@ -1657,10 +1703,10 @@ impl Resolver<'_> {
         // The same file wins, then narrowing.
         let local: Vec<u32> = cands.iter().copied().filter(|&d| self.cg.defs[d as usize].file == file).collect();
         if !local.is_empty() {
-            let best = prefer_enclosing(self.cg, &local, scope);
+            let best = self.last_bindings(prefer_enclosing(self.cg, &local, scope));
             return Ok(best.into_iter().map(|d| (d, Confidence::Extracted)).collect());
         }
-        let cands = self.narrow(file, name, cands);
+        let cands = self.last_bindings(self.narrow(file, name, cands));
         Ok(match cands.len() {
             0 => return Err(external_name(c)),
             1 => vec![(cands[0], Confidence::Resolved)],
