@@ -433,7 +433,8 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
     let answers: Vec<Result<(crate::view::ViewId, SearchResult)>> =
         selected.par_iter().map(|s| result(&s.engine, args)).collect();
     // A source that cannot answer (its store locked by a writer that outlasts the wait, a
-    // repository gone since the start) is named, and the others answer.
+    // repository gone since the start) is named, and the others answer; a question that is
+    // wrong (an unknown revision) is wrong for all of them.
     let mut skipped = Vec::new();
     let mut first_err = None;
     let mut kept = Vec::new();
@@ -444,6 +445,7 @@ pub fn run_sources(sources: &crate::sources::Sources, args: &SearchArgs) -> Resu
                 kept.push(*s);
                 answers_ok.push(a);
             }
+            Err(e) if crate::error::Kind::of(&e) == crate::error::Kind::Usage => return Err(e),
             Err(e) => {
                 skipped.push(format!("skipped `{}`: {e:#}", s.name));
                 first_err.get_or_insert(e);
