@@ -149,6 +149,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order a failed answer's schema lists their names.
+    pub const ALL: [Kind; 4] = [Kind::Usage, Kind::Locked, Kind::Damaged, Kind::Failure];
+
     /// The kind of `e`: the first typed error found along its chain of causes.
     pub fn of(e: &anyhow::Error) -> Kind {
         for c in e.chain() {

@@ -74,7 +74,7 @@ fn build(shapes: &[Shape], per_source: bool) -> Value {
             "ok": {"const": false},
             "operation": {"type": "string"},
             "error": {"type": "string"},
-            "kind": {"enum": ["usage", "locked", "damaged", "failure"]}
+            "kind": {"enum": crate::error::Kind::ALL.map(crate::error::Kind::name)}
         },
         "required": ["ok", "operation", "error", "kind"]
     }));
