@@ -14,6 +14,15 @@ pub struct TestRepo {
     pub dir: tempfile::TempDir,
 }
 
+/// Writes `dir/lynx-workspace.toml` listing `repos` (name, path) in order; its path.
+pub fn write_workspace(dir: &Path, repos: &[(&str, &Path)]) -> PathBuf {
+    let file = dir.join("lynx-workspace.toml");
+    let text: String =
+        repos.iter().map(|(name, path)| format!("[[repo]]\npath = {path:?}\nname = {name:?}\n\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
 /// Every entry under `dir` that is not a directory, at any depth, sorted (none when `dir` does
 /// not exist).
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {

@@ -365,16 +365,7 @@ fn a_workspace_ui_names_the_repository_of_every_hit() {
     beta.write("beta.py", "def settle_quokka_ledger(book):\n    return book.close(force=True)\n");
     beta.commit_all("beta");
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("lynx-workspace.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[[repo]]\npath = {:?}\nname = \"alpha\"\n\n[[repo]]\npath = {:?}\nname = \"beta\"\n",
-            alpha.path(),
-            beta.path()
-        ),
-    )
-    .unwrap();
+    let file = common::write_workspace(dir.path(), &[("alpha", alpha.path()), ("beta", beta.path())]);
     let ui = start(&alpha, &["--workspace", file.to_str().unwrap()]);
     let (status, body) = get(&ui, &format!("/api/search?q=settle_quokka_ledger&token={}", ui.token), "");
     assert_eq!(status, 200, "{body}");

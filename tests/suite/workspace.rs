@@ -253,16 +253,7 @@ fn a_fork_in_the_workspace_indexes_and_stores_only_what_it_adds() {
     fork.write("pkg/extra.py", "def fork_only_feature(payload):\n    return payload.double()\n");
     fork.commit_all("fork");
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("lynx-workspace.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "[[repo]]\npath = {:?}\nname = \"origin\"\n\n[[repo]]\npath = {:?}\nname = \"fork\"\n",
-            origin.path(),
-            fork.path()
-        ),
-    )
-    .unwrap();
+    let file = common::write_workspace(dir.path(), &[("origin", origin.path()), ("fork", fork.path())]);
     let file = file.to_str().unwrap();
     let run = |args: &[&str]| -> Value {
         let mut full = vec!["--json", "--no-dense", "--workspace", file];
