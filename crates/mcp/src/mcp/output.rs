@@ -94,6 +94,12 @@ fn envelope(mut result: Value, g: &mut SchemaGenerator) -> Value {
     add(&mut result, "ok", json!({"const": true}), true);
     add(&mut result, "operation", json!({"type": "string"}), true);
     add(&mut result, "view", view, false);
+    add(
+        &mut result,
+        crate::ops::page::CUT_FIELD,
+        json!({"type": "object", "additionalProperties": {"type": "integer"}}),
+        false,
+    );
     result
 }
 

@@ -85,12 +85,15 @@ pub fn more_line(next: Option<&str>) -> String {
 /// envelope and the first item of each list.
 pub const STRUCTURED_FLOOR: usize = 1_000;
 
-/// Room for the structured part of an MCP answer whose text has `text_len` characters: twice
-/// the text (its key names make the same items about twice as long), never a second, larger
-/// answer.
+/// Room for the structured part of an MCP answer whose text has `text_len` characters: three
+/// times the text (its key names make the same items two to three times as long), so it holds
+/// the items the text shows, never a second, larger answer.
 pub fn structured_budget(text_len: usize) -> usize {
-    (2 * text_len).max(STRUCTURED_FLOOR)
+    (3 * text_len).max(STRUCTURED_FLOOR)
 }
+/// The field of a structured part that names the lists cut to fit its budget: a JSON pointer
+/// to each, with the number of items the whole answer has (the text and `--json` have them all).
+pub const CUT_FIELD: &str = "structured_cut";
 /// Longest string the structured part keeps whole when an answer is over its budget.
 const STRUCTURED_STRING: usize = 240;
 /// Fewest items a list keeps when the structured part is cut to fit.
@@ -182,7 +185,8 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
     }
     shorten(&mut v);
     // The longest list anywhere — an array, or a map (an object of more keys than any record
-    // type has: `by_file`) — halved until the whole fits or every list is at its floor.
+    // type has: `by_file`) — halved until the whole fits or every list is at its floor; each
+    // list cut is named with its whole length, so a program never takes a cut list for all.
     enum List<'a> {
         Array(&'a mut Vec<Value>),
         Map(&'a mut serde_json::Map<String, Value>),
@@ -195,7 +199,7 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
             }
         }
     }
-    fn longest<'a>(v: &'a mut Value, floor: usize, key: &str) -> Option<List<'a>> {
+    fn longest<'a>(v: &'a mut Value, floor: usize, key: &str, at: String) -> Option<(String, List<'a>)> {
         // A map's keys are paths or names (`src/a.rs`, `pkg.mod`); a record's are field names.
         let is_map = |m: &serde_json::Map<String, Value>| {
             m.len() > MAP_KEYS || (!m.is_empty() && m.keys().all(|k| k.contains('/') || k.contains('.')))
@@ -206,22 +210,25 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
                 || matches!(v, Value::Object(m) if m.len() > floor && is_map(m)));
         if is_list {
             return match v {
-                Value::Array(a) => Some(List::Array(a)),
-                Value::Object(m) => Some(List::Map(m)),
+                Value::Array(a) => Some((at, List::Array(a))),
+                Value::Object(m) => Some((at, List::Map(m))),
                 _ => None,
             };
         }
-        let children: Vec<(&str, &mut Value)> = match v {
-            Value::Array(a) => a.iter_mut().map(|x| ("", x)).collect(),
-            Value::Object(m) => m.iter_mut().map(|(k, x)| (k.as_str(), x)).collect(),
+        let pointer = |k: &str| format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+        let children: Vec<(String, &str, &mut Value)> = match v {
+            Value::Array(a) => a.iter_mut().enumerate().map(|(i, x)| (format!("{at}/{i}"), "", x)).collect(),
+            Value::Object(m) => m.iter_mut().map(|(k, x)| (pointer(k), k.as_str(), x)).collect(),
             _ => return None,
         };
-        children.into_iter().filter_map(|(k, c)| longest(c, floor, k)).max_by_key(|l| l.len())
+        children.into_iter().filter_map(|(p, k, c)| longest(c, floor, k, p)).max_by_key(|(_, l)| l.len())
     }
+    let mut cut_lists: Vec<(String, usize)> = Vec::new();
     // A few items of every list first; one of each when that is still too much.
     for floor in [STRUCTURED_ITEMS, 1] {
         while len(&v) > budget {
-            let Some(list) = longest(&mut v, floor, "") else { break };
+            let Some((at, list)) = longest(&mut v, floor, "", String::new()) else { break };
+            let whole = list.len();
             match list {
                 List::Array(a) => {
                     let keep = (a.len() / 2).max(floor);
@@ -235,7 +242,16 @@ pub fn fit_structured(mut v: serde_json::Value, budget: usize) -> serde_json::Va
                     }
                 }
             }
+            if !cut_lists.iter().any(|(p, _)| *p == at) {
+                cut_lists.push((at, whole));
+            }
         }
+    }
+    if !cut_lists.is_empty()
+        && let Value::Object(m) = &mut v
+    {
+        let cut: serde_json::Map<String, Value> = cut_lists.into_iter().map(|(p, n)| (p, Value::from(n))).collect();
+        m.insert(CUT_FIELD.into(), Value::Object(cut));
     }
     v
 }
@@ -273,6 +289,10 @@ mod tests {
         let s = serde_json::to_string(&fitted).unwrap();
         assert!(s.len() <= 8_000, "{}", s.len());
         assert_eq!(fitted["total"], 5000);
+        // The cut lists are named with their whole length.
+        assert_eq!(fitted["structured_cut"]["/results"], 5000);
+        assert_eq!(fitted["structured_cut"]["/by_file"], 5000);
+        assert!(fitted["results"].as_array().unwrap().len() < 5000);
         assert_eq!(fitted["results"][0]["path"], "src/f0.rs");
         // Code bodies are left to the text; scores four decimals; other long strings are cut.
         assert_eq!(fitted["results"][0]["text"], "");
