@@ -19,5 +19,6 @@ pub use lynx_ui::ui;
 pub use lynx_watch::watch;
 
 pub mod cli;
+pub mod commands;
 pub mod hooks;
 pub mod integrate;

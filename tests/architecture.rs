@@ -27,7 +27,8 @@ const LEVELS: &[&[&str]] = &[
     &["ops", "gc"],
     &["watch"],
     &["mcp", "ui"],
-    &["cli", "hooks", "integrate"],
+    &["commands", "hooks", "integrate"],
+    &["cli"],
 ];
 
 /// The crates, lowest first, each with its source root and the levels it holds (from, to):
@@ -41,7 +42,7 @@ const CRATES: [(&str, &str, (usize, usize)); 7] = [
     ("lynx-watch", "crates/watch/src", (15, 16)),
     ("lynx-mcp", "crates/mcp/src", (16, 17)),
     ("lynx-ui", "crates/ui/src", (16, 17)),
-    ("git-lynx", "src", (17, 18)),
+    ("git-lynx", "src", (17, 19)),
 ];
 
 /// The source roots of the crates, each with the files under it.

@@ -29,9 +29,28 @@ fn check(name: &str, status: &'static str, message: impl Into<String>, fix: Opti
     Check { name: name.into(), status, message: message.into(), fix: fix.map(String::from) }
 }
 
+/// What `doctor` is asked to check and do.
+#[derive(clap::Args, Debug, Default)]
+pub struct DoctorArgs {
+    /// Exit 1 on warnings too (being offline, a missing model, an ignored setting).
+    #[arg(long)]
+    pub strict: bool,
+    /// Explain this file.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Quarantine damaged segments, rebuild catalogs, remove damaged shards.
+    #[arg(long)]
+    pub repair: bool,
+    /// Also check every object of the working tree's blobs by processing the blobs again.
+    #[arg(long)]
+    pub verify: bool,
+}
+
 /// The report, with its exit code (also as `exit_code`): failed checks are a failure; warnings
 /// only with `strict`.
-pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, strict: bool) -> Result<Answer> {
+pub fn run(engine: &Engine, args: &DoctorArgs) -> Result<Answer> {
+    let DoctorArgs { strict, ref path, repair, verify } = *args;
+    let path = path.as_deref();
     let mut checks = Vec::new();
     if let Some(p) = path {
         checks.extend(explain_file(engine, p)?);
@@ -88,9 +107,19 @@ pub fn run(engine: &Engine, path: Option<&str>, repair: bool, verify: bool, stri
         ("warn", true) => "warnings (exit 1 with --strict)\n",
         _ => "checks failed (exit 1)\n",
     });
-    Ok(Answer::new("doctor", None, serde_json::json!({"status": status, "checks": checks, "exit_code": code}), text)
-        .with_exit(code))
+    Ok(Answer::new("doctor", None, Report { status, checks, exit_code: code }, text).with_exit(code))
 }
+
+/// Every check, the worst status among them and the exit code it makes.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// ok | warn | error
+    pub status: &'static str,
+    pub checks: Vec<Check>,
+    pub exit_code: i32,
+}
+
+results!(Report => "checks");
 
 /// Each documentation source's pointer to its current snapshot: damaged, answers fall back to
 /// the newest snapshot; `--repair` records that one again.

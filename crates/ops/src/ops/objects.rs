@@ -8,9 +8,30 @@ use crate::store::pack;
 use crate::view::{View, ViewSpec};
 use anyhow::{Context, Result};
 use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
+use std::path::PathBuf;
 
-pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
+/// What `objects export` writes and where.
+#[derive(clap::Args, Debug)]
+pub struct ExportArgs {
+    /// Revisions whose views' segments to export (default: HEAD).
+    pub revs: Vec<String>,
+    /// A directory, or a file ending in `.lynxpack`.
+    #[arg(long)]
+    pub to: PathBuf,
+}
+
+/// What `objects import` reads and how far it trusts it.
+#[derive(clap::Args, Debug)]
+pub struct ImportArgs {
+    /// The directory or `.lynxpack` file to import.
+    pub from: PathBuf,
+    /// Use the objects as they are (only for packs you made or fully trust).
+    #[arg(long)]
+    pub trust: bool,
+}
+
+pub fn export(engine: &Engine, args: &ExportArgs) -> Result<Answer> {
+    let (revs, to) = (&args.revs[..], args.to.as_path());
     // The current snapshots of documentation sources travel too: their texts, manifests and
     // the objects of their pages.
     let (doc_files, doc_keys, snapshots) = crate::docsource::export_files(&engine.ws)?;
@@ -27,7 +48,7 @@ pub fn export(engine: &Engine, revs: &[String], to: &Path) -> Result<Answer> {
     Ok(Answer::new(
         "objects_export",
         None,
-        serde_json::json!({"segments": n, "bytes": bytes, "to": to.display().to_string(), "doc_snapshots": snapshots}),
+        Exported { segments: n, bytes, to: to.display().to_string(), doc_snapshots: snapshots },
         text,
     ))
 }
@@ -110,7 +131,8 @@ pub fn needed_segments(
 /// first; then, unless `trust`, every blob's objects are checked against the blob in this
 /// repository and copied into the local store (`index::adopt`); blobs this repository does not
 /// have cannot be checked and are left out.
-pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
+pub fn import(engine: &Engine, args: &ImportArgs) -> Result<Answer> {
+    let (from, trust) = (args.from.as_path(), args.trust);
     let ws = &engine.ws;
     let current = [
         (layer::CHUNKS, layer::chunks_fingerprint()),
@@ -175,7 +197,7 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
         return Ok(Answer::new(
             "objects_import",
             None,
-            serde_json::json!({"segments": total, "new": new, "trusted": true, "docs": docs}),
+            ImportedTrusted { segments: total, new, trusted: true, docs },
             text,
         ));
     }
@@ -237,7 +259,36 @@ pub fn import(engine: &Engine, from: &Path, trust: bool) -> Result<Answer> {
     Ok(Answer::new(
         "objects_import",
         None,
-        serde_json::json!({"segments": total, "adopted": a, "history_segments_left_out": history_left}),
+        Imported { segments: total, adopted: a, history_segments_left_out: history_left },
         text,
     ))
 }
+
+/// Segments written for a teammate: how many, their size, where.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Exported {
+    pub segments: usize,
+    pub bytes: u64,
+    pub to: String,
+    pub doc_snapshots: usize,
+}
+
+/// Segments taken as they are (`--trust`), with the documentation snapshots that came along.
+#[derive(Debug, serde::Serialize)]
+pub struct ImportedTrusted<D> {
+    pub segments: usize,
+    pub new: usize,
+    pub trusted: bool,
+    pub docs: D,
+}
+
+/// Segments checked blob by blob against this repository before use.
+#[derive(Debug, serde::Serialize)]
+pub struct Imported {
+    pub segments: usize,
+    pub adopted: crate::index::adopt::Adoption,
+    pub history_segments_left_out: usize,
+}
+
+results!(Exported, Imported);
+impl<D: serde::Serialize> super::Results for ImportedTrusted<D> {}

@@ -146,7 +146,46 @@ pub struct Pushed {
     pub up_to_date: bool,
 }
 
-pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Result<Answer> {
+/// What `push` publishes, and where: the git remote, or a shared object store.
+#[derive(clap::Args, Debug)]
+pub struct PushArgs {
+    /// The remote (name or URL).
+    #[arg(default_value = "origin")]
+    pub remote: String,
+    /// Upload to a shared object store instead (s3://bucket/prefix, file:///dir): the
+    /// segments it lacks, then its catalog shards. Without URL: LYNX_OBJECTS_URL, else
+    /// store.objects_url of your own configuration.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "", conflicts_with = "prune")]
+    pub objects: Option<String>,
+    /// Revisions whose index to publish (repeatable; default: HEAD).
+    #[arg(long = "rev", value_name = "REV")]
+    pub revs: Vec<String>,
+    /// Replace what the remote holds with these revisions' segments only (history dropped,
+    /// so the remote can collect the rest).
+    #[arg(long)]
+    pub prune: bool,
+}
+
+/// What `fetch` brings in, and how far it trusts it.
+#[derive(clap::Args, Debug)]
+pub struct FetchArgs {
+    /// The remote (name or URL).
+    #[arg(default_value = "origin")]
+    pub remote: String,
+    /// Use the objects as they are (only for a remote you fully trust).
+    #[arg(long)]
+    pub trust: bool,
+}
+
+/// `push`: to the object store when `--objects` is given, else to the git remote.
+pub fn push(engine: &Engine, args: &PushArgs) -> Result<Answer> {
+    match &args.objects {
+        Some(url) => push_objects(engine, Some(url.as_str()).filter(|u| !u.is_empty()), &args.revs),
+        None => push_to_remote(engine, &args.remote, &args.revs, args.prune),
+    }
+}
+
+fn push_to_remote(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Result<Answer> {
     check_remote(remote)?;
     // Index (and embed) what the revisions need, then collect their segments.
     let index_revs: Vec<String> = if revs.is_empty() { vec!["HEAD".into()] } else { revs.to_vec() };
@@ -239,7 +278,7 @@ pub fn push(engine: &Engine, remote: &str, revs: &[String], prune: bool) -> Resu
 
 /// `push --objects [URL]`: the segments the revisions' views need, uploaded to the shared
 /// object store (what it lacks only), then the catalog shards naming them.
-pub fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Result<Answer> {
+fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Result<Answer> {
     use crate::store::remote;
     let Some(store) = remote::configured(url, &engine.ws.config) else {
         bail!(
@@ -266,7 +305,8 @@ pub fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Resu
     Ok(Answer::new("push", None, &r, text))
 }
 
-pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
+pub fn fetch(engine: &Engine, args: &FetchArgs) -> Result<Answer> {
+    let (remote, trust) = (args.remote.as_str(), args.trust);
     check_remote(remote)?;
     let Some(tip) = fetch_tip(engine, remote)? else {
         return Err(RemoteError::NoIndex { remote: remote.to_string(), reference: REF }.into());
@@ -280,7 +320,14 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
         return Ok(Answer::new(
             "fetch",
             None,
-            serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": 0}),
+            Fetched {
+                remote: remote.to_string(),
+                reference: REF,
+                commit: tip.to_string(),
+                segments: listed.len(),
+                new_segments: 0,
+                import: None,
+            },
             text,
         ));
     }
@@ -300,7 +347,7 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
             let data = repo.find_blob(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.detach().data;
             crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &data)?;
         }
-        super::objects::import(engine, &staging, trust)
+        super::objects::import(engine, &super::objects::ImportArgs { from: staging.clone(), trust })
     })();
     let _ = std::fs::remove_dir_all(&staging);
     let imported = result.with_context(|| format!("importing the segments of {remote} {REF}"))?;
@@ -310,14 +357,29 @@ pub fn fetch(engine: &Engine, remote: &str, trust: bool) -> Result<Answer> {
         listed.len(),
         imported.text.replace(&staging.display().to_string(), "the fetched ref")
     );
-    let mut a = Answer::new(
-        "fetch",
-        None,
-        serde_json::json!({"remote": remote, "ref": REF, "commit": tip.to_string(), "segments": listed.len(), "new_segments": missing.len()}),
-        text,
-    );
-    a.data.insert("import".into(), serde_json::Value::Object(imported.data));
-    Ok(a)
+    let fetched = Fetched {
+        remote: remote.to_string(),
+        reference: REF,
+        commit: tip.to_string(),
+        segments: listed.len(),
+        new_segments: missing.len(),
+        import: Some(imported.data),
+    };
+    Ok(Answer::new("fetch", None, fetched, text))
 }
 
-results!(Pushed, crate::store::remote::Pushed);
+/// What `fetch` found on the remote's ref and brought in.
+#[derive(Debug, serde::Serialize)]
+pub struct Fetched {
+    pub remote: String,
+    #[serde(rename = "ref")]
+    pub reference: &'static str,
+    pub commit: String,
+    pub segments: usize,
+    pub new_segments: usize,
+    /// The import's own answer (what was checked and adopted); absent when nothing was new.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub import: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+results!(Pushed, crate::store::remote::Pushed, Fetched);

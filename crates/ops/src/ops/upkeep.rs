@@ -4,8 +4,19 @@ use super::Answer;
 use crate::engine::Engine;
 use anyhow::Result;
 
-pub fn gc(engine: &Engine, dry_run: bool, reflog_days: u64) -> Result<Answer> {
-    let r = crate::gc::gc(&engine.ws, dry_run, reflog_days)?;
+/// What `gc` is asked to keep and whether to remove anything.
+#[derive(clap::Args, Debug)]
+pub struct GcArgs {
+    /// Only report what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep objects that reflog entries newer than this many days need.
+    #[arg(long, default_value_t = 30)]
+    pub reflog_days: u64,
+}
+
+pub fn gc(engine: &Engine, args: &GcArgs) -> Result<Answer> {
+    let r = crate::gc::gc(&engine.ws, args.dry_run, args.reflog_days)?;
     let mut text = format!(
         "{}{} of {} segments ({}), {} temp files; kept what {} commits and {} worktrees need\n",
         if r.dry_run { "would remove " } else { "removed " },

@@ -69,17 +69,30 @@ pub fn mine(ws: &Workspace, opts: &mine::MineOptions, out: Option<&Path>) -> Res
     Ok((Answer::new("evaluate_mine", None, &m, text), summary))
 }
 
-pub fn data_access(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) -> Result<Answer> {
-    let t = data::load(truth)?;
-    let report = data::run(engine, &t, rev)?;
-    let text = data::render(&report, details);
+/// A truth file to measure against, the revision to answer at, and how much to list.
+#[derive(clap::Args, Debug)]
+pub struct TruthArgs {
+    /// A truth file for this repository (hand-checked edges).
+    pub truth: PathBuf,
+    /// Answer at this revision instead of the truth file's commit.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
+    /// List every wrong and missed edge.
+    #[arg(long)]
+    pub details: bool,
+}
+
+pub fn data_access(engine: &Engine, args: &TruthArgs) -> Result<Answer> {
+    let t = data::load(&args.truth)?;
+    let report = data::run(engine, &t, args.rev.as_deref())?;
+    let text = data::render(&report, args.details);
     Ok(Answer::new("evaluate_data_access", None, &report, text))
 }
 
-pub fn graph(engine: &Engine, truth: &Path, rev: Option<&str>, details: bool) -> Result<Answer> {
-    let t = graph::load(truth)?;
-    let report = graph::run(engine, &t, rev)?;
-    let text = graph::render(&report, details);
+pub fn graph(engine: &Engine, args: &TruthArgs) -> Result<Answer> {
+    let t = graph::load(&args.truth)?;
+    let report = graph::run(engine, &t, args.rev.as_deref())?;
+    let text = graph::render(&report, args.details);
     Ok(Answer::new("evaluate_graph", None, &report, text))
 }
 
