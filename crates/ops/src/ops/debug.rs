@@ -29,7 +29,7 @@ pub fn parse(file: &Path, lang: Option<&str>) -> Result<Answer> {
     let (content, lang) = read(file, lang)?;
     let text =
         crate::chunk::grammar::sexp(lang, &content).unwrap_or_else(|| format!("{} has no grammar\n", lang.name()));
-    Ok(Answer::new("debug", None, serde_json::json!({ "language": lang.name() }), text))
+    Ok(Answer::new("debug", None, Parsed { language: lang.name() }, text))
 }
 
 /// The chunks of `file`: lines, symbol and kind.
@@ -40,7 +40,37 @@ pub fn chunks(file: &Path, lang: Option<&str>) -> Result<Answer> {
     for c in &chunks {
         text.push_str(&format!("{}-{} {} [{}]\n", c.start_line, c.end_line, c.symbol, c.kind));
     }
-    let list: Vec<serde_json::Value> =
-        chunks.iter().map(|c| serde_json::json!({"start_line": c.start_line, "end_line": c.end_line, "symbol": c.symbol, "kind": c.kind.to_string()})).collect();
-    Ok(Answer::new("debug", None, serde_json::json!({ "language": lang.name(), "chunks": list }), text))
+    let chunks = chunks
+        .iter()
+        .map(|c| ChunkLine {
+            start_line: c.start_line,
+            end_line: c.end_line,
+            symbol: &c.symbol,
+            kind: c.kind.to_string(),
+        })
+        .collect();
+    Ok(Answer::new("debug", None, Chunked { language: lang.name(), chunks }, text))
 }
+
+/// The language a file was parsed as (its tree is the text).
+#[derive(Debug, serde::Serialize)]
+pub struct Parsed {
+    pub language: &'static str,
+}
+
+/// A file's chunks: lines, symbol and kind.
+#[derive(Debug, serde::Serialize)]
+pub struct Chunked<'a> {
+    pub language: &'static str,
+    pub chunks: Vec<ChunkLine<'a>>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct ChunkLine<'a> {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: &'a str,
+    pub kind: String,
+}
+
+results!(Parsed, Chunked<'_> => "chunks");

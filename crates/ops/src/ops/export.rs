@@ -53,6 +53,15 @@ pub struct ExportArgs {
     pub source: super::args::OneSource,
 }
 
+/// What the page's script draws: its title, the view, the nodes and the edges.
+#[derive(Serialize)]
+struct PageData<'a> {
+    title: &'a str,
+    view: &'a str,
+    nodes: &'a [JsNode],
+    edges: &'a [JsEdge],
+}
+
 #[derive(Serialize)]
 struct JsNode {
     id: usize,
@@ -306,12 +315,13 @@ fn build(engine: &Engine, a: &ExportArgs) -> Result<std::result::Result<Built, (
             }
         })
         .collect();
-    let data = serde_json::json!({ "title": title, "view": ctx.data.id.label, "nodes": nodes, "edges": edges });
+    let data =
+        serde_json::to_string(&PageData { title: &title, view: &ctx.data.id.label, nodes: &nodes, edges: &edges })?;
     let drawn_edges = edges.iter().filter(|e| e.source < shown && e.target < shown).count();
     Ok(Ok(Built {
         view: ctx.data.id.clone(),
         target,
-        html: render_html(&title, &data.to_string()),
+        html: render_html(&title, &data),
         shown,
         drawn_edges,
         expandable: set.len() - shown,

@@ -15,7 +15,7 @@ crate::error::errors! {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Entry {
     pub time: u64,
     pub tool: String,
@@ -137,9 +137,17 @@ pub fn summary(path: &Path) -> Result<Answer> {
     Ok(Answer::new(
         "feedback",
         None,
-        serde_json::json!({"entries": entries.len(), "by_tool": by_tool, "recent_problems": problems}),
+        FeedbackSummary { entries: entries.len(), by_tool, recent_problems: problems },
         out,
     ))
 }
 
-results!(Recorded);
+/// What agents reported: entries counted per tool and outcome, and the latest problems.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FeedbackSummary<'a> {
+    pub entries: usize,
+    pub by_tool: std::collections::BTreeMap<String, std::collections::BTreeMap<String, usize>>,
+    pub recent_problems: Vec<&'a Entry>,
+}
+
+results!(Recorded, FeedbackSummary<'_>);

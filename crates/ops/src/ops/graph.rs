@@ -602,7 +602,13 @@ pub fn clear_scip(engine: &Engine) -> Result<Answer> {
     let n = engine.ws.store.clear_catalog(crate::layer::scip::SCIP, &crate::layer::scip::fingerprint())?;
     engine.forget_views();
     let text = format!("forgot the precise facts of {n} blobs; `git lynx gc` removes their segments\n");
-    Ok(Answer::new("clear_scip", None, serde_json::json!({ "blobs": n }), text))
+    Ok(Answer::new("clear_scip", None, ScipCleared { blobs: n }, text))
+}
+
+/// How many blobs' precise facts were forgotten.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ScipCleared {
+    pub blobs: usize,
 }
 
 /// `graph import-scip INDEX`: stores what a SCIP index says about the files of a view (default
@@ -651,4 +657,4 @@ results!(
     Surprises => "results",
 );
 
-results!(crate::index::scip::ImportReport);
+results!(crate::index::scip::ImportReport, ScipCleared);

@@ -172,7 +172,22 @@ impl Unmatched {
 
 /// `{"ok": false, "operation": …, "error": …, "kind": "usage" | "locked" | "damaged" | "failure"}`
 pub fn failure_json(operation: &str, err: &anyhow::Error) -> Value {
-    json!({ "ok": false, "operation": operation, "error": format!("{err:#}"), "kind": crate::error::Kind::of(err).name() })
+    serde_json::to_value(Failure {
+        ok: false,
+        operation,
+        error: format!("{err:#}"),
+        kind: crate::error::Kind::of(err).name(),
+    })
+    .unwrap_or(Value::Null)
+}
+
+/// The answer of a question that failed: what went wrong and its kind (`error::Kind`).
+#[derive(Debug, Serialize)]
+pub struct Failure<'a> {
+    pub ok: bool,
+    pub operation: &'a str,
+    pub error: String,
+    pub kind: &'static str,
 }
 
 /// The one-line view citation every answer starts with.
@@ -250,10 +265,18 @@ pub fn over_sources(
     for s in &skipped {
         text.push_str(&format!("note: skipped {s}\n"));
     }
-    Ok(Answer::new(operation, view, json!({"sources": parts, "skipped": skipped}), text))
+    Ok(Answer::new(operation, view, OverSources { sources: parts, skipped }, text))
 }
 
-results!(Unmatched => "results");
+/// One answer per source, each with its source's name and view, and the sources that could not
+/// answer with why.
+#[derive(Debug, Serialize)]
+pub struct OverSources {
+    pub sources: Vec<Value>,
+    pub skipped: Vec<String>,
+}
+
+results!(Unmatched => "results", OverSources => "sources");
 
 #[cfg(test)]
 mod tests {

@@ -76,12 +76,7 @@ pub fn list(configured: &str) -> Result<Answer> {
             indicatif::HumanBytes(m.bytes)
         ));
     }
-    Ok(Answer::new(
-        "model_list",
-        None,
-        serde_json::json!({ "cache": cache.display().to_string(), "models": models }),
-        text,
-    ))
+    Ok(Answer::new("model_list", None, ModelList { cache: cache.display().to_string(), models }, text))
 }
 
 /// Snapshot files are symlinks into blobs/: count what they point at.
@@ -157,7 +152,7 @@ pub fn export(name: &str, file: &Path) -> Result<Answer> {
     Ok(Answer::new(
         "model_export",
         None,
-        serde_json::json!({ "name": m.name, "file": file.display().to_string(), "files": files.len() }),
+        ModelExported { name: m.name.clone(), file: file.display().to_string(), files: files.len() },
         text,
     ))
 }
@@ -217,7 +212,7 @@ pub fn import(path: &Path, name: Option<&str>) -> Result<Answer> {
     Ok(Answer::new(
         "model_import",
         None,
-        serde_json::json!({ "name": name, "path": dest.display().to_string(), "files": files.len() }),
+        ModelImported { name: name.to_string(), path: dest.display().to_string(), files: files.len() },
         text,
     ))
 }
@@ -320,6 +315,29 @@ pub fn configured_name(flag: Option<&str>, ws: Option<&crate::workspace::Workspa
         .unwrap_or_else(|| crate::config::DEFAULT_MODEL.to_string())
 }
 
-results!(ModelInfo);
+/// The models in the HuggingFace cache.
+#[derive(Debug, Serialize)]
+pub struct ModelList {
+    pub cache: String,
+    pub models: Vec<ModelInfo>,
+}
+
+/// A model written to an archive.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ModelExported {
+    pub name: String,
+    pub file: String,
+    pub files: usize,
+}
+
+/// A model imported into the cache, and where it went.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ModelImported {
+    pub name: String,
+    pub path: String,
+    pub files: usize,
+}
+
+results!(ModelInfo, ModelList => "models", ModelExported, ModelImported);
 
 results!(crate::embed::distill::DistillReport);

@@ -72,7 +72,7 @@ pub fn migrate_config(file: &Path, write_to: Option<&Workspace>) -> Result<Answe
     Ok(Answer::new(
         "migrate_config",
         None,
-        serde_json::json!({"file": file.display().to_string(), "settings": table, "not_carried_over": skipped, "written": written}),
+        Migrated { file: file.display().to_string(), settings: table, not_carried_over: skipped, written },
         text,
     ))
 }
@@ -104,7 +104,7 @@ pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) ->
         return Ok(Answer::new(
             "man",
             None,
-            serde_json::json!({"page": "git-lynx.1"}),
+            ManPages { page: Some("git-lynx.1"), dir: None, pages: Vec::new() },
             String::from_utf8_lossy(&page).into_owned(),
         ));
     }
@@ -128,8 +128,30 @@ pub fn man(root: clap::Command, install: bool, dir: Option<&std::path::Path>) ->
             man_root.display()
         )
     };
-    Ok(Answer::new("man", None, serde_json::json!({"dir": dir.display().to_string(), "pages": written}), text))
+    Ok(Answer::new("man", None, ManPages { page: None, dir: Some(dir.display().to_string()), pages: written }, text))
 }
+
+/// LynxMCP settings as Lynx's, what could not be carried over, and where they were written.
+#[derive(Debug, serde::Serialize)]
+pub struct Migrated {
+    pub file: String,
+    pub settings: toml::Table,
+    pub not_carried_over: Vec<String>,
+    pub written: Option<String>,
+}
+
+/// The page printed, or the directory the pages were installed in and their names.
+#[derive(Debug, serde::Serialize)]
+pub struct ManPages {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<String>,
+}
+
+results!(Migrated, ManPages);
 
 /// Installs the manual pages when `git-lynx.1` is in none of the default places, or is another
 /// version's; the first command run on a fresh install calls this so that `git lynx --help`

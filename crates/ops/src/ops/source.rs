@@ -131,11 +131,11 @@ pub fn add(
         Ok(())
     })?;
     let mut text = format!("added {} source `{name}` ({shown})\n", kind.name());
-    let mut data = serde_json::json!({"added": name, "type": kind.name()});
+    let mut data = SourceAdded { added: name.clone(), kind: kind.name(), fetched: None };
     if let (Some(open), true) = (fetch, kind != SourceType::Folder) {
         let fetched = super::status::update_source(&open()?, Some(&name), false)?;
         text.push_str(&fetched.text);
-        data["fetched"] = fetched.json();
+        data.fetched = Some(fetched.json());
     }
     Ok(Answer::new("source", None, data, text))
 }
@@ -149,5 +149,23 @@ pub fn remove(ws: &Workspace, name: &str) -> Result<Answer> {
         }
         Ok(())
     })?;
-    Ok(Answer::new("source", None, serde_json::json!({"removed": name}), format!("removed source `{name}`\n")))
+    Ok(Answer::new("source", None, SourceRemoved { removed: name.to_string() }, format!("removed source `{name}`\n")))
 }
+
+/// A source added to the configuration, with its first snapshot when one was taken.
+#[derive(Debug, serde::Serialize)]
+pub struct SourceAdded {
+    pub added: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetched: Option<serde_json::Value>,
+}
+
+/// A source taken out of the configuration.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct SourceRemoved {
+    pub removed: String,
+}
+
+results!(SourceAdded, SourceRemoved);

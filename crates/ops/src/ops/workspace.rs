@@ -108,7 +108,7 @@ pub fn add(file: &Path, a: &AddArgs) -> Result<Answer> {
     Ok(Answer::new(
         "workspace_add",
         None,
-        serde_json::json!({"file": file.display().to_string(), "name": name, "path": stored}),
+        WorkspaceEdited { file: file.display().to_string(), name: name.to_string(), path: Some(stored.to_string()) },
         text,
     ))
 }
@@ -129,10 +129,21 @@ pub fn remove(file: &Path, name: &str) -> Result<Answer> {
     Ok(Answer::new(
         "workspace_remove",
         None,
-        serde_json::json!({"file": file.display().to_string(), "name": name}),
+        WorkspaceEdited { file: file.display().to_string(), name: name.to_string(), path: None },
         text,
     ))
 }
+
+/// A repository added to (with the path the file records) or removed from a workspace file.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct WorkspaceEdited {
+    pub file: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+results!(WorkspaceEdited);
 
 /// The repositories of the workspace file and whether each one opens; `opened` (status) also
 /// says which ones answer.
