@@ -10,7 +10,7 @@
 
 mod common;
 use common::*;
-use lynx::embed;
+use lynx_core::embed;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,14 +19,14 @@ fn chunks_of(repo: &std::path::Path, max: usize) -> Vec<String> {
     let mut out = Vec::new();
     for f in files.lines() {
         let Ok(bytes) = std::fs::read(repo.join(f)) else { continue };
-        if bytes.len() > 1 << 20 || lynx::repo::content_skip(&bytes).is_some() {
+        if bytes.len() > 1 << 20 || lynx_core::repo::content_skip(&bytes).is_some() {
             continue;
         }
-        let lang = lynx::lang::detect(f, &bytes);
+        let lang = lynx_core::lang::detect(f, &bytes);
         if !lang.is_code() {
             continue;
         }
-        for c in lynx::chunk::chunk(lang, &String::from_utf8_lossy(&bytes)) {
+        for c in lynx_core::chunk::chunk(lang, &String::from_utf8_lossy(&bytes)) {
             out.push(c.text);
             if out.len() >= max {
                 return out;
@@ -122,9 +122,9 @@ fn main() {
             embed::normalize(row);
         }
         let tmp = tempfile::tempdir().unwrap();
-        let p = lynx::shard::vectors::write_values(tmp.path(), "be/nch", dim, &data).unwrap();
-        let shard = lynx::shard::vectors::VectorShard::open(&p, "be/nch").unwrap();
-        let m = lynx::view::dense::DenseView::over_shard(std::sync::Arc::new(shard));
+        let p = lynx_core::shard::vectors::write_values(tmp.path(), "be/nch", dim, &data).unwrap();
+        let shard = lynx_core::shard::vectors::VectorShard::open(&p, "be/nch").unwrap();
+        let m = lynx_core::view::dense::DenseView::over_shard(std::sync::Arc::new(shard));
         let mut times = Vec::new();
         for i in 0..120 {
             let q = data[(i * 997 % n) * dim..(i * 997 % n + 1) * dim].to_vec();

@@ -8,11 +8,11 @@
 
 mod common;
 use common::*;
-use lynx::engine::{Engine, ModelChoice};
-use lynx::graph::model::{Node, Rel};
-use lynx::graph::query;
-use lynx::progress::Progress;
-use lynx::view::{View, ViewSpec};
+use lynx_core::engine::{Engine, ModelChoice};
+use lynx_core::graph::model::{Node, Rel};
+use lynx_core::graph::query;
+use lynx_core::progress::Progress;
+use lynx_core::view::{View, ViewSpec};
 use std::time::Instant;
 
 fn main() {
@@ -28,27 +28,27 @@ fn main() {
     let contents: Vec<(String, Vec<u8>)> = files
         .iter()
         .filter_map(|f| std::fs::read(dir.join(f)).ok().map(|b| (f.clone(), b)))
-        .filter(|(_, b)| b.len() <= 1 << 20 && lynx::repo::content_skip(b).is_none())
+        .filter(|(_, b)| b.len() <= 1 << 20 && lynx_core::repo::content_skip(b).is_none())
         .collect();
     use rayon::prelude::*;
     let t = Instant::now();
     contents.par_iter().for_each(|(p, b)| {
-        let lang = lynx::lang::detect(p, b);
-        for c in lynx::chunk::chunk(lang, &String::from_utf8_lossy(b)) {
-            std::hint::black_box(lynx::layer::lexical::ChunkTerms::analyse(&c.text, &c.symbol));
+        let lang = lynx_core::lang::detect(p, b);
+        for c in lynx_core::chunk::chunk(lang, &String::from_utf8_lossy(b)) {
+            std::hint::black_box(lynx_core::layer::lexical::ChunkTerms::analyse(&c.text, &c.symbol));
         }
     });
     let without = t.elapsed().as_secs_f64();
     let t = Instant::now();
     contents.par_iter().for_each(|(p, b)| {
-        let key = lynx::store::Key::blob(&[0; 20], lynx::repo::lang_hint(p));
-        std::hint::black_box(lynx::index::process::process(key, p, b));
+        let key = lynx_core::store::Key::blob(&[0; 20], lynx_core::repo::lang_hint(p));
+        std::hint::black_box(lynx_core::index::process::process(key, p, b));
     });
     let with = t.elapsed().as_secs_f64();
 
     // Index, then build the graph cold (three times) and query it warm.
     lynx(&dir, &["--no-dense", "index"], &[]);
-    let ws = lynx::workspace::Workspace::open(&dir).unwrap();
+    let ws = lynx_core::workspace::Workspace::open(&dir).unwrap();
     let model = ModelChoice::from(None, true, &ws.config, false, None);
     let engine = Engine::new(ws, Progress::hidden(), model);
     let view = View::open(&engine.ws, &ViewSpec::Worktree).unwrap();
@@ -101,15 +101,16 @@ fn main() {
         ));
     });
     let t = Instant::now();
-    let args = lynx::ops::graph::GraphArgs {
-        k: Some(lynx::ops::args::Count(20)),
-        ..lynx::ops::graph::GraphArgs::of(lynx::ops::graph::GraphOp::Overview)
+    let args = lynx_ops::ops::graph::GraphArgs {
+        k: Some(lynx_ops::ops::args::Count(20)),
+        ..lynx_ops::ops::graph::GraphArgs::of(lynx_ops::ops::graph::GraphOp::Overview)
     };
-    lynx::ops::graph::run(&engine, &args).unwrap();
+    lynx_ops::ops::graph::run(&engine, &args).unwrap();
     let overview_ms = t.elapsed().as_secs_f64() * 1000.0;
     let t = Instant::now();
-    let args = lynx::ops::graph::GraphArgs { op: Some(lynx::ops::graph::GraphOp::SurprisingConnections), ..args };
-    lynx::ops::graph::run(&engine, &args).unwrap();
+    let args =
+        lynx_ops::ops::graph::GraphArgs { op: Some(lynx_ops::ops::graph::GraphOp::SurprisingConnections), ..args };
+    lynx_ops::ops::graph::run(&engine, &args).unwrap();
     let surprising_ms = t.elapsed().as_secs_f64() * 1000.0;
     // Through the CLI (process start, graph build, answer).
     let name = g.defs[targets[0] as usize].qualified.clone();

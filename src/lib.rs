@@ -3,20 +3,18 @@
 //! This crate is the command line (and the binary), with the git hooks and the assistants'
 //! configuration it installs. Below it, each its own crate: the MCP server (`lynx-mcp`) and the
 //! web UI (`lynx-ui`), the file watcher both keep running (`lynx-watch`), the operations they
-//! all render (`lynx-ops`), and the store, views, retrieval and graph (`lynx-core`); their
-//! modules are re-exported here under their own names, so `lynx::engine`, `lynx::ops` and
-//! `crate::mcp` read the same on either side of a crate boundary.
+//! all render (`lynx-ops`), and the store, views, retrieval and graph (`lynx-core`); the
+//! modules this crate uses are imported (not re-exported) under their own names, so
+//! `crate::engine` and `crate::mcp` read as they do in the crates that own them; a program or a
+//! test that needs a lower module names its crate (`lynx_core::store`, `lynx_ops::ops`).
 
-pub use lynx_core::{
-    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, graph, index, lang, layer, memory,
-    present, progress, repo, search, shard, sources, store, view, workspace,
-};
+use lynx_core::{config, embed, engine, env, error, fsutil, present, progress, repo, shard, sources, workspace};
 #[cfg(feature = "mcp")]
-pub use lynx_mcp::mcp;
-pub use lynx_ops::{gc, ops};
+use lynx_mcp::mcp;
+use lynx_ops::ops;
 #[cfg(feature = "ui")]
-pub use lynx_ui::ui;
-pub use lynx_watch::watch;
+use lynx_ui::ui;
+use lynx_watch::watch;
 
 pub mod cli;
 pub mod commands;

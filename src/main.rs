@@ -64,7 +64,7 @@ fn main() {
             free: mi_free,
         }))
     };
-    lynx::memory::install(lynx::memory::Allocator { hold: hold_freed_memory, release: release_freed_memory });
+    lynx_core::memory::install(lynx_core::memory::Allocator { hold: hold_freed_memory, release: release_freed_memory });
     std::process::exit(lynx::cli::main());
 }
 

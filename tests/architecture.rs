@@ -364,3 +364,34 @@ fn every_public_function_is_called_somewhere() {
         .collect();
     assert!(dead.is_empty(), "public functions nothing calls (remove them, or use them): {dead:?}");
 }
+
+/// A crate's modules are its own: none re-exports another crate's modules (`pub use
+/// lynx_core::…`, `pub use lynx_ops::…`), so each crate's public surface is what it declares and
+/// a crate that needs a lower one's module depends on that crate by name.
+#[test]
+fn no_crate_re_exports_another_crates_modules() {
+    let names: Vec<String> = CRATES.iter().map(|c| c.0.replace('-', "_")).collect();
+    let mut found = Vec::new();
+    for (_, files) in crate_sources() {
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            // A `pub use` may span lines: look at each statement from `pub use` to its `;`.
+            let mut rest = text.as_str();
+            while let Some(at) = rest.find("pub use ") {
+                let stmt = &rest[at..rest[at..].find(';').map_or(rest.len(), |e| at + e)];
+                let line = text[..text.len() - rest.len() + at].lines().count() + 1;
+                let path = stmt.trim_start_matches("pub use ").trim_start_matches("::");
+                if names.iter().any(|n| path.starts_with(&format!("{n}::"))) {
+                    let rel = f.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(&f).display().to_string();
+                    found.push(format!("{rel}:{line}: {}", stmt.split_whitespace().collect::<Vec<_>>().join(" ")));
+                }
+                rest = &rest[at + 8..];
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "re-exports of another crate's modules (import with `use`, or depend on that crate):\n{}",
+        found.join("\n")
+    );
+}

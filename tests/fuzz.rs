@@ -122,10 +122,10 @@ fn segment_decoders_survive_mutated_segments() {
         let (_, seed) = &seeds[i % seeds.len()];
         let input = mutate(&mut rng, seed);
         let bytes = bytes::Bytes::from(input.clone());
-        no_panic("budget-check", &input, || lynx::store::budget::check(&bytes).is_ok());
-        no_panic("scan", &input, || lynx::store::pack::scan_bytes(bytes.clone()).is_ok());
+        no_panic("budget-check", &input, || lynx_core::store::budget::check(&bytes).is_ok());
+        no_panic("scan", &input, || lynx_core::store::pack::scan_bytes(bytes.clone()).is_ok());
         std::fs::write(&file, &input).unwrap();
-        match no_panic("decode", &input, || lynx::store::read_segment_with_meta(&file)) {
+        match no_panic("decode", &input, || lynx_core::store::read_segment_with_meta(&file)) {
             Ok(_) => decoded += 1,
             Err(_) => refused += 1,
         }
@@ -154,10 +154,10 @@ fn pack_reader_survives_mutated_packs() {
         let staging = scratch.path().join(format!("staging-{i}"));
         std::fs::create_dir_all(&staging).unwrap();
         let accept = |_: &str, _: &str| true;
-        if no_panic("pack", &input, || lynx::store::pack::read_checked(&file, &accept, &staging)).is_ok() {
+        if no_panic("pack", &input, || lynx_core::store::pack::read_checked(&file, &accept, &staging)).is_ok() {
             ok += 1;
         }
-        no_panic("pack-extra", &input, || lynx::store::pack::read_extra(&file).is_ok());
+        no_panic("pack-extra", &input, || lynx_core::store::pack::read_extra(&file).is_ok());
         let _ = std::fs::remove_dir_all(&staging);
     }
     // Tar headers carry checksums, so many mutations are refused; some pass untouched spans.

@@ -44,9 +44,9 @@ fn lynx_in(dir: &Path, args: &[&str]) -> serde_json::Value {
 /// the segment to the blake3 of its new bytes, as an attacker would; catalogs are rebuilt.
 fn tamper_chunks(dir: &Path) -> usize {
     let mut n = 0;
-    for name in lynx::store::list_segments(dir).unwrap() {
+    for name in lynx_core::store::list_segments(dir).unwrap() {
         let path = dir.join(format!("{name}.parquet"));
-        let (batch, layer, fp) = lynx::store::read_segment_with_meta(&path).unwrap();
+        let (batch, layer, fp) = lynx_core::store::read_segment_with_meta(&path).unwrap();
         if layer != "chunks" {
             continue;
         }
@@ -56,7 +56,7 @@ fn tamper_chunks(dir: &Path) -> usize {
         let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
         cols[idx] = Arc::new(changed);
         let bad = RecordBatch::try_new(batch.schema(), cols).unwrap();
-        let bytes = lynx::store::encode_segment(&layer, &fp, &bad).unwrap();
+        let bytes = lynx_core::store::encode_segment(&layer, &fp, &bad).unwrap();
         let hex = blake3::hash(&bytes).to_hex().to_string();
         std::fs::remove_file(&path).unwrap();
         let new = dir.join(&hex[..2]).join(format!("{}.parquet", &hex[2..]));
@@ -64,7 +64,7 @@ fn tamper_chunks(dir: &Path) -> usize {
         std::fs::write(new, bytes).unwrap();
         n += 1;
     }
-    lynx::store::pack::rebuild_catalogs(dir).unwrap();
+    lynx_core::store::pack::rebuild_catalogs(dir).unwrap();
     n
 }
 
@@ -167,7 +167,7 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
         .args(["--json", "--model", &m, "index"]);
     let v: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
     assert_eq!((v["blobs_new"].as_u64(), v["blobs_reused"].as_u64()), (Some(0), Some(3)), "{v}");
-    assert!(lynx::store::list_segments(&dir3.join(".lynx/objects")).unwrap().iter().all(|s| !s.is_empty()));
+    assert!(lynx_core::store::list_segments(&dir3.join(".lynx/objects")).unwrap().iter().all(|s| !s.is_empty()));
     // A committed lynx.toml cannot mark an alternate trusted.
     let (_t4, dir4) = clone_of(&r);
     std::fs::write(dir4.join("lynx.toml"), format!("[store]\ntrusted = [\"{}\"]\n", tampered.display())).unwrap();
@@ -189,14 +189,14 @@ fn untrusted_alternates_are_checked_and_trusted_ones_read_in_place() {
 /// edit), renaming each to the blake3 of its new bytes; catalogs are rebuilt.
 fn rewrite(dir: &Path, layer: &str, f: &dyn Fn(&RecordBatch) -> Option<RecordBatch>) -> usize {
     let mut n = 0;
-    for name in lynx::store::list_segments(dir).unwrap() {
+    for name in lynx_core::store::list_segments(dir).unwrap() {
         let path = dir.join(format!("{name}.parquet"));
-        let (batch, l, fp) = lynx::store::read_segment_with_meta(&path).unwrap();
+        let (batch, l, fp) = lynx_core::store::read_segment_with_meta(&path).unwrap();
         if l != layer {
             continue;
         }
         let Some(bad) = f(&batch) else { continue };
-        let bytes = lynx::store::encode_segment(&l, &fp, &bad).unwrap();
+        let bytes = lynx_core::store::encode_segment(&l, &fp, &bad).unwrap();
         let hex = blake3::hash(&bytes).to_hex().to_string();
         std::fs::remove_file(&path).unwrap();
         let new = dir.join(&hex[..2]).join(format!("{}.parquet", &hex[2..]));
@@ -204,7 +204,7 @@ fn rewrite(dir: &Path, layer: &str, f: &dyn Fn(&RecordBatch) -> Option<RecordBat
         std::fs::write(new, bytes).unwrap();
         n += 1;
     }
-    lynx::store::pack::rebuild_catalogs(dir).unwrap();
+    lynx_core::store::pack::rebuild_catalogs(dir).unwrap();
     n
 }
 
@@ -226,8 +226,8 @@ fn without_last_chunk(batch: &RecordBatch, key: &[u8]) -> Option<RecordBatch> {
 /// A blob of the exported chunks segment that a one-in-sixteen sample would not check: not the
 /// segment's first, its id's first byte 16 or more; with at least two chunks.
 fn unsampled_blob(dir: &Path) -> Vec<u8> {
-    for name in lynx::store::list_segments(dir).unwrap() {
-        let (batch, layer, _) = lynx::store::read_segment_with_meta(&dir.join(format!("{name}.parquet"))).unwrap();
+    for name in lynx_core::store::list_segments(dir).unwrap() {
+        let (batch, layer, _) = lynx_core::store::read_segment_with_meta(&dir.join(format!("{name}.parquet"))).unwrap();
         if layer != "chunks" {
             continue;
         }

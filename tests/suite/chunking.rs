@@ -1,8 +1,8 @@
 //! Chunk symbols, kinds and 1-based line ranges for every grammar, checked against hand-reviewed
 //! expectations on the fixtures in tests/fixtures/lang.
 
-use lynx::chunk::chunk;
-use lynx::lang::detect;
+use lynx_core::chunk::chunk;
+use lynx_core::lang::detect;
 
 fn check(file: &str, expected: &[(&str, &str, u32, u32)]) {
     let path = format!("{}/tests/fixtures/lang/{file}", env!("CARGO_MANIFEST_DIR"));

@@ -346,7 +346,7 @@ fn a_vanished_repository_and_a_read_only_store_give_clear_errors() {
     // A feedback on a vanished store is refused and re-creates nothing.
     let gone = tempfile::tempdir().unwrap();
     let store = gone.path().join(".lynx");
-    let e = lynx::ops::feedback::record(&store.join("feedback.jsonl"), "search", "q", "helpful", "");
+    let e = lynx_ops::ops::feedback::record(&store.join("feedback.jsonl"), "search", "q", "helpful", "");
     assert!(e.err().expect("refused").to_string().contains("is gone"));
     assert!(!store.exists());
 }

@@ -2,9 +2,9 @@
 //! overwritten length fields, spliced garbage) for a bounded time each. A decoder may refuse
 //! its input; it may never panic, and what it accepts must be safe to read in full.
 
-use lynx::shard::{self, chunks::ChunkShard, postings::PostingsShard, vectors::VectorShard};
-use lynx::store::catalog::Catalog;
-use lynx::store::{Key, Store};
+use lynx_core::shard::{self, chunks::ChunkShard, postings::PostingsShard, vectors::VectorShard};
+use lynx_core::store::catalog::Catalog;
+use lynx_core::store::{Key, Store};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -219,8 +219,8 @@ fn decoders_never_panic_on_damaged_input() {
         let p = objects.join(format!("{seg_name}.parquet"));
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(&p, b).unwrap();
-        let accepted = lynx::store::read_segment_file(&p).is_ok();
-        let _ = lynx::store::pack::rebuild_catalogs(&objects);
+        let accepted = lynx_core::store::read_segment_file(&p).is_ok();
+        let _ = lynx_core::store::pack::rebuild_catalogs(&objects);
         accepted
     });
 
@@ -230,7 +230,7 @@ fn decoders_never_panic_on_damaged_input() {
     std::fs::create_dir_all(cfg_dir.join(".lynx")).unwrap();
     fuzz("configuration", cfg, |b| {
         std::fs::write(cfg_dir.join("lynx.toml"), b).unwrap();
-        lynx::config::Config::load(Some(&cfg_dir), &cfg_dir.join(".lynx")).is_ok()
+        lynx_core::config::Config::load(Some(&cfg_dir), &cfg_dir.join(".lynx")).is_ok()
     });
 
     // A store opened over damaged alternates files still opens.

@@ -137,7 +137,11 @@ fn views_answer_the_same_with_shards_rebuilt() {
 
 #[test]
 fn rerank_reorders_candidates_by_cross_encoder_and_keeps_retrieval_scores() {
-    if !prerequisite("ort", lynx::embed::onnx::find_library(None).is_some(), "ONNX Runtime: pip install onnxruntime") {
+    if !prerequisite(
+        "ort",
+        lynx_core::embed::onnx::find_library(None).is_some(),
+        "ONNX Runtime: pip install onnxruntime",
+    ) {
         return;
     }
     let r = TestRepo::new();

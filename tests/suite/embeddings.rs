@@ -4,7 +4,7 @@
 
 use crate::common;
 use common::prerequisite;
-use lynx::embed::{self, Embedder, resolve};
+use lynx_core::embed::{self, Embedder, resolve};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -348,7 +348,7 @@ fn distill_makes_a_static_model_with_added_words() {
         .chunks(8)
         .enumerate()
         .flat_map(|(i, r)| {
-            let w = lynx::embed::distill::sif_weight(i, n);
+            let w = lynx_core::embed::distill::sif_weight(i, n);
             r.iter().map(move |x| *x as f64 / w).collect::<Vec<_>>()
         })
         .collect();

@@ -136,7 +136,7 @@ fn run_reports_metrics_and_gates_exit_with_documented_codes() {
     let slow = run(&["--max-p95-ms", "0.000001"]);
     assert_eq!(slow.status.code(), Some(4));
     // Reranked by a cross-encoder: recorded in the report's identity.
-    if lynx::embed::onnx::find_library(None).is_some() {
+    if lynx_core::embed::onnx::find_library(None).is_some() {
         let ce = format!("{}/tests/fixtures/models/tiny-cross-encoder", env!("CARGO_MANIFEST_DIR"));
         let v =
             r.json(&["--no-dense", "evaluate", "run", qfile.to_str().unwrap(), "--mode", "sparse", "--reranker", &ce]);

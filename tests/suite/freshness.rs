@@ -175,7 +175,7 @@ fn doctor_explains_files_and_repairs_a_corrupt_segment() {
         .filter(|e| e.file_name().len() == 2)
         .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
         .map(|e| e.path())
-        .find(|p| lynx::store::read_segment_with_meta(p).is_ok_and(|(_, layer, _)| layer == "chunks"))
+        .find(|p| lynx_core::store::read_segment_with_meta(p).is_ok_and(|(_, layer, _)| layer == "chunks"))
         .unwrap();
     let mut bytes = std::fs::read(&seg).unwrap();
     let mid = bytes.len() / 2;

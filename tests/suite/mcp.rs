@@ -768,7 +768,7 @@ fn every_answer_is_described_by_its_output_schema() {
 fn every_tool_is_a_command_of_the_same_name_and_arguments() {
     use clap::CommandFactory;
     let cli = lynx::cli::Cli::command();
-    for tool in lynx::mcp::tools::TOOLS {
+    for tool in lynx_mcp::mcp::tools::TOOLS {
         let sub = tool.name.replace('_', "-");
         let Some(cmd) = cli.find_subcommand(&sub) else {
             panic!("the MCP tool `{}` has no `git lynx {sub}`", tool.name)

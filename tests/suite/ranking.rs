@@ -56,8 +56,8 @@ fn tests_and_prose_yield_to_code_unless_asked_for() {
     let about_docs = scores(&r, "retry request backoff documentation");
     let ratio = |a: &[(String, f64)], b: &[(String, f64)], p: &str| score_of(a, p) / score_of(b, p);
     // Asked about, the demotion is lifted: the score grows by exactly 1 / factor.
-    let lift_test = 1.0 / lynx::config::DEFAULT_TEST_FACTOR as f64;
-    let lift_prose = 1.0 / lynx::config::DEFAULT_PROSE_FACTOR as f64;
+    let lift_test = 1.0 / lynx_core::config::DEFAULT_TEST_FACTOR as f64;
+    let lift_prose = 1.0 / lynx_core::config::DEFAULT_PROSE_FACTOR as f64;
     assert!(
         (ratio(&about_tests, &plain, "tests/test_retry.py") - lift_test).abs() < 1e-3,
         "{about_tests:?} vs {plain:?}"
@@ -76,7 +76,7 @@ fn identifiers_written_in_the_query_lift_their_definition() {
     let words = scores(&r, "retrypolicy retry");
     let ident = scores(&r, "`retrypolicy` retry");
     let f = score_of(&ident, "src/policy.py") / score_of(&words, "src/policy.py");
-    assert!((f - lynx::search::rank::IDENT_FACTOR as f64).abs() < 1e-3, "{ident:?} vs {words:?}");
+    assert!((f - lynx_core::search::rank::IDENT_FACTOR as f64).abs() < 1e-3, "{ident:?} vs {words:?}");
     assert!((score_of(&ident, "src/retry.py") - score_of(&words, "src/retry.py")).abs() < 1e-6);
 }
 

@@ -224,7 +224,7 @@ fn written(v: &toml::Value) -> String {
 
 #[test]
 fn documented_defaults_and_counts_match_the_binary() {
-    let defaults = toml::Value::try_from(lynx::config::Config::default()).unwrap();
+    let defaults = toml::Value::try_from(lynx_core::config::Config::default()).unwrap();
     let docs: std::collections::HashMap<String, String> = docs().into_iter().collect();
     let mut checked = 0;
     for (section, key, value) in config_rows(&docs["docs/CONFIG.md"]) {
@@ -257,8 +257,8 @@ fn documented_defaults_and_counts_match_the_binary() {
         }
     }
     // Tool counts per profile, wherever the docs state them.
-    use lynx::config::ToolProfile;
-    let n = |p: ToolProfile| lynx::mcp::tools::tools_for(p, &[], &[], true).unwrap().len();
+    use lynx_core::config::ToolProfile;
+    let n = |p: ToolProfile| lynx_mcp::mcp::tools::tools_for(p, &[], &[], true).unwrap().len();
     let (core, standard, full) = (n(ToolProfile::Core), n(ToolProfile::Standard), n(ToolProfile::Full));
     let config = &docs["docs/CONFIG.md"];
     let want = format!("`core` ({core} tools), `standard` ({standard}) or `full` ({full})");

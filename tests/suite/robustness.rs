@@ -225,9 +225,9 @@ fn a_deleted_history_segment_is_computed_again_by_index() {
     assert_eq!(v["commits_new"], 2, "{v}");
     let objects = r.file(".lynx/objects");
     let mut gone = 0;
-    for name in lynx::store::list_segments(&objects).unwrap() {
+    for name in lynx_core::store::list_segments(&objects).unwrap() {
         let p = objects.join(format!("{name}.parquet"));
-        if lynx::store::read_segment_with_meta(&p).is_ok_and(|(_, layer, _)| layer == "history") {
+        if lynx_core::store::read_segment_with_meta(&p).is_ok_and(|(_, layer, _)| layer == "history") {
             std::fs::remove_file(p).unwrap();
             gone += 1;
         }
@@ -255,7 +255,7 @@ fn a_commit_names_the_files_it_changed_renames_by_both_paths() {
     r.write("src/deep/added.py", "y = 1\n");
     std::fs::remove_file(r.file("docs/gone.md")).unwrap();
     let second = r.commit_all("second");
-    let repo = lynx::repo::Repo::discover(r.path()).unwrap();
+    let repo = lynx_core::repo::Repo::discover(r.path()).unwrap();
     let id = |hex: &str| gix::ObjectId::from_hex(hex.as_bytes()).unwrap();
     let paths = repo.paths_changed(id(&first), id(&second)).unwrap();
     assert_eq!(

@@ -360,9 +360,9 @@ fn nesting_just_under_the_limit_fits_an_ordinary_thread_stack() {
     // tokio's worker threads have no more): a recursion grown too large fails here first.
     for lang in DEEP_LANGS {
         // The deepest nesting the walks still take, found by bisection.
-        let l = lynx::lang::detect(&nested(lang, 1).0, b"");
-        let fits = |n: usize| lynx::chunk::grammar::too_deep(l, &nested(lang, n).1).is_none();
-        let (mut lo, mut hi) = (1usize, lynx::chunk::grammar::MAX_DEPTH);
+        let l = lynx_core::lang::detect(&nested(lang, 1).0, b"");
+        let fits = |n: usize| lynx_core::chunk::grammar::too_deep(l, &nested(lang, n).1).is_none();
+        let (mut lo, mut hi) = (1usize, lynx_core::chunk::grammar::MAX_DEPTH);
         assert!(fits(lo) && !fits(hi), "{lang}");
         while hi - lo > 1 {
             let mid = (lo + hi) / 2;
@@ -372,8 +372,8 @@ fn nesting_just_under_the_limit_fits_an_ordinary_thread_stack() {
         let handle = std::thread::Builder::new()
             .stack_size(2 << 20)
             .spawn(move || {
-                let key = lynx::store::Key::blob(&[7u8; 20], 0);
-                let p = lynx::index::process::process_as(key, l, text.as_bytes(), true);
+                let key = lynx_core::store::Key::blob(&[7u8; 20], 0);
+                let p = lynx_core::index::process::process_as(key, l, text.as_bytes(), true);
                 p.facts.facts.defs.len() + p.chunks.chunks.len()
             })
             .unwrap();
@@ -390,7 +390,7 @@ fn exported(r: &TestRepo) -> (tempfile::TempDir, PathBuf) {
     let chunks = walk(out.path())
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .find(|p| lynx::store::read_segment_with_meta(p).is_ok_and(|(_, layer, _)| layer == "chunks"))
+        .find(|p| lynx_core::store::read_segment_with_meta(p).is_ok_and(|(_, layer, _)| layer == "chunks"))
         .expect("an exported chunks segment");
     (out, chunks)
 }
@@ -424,7 +424,7 @@ fn a_parquet_decompression_bomb_is_refused_before_it_is_decoded() {
     seed_project(&r, 3);
     r.commit_all("first");
     let (dir, chunks) = exported(&r);
-    let (batch, _, _) = lynx::store::read_segment_with_meta(&chunks).unwrap();
+    let (batch, _, _) = lynx_core::store::read_segment_with_meta(&chunks).unwrap();
     // Every row the first row, its text one 512 KiB string: 8 GiB once decoded as strings,
     // a few hundred kilobytes in the file (dictionary-encoded, zstd).
     let rows = 16 * 1024;

@@ -1,9 +1,10 @@
 //! Taking snapshots of documentation sources: a crawl of a documentation site (`crawl`, pages
 //! turned into Markdown by `html`) or the pages of PDF files (`pdf`), stored through the core's
-//! snapshot store (`docsource`), which is what views read. The core's modules are re-exported
-//! under their own names, so `crate::config` reads here as it does in the core.
+//! snapshot store (`docsource`), which is what views read. The core modules it uses are
+//! imported (not re-exported) under their own names, so `crate::config` reads here as in the
+//! core; what others may use is `refresh` and `check_settings`.
 
-pub use lynx_core::{config, docsource, encoding, env, error, fsutil, progress};
+use lynx_core::{config, docsource, encoding, env, error, fsutil, progress};
 
 pub mod crawl;
 pub mod html;

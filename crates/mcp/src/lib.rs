@@ -1,11 +1,9 @@
 //! `git lynx serve`: the MCP server (stdio), which offers the operations as tools and renders
-//! their answers as MCP text and structured content. The lower crates' modules are re-exported
-//! under their own names.
+//! their answers as MCP text and structured content. The lower crates' modules it uses are
+//! imported (not re-exported) under their own names; what others may use is `mcp::serve`.
 
-pub use lynx_ops::{
-    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, gc, graph, index, lang, layer,
-    memory, ops, present, progress, repo, search, shard, sources, store, view, workspace,
-};
-pub use lynx_watch::watch;
+use lynx_core::{config, engine, env, error, memory, progress, shard, sources, view, workspace};
+use lynx_ops::ops;
+use lynx_watch::watch;
 
 pub mod mcp;

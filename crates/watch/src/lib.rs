@@ -1,10 +1,8 @@
 //! Lynx's file watcher: keeps a server's views of the working tree (and of its documentation
-//! sources) current as files change, for the MCP server and the web UI alike. The operations'
-//! and the core's modules are re-exported under their own names.
+//! sources) current as files change, for the MCP server and the web UI alike. The modules it
+//! uses are imported (not re-exported) under their own names; what others may use is `watch`.
 
-pub use lynx_ops::{
-    analyze, chunk, config, docsource, embed, encoding, engine, env, error, fsutil, gc, graph, index, lang, layer, ops,
-    present, progress, repo, search, shard, sources, store, view, workspace,
-};
+use lynx_core::{engine, index, sources, store, view};
+use lynx_ops::ops;
 
 pub mod watch;
