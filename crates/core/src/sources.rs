@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::progress::Progress;
 use crate::view::ViewSpec;
 use crate::workspace::Workspace;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,6 +22,27 @@ crate::error::errors! {
         Exists { name: String } => "a source named `{name}` already exists",
         NotConfigured { name: String } => "no source named `{name}` in .lynx/config.toml",
         NoPath { path: String } => "{path} does not exist",
+        Twice { name: String } => "two sources are named `{name}`; source names must be unique",
+        NoUrl {} => "a webdoc source needs `url` (the page to start crawling from)",
+        NoPdf { path: String } => "{path} does not exist (a pdf source names a PDF file or a folder of them)",
+        NotFolder { path: String } => "{path} is not a folder",
+        ConfigVersion { path: String, version: String } =>
+            "{path} has config_version {version}; Lynx reads LynxMCP config_version 2 (a `sources` object); migrate it with LynxMCP first",
+        NotA { key: String, path: String, what: &'static str } => "`{key}` in {path} is not a {what}",
+    }
+}
+
+crate::error::errors! {
+    /// A workspace file that does not say which repositories to open, or names ones that
+    /// cannot be.
+    pub enum WorkspaceFileError: Usage {
+        Invalid { file: String, why: String } =>
+            "{file} is not a valid workspace file: {why}; it lists repositories as [[repo]] tables with `path` and optional `name`, `rev`",
+        SameName { file: String, name: String } =>
+            "two repositories of {file} are named `{name}`; give one of them another `name`",
+        Empty { file: String } => "{file} lists no repository; add one with `git lynx --workspace {file} workspace add PATH`",
+        NotTop { path: String, top: String } => "{path} is not the top of a git repository (that is {top})",
+        NoneOpened { file: String, why: String } => "no repository of {file} could be opened ({why})",
     }
 }
 
@@ -85,13 +106,8 @@ pub fn read_workspace(file: &Path) -> Result<Vec<(WorkspaceRepo, PathBuf)>> {
     let text = std::fs::read_to_string(file).with_context(|| {
         format!("cannot read the workspace file {} (create it with `git lynx workspace add PATH`)", file.display())
     })?;
-    let parsed: WorkspaceToml = toml::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is not a valid workspace file: {}; it lists repositories as [[repo]] tables with `path` and optional `name`, `rev`",
-            file.display(),
-            e.message()
-        )
-    })?;
+    let parsed: WorkspaceToml = toml::from_str(&text)
+        .map_err(|e| WorkspaceFileError::Invalid { file: file.display().to_string(), why: e.message().to_string() })?;
     let base = file.parent().unwrap_or(Path::new("."));
     let mut out: Vec<(WorkspaceRepo, PathBuf)> = Vec::new();
     for mut r in parsed.repos {
@@ -108,7 +124,7 @@ pub fn read_workspace(file: &Path) -> Result<Vec<(WorkspaceRepo, PathBuf)>> {
         crate::config::check_source_name(&name)
             .with_context(|| format!("repository {} in {}: give it a `name`", r.path, file.display()))?;
         if out.iter().any(|(o, _)| o.name.as_deref() == Some(&name)) {
-            bail!("two repositories of {} are named `{name}`; give one of them another `name`", file.display());
+            return Err(WorkspaceFileError::SameName { file: file.display().to_string(), name }.into());
         }
         r.name = Some(name);
         out.push((r, path));
@@ -191,7 +207,7 @@ impl Sources {
                 _ => root.join(&sc.path),
             };
             if list.iter().any(|s| s.name == sc.name) {
-                bail!("two sources are named `{}`; source names must be unique", sc.name);
+                return Err(SourceError::Twice { name: sc.name.clone() }.into());
             }
             let source = open_source(&main, &sc, &path, progress)
                 .with_context(|| format!("opening source `{}` ({})", sc.name, path.display()))?;
@@ -210,11 +226,7 @@ impl Sources {
     ) -> Result<Sources> {
         let repos = read_workspace(file)?;
         if repos.is_empty() {
-            bail!(
-                "{} lists no repository; add one with `git lynx --workspace {} workspace add PATH`",
-                file.display(),
-                file.display()
-            );
+            return Err(WorkspaceFileError::Empty { file: file.display().to_string() }.into());
         }
         let mut opened_all: Vec<(WorkspaceRepo, PathBuf, Engine)> = Vec::new();
         let mut missing = Vec::new();
@@ -222,13 +234,17 @@ impl Sources {
             let name = r.name.clone().unwrap_or_default();
             let opened = (|| -> Result<Engine> {
                 if !path.exists() {
-                    bail!("{} does not exist", path.display());
+                    return Err(SourceError::NoPath { path: path.display().to_string() }.into());
                 }
                 let repo = crate::repo::Repo::discover(&path)
                     .with_context(|| format!("{} is not a git repository", path.display()))?;
                 let root = repo.workdir.clone().unwrap_or_else(|| repo.common_dir.clone());
                 if root.canonicalize().ok() != path.canonicalize().ok() {
-                    bail!("{} is not the top of a git repository (that is {})", path.display(), root.display());
+                    return Err(WorkspaceFileError::NotTop {
+                        path: path.display().to_string(),
+                        top: root.display().to_string(),
+                    }
+                    .into());
                 }
                 let ws = Workspace::open(&path)?;
                 let choice = model(&ws);
@@ -275,7 +291,7 @@ impl Sources {
         }
         if list.is_empty() {
             let why: Vec<String> = missing.iter().map(|(n, w)| format!("{n}: {w}")).collect();
-            bail!("no repository of {} could be opened ({})", file.display(), why.join("; "));
+            return Err(WorkspaceFileError::NoneOpened { file: file.display().to_string(), why: why.join("; ") }.into());
         }
         Ok(Sources {
             list,
@@ -372,10 +388,10 @@ impl Sources {
 fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Progress) -> Result<Source> {
     if sc.kind != SourceType::Folder {
         if sc.kind == SourceType::Webdoc && sc.url.is_empty() {
-            bail!("a webdoc source needs `url` (the page to start crawling from)");
+            return Err(SourceError::NoUrl {}.into());
         }
         if sc.kind == SourceType::Pdf && !path.exists() {
-            bail!("{} does not exist (a pdf source names a PDF file or a folder of them)", path.display());
+            return Err(SourceError::NoPdf { path: path.display().to_string() }.into());
         }
         // Its snapshots live in the repository's store, like a folder's objects.
         let ws = Workspace::open(main.ws.repo.workdir.as_deref().unwrap_or(&main.ws.repo.common_dir))?;
@@ -400,7 +416,7 @@ fn open_source(main: &Arc<Engine>, sc: &SourceConfig, path: &Path, progress: &Pr
         (Engine::new(ws, progress.clone(), model), "repository")
     } else {
         if !path.is_dir() {
-            bail!("{} is not a folder", path.display());
+            return Err(SourceError::NotFolder { path: path.display().to_string() }.into());
         }
         // A plain folder shares the repository's store (objects are content-addressed).
         let ws = Workspace::open(main.ws.repo.workdir.as_deref().unwrap_or(&main.ws.repo.common_dir))?;
@@ -440,9 +456,8 @@ pub fn read_lynxmcp(path: &Path) -> Result<(Vec<SourceConfig>, Vec<String>)> {
     let version =
         v["config_version"].as_u64().unwrap_or(if v["sources"].is_object() || v["sources"].is_array() { 2 } else { 0 });
     if version != 2 {
-        bail!(
-            "{} has config_version {version}; Lynx reads LynxMCP config_version 2 (a `sources` object); migrate it with LynxMCP first",
-            path.display()
+        return Err(
+            SourceError::ConfigVersion { path: path.display().to_string(), version: version.to_string() }.into()
         );
     }
     let base = path.parent().unwrap_or(Path::new("."));
@@ -721,7 +736,14 @@ pub fn write_migrated(lynx_dir: &Path, migrated: toml::Table) -> Result<PathBuf>
         match (k.as_str(), v) {
             ("sources", toml::Value::Array(new)) => {
                 let list = table.entry("sources").or_insert_with(|| toml::Value::Array(Vec::new()));
-                let toml::Value::Array(list) = list else { bail!("`sources` in {} is not a list", path.display()) };
+                let toml::Value::Array(list) = list else {
+                    return Err(SourceError::NotA {
+                        key: "sources".into(),
+                        path: path.display().to_string(),
+                        what: "list",
+                    }
+                    .into());
+                };
                 for s in new {
                     let name = s.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string();
                     if list.iter().any(|x| x.get("name").and_then(|n| n.as_str()) == Some(name.as_str())) {
@@ -732,7 +754,14 @@ pub fn write_migrated(lynx_dir: &Path, migrated: toml::Table) -> Result<PathBuf>
             }
             (_, toml::Value::Table(section)) => {
                 let into = table.entry(k.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-                let toml::Value::Table(into) = into else { bail!("`{k}` in {} is not a table", path.display()) };
+                let toml::Value::Table(into) = into else {
+                    return Err(SourceError::NotA {
+                        key: k.to_string(),
+                        path: path.display().to_string(),
+                        what: "table",
+                    }
+                    .into());
+                };
                 into.extend(section);
             }
             (_, other) => {

@@ -4,8 +4,9 @@
 //! and reduced by PCA, and each row is weighted by SIF on its rank (frequent, early tokens
 //! count little). The folder written loads as any model2vec static model.
 
+use super::EmbedError;
 use super::transformer::Transformer;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -75,11 +76,11 @@ pub fn distill(
     .with_context(|| format!("{} is not JSON", tok_path.display()))?;
     let model = &tok_json["model"];
     if model["type"].as_str() != Some("WordPiece") {
-        bail!(
-            "{}: distilling needs a WordPiece tokenizer (BERT family, e.g. all-MiniLM-L6-v2, bge-small-en-v1.5); this one is {}",
-            tok_path.display(),
-            model["type"].as_str().unwrap_or("of unknown type")
-        );
+        return Err(EmbedError::NotWordPiece {
+            path: tok_path.display().to_string(),
+            kind: model["type"].as_str().unwrap_or("of unknown type").to_string(),
+        }
+        .into());
     }
     let unk = model["unk_token"].as_str().unwrap_or("[UNK]").to_string();
     let vocab = model["vocab"].as_object().context("tokenizer.json has no model.vocab")?;
@@ -128,7 +129,7 @@ pub fn distill(
             skipped += 1;
             continue;
         }
-        let enc = tokenizer.encode(w.as_str(), true).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+        let enc = tokenizer.encode(w.as_str(), true).map_err(|e| EmbedError::Tokenizer { why: e.to_string() })?;
         added.insert(w.clone());
         entries.push(Entry { token: w, ids: enc.get_ids().to_vec() });
     }
@@ -179,8 +180,8 @@ pub fn distill(
 
 /// The ids the tokenizer puts before and after a text's own (`[CLS]` and `[SEP]` for BERT).
 fn special_frame(tok: &tokenizers::Tokenizer) -> Result<(Vec<u32>, Vec<u32>)> {
-    let with = tok.encode("a", true).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
-    let without = tok.encode("a", false).map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+    let with = tok.encode("a", true).map_err(|e| EmbedError::Tokenizer { why: e.to_string() })?;
+    let without = tok.encode("a", false).map_err(|e| EmbedError::Tokenizer { why: e.to_string() })?;
     let (w, o) = (with.get_ids(), without.get_ids());
     let mask = with.get_attention_mask();
     let real = mask.iter().take_while(|&&m| m == 1).count();
@@ -340,7 +341,7 @@ fn write_model(
     words: usize,
 ) -> Result<()> {
     if out.exists() {
-        bail!("{} already exists; choose another --out or remove it first", out.display());
+        return Err(EmbedError::Exists { path: out.display().to_string() }.into());
     }
     let parent = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
@@ -349,17 +350,13 @@ fn write_model(
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp)?;
     let (data, dtype, scales) = encode_table(table, dims, stored);
-    let mut tensors = vec![(
-        "embeddings",
-        safetensors::tensor::TensorView::new(dtype, vec![rows, dims], &data).map_err(|e| anyhow::anyhow!("{e}"))?,
-    )];
+    let mut tensors = vec![("embeddings", safetensors::tensor::TensorView::new(dtype, vec![rows, dims], &data)?)];
     let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
     if !scales.is_empty() {
-        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![rows], &scale_bytes)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![rows], &scale_bytes)?;
         tensors.push(("weights", view));
     }
-    let st = safetensors::serialize(tensors, None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let st = safetensors::serialize(tensors, None)?;
     let dtype_name = match stored {
         TableType::F32 => "float32",
         TableType::F16 => "float16",

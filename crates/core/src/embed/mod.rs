@@ -12,6 +12,30 @@ pub mod static_model;
 pub mod transformer;
 
 use anyhow::{Context, Result};
+
+crate::error::errors! {
+    /// What goes wrong loading or running a transformer, or distilling one.
+    pub enum EmbedError: Failure {
+        Tokenizer { why: String } => "tokenizer: {why}",
+        TokenizerFile { dir: String, why: String } => "cannot read {dir}/tokenizer.json: {why}",
+        Session { why: String } => "ONNX Runtime session: {why}",
+        Load { path: String, why: String } =>
+            "cannot load {path} with ONNX Runtime (corrupt or unsupported model?): {why}",
+        Poisoned {} => "ONNX session poisoned",
+        NotEncoder { path: String, inputs: String } => "{path} has no `input_ids` input (inputs: {inputs}); not a text encoder",
+        Input { name: String } =>
+            "model input `{name}` is not supported (expected input_ids, attention_mask, token_type_ids)",
+        OutputShape { shape: String, output: String } => "unexpected output shape {shape} from `{output}`",
+        NotWordPiece { path: String, kind: String } =>
+            "{path}: distilling needs a WordPiece tokenizer (BERT family, e.g. all-MiniLM-L6-v2, bge-small-en-v1.5); this one is {kind}",
+        Exists { path: String } => "{path} already exists; choose another --out or remove it first",
+        Returned { values: usize, texts: usize, dim: usize } =>
+            "the model returned {values} values for {texts} texts of dimension {dim}",
+        WriterPanicked {} => "the vector segment writer panicked",
+        CrossEncoder { name: String } =>
+            "{name} is a cross-encoder (a reranker), not an embedding model; use it with --rerank",
+    }
+}
 use resolve::{ModelFiles, ModelKind};
 use std::path::Path;
 use std::sync::Arc;
@@ -377,12 +401,7 @@ pub fn load_files(
                 )?))
             })
         }
-        ModelKind::CrossEncoder => {
-            anyhow::bail!(
-                "{} is a cross-encoder (a reranker), not an embedding model; use it with --rerank",
-                files.name
-            )
-        }
+        ModelKind::CrossEncoder => Err(EmbedError::CrossEncoder { name: files.name.clone() }.into()),
     }
 }
 

@@ -5,9 +5,9 @@
 //! only one the `transformers` feature turns off: without it a transformer model or
 //! cross-encoder is an error naming the feature, and static models work as before.
 
-use anyhow::Result;
 #[cfg(feature = "transformers")]
-use anyhow::anyhow;
+use super::EmbedError;
+use anyhow::Result;
 use std::path::{Path, PathBuf};
 #[cfg(feature = "transformers")]
 use std::sync::OnceLock;
@@ -30,7 +30,7 @@ fn environment(setting: Option<&str>) -> Result<&'static ort::environment::Envir
     });
     match r {
         Ok((env, _)) => Ok(env),
-        Err(msg) => Err(anyhow!("{msg}")),
+        Err(msg) => Err(anyhow::Error::msg(msg.clone())),
     }
 }
 
@@ -67,11 +67,13 @@ impl Session {
             let env = environment(ort_setting)?;
             let threads =
                 if threads == 0 { std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) } else { threads };
-            let builder = ort::session::Session::builder(env).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-            let mut builder = builder.with_intra_threads(threads).map_err(|e| anyhow!("ONNX Runtime session: {e}"))?;
-            let session = builder.commit_from_file(onnx).map_err(|e| {
-                anyhow!("cannot load {} with ONNX Runtime (corrupt or unsupported model?): {e}", onnx.display())
-            })?;
+            let builder =
+                ort::session::Session::builder(env).map_err(|e| EmbedError::Session { why: e.to_string() })?;
+            let mut builder =
+                builder.with_intra_threads(threads).map_err(|e| EmbedError::Session { why: e.to_string() })?;
+            let session = builder
+                .commit_from_file(onnx)
+                .map_err(|e| EmbedError::Load { path: onnx.display().to_string(), why: e.to_string() })?;
             let inputs = session.inputs().iter().map(|i| i.name().to_string()).collect();
             let outputs = session.outputs().iter().map(|o| o.name().to_string()).collect();
             Ok(Session { session: std::sync::Mutex::new(session), inputs, outputs })
@@ -115,7 +117,7 @@ impl Session {
                     ort::value::Tensor::from_array((vec![n as i64, seq as i64], data))?.into_dyn(),
                 ));
             }
-            let mut session = self.session.lock().map_err(|_| anyhow!("ONNX session poisoned"))?;
+            let mut session = self.session.lock().map_err(|_| EmbedError::Poisoned {})?;
             let outputs = session.run(values)?;
             let value = match output {
                 Some(name) => &outputs[name],

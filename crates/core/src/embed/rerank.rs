@@ -1,7 +1,7 @@
 //! Cross-encoder reranking (ms-marco-MiniLM-L-6-v2 layout): scores (query, passage) pairs with
 //! one ONNX model and returns the raw relevance logits.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::Result;
 use std::path::Path;
 use tokenizers::Tokenizer;
 
@@ -33,7 +33,10 @@ impl CrossEncoder {
         for batch in passages.chunks(BATCH) {
             let pairs: Vec<(String, String)> =
                 batch.iter().map(|p| (query.to_string(), cut(p, MAX_LEN * 6).to_string())).collect();
-            let enc = self.tokenizer.encode_batch(pairs, true).map_err(|e| anyhow!("tokenizer: {e}"))?;
+            let enc = self
+                .tokenizer
+                .encode_batch(pairs, true)
+                .map_err(|e| super::EmbedError::Tokenizer { why: e.to_string() })?;
             let n = enc.len();
             let seq = enc.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
             let mut cols: [Vec<i64>; 3] = Default::default();
@@ -48,7 +51,7 @@ impl CrossEncoder {
                     "input_ids" => cols[0].clone(),
                     "attention_mask" => cols[1].clone(),
                     "token_type_ids" => cols[2].clone(),
-                    other => bail!("cross-encoder input `{other}` is not supported"),
+                    other => return Err(super::EmbedError::Input { name: other.to_string() }.into()),
                 });
             }
             let (shape, data) = self.session.run(feed, n, seq, None)?;

@@ -3,7 +3,7 @@
 //! other tools downloaded are reused), then a download from `HF_ENDPOINT` (default
 //! huggingface.co) unless `HF_HUB_OFFLINE` is set.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 /// Which embedder a model folder is for.
@@ -27,6 +27,33 @@ pub struct ModelFiles {
     pub kind: ModelKind,
     /// The ONNX file for transformer kinds.
     pub onnx: Option<PathBuf>,
+}
+
+crate::error::errors! {
+    /// Why a model cannot be found, read or downloaded.
+    pub enum ModelError: Failure {
+        NoTokenizer { dir: String } => "model folder {dir} has no tokenizer.json (expected a HuggingFace model layout)",
+        NoOnnx { dir: String, t: String } =>
+            "model folder {dir} holds a `{t}` transformer without an ONNX export (onnx/model.onnx); Lynx runs transformers through ONNX Runtime: use a repository that ships one, or pass the path of an .onnx file",
+        NoWeights { dir: String } =>
+            "model folder {dir} has neither model.safetensors (static) nor onnx/model.onnx (transformer)",
+        CommittedPath { name: String } =>
+            "model `{name}` is not a HuggingFace repo id (owner/name); a committed file may only name one",
+        RelativeCache { name: String, cache: String } =>
+            "model `{name}` would be looked up in a relative cache folder ({cache}); set HF_HOME or HF_HUB_CACHE to an absolute path",
+        NotAModel { name: String } => "model `{name}` is neither an existing folder nor a HuggingFace repo id (owner/name)",
+        NotCached { name: String, cache: String } =>
+            "model `{name}` is not in the HuggingFace cache ({cache}); run `git lynx model pull {name}` (or `git lynx model import` on an air-gapped machine)",
+        Offline { name: String } =>
+            "model `{name}` is not cached and HF_HUB_OFFLINE is set; import it with `git lynx model import PATH`",
+        RecentlyUnreachable { ago: u64, reason: String, wait: u64, advice: String } =>
+            "the model host was not reachable {ago} s ago ({reason}); not trying again for {wait} s. {advice}",
+        HostAnswered { endpoint: String, status: String, repo_id: String } =>
+            "the model host {endpoint} answered {status} for {repo_id}",
+        Download { repo_id: String, reason: String, advice: String } => "could not download {repo_id}: {reason}. {advice}",
+        Timeout { repo_id: String, seconds: u64 } =>
+            "downloading {repo_id} did not finish within {seconds} s (LYNX_DOWNLOAD_TIMEOUT); dense retrieval stays off until it does",
+    }
 }
 
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -57,7 +84,7 @@ fn looks_like_repo_id(name: &str) -> bool {
 /// Classifies a local folder (and picks the ONNX file).
 pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result<ModelFiles> {
     if !dir.join("tokenizer.json").exists() {
-        bail!("model folder {} has no tokenizer.json (expected a HuggingFace model layout)", dir.display());
+        return Err(ModelError::NoTokenizer { dir: dir.display().to_string() }.into());
     }
     let config: serde_json::Value = std::fs::read_to_string(dir.join("config.json"))
         .ok()
@@ -72,16 +99,9 @@ pub fn inspect_dir(name: &str, dir: &Path, onnx_file: Option<PathBuf>) -> Result
     } else if onnx.is_some() {
         if is_cross { ModelKind::CrossEncoder } else { ModelKind::Transformer }
     } else if let Some(t) = config["model_type"].as_str() {
-        bail!(
-            "model folder {} holds a `{t}` transformer without an ONNX export (onnx/model.onnx); Lynx runs transformers \
-             through ONNX Runtime: use a repository that ships one, or pass the path of an .onnx file",
-            dir.display()
-        );
+        return Err(ModelError::NoOnnx { dir: dir.display().to_string(), t: t.to_string() }.into());
     } else {
-        bail!(
-            "model folder {} has neither model.safetensors (static) nor onnx/model.onnx (transformer)",
-            dir.display()
-        );
+        return Err(ModelError::NoWeights { dir: dir.display().to_string() }.into());
     };
     Ok(ModelFiles { name: name.to_string(), dir: dir.to_path_buf(), kind, onnx })
 }
@@ -112,13 +132,14 @@ pub enum Lookup {
 pub fn resolve_as(name: &str, lookup: Lookup, download: bool, progress: bool) -> Result<ModelFiles> {
     if lookup == Lookup::HubOnly {
         if !crate::config::is_model_id(name) {
-            bail!("model `{name}` is not a HuggingFace repo id (owner/name); a committed file may only name one");
+            return Err(ModelError::CommittedPath { name: name.to_string() }.into());
         }
         if hf_cache_dir().is_relative() {
-            bail!(
-                "model `{name}` would be looked up in a relative cache folder ({}); set HF_HOME or HF_HUB_CACHE to an absolute path",
-                hf_cache_dir().display()
-            );
+            return Err(ModelError::RelativeCache {
+                name: name.to_string(),
+                cache: hf_cache_dir().display().to_string(),
+            }
+            .into());
         }
     }
     let p = Path::new(name);
@@ -132,7 +153,7 @@ pub fn resolve_as(name: &str, lookup: Lookup, download: bool, progress: bool) ->
         return inspect_dir(name, p, None);
     }
     if !looks_like_repo_id(name) {
-        bail!("model `{name}` is neither an existing folder nor a HuggingFace repo id (owner/name)");
+        return Err(ModelError::NotAModel { name: name.to_string() }.into());
     }
     if let Some(dir) = cached_snapshot(name)
         && let Ok(m) = inspect_dir(name, &dir, None)
@@ -141,14 +162,12 @@ pub fn resolve_as(name: &str, lookup: Lookup, download: bool, progress: bool) ->
         return Ok(m);
     }
     if !download {
-        bail!(
-            "model `{name}` is not in the HuggingFace cache ({}); run `git lynx model pull {name}` \
-             (or `git lynx model import` on an air-gapped machine)",
-            hf_cache_dir().display()
+        return Err(
+            ModelError::NotCached { name: name.to_string(), cache: hf_cache_dir().display().to_string() }.into()
         );
     }
     if offline() {
-        bail!("model `{name}` is not cached and HF_HUB_OFFLINE is set; import it with `git lynx model import PATH`");
+        return Err(ModelError::Offline { name: name.to_string() }.into());
     }
     download_model(name, progress)
 }
@@ -240,11 +259,13 @@ fn offline_advice(endpoint: &str) -> String {
 /// FAILURE_MEMORY, so that the next commands fail at once, saying so.
 fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
     if let Some((reason, ago)) = remembered_failure(endpoint) {
-        bail!(
-            "the model host was not reachable {ago} s ago ({reason}); not trying again for {} s. {}",
-            FAILURE_MEMORY.as_secs().saturating_sub(ago),
-            offline_advice(endpoint)
-        );
+        return Err(ModelError::RecentlyUnreachable {
+            ago,
+            reason: reason.to_string(),
+            wait: FAILURE_MEMORY.as_secs().saturating_sub(ago),
+            advice: offline_advice(endpoint),
+        }
+        .into());
     }
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_connect(Some(CONNECT_TIMEOUT.min(answer_timeout())))
@@ -262,14 +283,19 @@ fn preflight(endpoint: &str, repo_id: &str) -> Result<()> {
             let _ = std::fs::remove_file(failure_file(endpoint));
             Ok(())
         }
-        Ok(r) => bail!("the model host {endpoint} answered {} for {repo_id}", r.status()),
+        Ok(r) => Err(ModelError::HostAnswered {
+            endpoint: endpoint.to_string(),
+            status: r.status().to_string(),
+            repo_id: repo_id.to_string(),
+        }
+        .into()),
         Err(e) => {
             let reason = describe_failure(&e, endpoint);
             let path = failure_file(endpoint);
             if path.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok()) {
                 let _ = crate::fsutil::write_atomic(&path, reason.as_bytes());
             }
-            bail!("could not download {repo_id}: {reason}. {}", offline_advice(endpoint))
+            Err(ModelError::Download { repo_id: repo_id.to_string(), reason, advice: offline_advice(endpoint) }.into())
         }
     }
 }
@@ -288,10 +314,7 @@ pub fn download_model(repo_id: &str, progress: bool) -> Result<ModelFiles> {
     let limit = download_timeout();
     match rx.recv_timeout(limit) {
         Ok(r) => r,
-        Err(_) => bail!(
-            "downloading {repo_id} did not finish within {} s (LYNX_DOWNLOAD_TIMEOUT); dense retrieval stays off until it does",
-            limit.as_secs()
-        ),
+        Err(_) => Err(ModelError::Timeout { repo_id: repo_id.to_string(), seconds: limit.as_secs() }.into()),
     }
 }
 

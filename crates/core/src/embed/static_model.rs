@@ -8,10 +8,27 @@
 //! retrieval with a general-text model (docs/EVALUATION.md).
 
 use super::{Embedder, normalize, read_unk_id};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rayon::prelude::*;
 use std::path::Path;
 use tokenizers::Tokenizer;
+
+crate::error::errors! {
+    /// A static model whose files do not fit together or cannot be read.
+    pub enum StaticModelError: Failure {
+        Shape { path: String, shape: String } => "{path}: the embeddings tensor must be 2-D [vocab, dim], found {shape}",
+        Dtype { path: String, dtype: String } => "{path}: embeddings: unsupported dtype {dtype} (f32, f16, bf16 or i8 expected)",
+        DataSize { path: String } => "{path}: tensor data does not match its shape",
+        MappedRow { path: String, bad: u32, rows: usize } =>
+            "dimension mismatch: {path} maps a token to row {bad} but its embeddings table has {rows} rows",
+        Mismatch { dir: String, vocab: usize, other: String } =>
+            "dimension mismatch: {dir}/tokenizer.json has {vocab} tokens but {other}",
+        Tokenizer { why: String } => "tokenizer: {why}",
+        TokenizerFile { dir: String, why: String } => "cannot read {dir}/tokenizer.json: {why}",
+        TensorType { dtype: String, expected: &'static str } => "unsupported dtype {dtype} ({expected} expected)",
+        RowIndex { x: i64 } => "negative or huge row index {x}",
+    }
+}
 
 /// Tokens looked at per text (model2vec's default maximum).
 const MAX_TOKENS: usize = 512;
@@ -113,18 +130,20 @@ impl StaticModel {
             Source::Static { weights, .. } => Bytes::Static(weights),
         };
         let st = safetensors::SafeTensors::deserialize(&bytes[..])
-            .map_err(|e| anyhow::anyhow!("{} is not a valid safetensors file: {e}", path.display()))?;
+            .with_context(|| format!("{} is not a valid safetensors file", path.display()))?;
         let tensor = match st.tensor("embeddings") {
             Ok(t) => t,
             Err(_) => {
                 let names = st.names();
                 let first = names.first().with_context(|| format!("{} holds no tensors", path.display()))?;
-                st.tensor(first).map_err(|e| anyhow::anyhow!("{e}"))?
+                st.tensor(first)?
             }
         };
         let shape = tensor.shape().to_vec();
         if shape.len() != 2 || shape[1] == 0 {
-            bail!("{}: the embeddings tensor must be 2-D [vocab, dim], found {shape:?}", path.display());
+            return Err(
+                StaticModelError::Shape { path: path.display().to_string(), shape: format!("{shape:?}") }.into()
+            );
         }
         let (rows, dim) = (shape[0], shape[1]);
         let width = match tensor.dtype() {
@@ -132,11 +151,13 @@ impl StaticModel {
             safetensors::Dtype::F16 | safetensors::Dtype::BF16 => 2,
             safetensors::Dtype::I8 => 1,
             other => {
-                bail!("{}: embeddings: unsupported dtype {other:?} (f32, f16, bf16 or i8 expected)", path.display())
+                return Err(
+                    StaticModelError::Dtype { path: path.display().to_string(), dtype: format!("{other:?}") }.into()
+                );
             }
         };
         if rows.checked_mul(dim).and_then(|n| n.checked_mul(width)) != Some(tensor.data().len()) {
-            bail!("{}: tensor data does not match its shape", path.display());
+            return Err(StaticModelError::DataSize { path: path.display().to_string() }.into());
         }
         let start = tensor.data().as_ptr() as usize - bytes.as_ptr() as usize;
         let dtype = tensor.dtype();
@@ -144,9 +165,8 @@ impl StaticModel {
             Ok(t) => {
                 let m = integers(&t).with_context(|| format!("{}: mapping", path.display()))?;
                 if let Some(bad) = m.iter().find(|&&r| r as usize >= rows) {
-                    bail!(
-                        "dimension mismatch: {} maps a token to row {bad} but its embeddings table has {rows} rows",
-                        path.display()
+                    return Err(
+                        StaticModelError::MappedRow { path: path.display().to_string(), bad: *bad, rows }.into()
                     );
                 }
                 Some(m)
@@ -159,31 +179,35 @@ impl StaticModel {
         };
         if let Some(m) = &mapping {
             if m.len() < vocab {
-                bail!(
-                    "dimension mismatch: {}/tokenizer.json has {vocab} tokens but the mapping in {} covers {}",
-                    dir.display(),
-                    path.display(),
-                    m.len()
-                );
+                return Err(StaticModelError::Mismatch {
+                    dir: dir.display().to_string(),
+                    vocab,
+                    other: format!("the mapping in {} covers {}", path.display(), m.len()),
+                }
+                .into());
             }
         } else if vocab > rows {
-            bail!(
-                "dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {rows} rows; the tokenizer and the embeddings table come from different models",
-                dir.display(),
-                path.display()
-            );
+            return Err(StaticModelError::Mismatch {
+                dir: dir.display().to_string(),
+                vocab,
+                other: format!(
+                    "{} has {rows} rows; the tokenizer and the embeddings table come from different models",
+                    path.display()
+                ),
+            }
+            .into());
         }
         let config: serde_json::Value = source.config().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
         let normalize = config["normalize"].as_bool().unwrap_or(true);
         if let Some(w) = &weights
             && w.len() < vocab
         {
-            bail!(
-                "dimension mismatch: {}/tokenizer.json has {vocab} tokens but {} has {} weights",
-                dir.display(),
-                path.display(),
-                w.len()
-            );
+            return Err(StaticModelError::Mismatch {
+                dir: dir.display().to_string(),
+                vocab,
+                other: format!("{} has {} weights", path.display(), w.len()),
+            }
+            .into());
         }
         drop(st);
         let table = Table { map: bytes, start, dtype, dim, full: std::sync::OnceLock::new() };
@@ -235,7 +259,7 @@ impl StaticModel {
         self.tokenizer
             .get_or_init(|| parse_tokenizer(&self.source).map_err(|e| format!("{e:#}")))
             .as_ref()
-            .map_err(|e| anyhow::anyhow!("{e}"))
+            .map_err(|e| StaticModelError::Tokenizer { why: e.clone() }.into())
     }
 
     /// Whether word-by-word tokenization of ASCII text reproduces the tokenizer exactly
@@ -293,7 +317,7 @@ impl StaticModel {
                             None => self
                                 .tokenizer()?
                                 .encode_fast(word, false)
-                                .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?
+                                .map_err(|e| StaticModelError::Tokenizer { why: e.to_string() })?
                                 .get_ids()
                                 .into(),
                         };
@@ -327,7 +351,7 @@ impl StaticModel {
         } else {
             self.tokenizer()?
                 .encode_fast(text, false)
-                .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?
+                .map_err(|e| StaticModelError::Tokenizer { why: e.to_string() })?
                 .get_ids()
                 .to_vec()
         };
@@ -421,9 +445,10 @@ fn parse_tokenizer(source: &Source) -> Result<Tokenizer> {
         Source::Dir(d) => Tokenizer::from_file(d.join("tokenizer.json")),
         Source::Static { tokenizer, .. } => Tokenizer::from_bytes(tokenizer),
     };
-    let mut tokenizer = parsed.map_err(|e| anyhow::anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
+    let mut tokenizer =
+        parsed.map_err(|e| StaticModelError::TokenizerFile { dir: dir.display().to_string(), why: e.to_string() })?;
     tokenizer.with_padding(None);
-    tokenizer.with_truncation(None).map_err(|e| anyhow::anyhow!("{e}"))?;
+    tokenizer.with_truncation(None).map_err(|e| StaticModelError::Tokenizer { why: e.to_string() })?;
     Ok(tokenizer)
 }
 
@@ -655,7 +680,11 @@ fn floats(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<f32>> {
         safetensors::Dtype::BF16 => {
             data.chunks_exact(2).map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
         }
-        other => bail!("unsupported dtype {other:?} (f32, f16 or bf16 expected)"),
+        other => {
+            return Err(
+                StaticModelError::TensorType { dtype: format!("{other:?}"), expected: "f32, f16 or bf16" }.into()
+            );
+        }
     })
 }
 
@@ -677,9 +706,13 @@ fn integers(t: &safetensors::tensor::TensorView<'_>) -> Result<Vec<u32>> {
             d.chunks_exact(2).map(|b| u16::from_le_bytes(b.try_into().unwrap()) as i64).collect()
         }
         safetensors::Dtype::U8 => d.iter().map(|&b| b as i64).collect(),
-        other => bail!("unsupported dtype {other:?} (an integer type expected)"),
+        other => {
+            return Err(
+                StaticModelError::TensorType { dtype: format!("{other:?}"), expected: "an integer type" }.into()
+            );
+        }
     };
-    v.into_iter().map(|x| u32::try_from(x).map_err(|_| anyhow::anyhow!("negative or huge row index {x}"))).collect()
+    v.into_iter().map(|x| u32::try_from(x).map_err(|_| StaticModelError::RowIndex { x }.into())).collect()
 }
 
 impl Embedder for StaticModel {

@@ -3,8 +3,9 @@
 //! truncation to the maximum length and padding to the longest text of each batch (whatever
 //! tokenizer.json says), batches sorted by length.
 
+use super::EmbedError;
 use super::{Embedder, normalize};
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use std::path::Path;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
@@ -64,7 +65,7 @@ pub fn settings(name: &str, dir: &Path) -> Settings {
 
 pub(crate) fn tokenizer_for(dir: &Path, max_len: usize) -> Result<Tokenizer> {
     let mut tok = Tokenizer::from_file(dir.join("tokenizer.json"))
-        .map_err(|e| anyhow!("cannot read {}/tokenizer.json: {e}", dir.display()))?;
+        .map_err(|e| EmbedError::TokenizerFile { dir: dir.display().to_string(), why: e.to_string() })?;
     let pad_id = tok
         .get_padding()
         .map(|p| p.pad_id)
@@ -73,7 +74,7 @@ pub(crate) fn tokenizer_for(dir: &Path, max_len: usize) -> Result<Tokenizer> {
         .unwrap_or(0);
     let pad_token = tok.id_to_token(pad_id).unwrap_or_else(|| "[PAD]".into());
     tok.with_truncation(Some(TruncationParams { max_length: max_len, ..Default::default() }))
-        .map_err(|e| anyhow!("{e}"))?;
+        .map_err(|e| EmbedError::Tokenizer { why: e.to_string() })?;
     tok.with_padding(Some(PaddingParams {
         strategy: PaddingStrategy::BatchLongest,
         pad_id,
@@ -97,7 +98,9 @@ impl Transformer {
         let session = super::onnx::Session::open(onnx, threads, ort_setting)?;
         let inputs = session.inputs();
         if !inputs.iter().any(|i| i == "input_ids") {
-            bail!("{} has no `input_ids` input (inputs: {inputs:?}); not a text encoder", onnx.display());
+            return Err(
+                EmbedError::NotEncoder { path: onnx.display().to_string(), inputs: format!("{inputs:?}") }.into()
+            );
         }
         let outputs = session.outputs();
         let output = outputs
@@ -123,7 +126,10 @@ impl Transformer {
 
     /// Embeds one batch (already short enough); returns n × dim, normalised.
     fn run(&self, texts: &[&str]) -> Result<Vec<f32>> {
-        let encodings = self.tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| anyhow!("tokenizer: {e}"))?;
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer { why: e.to_string() })?;
         let n = encodings.len();
         let seq = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(n * seq);
@@ -177,7 +183,7 @@ impl Transformer {
                 "attention_mask" => mask.clone(),
                 "token_type_ids" => types.clone(),
                 other => {
-                    bail!("model input `{other}` is not supported (expected input_ids, attention_mask, token_type_ids)")
+                    return Err(EmbedError::Input { name: other.to_string() }.into());
                 }
             });
         }
@@ -214,7 +220,9 @@ impl Transformer {
                     out.extend_from_slice(&data[i * d..(i + 1) * d]);
                 }
             }
-            other => bail!("unexpected output shape {other:?} from `{}`", self.output),
+            other => {
+                return Err(EmbedError::OutputShape { shape: format!("{other:?}"), output: self.output.clone() }.into());
+            }
         }
         Ok(out)
     }

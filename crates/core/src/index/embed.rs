@@ -80,10 +80,10 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<ToEmbed>
         let shard = shards[at as usize].as_ref().expect("just opened");
         for row in f.loc.row..f.loc.row + f.loc.count {
             if row as usize >= shard.rows() {
-                anyhow::bail!(
-                    "the catalog points past the end of segment {}; run `git lynx doctor --repair`",
-                    chunk_cat.segment_name(f)
-                );
+                return Err(crate::store::catalog::CatalogError::PastEnd {
+                    segment: chunk_cat.segment_name(f).to_string(),
+                }
+                .into());
             }
             let m = shard.meta(row as usize);
             if m.ord < 0 || !all.insert(m.hash) || vec_cat.contains(&Key::hash(&m.hash)) {
@@ -188,10 +188,8 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
                 for batch in texts.chunks(BATCH) {
                     let v = model.embed_documents(batch)?;
                     if v.len() != batch.len() * dim {
-                        anyhow::bail!(
-                            "the model returned {} values for {} texts of dimension {dim}",
-                            v.len(),
-                            batch.len()
+                        return Err(
+                            crate::embed::EmbedError::Returned { values: v.len(), texts: batch.len(), dim }.into()
                         );
                     }
                     vecs.extend(v);
@@ -212,7 +210,7 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
             Ok(())
         })();
         drop(tx);
-        let segments = writer.join().map_err(|_| anyhow::anyhow!("the vector segment writer panicked"))??;
+        let segments = writer.join().map_err(|_| crate::embed::EmbedError::WriterPanicked {})??;
         embedded.map(|()| segments)
     })?;
     let vectors: usize = todo.missing.len();

@@ -6,13 +6,28 @@
 //! list one two-byte value at a time, which was a fifth of embedding a repository.
 
 use crate::store::Key;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use arrow::array::{
     Array, ArrayRef, FixedSizeBinaryArray, FixedSizeBinaryBuilder, FixedSizeListArray, Float16Array, RecordBatch,
 };
 use arrow::datatypes::{DataType, Field, Schema};
 use std::borrow::Cow;
 use std::sync::Arc;
+
+crate::error::errors! {
+    /// A vector layer whose columns do not hold what they say (damaged or foreign segments), or a
+    /// kept dense side that does not fit its view (rebuilt from the objects).
+    pub enum VectorError: Failure {
+        Count {} => "vector count does not match chunk count",
+        Width { width: usize } => "vector column of {width}-byte values: not float16 vectors",
+        Bytes { bytes: usize, vectors: usize, width: usize } => "vector column holds {bytes} bytes for {vectors} vectors of {width}",
+        Values { values: usize, vectors: usize, dim: usize } => "vector list holds {values} values for {vectors} vectors of {dim}",
+        Empty {} => "vectors of dimension 0",
+        KeptUnfit { what: &'static str } => "the kept dense side does not fit: {what}",
+        Dimension { stored: usize, model: usize } =>
+            "stored vectors have dimension {stored} but the model has {model}; the vector layer is inconsistent",
+    }
+}
 
 pub fn schema(dim: usize) -> Arc<Schema> {
     Arc::new(Schema::new(vec![
@@ -24,7 +39,7 @@ pub fn schema(dim: usize) -> Arc<Schema> {
 /// Rows for `hashes` with their vectors (`hashes.len() × dim`).
 pub fn to_batch(hashes: &[[u8; 16]], vectors: &[f32], dim: usize) -> Result<(RecordBatch, Vec<(Key, u32, u32)>)> {
     if vectors.len() != hashes.len() * dim {
-        bail!("vector count does not match chunk count");
+        return Err(VectorError::Count {}.into());
     }
     let mut key = FixedSizeBinaryBuilder::with_capacity(hashes.len(), 33);
     let mut keys = Vec::with_capacity(hashes.len());
@@ -69,11 +84,11 @@ impl<'a> VectorColumns<'a> {
         let (values, dim) = if let Some(packed) = column.downcast_ref::<FixedSizeBinaryArray>() {
             let width = packed.value_length() as usize;
             if width == 0 || !width.is_multiple_of(2) || packed.null_count() > 0 {
-                bail!("vector column of {width}-byte values: not float16 vectors");
+                return Err(VectorError::Width { width }.into());
             }
             let data = packed.value_data();
             if data.len() != packed.len() * width {
-                bail!("vector column holds {} bytes for {} vectors of {width}", data.len(), packed.len());
+                return Err(VectorError::Bytes { bytes: data.len(), vectors: packed.len(), width }.into());
             }
             (Values::Packed(data), width / 2)
         } else {
@@ -81,12 +96,12 @@ impl<'a> VectorColumns<'a> {
             let values = list.values().as_any().downcast_ref::<Float16Array>().context("vectors are not float16")?;
             let dim = list.value_length() as usize;
             if values.len() != list.len() * dim {
-                bail!("vector list holds {} values for {} vectors of {dim}", values.len(), list.len());
+                return Err(VectorError::Values { values: values.len(), vectors: list.len(), dim }.into());
             }
             (Values::Listed(values), dim)
         };
         if dim == 0 {
-            bail!("vectors of dimension 0");
+            return Err(VectorError::Empty {}.into());
         }
         Ok(VectorColumns { key, values, dim })
     }

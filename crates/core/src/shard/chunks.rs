@@ -11,6 +11,13 @@ use super::{File, Invalid, Kind, Writer};
 use crate::lang::Lang;
 use crate::layer::chunks::{ChunkColumns, Status};
 use anyhow::Result;
+
+crate::error::errors! {
+    /// A chunk shard that cannot be built within its 32-bit offsets.
+    pub enum ShardError: Failure {
+        TooLarge { what: String } => "{what} is too large for a chunk shard",
+    }
+}
 use arrow::array::RecordBatch;
 use std::path::Path;
 
@@ -275,8 +282,7 @@ pub fn write(lynx_root: &Path, name: &str, batch: &RecordBatch) -> Result<()> {
     // Where each text block starts in the uncompressed heap: texts never straddle two.
     let mut block_starts: Vec<usize> = vec![0];
     let put = |heap: &mut Vec<u8>, s: &str| -> Result<(u32, u32)> {
-        let off =
-            u32::try_from(heap.len()).map_err(|_| anyhow::anyhow!("segment {name} is too large for a chunk shard"))?;
+        let off = u32::try_from(heap.len()).map_err(|_| ShardError::TooLarge { what: format!("segment {name}") })?;
         heap.extend_from_slice(s.as_bytes());
         Ok((off, s.len() as u32))
     };
@@ -341,7 +347,7 @@ fn pack_texts(texts: &[u8], starts: &[usize]) -> Result<(Vec<u8>, Vec<u32>)> {
         table.extend([bounds[b] as u32, packed.len() as u32]);
         packed.extend_from_slice(block);
     }
-    let total = u32::try_from(packed.len()).map_err(|_| anyhow::anyhow!("text heap too large for a chunk shard"))?;
+    let total = u32::try_from(packed.len()).map_err(|_| ShardError::TooLarge { what: "the text heap".into() })?;
     table.extend([texts.len() as u32, total]);
     Ok((packed, table))
 }
@@ -387,9 +393,8 @@ pub fn summaries(
             }
         };
         if f.loc.row as usize >= shard.rows() {
-            anyhow::bail!(
-                "the catalog points past the end of segment {}; run `git lynx doctor --repair`",
-                cat.segment_name(f)
+            return Err(
+                crate::store::catalog::CatalogError::PastEnd { segment: cat.segment_name(f).to_string() }.into()
             );
         }
         let r = shard.meta(f.loc.row as usize);

@@ -11,7 +11,7 @@
 //! — values, offsets, repeated dictionary entries — must stay under [`MAX_EXPANDED_BYTES`].
 //! A segment over any bound is refused with the reason; nothing has been decoded by then.
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use bytes::Bytes;
 use parquet::basic::{Compression, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaDataReader;
@@ -26,33 +26,51 @@ pub const MAX_EXPANDED_BYTES: u64 = 2 << 30;
 const MAX_ROW_GROUPS: usize = 4096;
 const MAX_COLUMNS: usize = 64;
 
+crate::error::errors! {
+    /// Why a segment's bytes are refused before anything is decoded: a forged, damaged or
+    /// foreign file (its reader re-fetches or indexes locally; a local one is quarantined).
+    pub enum Refused: Failure {
+        TooLarge { bytes: usize, limit: u64 } => "the file is {bytes} bytes, over the {limit}-byte limit of a segment",
+        NotParquet { why: String } => "not a readable Parquet file ({why})",
+        TooMany { count: usize, what: &'static str, limit: usize } => "{count} {what} (at most {limit})",
+        Codec { codec: String } => "a column compressed with {codec} (Lynx writes zstd)",
+        Bomb { what: &'static str, limit: u64 } =>
+            "{what} would expand to more than {limit} bytes in memory (a decompression bomb?)",
+        PageTooLarge { bytes: usize, limit: usize } => "a page of {bytes} bytes decompressed (at most {limit})",
+        Encoding { encoding: i32 } => "a page in encoding {encoding} (Lynx writes plain, dictionary and RLE pages only)",
+        Dictionary { why: String } => "a dictionary page does not decompress within its stated size ({why})",
+        Malformed { what: &'static str } => "{what}",
+        Header { what: &'static str } => "a page header {what}",
+        FieldType { ty: u8 } => "a page header with an unknown field type {ty}",
+    }
+}
+
 /// Checks that decoding `bytes` stays within the bounds above.
 pub fn check(bytes: &Bytes) -> Result<()> {
     if bytes.len() as u64 > MAX_SEGMENT_BYTES {
-        bail!("the file is {} bytes, over the {MAX_SEGMENT_BYTES}-byte limit of a segment", bytes.len());
+        return Err(Refused::TooLarge { bytes: bytes.len(), limit: MAX_SEGMENT_BYTES }.into());
     }
-    let meta = ParquetMetaDataReader::new()
-        .parse_and_finish(bytes)
-        .map_err(|e| anyhow::anyhow!("not a readable Parquet file ({e})"))?;
+    let meta =
+        ParquetMetaDataReader::new().parse_and_finish(bytes).map_err(|e| Refused::NotParquet { why: e.to_string() })?;
     if meta.num_row_groups() > MAX_ROW_GROUPS {
-        bail!("{} row groups (at most {MAX_ROW_GROUPS})", meta.num_row_groups());
+        return Err(Refused::TooMany { count: meta.num_row_groups(), what: "row groups", limit: MAX_ROW_GROUPS }.into());
     }
     let mut expanded = 0u64;
     for rg in meta.row_groups() {
         if rg.columns().len() > MAX_COLUMNS {
-            bail!("{} columns (at most {MAX_COLUMNS})", rg.columns().len());
+            return Err(Refused::TooMany { count: rg.columns().len(), what: "columns", limit: MAX_COLUMNS }.into());
         }
         for col in rg.columns() {
             let codec = col.compression();
             if !matches!(codec, Compression::UNCOMPRESSED | Compression::ZSTD(_)) {
-                bail!("a column compressed with {codec:?} (Lynx writes zstd)");
+                return Err(Refused::Codec { codec: format!("{codec:?}") }.into());
             }
             let start = col.dictionary_page_offset().filter(|&o| o > 0).unwrap_or(col.data_page_offset());
             let len = col.compressed_size();
             let end = start.checked_add(len);
             match end {
                 Some(end) if start >= 4 && len >= 0 && end as u64 <= bytes.len() as u64 => {}
-                _ => bail!("a column chunk lies outside the file"),
+                _ => return Err(Refused::Malformed { what: "a column chunk lies outside the file" }.into()),
             }
             let width = match col.column_type() {
                 PhysicalType::FIXED_LEN_BYTE_ARRAY => col.column_descr().type_length().max(0) as u64,
@@ -67,9 +85,7 @@ pub fn check(bytes: &Bytes) -> Result<()> {
                 is_bytes,
             )?);
             if expanded > MAX_EXPANDED_BYTES {
-                bail!(
-                    "its columns would expand to more than {MAX_EXPANDED_BYTES} bytes in memory (a decompression bomb?)"
-                );
+                return Err(Refused::Bomb { what: "its columns", limit: MAX_EXPANDED_BYTES }.into());
             }
         }
     }
@@ -86,14 +102,14 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
         let (h, header_len) = read_page_header(&chunk[at..])?;
         at += header_len;
         if h.compressed < 0 || h.uncompressed < 0 || h.num_values < 0 {
-            bail!("a page header with negative sizes");
+            return Err(Refused::Malformed { what: "a page header with negative sizes" }.into());
         }
         let (compressed, uncompressed) = (h.compressed as usize, h.uncompressed as usize);
         if compressed > chunk.len() - at {
-            bail!("a page runs past its column chunk");
+            return Err(Refused::Malformed { what: "a page runs past its column chunk" }.into());
         }
         if uncompressed > MAX_PAGE_BYTES {
-            bail!("a page of {uncompressed} bytes decompressed (at most {MAX_PAGE_BYTES})");
+            return Err(Refused::PageTooLarge { bytes: uncompressed, limit: MAX_PAGE_BYTES }.into());
         }
         let data = &chunk[at..at + compressed];
         at += compressed;
@@ -101,7 +117,7 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
         // Only the encodings Lynx's writer uses reach a decoder (PLAIN, PLAIN_DICTIONARY, RLE,
         // RLE_DICTIONARY): the others have decoders a hostile page can make panic.
         if matches!(h.kind, 0 | 2 | 3) && !matches!(h.encoding, 0 | 2 | 3 | 8) {
-            bail!("a page in encoding {} (Lynx writes plain, dictionary and RLE pages only)", h.encoding);
+            return Err(Refused::Encoding { encoding: h.encoding }.into());
         }
         match h.kind {
             // Dictionary page.
@@ -115,7 +131,11 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
                 let per_value = match (h.encoding, dict_value) {
                     // Dictionary indices: each value becomes a copy of an entry.
                     (2 | 8, Some(v)) => v,
-                    (2 | 8, None) => bail!("a dictionary-encoded page without a dictionary"),
+                    (2 | 8, None) => {
+                        return Err(
+                            Refused::Malformed { what: "a dictionary-encoded page without a dictionary" }.into()
+                        );
+                    }
                     _ if is_bytes => 4,
                     _ => width.max(1),
                 };
@@ -128,7 +148,7 @@ fn chunk_expansion(chunk: &[u8], codec: Compression, width: u64, is_bytes: bool)
             _ => {}
         }
         if total > MAX_EXPANDED_BYTES {
-            bail!("a column would expand to more than {MAX_EXPANDED_BYTES} bytes in memory (a decompression bomb?)");
+            return Err(Refused::Bomb { what: "a column", limit: MAX_EXPANDED_BYTES }.into());
         }
     }
     Ok(total)
@@ -139,8 +159,7 @@ fn longest_plain_value(data: &[u8], codec: Compression, uncompressed: usize) -> 
     let plain: std::borrow::Cow<[u8]> = match codec {
         Compression::UNCOMPRESSED => std::borrow::Cow::Borrowed(data),
         _ => std::borrow::Cow::Owned(
-            zstd::bulk::decompress(data, uncompressed)
-                .map_err(|e| anyhow::anyhow!("a dictionary page does not decompress within its stated size ({e})"))?,
+            zstd::bulk::decompress(data, uncompressed).map_err(|e| Refused::Dictionary { why: e.to_string() })?,
         ),
     };
     let (mut at, mut longest) = (0usize, 0u64);
@@ -148,7 +167,7 @@ fn longest_plain_value(data: &[u8], codec: Compression, uncompressed: usize) -> 
         let n = u32::from_le_bytes(plain[at..at + 4].try_into().expect("four bytes")) as usize;
         at += 4;
         if n > plain.len() - at {
-            bail!("a dictionary value runs past its page");
+            return Err(Refused::Malformed { what: "a dictionary value runs past its page" }.into());
         }
         longest = longest.max(n as u64);
         at += n;
@@ -199,7 +218,7 @@ fn read_page_header(buf: &[u8]) -> Result<(PageHeader, usize)> {
         Ok(())
     })?;
     if h.kind < 0 || h.uncompressed < 0 || h.compressed < 0 {
-        bail!("a page header lacks its type or sizes");
+        return Err(Refused::Header { what: "lacks its type or sizes" }.into());
     }
     Ok((h, r.at))
 }
@@ -215,7 +234,7 @@ const MAX_NESTING: usize = 16;
 
 impl Compact<'_> {
     fn byte(&mut self) -> Result<u8> {
-        let b = *self.buf.get(self.at).ok_or_else(|| anyhow::anyhow!("a truncated page header"))?;
+        let b = *self.buf.get(self.at).ok_or(Refused::Header { what: "is truncated" })?;
         self.at += 1;
         Ok(b)
     }
@@ -225,14 +244,14 @@ impl Compact<'_> {
         for shift in (0..70).step_by(7) {
             let b = self.byte()?;
             if shift == 63 && b > 1 {
-                bail!("a page header with an overlong number");
+                return Err(Refused::Header { what: "holds an overlong number" }.into());
             }
             v |= u64::from(b & 0x7f) << shift;
             if b & 0x80 == 0 {
                 return Ok(v);
             }
         }
-        bail!("a page header with an overlong number")
+        Err(Refused::Header { what: "holds an overlong number" }.into())
     }
 
     fn zigzag(&mut self) -> Result<i64> {
@@ -241,14 +260,14 @@ impl Compact<'_> {
     }
 
     fn i32(&mut self) -> Result<i32> {
-        i32::try_from(self.zigzag()?).map_err(|_| anyhow::anyhow!("a page header number out of range"))
+        i32::try_from(self.zigzag()?).map_err(|_| Refused::Header { what: "holds a number out of range" }.into())
     }
 
     fn advance(&mut self, n: u64) -> Result<()> {
         let n = usize::try_from(n)
             .ok()
             .filter(|&n| n <= self.buf.len() - self.at)
-            .ok_or_else(|| anyhow::anyhow!("a truncated page header"))?;
+            .ok_or(Refused::Header { what: "is truncated" })?;
         self.at += n;
         Ok(())
     }
@@ -256,7 +275,7 @@ impl Compact<'_> {
     /// Reads the fields of a struct, calling `field(reader, id, type)` for each.
     fn read_struct(&mut self, depth: usize, field: &mut dyn FnMut(&mut Self, i16, u8) -> Result<()>) -> Result<()> {
         if depth > MAX_NESTING {
-            bail!("a page header nested too deeply");
+            return Err(Refused::Header { what: "is nested too deeply" }.into());
         }
         let mut last: i16 = 0;
         loop {
@@ -267,7 +286,7 @@ impl Compact<'_> {
             let ty = b & 0x0f;
             let delta = b >> 4;
             let id = if delta == 0 {
-                i16::try_from(self.zigzag()?).map_err(|_| anyhow::anyhow!("a bad field id"))?
+                i16::try_from(self.zigzag()?).map_err(|_| Refused::Header { what: "holds a bad field id" })?
             } else {
                 last.wrapping_add(i16::from(delta))
             };
@@ -279,7 +298,7 @@ impl Compact<'_> {
     /// Skips one value of compact type `ty`.
     fn skip(&mut self, ty: u8, depth: usize) -> Result<()> {
         if depth > MAX_NESTING {
-            bail!("a page header nested too deeply");
+            return Err(Refused::Header { what: "is nested too deeply" }.into());
         }
         match ty {
             // Booleans carried in the field header.
@@ -296,7 +315,7 @@ impl Compact<'_> {
                 let n = if h >> 4 == 15 { self.varint()? } else { u64::from(h >> 4) };
                 let elem = h & 0x0f;
                 if n > self.buf.len() as u64 {
-                    bail!("a page header list longer than the header");
+                    return Err(Refused::Header { what: "holds a list longer than the header" }.into());
                 }
                 for _ in 0..n {
                     // A list of booleans holds one byte per element.
@@ -310,7 +329,7 @@ impl Compact<'_> {
                     return Ok(());
                 }
                 if n > self.buf.len() as u64 {
-                    bail!("a page header map longer than the header");
+                    return Err(Refused::Header { what: "holds a map longer than the header" }.into());
                 }
                 let kv = self.byte()?;
                 for _ in 0..n {
@@ -321,7 +340,7 @@ impl Compact<'_> {
             }
             12 => self.read_struct(depth + 1, &mut |r, _, ty| r.skip(ty, depth + 1)),
             13 => self.advance(16),
-            _ => bail!("a page header with an unknown field type {ty}"),
+            _ => Err(Refused::FieldType { ty }.into()),
         }
     }
 }
@@ -370,6 +389,9 @@ mod tests {
         for cut in [0, 4, good.len() / 2, good.len() - 9] {
             assert!(check(&good.slice(..cut)).is_err());
         }
-        assert!(check(&Bytes::from_static(b"PAR1 not at all a parquet file PAR1")).is_err());
+        let e = check(&Bytes::from_static(b"PAR1 not at all a parquet file PAR1")).unwrap_err();
+        // A refusal is typed, so a caller can tell it from an I/O failure, through any context.
+        let e = e.context("segment ab/cd is refused");
+        assert!(matches!(crate::error::find::<Refused>(&e), Some(Refused::NotParquet { .. })), "{e:#}");
     }
 }

@@ -3,12 +3,25 @@
 
 use super::{Key, Loc};
 use crate::fsutil;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 const MAGIC: &[u8; 8] = b"LYNXCAT1";
+
+crate::error::errors! {
+    /// A catalog file that is not what a catalog must be (damaged or foreign): its layer is
+    /// rebuilt from the segments (`doctor --repair`).
+    pub enum CatalogError: Failure {
+        NotCatalog {} => "not a Lynx catalog file",
+        Checksum {} => "catalog checksum mismatch (file is damaged)",
+        MissingSegment {} => "catalog entry points at a missing segment",
+        Unsorted {} => "catalog entries are not sorted",
+        PastEnd { segment: String } =>
+            "the catalog points past the end of segment {segment}; run `git lynx doctor --repair`",
+    }
+}
 
 #[derive(Default, Clone, Debug)]
 pub struct Catalog {
@@ -143,11 +156,11 @@ impl Catalog {
 
     pub fn decode(bytes: &[u8]) -> Result<Catalog> {
         if bytes.len() < MAGIC.len() + 40 || &bytes[..8] != MAGIC {
-            bail!("not a Lynx catalog file");
+            return Err(CatalogError::NotCatalog {}.into());
         }
         let (body, sum) = bytes.split_at(bytes.len() - 32);
         if blake3::hash(body).as_bytes() != sum {
-            bail!("catalog checksum mismatch (file is damaged)");
+            return Err(CatalogError::Checksum {}.into());
         }
         let mut r = Reader { b: body, pos: 8 };
         let nseg = r.u32()? as usize;
@@ -163,12 +176,12 @@ impl Catalog {
             k.copy_from_slice(r.take(33)?);
             let loc = Loc { seg: r.u32()?, row: r.u32()?, count: r.u32()? };
             if loc.seg as usize >= nseg {
-                bail!("catalog entry points at a missing segment");
+                return Err(CatalogError::MissingSegment {}.into());
             }
             entries.push((Key(k), loc));
         }
         if !entries.is_sorted_by(|a, b| a.0 < b.0) {
-            bail!("catalog entries are not sorted");
+            return Err(CatalogError::Unsorted {}.into());
         }
         Ok(Catalog { segments, entries, buckets: OnceLock::new() })
     }

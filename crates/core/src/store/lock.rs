@@ -1,7 +1,7 @@
 //! The store's write lock: an OS file lock on `.lynx/lock` (released by the OS when a writer
 //! dies), waited for up to `LYNX_LOCK_TIMEOUT` seconds, with the holder named in the error.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,13 @@ const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 
 /// Exit code of a command that gave up waiting for a lock.
 pub use crate::error::EXIT_LOCKED;
+
+crate::error::errors! {
+    /// Why the store's lock cannot be taken, other than another writer holding it.
+    pub enum LockError: Usage {
+        StoreGone { root: String } => "the Lynx store {root} is gone (was the repository moved or deleted?)",
+    }
+}
 
 pub struct StoreLock {
     file: File,
@@ -33,7 +40,7 @@ impl StoreLock {
 
     pub fn acquire_named(root: &Path, name: &str, purpose: &str, wait: Duration) -> Result<StoreLock> {
         if !root.is_dir() {
-            anyhow::bail!("the Lynx store {} is gone (was the repository moved or deleted?)", root.display());
+            return Err(LockError::StoreGone { root: root.display().to_string() }.into());
         }
         let path = root.join(name);
         let holder_path = root.join(format!("{name}.holder"));
@@ -57,7 +64,7 @@ impl StoreLock {
                         } else {
                             holder.trim().to_string()
                         };
-                        bail!(LockTimeout { holder, waited: start.elapsed(), name: name.to_string() });
+                        return Err(LockTimeout { holder, waited: start.elapsed(), name: name.to_string() }.into());
                     }
                     std::thread::sleep(sleep.min(wait.saturating_sub(start.elapsed()).max(Duration::from_millis(1))));
                     sleep = (sleep * 2).min(Duration::from_millis(100));

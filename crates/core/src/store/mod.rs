@@ -10,7 +10,7 @@ pub mod pack;
 pub mod remote;
 
 use crate::fsutil;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use arrow::array::RecordBatch;
 use catalog::Catalog;
 use parquet::arrow::ArrowWriter;
@@ -483,7 +483,7 @@ fn read_verified(path: &Path) -> Result<bytes::Bytes> {
 pub(crate) fn guarded<T>(what: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(_) => bail!("segment {} is malformed (its decoder gave up)", what.display()),
+        Err(_) => Err(SegmentError::Malformed { path: what.display().to_string() }.into()),
     }
 }
 
@@ -496,16 +496,24 @@ pub fn read_segment_with_meta(path: &Path) -> Result<(RecordBatch, String, Strin
     guarded(path, || read_segment_with_meta_unguarded(path))
 }
 
+crate::error::errors! {
+    /// A segment file that cannot be read as what it claims to be.
+    pub enum SegmentError: Failure {
+        Malformed { path: String } => "segment {path} is malformed (its decoder gave up)",
+        NoLayer { path: String } => "segment {path} has no Lynx layer metadata",
+    }
+}
+
 fn read_segment_with_meta_unguarded(path: &Path) -> Result<(RecordBatch, String, String)> {
     let bytes = read_verified(path)?;
-    budget::check(&bytes).map_err(|e| anyhow::anyhow!("segment {} is refused: {e:#}", path.display()))?;
+    budget::check(&bytes).with_context(|| format!("segment {} is refused", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let meta = builder.metadata().file_metadata().key_value_metadata().cloned().unwrap_or_default();
     let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap_or_default();
     let (layer, fp) = (get(META_LAYER), get(META_FINGERPRINT));
     if layer.is_empty() {
-        bail!("segment {} has no Lynx layer metadata", path.display());
+        return Err(SegmentError::NoLayer { path: path.display().to_string() }.into());
     }
     let schema = builder.schema().clone();
     let reader = builder.with_batch_size(64 * 1024).build()?;
@@ -524,7 +532,7 @@ pub fn read_columns(path: &Path, names: &[&str]) -> Result<RecordBatch> {
 
 fn read_columns_unguarded(path: &Path, names: &[&str]) -> Result<RecordBatch> {
     let bytes = read_verified(path)?;
-    budget::check(&bytes).map_err(|e| anyhow::anyhow!("segment {} is refused: {e:#}", path.display()))?;
+    budget::check(&bytes).with_context(|| format!("segment {} is refused", path.display()))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .with_context(|| format!("segment {} is not a readable Parquet file", path.display()))?;
     let mask = parquet::arrow::ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());

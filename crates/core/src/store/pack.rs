@@ -5,7 +5,7 @@
 use super::catalog::{Catalog, catalog_path};
 use super::{Key, META_FINGERPRINT, META_LAYER, Store};
 use crate::fsutil;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use arrow::array::{Array, FixedSizeBinaryArray};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -24,6 +24,26 @@ pub fn scan_bytes(bytes: bytes::Bytes) -> Result<Scanned> {
     super::guarded(Path::new("(in memory)"), || scan_unguarded(bytes))
 }
 
+crate::error::errors! {
+    /// Why a pack or an object directory offered for import is refused whole.
+    pub enum PackError: Failure {
+        NotSegment {} => "not a Lynx segment (no layer metadata)",
+        TooManyEntries { pack: String, limit: usize } => "{pack} holds more than {limit} entries; refusing it",
+        EntryTooLarge { pack: String, path: String, size: u64, limit: u64 } =>
+            "refusing {pack}: its entry {path} is {size} bytes, over the limit of {limit}",
+        TooLarge { pack: String, what: &'static str, limit: u64 } => "refusing {pack}: {what} more than {limit} bytes",
+        EntryLonger { pack: String, path: String } => "refusing {pack}: its entry {path} holds more than it says",
+        HashMismatch { pack: String, name: String } =>
+            "refusing {pack}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported",
+        Unreadable { pack: String, name: String, why: String } =>
+            "refusing {pack}: segment {name} is unreadable ({why}); nothing was imported",
+        OtherPipeline { pack: String, name: String, layer: String, fingerprint: String } =>
+            "refusing {pack}: segment {name} was made by another pipeline ({layer} layer, fingerprint {fingerprint}); this build of git-lynx would never use it. Export it again with this version",
+        NoManifest { pack: String } => "{pack} is not a Lynx pack (no manifest.json)",
+        Empty { pack: String } => "{pack} holds no Lynx segments",
+    }
+}
+
 fn scan_unguarded(bytes: bytes::Bytes) -> Result<Scanned> {
     super::budget::check(&bytes)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).context("not a readable Parquet file")?;
@@ -31,7 +51,7 @@ fn scan_unguarded(bytes: bytes::Bytes) -> Result<Scanned> {
     let get = |k: &str| meta.iter().find(|kv| kv.key == k).and_then(|kv| kv.value.clone()).unwrap_or_default();
     let (layer, fingerprint) = (get(META_LAYER), get(META_FINGERPRINT));
     if layer.is_empty() || fingerprint.is_empty() {
-        bail!("not a Lynx segment (no layer metadata)");
+        return Err(PackError::NotSegment {}.into());
     }
     let mask = ProjectionMask::columns(builder.parquet_schema(), ["key"]);
     let reader = builder.with_projection(mask).with_batch_size(64 * 1024).build()?;
@@ -276,7 +296,7 @@ fn for_each_entry(
         })?;
         entries += 1;
         if entries > MAX_PACK_ENTRIES {
-            bail!("{} holds more than {MAX_PACK_ENTRIES} entries; refusing it", from.display());
+            return Err(PackError::TooManyEntries { pack: from.display().to_string(), limit: MAX_PACK_ENTRIES }.into());
         }
         let path = entry.path().with_context(not_pack)?.to_string_lossy().into_owned();
         let kind = entry_kind(&path);
@@ -286,11 +306,18 @@ fn for_each_entry(
         }
         let size = entry.size().max(entry.header().size().unwrap_or(0));
         if size > limit(&kind) {
-            bail!("refusing {}: its entry {path} is {size} bytes, over the limit of {}", from.display(), limit(&kind));
+            return Err(
+                PackError::EntryTooLarge { pack: from.display().to_string(), path, size, limit: limit(&kind) }.into()
+            );
         }
         total += size;
         if total > MAX_PACK_BYTES {
-            bail!("refusing {}: it unpacks to more than {MAX_PACK_BYTES} bytes", from.display());
+            return Err(PackError::TooLarge {
+                pack: from.display().to_string(),
+                what: "it unpacks to",
+                limit: MAX_PACK_BYTES,
+            }
+            .into());
         }
         let mut bytes = Vec::with_capacity(size as usize);
         (&mut entry)
@@ -298,13 +325,13 @@ fn for_each_entry(
             .read_to_end(&mut bytes)
             .with_context(|| format!("{} is damaged", from.display()))?;
         if bytes.len() as u64 > size {
-            bail!("refusing {}: its entry {path} holds more than it says", from.display());
+            return Err(PackError::EntryLonger { pack: from.display().to_string(), path }.into());
         }
         saw_manifest |= matches!(kind, EntryKind::Manifest);
         each(kind, bytes)?;
     }
     if entries == 0 {
-        bail!(not_pack());
+        return Err(anyhow::Error::msg(not_pack()));
     }
     Ok(saw_manifest)
 }
@@ -317,7 +344,12 @@ pub fn read_extra(from: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     for_each_entry(from, &|k| matches!(k, EntryKind::Extra(_)), &mut |k, bytes| {
         total += bytes.len() as u64;
         if total > MAX_PACK_BYTES {
-            bail!("refusing {}: its documentation files hold more than {MAX_PACK_BYTES} bytes", from.display());
+            return Err(PackError::TooLarge {
+                pack: from.display().to_string(),
+                what: "its documentation files hold",
+                limit: MAX_PACK_BYTES,
+            }
+            .into());
         }
         if let EntryKind::Extra(rel) = k {
             out.push((rel, bytes));
@@ -337,41 +369,35 @@ pub fn read_checked(
     staging: &Path,
 ) -> Result<Vec<(String, Scanned)>> {
     let mut out = Vec::new();
-    let saw_manifest = for_each_entry(
-        from,
-        &|k| matches!(k, EntryKind::Segment(_) | EntryKind::Manifest),
-        &mut |k, bytes| {
+    let saw_manifest =
+        for_each_entry(from, &|k| matches!(k, EntryKind::Segment(_) | EntryKind::Manifest), &mut |k, bytes| {
             let EntryKind::Segment(name) = k else { return Ok(()) };
             if !verify_name(&name, &bytes) {
-                bail!(
-                    "refusing {}: segment {name} does not match its hash (the pack is corrupt or was tampered with); nothing was imported",
-                    from.display()
-                );
+                return Err(PackError::HashMismatch { pack: from.display().to_string(), name }.into());
             }
-            let s = scan_bytes(bytes.clone().into()).map_err(|e| {
-                anyhow::anyhow!(
-                    "refusing {}: segment {name} is unreadable ({e:#}); nothing was imported",
-                    from.display()
-                )
+            let s = scan_bytes(bytes.clone().into()).map_err(|e| PackError::Unreadable {
+                pack: from.display().to_string(),
+                name: name.clone(),
+                why: format!("{e:#}"),
             })?;
             if !accept(&s.layer, &s.fingerprint) {
-                bail!(
-                    "refusing {}: segment {name} was made by another pipeline ({} layer, fingerprint {}); this build of git-lynx would never use it. Export it again with this version",
-                    from.display(),
-                    s.layer,
-                    s.fingerprint
-                );
+                return Err(PackError::OtherPipeline {
+                    pack: from.display().to_string(),
+                    name,
+                    layer: s.layer,
+                    fingerprint: s.fingerprint,
+                }
+                .into());
             }
             fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
             out.push((name, s));
             Ok(())
-        },
-    )?;
+        })?;
     if !from.is_dir() && !saw_manifest {
-        bail!("{} is not a Lynx pack (no manifest.json)", from.display());
+        return Err(PackError::NoManifest { pack: from.display().to_string() }.into());
     }
     if out.is_empty() {
-        bail!("{} holds no Lynx segments", from.display());
+        return Err(PackError::Empty { pack: from.display().to_string() }.into());
     }
     Ok(out)
 }

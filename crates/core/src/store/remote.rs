@@ -102,6 +102,26 @@ pub struct Pushed {
     pub seconds: f64,
 }
 
+crate::error::errors! {
+    /// What goes wrong with a shared object store: its URL, or what it serves.
+    pub enum RemoteError: Failure {
+        Scheme { url: String, scheme: String, supported: &'static str } =>
+            "object store URL `{url}`: the `{scheme}` scheme is not supported by this build; use {supported}",
+        NoBucket { url: String } => "object store URL `{url}` names no bucket; use s3://bucket/prefix",
+        RelativePath { url: String } => "object store URL `{url}` needs an absolute path: file:///absolute/dir",
+        TooLarge { bytes: u64, limit: u64 } => "it is {bytes} bytes, over the limit of {limit}",
+        Longer { limit: u64 } => "it holds more than the limit of {limit} bytes",
+        Stopped { segments: usize, name: String, why: String } =>
+            "it stopped answering: none of its {segments} segments could be downloaded ({name}: {why})",
+        Forged {} => "its bytes do not hash to its name (forged or damaged)",
+        OtherLayer { found: String, expected: String } => "it holds layer {found}, not the {expected} its catalog shard says",
+        ReadOnly { url: String } =>
+            "the object store {url} is read-only over HTTP(S); push to its s3:// or file:// URL instead",
+        LocalDamaged { path: String } =>
+            "segment {path} is damaged (its bytes no longer match its name); run `git lynx doctor --repair`, index again, then push",
+    }
+}
+
 /// The layers a reader asks for: (layer, fingerprint, keys).
 pub type Wanted = Vec<(String, String, Vec<Key>)>;
 
@@ -112,7 +132,7 @@ mod client_stub {
     const NOT_BUILT: &str = "this build of git-lynx has no object store client (built without the `remote-store` feature); rebuild with default features";
     impl RemoteStore {
         pub fn open(_url: &str) -> Result<RemoteStore> {
-            anyhow::bail!(NOT_BUILT)
+            Err(crate::error::without("remote-store", "an object store client"))
         }
         pub fn url(&self) -> &str {
             ""
@@ -127,7 +147,7 @@ mod client_stub {
         _: &[(usize, String)],
         _: &crate::progress::Progress,
     ) -> Result<Pushed> {
-        anyhow::bail!(NOT_BUILT)
+        Err(crate::error::without("remote-store", "an object store client"))
     }
 }
 #[cfg(not(feature = "remote-store"))]
@@ -221,7 +241,7 @@ fn encode_shard(shard: &Shard) -> Result<Vec<u8>> {
 mod client {
     use super::super::{Store, budget::MAX_SEGMENT_BYTES, pack};
     use super::*;
-    use anyhow::{Context, bail};
+    use anyhow::Context;
     use futures_util::{StreamExt, TryStreamExt};
     use object_store::path::Path as StorePath;
     use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
@@ -245,10 +265,7 @@ mod client {
 
     fn unsupported(url: &str) -> anyhow::Error {
         let scheme = url.split("://").next().unwrap_or(url);
-        anyhow::anyhow!(
-            "object store URL `{url}`: the `{scheme}` scheme is not supported by this build; use {}",
-            super::SUPPORTED
-        )
+        RemoteError::Scheme { url: url.to_string(), scheme: scheme.to_string(), supported: super::SUPPORTED }.into()
     }
 
     /// Timeouts and retries short enough that an unreachable store costs seconds, not minutes.
@@ -285,7 +302,7 @@ mod client {
                 "s3" | "s3a" => {
                     let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
                     if bucket.is_empty() {
-                        bail!("object store URL `{url}` names no bucket; use s3://bucket/prefix");
+                        return Err(RemoteError::NoBucket { url: url.to_string() }.into());
                     }
                     // Lynx's timeouts first, so the environment (AWS_ALLOW_HTTP…) wins over them.
                     let mut b = object_store::aws::AmazonS3Builder::new()
@@ -302,7 +319,7 @@ mod client {
                 "file" => {
                     let dir = std::path::Path::new(rest);
                     if !dir.is_absolute() {
-                        bail!("object store URL `{url}` needs an absolute path: file:///absolute/dir");
+                        return Err(RemoteError::RelativePath { url: url.to_string() }.into());
                     }
                     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
                     let s = object_store::local::LocalFileSystem::new_with_prefix(dir)
@@ -347,14 +364,14 @@ mod client {
         pub(super) async fn get_bounded(&self, path: &StorePath, limit: u64) -> Result<Vec<u8>> {
             let r = self.store.get(path).await?;
             if r.meta.size > limit {
-                bail!("it is {} bytes, over the limit of {limit}", r.meta.size);
+                return Err(RemoteError::TooLarge { bytes: r.meta.size, limit }.into());
             }
             let mut out = Vec::with_capacity(r.meta.size as usize);
             let mut stream = r.into_stream();
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk?;
                 if out.len() as u64 + chunk.len() as u64 > limit {
-                    bail!("it holds more than the limit of {limit} bytes");
+                    return Err(RemoteError::Longer { limit }.into());
                 }
                 out.extend_from_slice(&chunk);
             }
@@ -577,7 +594,9 @@ mod client {
             if downloaded.iter().all(|(_, r)| transport(r)) {
                 let _ = std::fs::remove_dir_all(&staging);
                 let (name, Err(e)) = &downloaded[0] else { unreachable!("every download failed") };
-                bail!("it stopped answering: none of its {} segments could be downloaded ({name}: {e:#})", plan.len());
+                return Err(
+                    RemoteError::Stopped { segments: plan.len(), name: name.clone(), why: format!("{e:#}") }.into()
+                );
             }
             let mut checked = Vec::new();
             let mut failed_reads = 0;
@@ -594,15 +613,15 @@ mod client {
                 };
                 let verdict = (|| -> Result<pack::Scanned> {
                     if !pack::verify_name(&name, &bytes) {
-                        bail!("its bytes do not hash to its name (forged or damaged)");
+                        return Err(RemoteError::Forged {}.into());
                     }
                     let s = pack::scan_bytes(bytes.clone().into())?;
                     if (&s.layer, &s.fingerprint) != (layer, fp) {
-                        bail!(
-                            "it holds layer {} {}, not the {layer} {fp} its catalog shard says",
-                            s.layer,
-                            s.fingerprint
-                        );
+                        return Err(RemoteError::OtherLayer {
+                            found: format!("{} {}", s.layer, s.fingerprint),
+                            expected: format!("{layer} {fp}"),
+                        }
+                        .into());
                     }
                     Ok(s)
                 })();
@@ -649,7 +668,7 @@ mod client {
         let t0 = Instant::now();
         let remote = RemoteStore::open(url)?;
         if remote.read_only {
-            bail!("the object store {url} is read-only over HTTP(S); push to its s3:// or file:// URL instead");
+            return Err(RemoteError::ReadOnly { url: url.to_string() }.into());
         }
         // The keys the local catalogs place in these segments, grouped as the shards are (the
         // catalogs, not the segments, are read: an up-to-date push reads no segment).
@@ -731,10 +750,7 @@ mod client {
                     async move {
                         let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
                         if !pack::verify_name(name, &bytes) {
-                            bail!(
-                                "segment {} is damaged (its bytes no longer match its name); run `git lynx doctor --repair`, index again, then push",
-                                path.display()
-                            );
+                            return Err(RemoteError::LocalDamaged { path: path.display().to_string() }.into());
                         }
                         let n = bytes.len() as u64;
                         let wrote = remote.put_if_absent(&remote.segment_path(name), bytes).await?;

@@ -15,7 +15,7 @@ use crate::layer;
 use crate::shard::Registry;
 use crate::shard::vectors::VectorShard;
 use crate::store::{Key, Store};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -129,7 +129,7 @@ impl DenseView {
         let list: Vec<Arc<VectorShard>> =
             order.par_iter().map(|f| shards.vectors(store, f.dir, cat.segment_name(*f))).collect::<Result<_>>()?;
         if let Some(s) = list.iter().find(|s| s.dim != dim) {
-            bail!("stored vectors have dimension {} but the model has {dim}; the vector layer is inconsistent", s.dim);
+            return Err(layer::vectors::VectorError::Dimension { stored: s.dim, model: dim }.into());
         }
         let mut locs = Vec::with_capacity(table.len());
         let mut covered = 0;
@@ -205,22 +205,34 @@ impl DenseView {
         sketch: Option<(usize, Vec<f32>, Vec<u64>)>,
     ) -> Result<DenseView> {
         if shards.iter().any(|s| s.dim != dim) {
-            bail!("a kept vector shard has another dimension");
+            return Err(
+                layer::vectors::VectorError::KeptUnfit { what: "a kept vector shard has another dimension" }.into()
+            );
         }
         let locs: Vec<(u32, u32)> = locs.chunks_exact(2).map(|p| (p[0], p[1])).collect();
         if locs.iter().any(|&(s, r)| shards.get(s as usize).is_none_or(|sh| r as usize >= sh.rows)) {
-            bail!("a kept location lies outside its shard");
+            return Err(
+                layer::vectors::VectorError::KeptUnfit { what: "a kept location lies outside its shard" }.into()
+            );
         }
         let live = locs.len();
         let sketch_cell = std::sync::OnceLock::new();
         match sketch {
             Some((words, center, bits)) => {
                 if words != dim.div_ceil(64) || center.len() != dim || bits.len() != live * words {
-                    bail!("the kept sketch does not fit the view");
+                    return Err(layer::vectors::VectorError::KeptUnfit {
+                        what: "the kept sketch does not fit the view",
+                    }
+                    .into());
                 }
                 let _ = sketch_cell.set(Sketch { words, bits, center });
             }
-            None if live > EXACT_LIMIT => bail!("a kept side above the exact limit has no sketch"),
+            None if live > EXACT_LIMIT => {
+                return Err(layer::vectors::VectorError::KeptUnfit {
+                    what: "a kept side above the exact limit has no sketch",
+                }
+                .into());
+            }
             None => {}
         }
         Ok(DenseView {

@@ -308,7 +308,7 @@ pub fn load_worktree(ws: &Workspace, view: &View, key: &str) -> Option<ViewData>
         let file = File::open(&path, Kind::View, &name)?;
         let header: Header = serde_json::from_slice(file.bytes(HEADER)?)?;
         if header.commit != head || header.key != key {
-            anyhow::bail!("written for another working tree");
+            return Err(KeptError::Unfit { what: "written for another working tree" }.into());
         }
         let (table, history) = read_table(ws, &file, &header)?;
         let missing_keys = read_missing(&file)?;
@@ -357,9 +357,17 @@ pub fn worktree_history(ws: &Workspace, head: &str, table: &ChunkTable) -> Optio
     })
 }
 
+crate::error::errors! {
+    /// A kept file that does not fit what it is read for (another tree, commit or model, or
+    /// damaged): it is rebuilt from the objects.
+    pub enum KeptError: Failure {
+        Unfit { what: &'static str } => "the kept file does not fit: {what}",
+    }
+}
+
 fn read(ws: &Workspace, path: &std::path::Path, name: &str, commit: &str) -> Result<(View, ViewData)> {
     let file = File::open(path, Kind::View, name)?;
-    let bad = |why: &str| anyhow::anyhow!("{why}");
+    let bad = |what: &'static str| anyhow::Error::from(KeptError::Unfit { what });
     let header: Header = serde_json::from_slice(file.bytes(HEADER)?)?;
     if header.commit != commit || header.id_len == 0 || header.id_len > 64 {
         return Err(bad("written for another commit"));
@@ -383,7 +391,7 @@ type Listing = (Vec<ViewFile>, Vec<Skipped>, Vec<Key>);
 
 /// The files, the path-level skips and the keys without objects.
 fn read_listing(file: &File, header: &Header) -> Result<Listing> {
-    let bad = |why: &str| anyhow::anyhow!("{why}");
+    let bad = |what: &'static str| anyhow::Error::from(KeptError::Unfit { what });
     let paths = table::strings(file.u32s(LIST_AT)?, file.bytes(LIST_PATHS)?).ok_or_else(|| bad("listing paths"))?;
     let blobs = file.bytes(LIST_BLOBS)?;
     let sizes = file.bytes(LIST_SIZES)?;
@@ -410,7 +418,7 @@ fn read_listing(file: &File, header: &Header) -> Result<Listing> {
 fn read_missing(file: &File) -> Result<Vec<Key>> {
     let missing = file.bytes(MISSING)?;
     if missing.len() % 33 != 0 {
-        anyhow::bail!("missing keys");
+        return Err(KeptError::Unfit { what: "missing keys" }.into());
     }
     Ok(missing.chunks_exact(33).map(|k| Key(k.try_into().expect("33 bytes"))).collect())
 }

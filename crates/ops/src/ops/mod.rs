@@ -44,7 +44,7 @@ pub mod workspace;
 
 use crate::view::ViewId;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The result of an operation in both renderings.
 pub struct Answer {
@@ -130,8 +130,8 @@ pub fn json_lines(answer: &Answer) -> Vec<String> {
         let items = m.remove(key).unwrap_or_default();
         for item in items.as_array().into_iter().flatten() {
             let mut line = Map::new();
-            line.insert("type".into(), json!("result"));
-            line.insert("operation".into(), json!(answer.operation));
+            line.insert("type".into(), Value::from("result"));
+            line.insert("operation".into(), Value::from(answer.operation));
             if let Some(v) = m.get("view") {
                 line.insert("view".into(), v.clone());
             }
@@ -143,10 +143,10 @@ pub fn json_lines(answer: &Answer) -> Vec<String> {
             }
             lines.push(Value::Object(line).to_string());
         }
-        m.insert("list".into(), json!(key));
+        m.insert("list".into(), Value::from(key));
     }
     let mut summary = Map::new();
-    summary.insert("type".into(), json!("summary"));
+    summary.insert("type".into(), Value::from("summary"));
     summary.extend(m.clone());
     lines.push(Value::Object(summary).to_string());
     lines
@@ -281,6 +281,7 @@ results!(Unmatched => "results", OverSources => "sources");
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[derive(Serialize)]
     struct Found {

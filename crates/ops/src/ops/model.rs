@@ -3,12 +3,22 @@
 
 use super::Answer;
 use crate::embed::resolve::{self, ModelKind};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 const MANIFEST: &str = "lynx-model.json";
+
+crate::error::errors! {
+    /// A model command asked for something it cannot do with the model it was given.
+    pub enum ModelArgError: Usage {
+        NoName {} => "cannot tell the model's name: pass --name OWNER/NAME",
+        BadName { name: String } => "model name `{name}` must look like OWNER/NAME",
+        NotTransformer { from: String, kind: String } =>
+            "{from} is a {kind} model; distilling needs a transformer with an ONNX export (e.g. sentence-transformers/all-MiniLM-L6-v2)",
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct ModelInfo {
@@ -138,7 +148,7 @@ pub fn export(name: &str, file: &Path) -> Result<Answer> {
     };
     let mut tar = tar::Builder::new(writer);
     tar.follow_symlinks(true);
-    let manifest = serde_json::to_vec_pretty(&serde_json::json!({ "name": m.name, "kind": m.kind, "files": files }))?;
+    let manifest = serde_json::to_vec_pretty(&Manifest { name: &m.name, kind: m.kind, files: &files })?;
     let mut header = tar::Header::new_gnu();
     header.set_size(manifest.len() as u64);
     header.set_mode(0o644);
@@ -185,10 +195,10 @@ pub fn import(path: &Path, name: Option<&str>) -> Result<Answer> {
     let name = match (name, manifest["name"].as_str()) {
         (Some(n), _) => n.to_string(),
         (None, Some(n)) if n.contains('/') && !Path::new(n).exists() => n.to_string(),
-        _ => bail!("cannot tell the model's name: pass --name OWNER/NAME"),
+        _ => return Err(ModelArgError::NoName {}.into()),
     };
     if name.split('/').count() != 2 {
-        bail!("model name `{name}` must look like OWNER/NAME");
+        return Err(ModelArgError::BadName { name }.into());
     }
     let files = model_files(&src)?.into_iter().filter(|f| f != Path::new(MANIFEST)).collect::<Vec<_>>();
     let probe = resolve::inspect_dir(&name, &src, None).context("the imported folder is not a usable model")?;
@@ -243,10 +253,8 @@ pub struct DistillArgs<'a> {
 pub fn distill(args: &DistillArgs, ws: Option<&crate::workspace::Workspace>, progress: bool) -> Result<Answer> {
     let files = resolve::resolve(args.from, false, false)?;
     if files.kind != ModelKind::Transformer {
-        bail!(
-            "{} is a {:?} model; distilling needs a transformer with an ONNX export (e.g. sentence-transformers/all-MiniLM-L6-v2)",
-            args.from,
-            files.kind
+        return Err(
+            ModelArgError::NotTransformer { from: args.from.to_string(), kind: format!("{:?}", files.kind) }.into()
         );
     }
     let onnx = files.onnx.clone().context("the transformer has no ONNX file")?;
@@ -336,6 +344,14 @@ pub struct ModelImported {
     pub name: String,
     pub path: String,
     pub files: usize,
+}
+
+/// The manifest an exported archive carries: the model's name, kind and files.
+#[derive(Serialize)]
+struct Manifest<'a> {
+    name: &'a str,
+    kind: ModelKind,
+    files: &'a [PathBuf],
 }
 
 results!(ModelInfo, ModelList => "models", ModelExported, ModelImported);

@@ -9,7 +9,7 @@
 
 use super::Answer;
 use crate::engine::Engine;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use gix::ObjectId;
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -20,6 +20,17 @@ crate::error::errors! {
         NotARemote { remote: String } => "`{remote}` is not a remote name or URL",
         NoIndex { remote: String, reference: &'static str } =>
             "{remote} has no Lynx index ({reference}); publish one with `git lynx push {remote}` where it is built (e.g. in CI)",
+        NoStore { variable: &'static str } =>
+            "no object store to push to: give one (`git lynx push --objects s3://bucket/prefix`), set {variable}, or set store.objects_url in .lynx/config.toml or your user configuration",
+    }
+}
+
+crate::error::errors! {
+    /// What goes wrong sharing segments through git itself.
+    pub enum ShareError: Failure {
+        Git { args: String, stderr: String } => "git {args} failed: {stderr}",
+        TooLarge { reference: &'static str, remote: String, name: String, size: u64, limit: u64 } =>
+            "refusing {reference} of {remote}: segment {name} is {size} bytes, over the limit of {limit} (nothing was imported)",
     }
 }
 
@@ -60,7 +71,11 @@ fn git(engine: &Engine, args: &[&str]) -> Result<String> {
         .output()
         .context("running git (is it installed and on PATH?)")?;
     if !out.status.success() {
-        bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
+        return Err(ShareError::Git {
+            args: args.join(" "),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        }
+        .into());
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -281,10 +296,7 @@ fn push_to_remote(engine: &Engine, remote: &str, revs: &[String], prune: bool) -
 fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Result<Answer> {
     use crate::store::remote;
     let Some(store) = remote::configured(url, &engine.ws.config) else {
-        bail!(
-            "no object store to push to: give one (`git lynx push --objects s3://bucket/prefix`), set {}, or set store.objects_url in .lynx/config.toml or your user configuration",
-            crate::env::LYNX_OBJECTS_URL
-        );
+        return Err(RemoteError::NoStore { variable: crate::env::LYNX_OBJECTS_URL }.into());
     };
     let index_revs: Vec<String> = if revs.is_empty() { vec!["HEAD".into()] } else { revs.to_vec() };
     super::index::run(engine, &index_revs)?;
@@ -340,9 +352,14 @@ pub fn fetch(engine: &Engine, args: &FetchArgs) -> Result<Answer> {
             // The size from the object's header, before a byte of it is inflated.
             let size = repo.find_header(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.size();
             if size > limit {
-                bail!(
-                    "refusing {REF} of {remote}: segment {name} is {size} bytes, over the limit of {limit} (nothing was imported)"
-                );
+                return Err(ShareError::TooLarge {
+                    reference: REF,
+                    remote: remote.to_string(),
+                    name: name.to_string(),
+                    size,
+                    limit,
+                }
+                .into());
             }
             let data = repo.find_blob(**oid).with_context(|| format!("reading segment {name} of {REF}"))?.detach().data;
             crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &data)?;

@@ -4,7 +4,7 @@
 
 use super::Answer;
 use crate::sources::{Sources, WorkspaceRepo, read_workspace};
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
@@ -13,6 +13,10 @@ crate::error::errors! {
     pub enum WorkspaceError: Usage {
         NoFile {} =>
             "workspace commands edit a workspace file: name it with --workspace FILE (or LYNX_WORKSPACE), e.g. `git lynx --workspace ~/lynx-workspace.toml workspace add .`",
+        NotTop { path: String } => "{path} is not the top of a git repository (a workspace lists repositories)",
+        Taken { file: String, name: String } =>
+            "{file} already lists a repository named `{name}`; pass --name to add it under another",
+        Unknown { file: String, name: String, known: String } => "{file} lists no repository named `{name}`; it lists: {known}",
     }
 }
 
@@ -71,7 +75,7 @@ pub fn add(file: &Path, a: &AddArgs) -> Result<Answer> {
     let given = Path::new(&a.path);
     let abs = std::path::absolute(given).with_context(|| format!("cannot resolve {}", a.path))?;
     if !abs.join(".git").exists() {
-        bail!("{} is not the top of a git repository (a workspace lists repositories)", abs.display());
+        return Err(WorkspaceError::NotTop { path: abs.display().to_string() }.into());
     }
     let base = std::path::absolute(file.parent().unwrap_or(Path::new(".")))?;
     let stored = match abs.strip_prefix(&base) {
@@ -85,7 +89,7 @@ pub fn add(file: &Path, a: &AddArgs) -> Result<Answer> {
         .unwrap_or_else(|| abs.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into()));
     crate::config::check_source_name(&name)?;
     if existing.iter().any(|(r, _)| r.name.as_deref() == Some(&name)) {
-        bail!("{} already lists a repository named `{name}`; pass --name to add it under another", file.display());
+        return Err(WorkspaceError::Taken { file: file.display().to_string(), name }.into());
     }
     edit(file, |doc| {
         let repos = doc
@@ -118,7 +122,12 @@ pub fn remove(file: &Path, name: &str) -> Result<Answer> {
     let repos = read_workspace(file)?;
     let Some(at) = repos.iter().position(|(r, _)| r.name.as_deref() == Some(name)) else {
         let known: Vec<&str> = repos.iter().filter_map(|(r, _)| r.name.as_deref()).collect();
-        bail!("{} lists no repository named `{name}`; it lists: {}", file.display(), known.join(", "));
+        return Err(WorkspaceError::Unknown {
+            file: file.display().to_string(),
+            name: name.to_string(),
+            known: known.join(", "),
+        }
+        .into());
     };
     edit(file, |doc| {
         let list = doc["repo"].as_array_of_tables_mut().context("`repo` is not a list of [[repo]] tables")?;

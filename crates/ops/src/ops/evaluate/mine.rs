@@ -236,7 +236,7 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         out.commits_kept += 1;
         let short = c.id.to_hex().to_string()[..12].to_string();
         let rev = parent.to_hex().to_string();
-        let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject"});
+        let source = question_source(&c.id.to_hex().to_string(), "subject");
         out.questions.push(Question {
             id: short.clone(),
             query: subject.clone(),
@@ -249,7 +249,7 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
         });
         if !c.body.is_empty() {
             let body: String = c.body.chars().take(1000).collect();
-            let source = serde_json::json!({"commit": c.id.to_hex().to_string(), "variant": "subject_body"});
+            let source = question_source(&c.id.to_hex().to_string(), "subject_body");
             out.questions.push(Question {
                 id: format!("{short}-body"),
                 query: format!("{subject}\n{body}"),
@@ -266,6 +266,14 @@ pub fn mine(repo: &Repo, o: &MineOptions) -> Result<Mined> {
 }
 
 results!(Mined);
+
+/// Where a mined question came from: its commit, and whether the query is the subject alone.
+fn question_source(commit: &str, variant: &str) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("commit".into(), commit.into());
+    m.insert("variant".into(), variant.into());
+    serde_json::Value::Object(m)
+}
 
 #[cfg(test)]
 mod tests {
