@@ -786,3 +786,88 @@ fn a_server_that_stops_mid_download_is_one_warning_and_local_indexing() {
     assert!(idx["blobs_new"].as_u64().unwrap() > 30, "{idx}");
     same_answers(ci.path(), &laptop);
 }
+
+/// `objects gc` on a store keeps what the newest push (and those within `--keep-days`) reach:
+/// a revision's own segments that only an expired push named go, the catalog stops naming
+/// them, and a reader at the kept revision still computes nothing while one at the expired
+/// revision computes only what was removed. `list` gives the store's object names (below the
+/// URL's prefix).
+fn collect_garbage(url: &str, env: &[(String, String)], list: &dyn Fn() -> Vec<String>) {
+    let root = tempfile::tempdir().unwrap();
+    let ci = project();
+    json(ci.path(), None, env, &["push", "--objects", url]);
+    ci.write("src/old.py", "def wombat_burrow():\n    return 'dig'\n");
+    ci.commit_all("old");
+    let (second, _) = json(ci.path(), None, env, &["push", "--objects", url]);
+    assert!(second["manifest"].as_str().is_some_and(|m| m.starts_with("manifests/")), "{second}");
+    ci.git(&["rm", "-q", "src/old.py"]);
+    ci.write("src/new.py", "def koala_sleep():\n    return 'tree'\n");
+    ci.commit_all("new");
+    json(ci.path(), None, env, &["push", "--objects", url]);
+    let segments = |names: &[String]| names.iter().filter(|n| n.starts_with("segments/")).count();
+    let before = list();
+    assert_eq!(before.iter().filter(|n| n.starts_with("manifests/")).count(), 3, "{before:?}");
+
+    // A dry run says what would go and removes nothing.
+    let args = ["objects", "gc", url, "--keep-days", "0", "--grace-hours", "0"];
+    let (dry, _) = json(ci.path(), None, env, &[&args[..], &["--dry-run"]].concat());
+    let would = dry["segments_removed"].as_u64().unwrap();
+    assert!(would >= 1, "the old file's own segments: {dry}");
+    assert_eq!(list(), before, "a dry run removes nothing");
+    let (gc, _) = json(ci.path(), None, env, &args);
+    assert_eq!(gc["segments_removed"].as_u64(), Some(would), "{gc}");
+    assert_eq!((gc["manifests_kept"].as_u64(), gc["manifests_removed"].as_u64()), (Some(1), Some(2)), "{gc}");
+    assert!(gc["shards_rewritten"].as_u64().unwrap() >= 1, "{gc}");
+    let after = list();
+    assert_eq!(segments(&after), segments(&before) - would as usize, "{after:?}");
+    assert_eq!(after.iter().filter(|n| n.starts_with("manifests/")).count(), 1);
+
+    // The kept revision comes whole from the store.
+    let laptop = clone_of(&ci, root.path(), "laptop");
+    let (idx, stderr) = json(&laptop, Some(url), env, &["index"]);
+    assert_eq!(idx["blobs_new"].as_u64(), Some(0), "{idx}\n{stderr}");
+    same_answers(ci.path(), &laptop);
+    // At the expired revision only the removed file is computed, and no shard names a segment
+    // that is gone (nothing refused).
+    let (old, stderr) = json(&laptop, Some(url), env, &["index", "--rev", "HEAD~1"]);
+    assert_eq!(old["blobs_new"].as_u64(), Some(1), "{old}\n{stderr}");
+    assert!(old["remote"]["refused"].is_null(), "{old}");
+}
+
+#[test]
+fn gc_of_a_directory_store_keeps_what_kept_pushes_reach() {
+    let store = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", store.path().display());
+    let list = || {
+        let mut names: Vec<String> = files_under(store.path())
+            .iter()
+            .map(|p| p.strip_prefix(store.path()).unwrap().display().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    collect_garbage(&url, &[], &list);
+    // A store whose manifests are gone (pushed by an older version) says nothing tells it what
+    // to keep, and removes nothing.
+    std::fs::remove_dir_all(store.path().join("manifests")).unwrap();
+    let kept = list();
+    let repo = project();
+    let out = run(repo.path(), None, &[], &["objects", "gc", &url, "--keep-days", "0", "--grace-hours", "0"]);
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["error"].as_str().unwrap().contains("holds no manifest"), "{v}");
+    assert_eq!(list(), kept);
+}
+
+#[test]
+fn gc_of_an_s3_store_keeps_what_kept_pushes_reach() {
+    let Some(s3) = S3::get() else { return };
+    let url = s3.bucket("gc");
+    let list = || {
+        let mut names: Vec<String> =
+            s3.keys(&url).into_iter().filter_map(|k| k.strip_prefix("lynx/").map(String::from)).collect();
+        names.sort();
+        names
+    };
+    collect_garbage(&url, &s3.env(), &list);
+}

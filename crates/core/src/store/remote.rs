@@ -10,6 +10,10 @@
 //!   `COMPACT_AFTER` shards a reader would read, the push's shard holds them all and names
 //!   the shards it covers.
 //!
+//! - `manifests/<32 hex>.json.zst`: one per push, named by its content: the commits pushed and
+//!   every segment their views need as the store names it. `objects gc` on the store keeps
+//!   what the manifests it keeps reach (the store's own lifecycle rules are the alternative).
+//!
 //! A reader lists a layer once, reads each group it needs from the newest generation down and
 //! skips the shards a read one covers; concurrent pushers both write shards, and a reader takes
 //! the union. Sixteen groups keep a small repository's catalog a few dozen objects (a fresh
@@ -99,6 +103,36 @@ pub struct Pushed {
     pub skipped: usize,
     /// Catalog shards written.
     pub shards: usize,
+    /// The manifest this push wrote (`manifests/…`), naming every segment its revisions need.
+    pub manifest: String,
+    pub seconds: f64,
+}
+
+/// How `objects gc` on a store decides what stays.
+#[derive(Debug, Clone)]
+pub struct GcPolicy {
+    /// Manifests younger than this are kept (the newest one always is).
+    pub keep: std::time::Duration,
+    /// Segments and shards younger than this stay even when no kept manifest reaches them: a
+    /// push uploads its segments before it writes its manifest.
+    pub grace: std::time::Duration,
+    /// Only say what would be removed.
+    pub dry_run: bool,
+}
+
+/// What `objects gc` on a store did, or would do (`--dry-run`).
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct StoreGc {
+    pub url: String,
+    pub dry_run: bool,
+    pub manifests_kept: usize,
+    pub manifests_removed: usize,
+    pub segments_kept: usize,
+    pub segments_removed: usize,
+    pub bytes_removed: u64,
+    /// Catalog groups written again without the removed segments, and shard files removed.
+    pub shards_rewritten: usize,
+    pub shards_removed: usize,
     pub seconds: f64,
 }
 
@@ -117,6 +151,10 @@ crate::error::errors! {
         OtherLayer { found: String, expected: String } => "it holds layer {found}, not the {expected} its catalog shard says",
         ReadOnly { url: String } =>
             "the object store {url} is read-only over HTTP(S); push to its s3:// or file:// URL instead",
+        NoManifests { url: String } =>
+            "{url} holds no manifest (pushed by an older git-lynx?), so nothing says what to keep; push again with this version, or expire objects with the store's lifecycle rules",
+        BadManifest { name: String, why: String } =>
+            "manifest {name} cannot be read ({why}); nothing was removed: remove it by hand if it is not Lynx's",
         LocalDamaged { path: String } =>
             "segment {path} is damaged (its bytes no longer match its name); run `git lynx doctor --repair`, index again, then push",
     }
@@ -145,8 +183,12 @@ mod client_stub {
         _: &super::super::Store,
         _: &str,
         _: &[(usize, String)],
+        _: &[String],
         _: &crate::progress::Progress,
     ) -> Result<Pushed> {
+        Err(crate::error::without("remote-store", "an object store client"))
+    }
+    pub fn gc(_: &str, _: &GcPolicy) -> Result<StoreGc> {
         Err(crate::error::without("remote-store", "an object store client"))
     }
 }
@@ -235,6 +277,32 @@ fn decode_shard(bytes: &[u8], layer: &str, fingerprint: &str) -> Result<Shard> {
 
 fn encode_shard(shard: &Shard) -> Result<Vec<u8>> {
     Ok(zstd::encode_all(serde_json::to_vec(shard)?.as_slice(), 3)?)
+}
+
+/// The body of a manifest: what one push published.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Manifest {
+    format: String,
+    /// The commits pushed (full ids).
+    commits: Vec<String>,
+    /// Every segment their views need, as the store's shards name them.
+    segments: Vec<String>,
+    /// When it was written (milliseconds since the epoch, the pusher's clock): orders pushes
+    /// the store dates to the same second.
+    #[serde(default)]
+    pushed_ms: u64,
+}
+
+const MANIFEST_FORMAT: &str = "lynx-remote-manifest-1";
+
+fn decode_manifest(bytes: &[u8]) -> Result<Manifest> {
+    use std::io::Read;
+    let mut text = Vec::new();
+    zstd::stream::read::Decoder::new(bytes)?.take(MAX_SHARD_BYTES as u64 + 1).read_to_end(&mut text)?;
+    anyhow::ensure!(text.len() <= MAX_SHARD_BYTES, "it decompresses to more than {MAX_SHARD_BYTES} bytes");
+    let m: Manifest = serde_json::from_slice(&text)?;
+    anyhow::ensure!(m.format == MANIFEST_FORMAT, "unknown format `{}`", m.format.chars().take(40).collect::<String>());
+    Ok(m)
 }
 
 #[cfg(feature = "remote-store")]
@@ -378,6 +446,151 @@ mod client {
             Ok(out)
         }
 
+        /// Every object under `rel`, with its size and time.
+        async fn list_all(&self, rel: &str) -> Result<Vec<object_store::ObjectMeta>> {
+            Ok(self.store.list(Some(&self.path(rel))).try_collect().await?)
+        }
+
+        /// The part of an object's location below the prefix.
+        fn relative(&self, location: &StorePath) -> String {
+            let full = location.as_ref();
+            match self.prefix.is_empty() {
+                true => full.to_string(),
+                false => full.strip_prefix(&format!("{}/", self.prefix)).unwrap_or(full).to_string(),
+            }
+        }
+
+        async fn collect(&self, policy: &GcPolicy) -> Result<StoreGc> {
+            let mut out = StoreGc { url: self.url.clone(), dry_run: policy.dry_run, ..Default::default() };
+            let now = chrono_now();
+            let older =
+                |m: &object_store::ObjectMeta, d: Duration| now - m.last_modified.timestamp() >= d.as_secs() as i64;
+            // Manifests: the newest, and those within the keep period, are kept.
+            let manifests = self.list_all("manifests").await?;
+            if manifests.is_empty() {
+                return Err(RemoteError::NoManifests { url: self.url.clone() }.into());
+            }
+            // Every manifest is read (they are small): one that cannot be is not Lynx's to judge.
+            let mut read: Vec<(object_store::ObjectMeta, Manifest)> = Vec::with_capacity(manifests.len());
+            for m in manifests {
+                let bytes = self.get_bounded(&m.location, MAX_SHARD_BYTES as u64).await;
+                let manifest = bytes.and_then(|b| decode_manifest(&b)).map_err(|e| RemoteError::BadManifest {
+                    name: self.relative(&m.location),
+                    why: format!("{e:#}"),
+                })?;
+                read.push((m, manifest));
+            }
+            read.sort_by_key(|(m, man)| (m.last_modified.timestamp(), man.pushed_ms, m.location.to_string()));
+            let newest = read.len() - 1;
+            let (kept, old): (Vec<_>, Vec<_>) =
+                read.into_iter().enumerate().partition(|(i, (m, _))| *i == newest || !older(m, policy.keep));
+            let mut reach: HashSet<String> = HashSet::new();
+            for (_, (_, manifest)) in &kept {
+                reach.extend(manifest.segments.iter().cloned());
+            }
+            out.manifests_kept = kept.len();
+            out.manifests_removed = old.len();
+            // Segments no kept manifest names, past the grace period.
+            let mut gone: HashSet<String> = HashSet::new();
+            let mut doomed: Vec<StorePath> = Vec::new();
+            for m in self.list_all("segments").await? {
+                let rel = self.relative(&m.location);
+                let Some(name) = rel.strip_prefix("segments/").and_then(|r| r.strip_suffix(".parquet")) else {
+                    continue;
+                };
+                if !valid_segment_name(name) || reach.contains(name) || !older(&m, policy.grace) {
+                    out.segments_kept += 1;
+                    continue;
+                }
+                out.segments_removed += 1;
+                out.bytes_removed += m.size;
+                gone.insert(name.to_string());
+                doomed.push(m.location);
+            }
+            // Shard groups that name a removed segment: one new shard per group with the rest,
+            // covering the old files, which then go.
+            let mut groups: BTreeMap<String, Vec<object_store::ObjectMeta>> = BTreeMap::new();
+            for m in self.list_all("catalog").await? {
+                let rel = self.relative(&m.location);
+                if let Some((dir, file)) = rel.rsplit_once('/')
+                    && shard_generation(file).is_some()
+                {
+                    groups.entry(dir.to_string()).or_default().push(m);
+                }
+            }
+            let mut new_shards: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut old_shards: Vec<StorePath> = Vec::new();
+            for (dir, files) in &groups {
+                let Some((layer, fingerprint)) =
+                    dir.strip_prefix("catalog/").and_then(|d| d.split('/').next()).and_then(|d| d.split_once('-'))
+                else {
+                    continue;
+                };
+                let mut merged: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+                let mut touched = false;
+                let mut generation = 0;
+                for m in files {
+                    let file = self.relative(&m.location);
+                    generation = generation.max(file.rsplit('/').next().and_then(shard_generation).unwrap_or(0));
+                    let shard = match self.get_bounded(&m.location, MAX_SHARD_BYTES as u64).await {
+                        Ok(b) => decode_shard(&b, layer, fingerprint),
+                        Err(e) => Err(e),
+                    };
+                    // A shard that cannot be read is skipped, as readers skip it; if its group is
+                    // written again, it goes with the others.
+                    let Ok(shard) = shard else { continue };
+                    for (seg, keys) in shard.segments {
+                        if gone.contains(&seg) {
+                            touched = true;
+                        } else {
+                            merged.entry(seg).or_default().extend(keys);
+                        }
+                    }
+                }
+                if !touched {
+                    continue;
+                }
+                old_shards.extend(files.iter().map(|m| m.location.clone()));
+                out.shards_removed += files.len();
+                if merged.is_empty() {
+                    continue;
+                }
+                let shard = Shard {
+                    format: SHARD_FORMAT.into(),
+                    layer: layer.to_string(),
+                    fingerprint: fingerprint.to_string(),
+                    covers: files
+                        .iter()
+                        .filter_map(|m| self.relative(&m.location).rsplit('/').next().map(String::from))
+                        .collect(),
+                    segments: merged.into_iter().map(|(s, k)| (s, k.into_iter().collect())).collect(),
+                };
+                let body = encode_shard(&shard)?;
+                let hash = blake3::hash(&body).to_hex();
+                new_shards.push((format!("{dir}/{:08}-{}.json.zst", generation + 1, &hash[..32]), body));
+                out.shards_rewritten += 1;
+            }
+            if policy.dry_run {
+                return Ok(out);
+            }
+            // New shards first (readers keep finding the segments that stay), then the removals.
+            for (name, body) in new_shards {
+                self.put_if_absent(&self.path(&name), body).await?;
+            }
+            let removals = old_shards.into_iter().chain(doomed).chain(old.into_iter().map(|(_, (m, _))| m.location));
+            futures_util::stream::iter(removals)
+                .map(|p| async move {
+                    match self.store.delete(&p).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                        Err(e) => Err(anyhow::Error::from(e).context(format!("removing {p}"))),
+                    }
+                })
+                .buffer_unordered(SMALL_PARALLEL)
+                .try_collect::<Vec<()>>()
+                .await?;
+            Ok(out)
+        }
+
         /// Writes an object unless it exists. Returns whether this call wrote it.
         pub(super) async fn put_if_absent(&self, path: &StorePath, bytes: Vec<u8>) -> Result<bool> {
             let payload = PutPayload::from(bytes);
@@ -493,6 +706,11 @@ mod client {
             let wanted: HashSet<&Key> = keys.iter().collect();
             Ok(groups.into_iter().flat_map(|(_, _, k, _)| k).filter(|(k, _)| wanted.contains(k)).collect())
         }
+    }
+
+    /// Seconds since the epoch, as object times are compared.
+    fn chrono_now() -> i64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
     }
 
     /// Keys each (store, layer, fingerprint) did not have when this process asked.
@@ -663,6 +881,7 @@ mod client {
         local: &Store,
         url: &str,
         segments: &[(usize, String)],
+        commits: &[String],
         progress: &crate::progress::Progress,
     ) -> Result<Pushed> {
         let t0 = Instant::now();
@@ -713,7 +932,11 @@ mod client {
         }
         let mut upload: BTreeSet<String> = BTreeSet::new();
         let mut shards: Vec<(String, u32, Shard)> = Vec::new();
+        // The segments readers of these revisions will download: the store's own where its
+        // shards already name a key (another machine pushed it first), else ours.
+        let mut reach: BTreeSet<String> = BTreeSet::new();
         for (g, listed, known, read) in existing {
+            reach.extend(groups[&g].iter().map(|(k, s)| known.get(k).unwrap_or(s).clone()));
             let new: Vec<&(Key, String)> = groups[&g].iter().filter(|(k, _)| !known.contains_key(k)).collect();
             if new.is_empty() {
                 continue;
@@ -792,6 +1015,38 @@ mod client {
             w.with_context(|| format!("writing the catalog shards of {url}"))?;
             out.shards += 1;
         }
+        // Last, the manifest: what a gc of the store keeps for these revisions. Named by its
+        // content, so the same push twice writes it once.
+        let pushed_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+        let manifest = Manifest {
+            format: MANIFEST_FORMAT.into(),
+            commits: commits.to_vec(),
+            segments: reach.into_iter().collect(),
+            pushed_ms,
+        };
+        let body = zstd::encode_all(serde_json::to_vec(&manifest)?.as_slice(), 3)?;
+        let name = format!("manifests/{}.json.zst", &blake3::hash(&body).to_hex()[..32]);
+        remote
+            .rt
+            .block_on(remote.put_if_absent(&remote.path(&name), body))
+            .with_context(|| format!("writing {name} to {url}"))?;
+        out.manifest = name;
+        out.seconds = t0.elapsed().as_secs_f64();
+        Ok(out)
+    }
+
+    /// Removes from the store what no kept manifest reaches: manifests older than the policy
+    /// keeps (never the newest), then segments none of the kept ones names (past the grace
+    /// period), and the catalog shards' entries for them (each group touched is written again
+    /// as one shard covering the old ones, which are then removed).
+    pub fn gc(url: &str, policy: &GcPolicy) -> Result<StoreGc> {
+        let t0 = Instant::now();
+        let remote = RemoteStore::open(url)?;
+        if remote.read_only {
+            return Err(RemoteError::ReadOnly { url: url.to_string() }.into());
+        }
+        let mut out = remote.rt.block_on(remote.collect(policy))?;
         out.seconds = t0.elapsed().as_secs_f64();
         Ok(out)
     }

@@ -302,7 +302,11 @@ fn push_objects(engine: &Engine, url: Option<&str>, revs: &[String]) -> Result<A
     super::index::run(engine, &index_revs)?;
     let (needed, n_revs) = super::objects::needed_segments(engine, revs, &[])?;
     let needed: Vec<(usize, String)> = needed.into_iter().collect();
-    let r = remote::push(&engine.ws.store, &store.url, &needed, &engine.progress)
+    let commits = index_revs
+        .iter()
+        .map(|r| engine.ws.repo.resolve(r).map(|c| c.commit.to_string()))
+        .collect::<Result<Vec<_>>>()?;
+    let r = remote::push(&engine.ws.store, &store.url, &needed, &commits, &engine.progress)
         .with_context(|| format!("pushing objects to {}", store.url))?;
     let text = format!(
         "{}: uploaded {} of the {} segments of {n_revs} revision(s) ({}; {} already there), {} catalog shard(s), in {:.1}s\n",
