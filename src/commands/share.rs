@@ -16,14 +16,14 @@ pub enum ObjectsCmd {
     Import(ops::objects::ImportArgs),
     /// Remove from a shared object store what no kept push manifest reaches (manifests older
     /// than --keep-days, then the segments and catalog entries only they named).
-    Gc(ops::objects::StoreGcArgs),
+    Gc(ops::remote::StoreGcArgs),
 }
 
 pub fn objects(cx: &Ctx, what: &ObjectsCmd) -> Result<Answer> {
     match what {
         ObjectsCmd::Export(a) => ops::objects::export(&cx.engine()?, a),
         ObjectsCmd::Import(a) => ops::objects::import(&cx.engine()?, a),
-        ObjectsCmd::Gc(a) => ops::objects::store_gc(&cx.engine()?, a),
+        ObjectsCmd::Gc(a) => ops::remote::store_gc(&cx.engine()?, a),
     }
 }
 

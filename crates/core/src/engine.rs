@@ -673,6 +673,9 @@ impl Engine {
         let mut indexed = None;
         let missing = crate::view::table::ChunkTable::missing(&self.ws.store, view.files.iter().map(|f| f.key))?;
         if self.needs_indexing(view, &missing) {
+            // The store's manifest for this commit first (the vectors follow through its shards
+            // once the model is loaded).
+            index::prefetch(&self.ws, view, None);
             let new = index::ensure(&self.ws, view, &self.progress)?;
             if new > 0 {
                 indexed = Some(new);

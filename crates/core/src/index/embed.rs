@@ -101,6 +101,17 @@ fn missing_chunks(store: &Store, view: &View, model_fp: &str) -> Result<ToEmbed>
 pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &Progress) -> Result<DenseOutcome> {
     let fp = model.fingerprint().to_string();
     let t = std::time::Instant::now();
+    // Which model made this fingerprint's vectors, for `status` (also when they all came from
+    // the shared object store).
+    let info_path = layer::vector_info_path(store.objects(), &fp);
+    if !info_path.exists() {
+        let info = layer::VectorLayerInfo {
+            model: model.name().to_string(),
+            kind: model.kind().to_string(),
+            dim: model.dim(),
+        };
+        let _ = crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes());
+    }
     let mut todo = missing_chunks(store, view, &fp)?;
     let located = t.elapsed();
     // The vectors the shared object store holds for this model, before any is computed.
@@ -111,15 +122,6 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
         let keys: Vec<Key> = todo.missing.iter().map(|m| Key::hash(&m.hash)).collect();
         let got = crate::store::remote::fetch_into(store, url, &vec![(layer::VECTORS.to_string(), fp.clone(), keys)]);
         if got.segments > 0 {
-            let info = layer::VectorLayerInfo {
-                model: model.name().to_string(),
-                kind: model.kind().to_string(),
-                dim: model.dim(),
-            };
-            let info_path = layer::vector_info_path(store.objects(), &fp);
-            if !info_path.exists() {
-                crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
-            }
             let have = store.catalogs(layer::VECTORS, &fp)?;
             todo.missing.retain(|m| !have.contains(&Key::hash(&m.hash)));
         }
@@ -153,11 +155,6 @@ pub fn embed_view(store: &Store, view: &View, model: &dyn Embedder, progress: &P
     }
     progress.start("embedding chunks", todo.missing.len() as u64);
     let dim = model.dim();
-    let info = layer::VectorLayerInfo { model: model.name().to_string(), kind: model.kind().to_string(), dim };
-    let info_path = layer::vector_info_path(store.objects(), &fp);
-    if !info_path.exists() {
-        crate::fsutil::write_atomic(&info_path, serde_json::to_string(&info)?.as_bytes())?;
-    }
     // The group after which each shard is no longer needed.
     let mut last_group = vec![0usize; todo.shards.len()];
     for (g, group) in todo.missing.chunks(VECTORS_PER_SEGMENT).enumerate() {

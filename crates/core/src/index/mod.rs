@@ -142,6 +142,53 @@ pub fn ensure(ws: &Workspace, view: &View, progress: &Progress) -> Result<usize>
     Ok(index_with(ws, std::slice::from_ref(view), progress, false)?.remove(0).blobs_new)
 }
 
+/// Before anything is looked up or computed: every segment the shared object store's manifest
+/// for the view's commit names — this pipeline's blob layers, the history facts and the vectors
+/// of `vectors` (the model's fingerprint) — in one round of downloads, instead of a catalog
+/// round per layer and a second one for the vectors. None without a store or a commit (or when
+/// this process already looked for that commit).
+pub fn prefetch(ws: &Workspace, view: &View, vectors: Option<&str>) -> Option<crate::store::remote::Fetched> {
+    let url = ws.store.remote.as_deref()?;
+    let commit = view.id.commit.as_deref()?;
+    let (chunks, lexical, graph, history) = (
+        layer::chunks_fingerprint(),
+        layer::lexical_fingerprint(),
+        layer::graph_fingerprint(),
+        layer::history::fingerprint(),
+    );
+    let with_graph = ws.config.index.graph;
+    let accept = |l: &str, f: &str| match l {
+        layer::CHUNKS => f == chunks,
+        layer::LEXICAL => f == lexical,
+        layer::GRAPH => with_graph && f == graph,
+        layer::history::HISTORY => f == history,
+        layer::VECTORS => vectors == Some(f),
+        _ => false,
+    };
+    // Blobs still missing a layer, before and after: what the manifest gave counts as fetched.
+    let missing = || -> Result<usize> {
+        let (c, l, g) = (
+            ws.store.catalogs(layer::CHUNKS, &chunks)?,
+            ws.store.catalogs(layer::LEXICAL, &lexical)?,
+            ws.store.catalogs(layer::GRAPH, &graph)?,
+        );
+        let keys: std::collections::HashSet<Key> = view.files.iter().map(|f| f.key).collect();
+        Ok(keys.iter().filter(|k| !c.contains(k) || !l.contains(k) || (with_graph && !g.contains(k))).count())
+    };
+    let before = missing().ok()?;
+    if before == 0 {
+        return None;
+    }
+    let mut got = crate::store::remote::fetch_commit(&ws.store, url, commit, &accept);
+    if got.segments == 0 && got.error.is_none() && got.refused.is_empty() {
+        return None;
+    }
+    got.asked = before;
+    got.hits = before - missing().unwrap_or(before).min(before);
+    got.misses = got.asked - got.hits;
+    Some(got)
+}
+
 fn index_with(ws: &Workspace, views: &[View], progress: &Progress, full_report: bool) -> Result<Vec<IndexReport>> {
     let t0 = Instant::now();
     let mut reports: Vec<IndexReport> = views

@@ -179,6 +179,9 @@ mod client_stub {
     pub fn fetch_into(_: &super::super::Store, url: &str, _: &Wanted) -> Fetched {
         Fetched { url: url.to_string(), error: Some(NOT_BUILT.into()), ..Default::default() }
     }
+    pub fn fetch_commit(_: &super::super::Store, url: &str, _: &str, _: &dyn Fn(&str, &str) -> bool) -> Fetched {
+        Fetched { url: url.to_string(), error: Some(NOT_BUILT.into()), ..Default::default() }
+    }
     pub fn push(
         _: &super::super::Store,
         _: &str,
@@ -279,14 +282,17 @@ fn encode_shard(shard: &Shard) -> Result<Vec<u8>> {
     Ok(zstd::encode_all(serde_json::to_vec(shard)?.as_slice(), 3)?)
 }
 
+use std::collections::BTreeMap;
+
 /// The body of a manifest: what one push published.
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Manifest {
     format: String,
     /// The commits pushed (full ids).
     commits: Vec<String>,
-    /// Every segment their views need, as the store's shards name them.
-    segments: Vec<String>,
+    /// Every segment their views need, as the store's shards name them, with its layer and
+    /// fingerprint (`<layer>-<fingerprint>`, as catalog directories are named).
+    segments: BTreeMap<String, String>,
     /// When it was written (milliseconds since the epoch, the pusher's clock): orders pushes
     /// the store dates to the same second.
     #[serde(default)]
@@ -486,7 +492,22 @@ mod client {
                 read.into_iter().enumerate().partition(|(i, (m, _))| *i == newest || !older(m, policy.keep));
             let mut reach: HashSet<String> = HashSet::new();
             for (_, (_, manifest)) in &kept {
-                reach.extend(manifest.segments.iter().cloned());
+                reach.extend(manifest.segments.keys().cloned());
+            }
+            // The commit pointers of the manifests that go.
+            let gone_manifests: HashSet<String> = old
+                .iter()
+                .filter_map(|(_, (m, _))| {
+                    let rel = self.relative(&m.location);
+                    rel.strip_prefix("manifests/").and_then(|r| r.strip_suffix(".json.zst")).map(String::from)
+                })
+                .collect();
+            let mut pointers: Vec<StorePath> = Vec::new();
+            for m in self.list_all("commits").await? {
+                let rel = self.relative(&m.location);
+                if rel.rsplit('/').next().is_some_and(|id| gone_manifests.contains(id)) {
+                    pointers.push(m.location);
+                }
             }
             out.manifests_kept = kept.len();
             out.manifests_removed = old.len();
@@ -577,7 +598,11 @@ mod client {
             for (name, body) in new_shards {
                 self.put_if_absent(&self.path(&name), body).await?;
             }
-            let removals = old_shards.into_iter().chain(doomed).chain(old.into_iter().map(|(_, (m, _))| m.location));
+            let removals = old_shards
+                .into_iter()
+                .chain(doomed)
+                .chain(pointers)
+                .chain(old.into_iter().map(|(_, (m, _))| m.location));
             futures_util::stream::iter(removals)
                 .map(|p| async move {
                     match self.store.delete(&p).await {
@@ -786,91 +811,167 @@ mod client {
             if plan.is_empty() {
                 return Ok(());
             }
-            let staging = crate::fsutil::temp_path_for(&local.root.join("remote-fetch"));
-            std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
-            let downloaded: Vec<(String, Result<Vec<u8>>)> = remote.rt.block_on(async {
-                futures_util::stream::iter(plan.keys().cloned())
-                    .map(|name| {
-                        let remote = &remote;
-                        async move {
-                            let r = remote.get_bounded(&remote.segment_path(&name), MAX_SEGMENT_BYTES).await;
-                            (name, r)
-                        }
-                    })
-                    .buffer_unordered(PARALLEL)
-                    .collect()
-                    .await
-            });
-            // Every download failed in transport (not a missing or oversized object): the
-            // server went away after its catalog. One warning, as for an unreachable store,
-            // not one per segment.
-            let transport = |r: &Result<Vec<u8>>| {
-                r.as_ref().err().and_then(|e| e.downcast_ref::<object_store::Error>()).is_some_and(|e| {
-                    !matches!(e, object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. })
-                })
-            };
-            if downloaded.iter().all(|(_, r)| transport(r)) {
-                let _ = std::fs::remove_dir_all(&staging);
-                let (name, Err(e)) = &downloaded[0] else { unreachable!("every download failed") };
-                return Err(
-                    RemoteError::Stopped { segments: plan.len(), name: name.clone(), why: format!("{e:#}") }.into()
-                );
-            }
-            let mut checked = Vec::new();
-            let mut failed_reads = 0;
-            for (name, bytes) in downloaded {
-                let (layer, fp) = &plan[&name];
-                let bytes = match bytes {
-                    Ok(b) => b,
-                    Err(e) => {
-                        // A missing or oversized object: refused, its blobs computed here.
-                        failed_reads += 1;
-                        out.refused.push(format!("{name}: {e:#}"));
-                        continue;
-                    }
-                };
-                let verdict = (|| -> Result<pack::Scanned> {
-                    if !pack::verify_name(&name, &bytes) {
-                        return Err(RemoteError::Forged {}.into());
-                    }
-                    let s = pack::scan_bytes(bytes.clone().into())?;
-                    if (&s.layer, &s.fingerprint) != (layer, fp) {
-                        return Err(RemoteError::OtherLayer {
-                            found: format!("{} {}", s.layer, s.fingerprint),
-                            expected: format!("{layer} {fp}"),
-                        }
-                        .into());
-                    }
-                    Ok(s)
-                })();
-                match verdict {
-                    Ok(s) => {
-                        crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
-                        out.bytes += bytes.len() as u64;
-                        checked.push((name, s));
-                    }
-                    Err(e) => out.refused.push(format!("{name}: {e:#}")),
-                }
-            }
-            for r in &out.refused {
-                tracing::warn!("refusing segment {r} (from {url}); its blobs are indexed here");
-            }
-            out.segments = checked.len();
-            let installed = pack::install(local, &staging, checked);
-            let _ = std::fs::remove_dir_all(&staging);
-            installed?;
-            if failed_reads > 0 && out.segments == 0 && out.refused.len() == failed_reads && failed_reads == plan.len()
-            {
-                // Nothing could be read at all: the store is likely down.
-                unreachable(url, true);
-            }
-            Ok(())
+            download_plan(&remote, local, url, &plan, &mut out)
         })();
         if let Err(e) = result {
             unreachable(url, true);
             out.error = Some(warn(&e));
         }
         out.misses = out.asked - out.hits.min(out.asked);
+        out.seconds = t0.elapsed().as_secs_f64();
+        out
+    }
+
+    /// Downloads the segments of `plan` (name → expected layer and fingerprint), checks each as
+    /// an import is and installs those that pass; what failed is refused with its reason.
+    fn download_plan(
+        remote: &RemoteStore,
+        local: &Store,
+        url: &str,
+        plan: &BTreeMap<String, (String, String)>,
+        out: &mut Fetched,
+    ) -> Result<()> {
+        // A segment refused once in this process (missing, oversized, forged) is not asked for
+        // again by the next round.
+        let known_bad = REFUSED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let plan: BTreeMap<String, (String, String)> = plan
+            .iter()
+            .filter(|(n, _)| !known_bad.contains(&(url.to_string(), (*n).clone())))
+            .map(|(n, l)| (n.clone(), l.clone()))
+            .collect();
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let plan = &plan;
+        let staging = crate::fsutil::temp_path_for(&local.root.join("remote-fetch"));
+        std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+        let downloaded: Vec<(String, Result<Vec<u8>>)> = remote.rt.block_on(async {
+            futures_util::stream::iter(plan.keys().cloned())
+                .map(|name| {
+                    let remote = &remote;
+                    async move {
+                        let r = remote.get_bounded(&remote.segment_path(&name), MAX_SEGMENT_BYTES).await;
+                        (name, r)
+                    }
+                })
+                .buffer_unordered(PARALLEL)
+                .collect()
+                .await
+        });
+        // Every download failed in transport (not a missing or oversized object): the
+        // server went away after its catalog. One warning, as for an unreachable store,
+        // not one per segment.
+        let transport = |r: &Result<Vec<u8>>| {
+            r.as_ref().err().and_then(|e| e.downcast_ref::<object_store::Error>()).is_some_and(|e| {
+                !matches!(e, object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. })
+            })
+        };
+        if downloaded.iter().all(|(_, r)| transport(r)) {
+            let _ = std::fs::remove_dir_all(&staging);
+            let (name, Err(e)) = &downloaded[0] else { unreachable!("every download failed") };
+            return Err(RemoteError::Stopped { segments: plan.len(), name: name.clone(), why: format!("{e:#}") }.into());
+        }
+        let mut checked = Vec::new();
+        let mut failed_reads = 0;
+        for (name, bytes) in downloaded {
+            let (layer, fp) = &plan[&name];
+            let bytes = match bytes {
+                Ok(b) => b,
+                Err(e) => {
+                    // A missing or oversized object: refused, its blobs computed here.
+                    failed_reads += 1;
+                    out.refused.push(format!("{name}: {e:#}"));
+                    continue;
+                }
+            };
+            let verdict = (|| -> Result<pack::Scanned> {
+                if !pack::verify_name(&name, &bytes) {
+                    return Err(RemoteError::Forged {}.into());
+                }
+                let s = pack::scan_bytes(bytes.clone().into())?;
+                if (&s.layer, &s.fingerprint) != (layer, fp) {
+                    return Err(RemoteError::OtherLayer {
+                        found: format!("{} {}", s.layer, s.fingerprint),
+                        expected: format!("{layer} {fp}"),
+                    }
+                    .into());
+                }
+                Ok(s)
+            })();
+            match verdict {
+                Ok(s) => {
+                    crate::fsutil::write_atomic(&staging.join(format!("{name}.parquet")), &bytes)?;
+                    out.bytes += bytes.len() as u64;
+                    checked.push((name, s));
+                }
+                Err(e) => out.refused.push(format!("{name}: {e:#}")),
+            }
+        }
+        for r in &out.refused {
+            tracing::warn!("refusing segment {r} (from {url}); its blobs are indexed here");
+        }
+        let mut refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+        refused
+            .extend(out.refused.iter().filter_map(|r| r.split(':').next()).map(|n| (url.to_string(), n.to_string())));
+        drop(refused);
+        out.segments = checked.len();
+        let installed = pack::install(local, &staging, checked);
+        let _ = std::fs::remove_dir_all(&staging);
+        installed?;
+        if failed_reads > 0 && out.segments == 0 && out.refused.len() == failed_reads && failed_reads == plan.len() {
+            // Nothing could be read at all: the store is likely down.
+            unreachable(url, true);
+        }
+        Ok(())
+    }
+
+    /// Segments this process refused, per store.
+    static REFUSED: std::sync::LazyLock<std::sync::Mutex<HashSet<(String, String)>>> =
+        std::sync::LazyLock::new(Default::default);
+
+    /// Commits whose manifest this process already looked for, per store.
+    static LOOKED: std::sync::LazyLock<std::sync::Mutex<HashSet<(String, String)>>> =
+        std::sync::LazyLock::new(Default::default);
+
+    /// Downloads, checks and installs every segment a push's manifest names for `commit` of
+    /// the layers `accept` takes (and that this store lacks): the whole view in two requests and
+    /// one round of downloads, before any catalog shard is read. Once per commit and process;
+    /// never fails (what it could not give is asked through the shards, then computed).
+    pub fn fetch_commit(local: &Store, url: &str, commit: &str, accept: &dyn Fn(&str, &str) -> bool) -> Fetched {
+        let t0 = Instant::now();
+        let mut out = Fetched { url: url.to_string(), ..Default::default() };
+        if !commit.bytes().all(|b| b.is_ascii_hexdigit())
+            || unreachable(url, false)
+            || !LOOKED.lock().unwrap_or_else(|e| e.into_inner()).insert((url.to_string(), commit.to_string()))
+        {
+            return out;
+        }
+        let result = (|| -> Result<()> {
+            let remote = RemoteStore::open(url)?;
+            let pointers = remote.rt.block_on(remote.list_all(&format!("commits/{commit}")))?;
+            let Some(id) = pointers.iter().filter_map(|m| m.location.filename().map(String::from)).max() else {
+                return Ok(());
+            };
+            if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Ok(());
+            }
+            let path = remote.path(&format!("manifests/{id}.json.zst"));
+            let manifest = decode_manifest(&remote.rt.block_on(remote.get_bounded(&path, MAX_SHARD_BYTES as u64))?)?;
+            let mut plan: BTreeMap<String, (String, String)> = BTreeMap::new();
+            for (name, layer) in manifest.segments {
+                let Some((l, f)) = layer.split_once('-') else { continue };
+                if valid_segment_name(&name) && accept(l, f) && local.find_segment(&name).is_none() {
+                    plan.insert(name, (l.to_string(), f.to_string()));
+                }
+            }
+            download_plan(&remote, local, url, &plan, &mut out)
+        })();
+        if let Err(e) = result {
+            unreachable(url, true);
+            let line = format!("{e:#}").split_whitespace().collect::<Vec<_>>().join(" ");
+            tracing::warn!("the object store {url} could not be read ({line}); indexing here instead");
+            out.error = Some(line);
+        }
         out.seconds = t0.elapsed().as_secs_f64();
         out
     }
@@ -934,9 +1035,10 @@ mod client {
         let mut shards: Vec<(String, u32, Shard)> = Vec::new();
         // The segments readers of these revisions will download: the store's own where its
         // shards already name a key (another machine pushed it first), else ours.
-        let mut reach: BTreeSet<String> = BTreeSet::new();
+        let mut reach: BTreeMap<String, String> = BTreeMap::new();
         for (g, listed, known, read) in existing {
-            reach.extend(groups[&g].iter().map(|(k, s)| known.get(k).unwrap_or(s).clone()));
+            let layer = format!("{}-{}", g.0, g.1);
+            reach.extend(groups[&g].iter().map(|(k, s)| (known.get(k).unwrap_or(s).clone(), layer.clone())));
             let new: Vec<&(Key, String)> = groups[&g].iter().filter(|(k, _)| !known.contains_key(k)).collect();
             if new.is_empty() {
                 continue;
@@ -1019,18 +1121,31 @@ mod client {
         // content, so the same push twice writes it once.
         let pushed_ms =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-        let manifest = Manifest {
-            format: MANIFEST_FORMAT.into(),
-            commits: commits.to_vec(),
-            segments: reach.into_iter().collect(),
-            pushed_ms,
-        };
+        let manifest =
+            Manifest { format: MANIFEST_FORMAT.into(), commits: commits.to_vec(), segments: reach, pushed_ms };
         let body = zstd::encode_all(serde_json::to_vec(&manifest)?.as_slice(), 3)?;
         let name = format!("manifests/{}.json.zst", &blake3::hash(&body).to_hex()[..32]);
         remote
             .rt
             .block_on(remote.put_if_absent(&remote.path(&name), body))
             .with_context(|| format!("writing {name} to {url}"))?;
+        // Then one pointer per commit (`commits/<id>/<manifest>`, empty): a reader at that
+        // commit finds every segment it needs in two requests.
+        let id = &name["manifests/".len()..name.len() - ".json.zst".len()];
+        remote
+            .rt
+            .block_on(async {
+                futures_util::stream::iter(commits.iter())
+                    .map(|c| {
+                        let remote = &remote;
+                        let path = remote.path(&format!("commits/{c}/{id}"));
+                        async move { remote.put_if_absent(&path, Vec::new()).await }
+                    })
+                    .buffer_unordered(SMALL_PARALLEL)
+                    .try_collect::<Vec<bool>>()
+                    .await
+            })
+            .with_context(|| format!("writing the commit pointers of {name} to {url}"))?;
         out.manifest = name;
         out.seconds = t0.elapsed().as_secs_f64();
         Ok(out)

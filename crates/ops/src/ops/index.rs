@@ -69,6 +69,11 @@ pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)
     if views.len() > 1 {
         engine.progress.set_stage(&format!("{} revisions", views.len()));
     }
+    // What the shared object store's manifests give for these commits, first: then the blobs,
+    // vectors and history facts below find them here.
+    let vectors = engine.embedder().ok().map(|m| m.fingerprint().to_string());
+    let prefetched: Vec<Option<crate::store::remote::Fetched>> =
+        views.iter().map(|view| index::prefetch(&engine.ws, view, vectors.as_deref())).collect();
     // The history facts depend on commits only: they are computed on whichever core the
     // blobs leave free.
     let (reports, histories) = rayon::join(
@@ -78,6 +83,13 @@ pub fn index_views(engine: &Engine, revs: &[String]) -> Result<(Indexed, String)
     for (i, ((view, mut report), history)) in views.iter().zip(reports?).zip(histories).enumerate() {
         if views.len() > 1 {
             engine.progress.set_stage(&format!("revision {} of {}", i + 1, views.len()));
+        }
+        if let Some(got) = &prefetched[i] {
+            report.blobs_fetched += got.hits;
+            match report.remote.as_mut() {
+                Some(r) => r.add(got),
+                None => report.remote = Some(got.clone()),
+            }
         }
         embed(engine, view, &mut report);
         if let Some((computed, seconds)) = history {

@@ -30,52 +30,6 @@ pub struct ImportArgs {
     pub trust: bool,
 }
 
-/// What `objects gc` keeps on a shared object store.
-#[derive(clap::Args, Debug)]
-pub struct StoreGcArgs {
-    /// The store (s3://bucket/prefix, file:///dir); default: LYNX_OBJECTS_URL, else
-    /// store.objects_url of your own configuration.
-    pub url: Option<String>,
-    /// Keep what the manifests of pushes from the last DAYS days reach (and the newest push's,
-    /// whatever its age).
-    #[arg(long, value_name = "DAYS", default_value_t = 30)]
-    pub keep_days: u64,
-    /// Never remove an object younger than this: a push uploads its segments before its
-    /// manifest, so a push under way keeps its objects.
-    #[arg(long, value_name = "HOURS", default_value_t = 24)]
-    pub grace_hours: u64,
-    /// Only report what would be removed.
-    #[arg(long)]
-    pub dry_run: bool,
-}
-
-/// `objects gc`: removes from a shared object store what no kept push manifest reaches.
-pub fn store_gc(engine: &Engine, args: &StoreGcArgs) -> Result<Answer> {
-    use crate::store::remote;
-    let Some(store) = remote::configured(args.url.as_deref(), &engine.ws.config) else {
-        return Err(super::remote::RemoteError::NoStore { variable: crate::env::LYNX_OBJECTS_URL }.into());
-    };
-    let policy = remote::GcPolicy {
-        keep: std::time::Duration::from_secs(args.keep_days.saturating_mul(86_400)),
-        grace: std::time::Duration::from_secs(args.grace_hours.saturating_mul(3_600)),
-        dry_run: args.dry_run,
-    };
-    let r = remote::gc(&store.url, &policy).with_context(|| format!("collecting {}", store.url))?;
-    let verb = if r.dry_run { "would remove" } else { "removed" };
-    let text = format!(
-        "{}: {verb} {} of {} segments ({}) and {} of {} manifests; {} catalog group(s) rewritten, {} shard file(s) removed\n",
-        store.url,
-        r.segments_removed,
-        r.segments_removed + r.segments_kept,
-        indicatif::HumanBytes(r.bytes_removed),
-        r.manifests_removed,
-        r.manifests_removed + r.manifests_kept,
-        r.shards_rewritten,
-        r.shards_removed,
-    );
-    Ok(Answer::new("objects_gc", None, &r, text))
-}
-
 pub fn export(engine: &Engine, args: &ExportArgs) -> Result<Answer> {
     let (revs, to) = (&args.revs[..], args.to.as_path());
     // The current snapshots of documentation sources travel too: their texts, manifests and
@@ -336,5 +290,5 @@ pub struct Imported {
     pub history_segments_left_out: usize,
 }
 
-results!(Exported, Imported, crate::store::remote::StoreGc);
+results!(Exported, Imported);
 impl<D: serde::Serialize> super::Results for ImportedTrusted<D> {}
