@@ -3,16 +3,16 @@
 //! `view`) around that result's own fields; tools that ask every source add the fan-out shape
 //! of `ops::over_sources`; every tool can answer with the failure shape of `ops::failure_json`.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, generate::SchemaSettings};
+use schemars::{Schema, SchemaGenerator, generate::SchemaSettings};
 use serde_json::{Map, Value, json};
 
-/// One kind of answer: the schema of a result type, its own fields inline.
-pub type Shape = fn(&mut SchemaGenerator) -> Value;
+use crate::ops::registry::{Operation, Outputs, Shape};
 
-pub fn shape<T: JsonSchema>(g: &mut SchemaGenerator) -> Value {
-    let mut s = T::json_schema(g);
-    compact(&mut s);
-    s.to_value()
+/// One kind of answer: the schema of a result type, its own fields inline, compacted.
+fn shape(s: Shape, g: &mut SchemaGenerator) -> Value {
+    let mut schema = s(g);
+    compact(&mut schema);
+    schema.to_value()
 }
 
 /// Names and types only: the doc comments the schemas would carry are written for this code's
@@ -34,24 +34,22 @@ fn compact(schema: &mut Schema) {
     schemars::transform::transform_subschemas(&mut compact, schema);
 }
 
-/// The schema of a tool that answers with one of `shapes`.
-pub fn answers(shapes: &[Shape]) -> Value {
-    build(shapes, false)
+/// The output schema of an operation's tool: one of its answers' kinds, or the fan-out over
+/// sources of the kinds it gives per source (a call that names no source where several are
+/// configured asks each of them).
+pub fn of<O: Operation>() -> Value {
+    let Outputs { shapes, per_source } = O::OUTPUT;
+    build(shapes, per_source)
 }
 
-/// The same for a tool that, with no source named and several configured, asks each of them.
-pub fn answers_per_source(shapes: &[Shape]) -> Value {
-    build(shapes, true)
-}
-
-fn build(shapes: &[Shape], per_source: bool) -> Value {
+fn build(shapes: &[Shape], per_source: &[Shape]) -> Value {
     let mut g = SchemaSettings::draft2020_12().for_serialize().with_transform(compact).into_generator();
-    let mut any: Vec<Value> = shapes.iter().map(|s| envelope(s(&mut g), &mut g)).collect();
-    if per_source {
-        let parts: Vec<Value> = shapes
+    let mut any: Vec<Value> = shapes.iter().map(|s| envelope(shape(*s, &mut g), &mut g)).collect();
+    if !per_source.is_empty() {
+        let parts: Vec<Value> = per_source
             .iter()
             .map(|s| {
-                let mut part = s(&mut g);
+                let mut part = shape(*s, &mut g);
                 let view = g.subschema_for::<crate::view::ViewId>().to_value();
                 add(&mut part, "source", json!({"type": "string"}), true);
                 add(&mut part, "view", view, false);

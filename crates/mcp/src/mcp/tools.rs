@@ -5,8 +5,8 @@
 
 use super::{args, output};
 use crate::config::ToolProfile;
+use crate::ops::Answer;
 use crate::ops::registry::{self, Operation, Scope};
-use crate::ops::{self, Answer};
 use crate::sources::Sources;
 use anyhow::{Result, anyhow};
 use serde_json::{Map, Value};
@@ -43,12 +43,12 @@ pub struct ToolSpec {
     pub call: fn(&dyn Scope, &Map<String, Value>) -> Result<Answer>,
 }
 
-const fn tool<O: Operation>(description: &'static str, output: fn() -> Value) -> ToolSpec {
+const fn tool<O: Operation>(description: &'static str) -> ToolSpec {
     ToolSpec {
         name: O::NAME,
         description,
         schema: args::schema::<O::Args>,
-        output,
+        output: output::of::<O>,
         read_only: !O::WRITES,
         profile: O::PROFILE,
         call: registry::call::<O>,
@@ -58,91 +58,47 @@ const fn tool<O: Operation>(description: &'static str, output: fn() -> Value) ->
 pub const TOOLS: &[ToolSpec] = &[
     tool::<registry::Search>(
         "Find code by meaning or identifiers (BM25 + embeddings). Start here. Results cite path:lines, symbol, score and view.",
-        || output::answers(&[output::shape::<ops::search::SearchResult>]),
     ),
     tool::<registry::DescribeSymbol>(
         "A symbol's definition, callers, references (uses as a value), callees, bases and tests in one answer.",
-        || output::answers_per_source(&[output::shape::<ops::nav::Describe>, output::shape::<ops::Unmatched>]),
     ),
     tool::<registry::FindUsages>(
         "Where a symbol is used: call-graph callers and subclasses plus lexical mentions, each tagged.",
-        || output::answers_per_source(&[output::shape::<ops::nav::FindUsages>, output::shape::<ops::Unmatched>]),
     ),
     tool::<registry::Impact>(
         "Blast radius before editing: transitive callers and referrers through confident edges (same file, an import, a declared type; name-only guesses listed apart) with hop distance, and tests to re-run. Pass `symbol`, or `changes` (\"uncommitted\", \"staged\", \"A..B\") for a diff.",
-        || {
-            output::answers(&[
-                output::shape::<ops::nav::Impact>,
-                output::shape::<ops::Unmatched>,
-                output::shape::<ops::changes::RangeImpact>,
-                output::shape::<ops::data_access::TableImpact>,
-            ])
-        },
     ),
-    tool::<registry::Feedback>("Report what you tried and what failed, to improve answers. Stored locally.", || {
-        output::answers(&[output::shape::<ops::feedback::Recorded>])
-    }),
+    tool::<registry::Feedback>("Report what you tried and what failed, to improve answers. Stored locally."),
     tool::<registry::FindDefinition>(
         "Where a symbol is defined (graph). A missing name answers in one line with the nearest names; `fallback` adds lexical matches.",
-        || output::answers_per_source(&[output::shape::<ops::nav::FindDefinition>, output::shape::<ops::Unmatched>]),
     ),
     tool::<registry::DeepSearch>(
         "Several phrasings of one question, tried in order until one gives strong results; warns when none does. Use when search was weak.",
-        || output::answers_per_source(&[output::shape::<ops::deep_search::DeepResult>]),
     ),
     tool::<registry::GraphQuery>(
         "Code graph: callers, callees, references, referenced_by, subclasses, superclasses, imports, neighbors, shortest_path, overview, surprising_connections, status.",
-        || {
-            output::answers_per_source(&[
-                output::shape::<ops::graph::Traversal>,
-                output::shape::<ops::graph::GraphPath>,
-                output::shape::<ops::graph::GraphStatus>,
-                output::shape::<ops::graph::GraphOverview>,
-                output::shape::<ops::graph::Surprises>,
-            ])
-        },
     ),
     tool::<registry::RepoOverview>(
         "Languages, frameworks, manifests, entry points and build/test/run commands. Use first in an unfamiliar repository.",
-        || output::answers(&[output::shape::<ops::overview::Overview>]),
     ),
     tool::<registry::SearchDiff>(
         "Search only inside changed code (vs base branch, staged and unstaged included). For reviews.",
-        || output::answers(&[output::shape::<ops::changes::SearchDiffResult>]),
     ),
-    tool::<registry::FindTestsFor>("Tests that exercise a symbol or file.", || {
-        output::answers_per_source(&[output::shape::<ops::nav::FindTests>, output::shape::<ops::Unmatched>])
-    }),
+    tool::<registry::FindTestsFor>("Tests that exercise a symbol or file."),
     tool::<registry::DataAccess>(
         "Who reads, writes, maps or calls a database table, TABLE.COLUMN or stored procedure (SQL in strings and .sql files, JPA, EF, SQLAlchemy, Django, ActiveRecord). No name: every table.",
-        || output::answers(&[output::shape::<ops::data_access::DataAccess>]),
     ),
     tool::<registry::Context>(
         "A symbol's code with the lines around it and its direct neighbours (type, bases, callees, callers), packed into a token budget.",
-        || output::answers(&[output::shape::<ops::context::ContextSlice>]),
     ),
-    tool::<registry::FindSimilar>("Code similar to a snippet, or to a file (optionally the chunk at a line).", || {
-        output::answers_per_source(&[output::shape::<ops::search::SearchResult>])
-    }),
-    tool::<registry::ModuleSummary>("A file's definitions, imports and dependents.", || {
-        output::answers_per_source(&[
-            output::shape::<ops::nav::ModuleSummary>,
-            output::shape::<ops::nav::UnmatchedFile>,
-        ])
-    }),
+    tool::<registry::FindSimilar>("Code similar to a snippet, or to a file (optionally the chunk at a line)."),
+    tool::<registry::ModuleSummary>("A file's definitions, imports and dependents."),
     tool::<registry::ExportGraph>(
         "Write an offline HTML graph of a symbol's blast radius or a module's hub; returns its path.",
-        || output::answers(&[output::shape::<ops::export::Exported>]),
     ),
-    tool::<registry::ListSources>("Configured sources and their index state.", || {
-        output::answers(&[output::shape::<ops::status::SourceList>])
-    }),
-    tool::<registry::GetRagStatus>("Index health: fresh/stale, coverage, model, fingerprints.", || {
-        output::answers(&[output::shape::<ops::status::RagStatus>])
-    }),
-    tool::<registry::UpdateSourceIndex>("Re-index a source now (force: rebuild its shards).", || {
-        output::answers(&[output::shape::<ops::status::SourceUpdates>])
-    }),
+    tool::<registry::ListSources>("Configured sources and their index state."),
+    tool::<registry::GetRagStatus>("Index health: fresh/stale, coverage, model, fingerprints."),
+    tool::<registry::UpdateSourceIndex>("Re-index a source now (force: rebuild its shards)."),
 ];
 
 /// Tools of a profile, with include/exclude adjustments.
