@@ -673,9 +673,12 @@ impl Engine {
         let mut indexed = None;
         let missing = crate::view::table::ChunkTable::missing(&self.ws.store, view.files.iter().map(|f| f.key))?;
         if self.needs_indexing(view, &missing) {
-            // The store's manifest for this commit first (the vectors follow through its shards
-            // once the model is loaded).
-            index::prefetch(&self.ws, view, None);
+            // The store's manifest for this commit first, with the vectors of the model this
+            // server answers with (it is needed for the answer anyway).
+            if self.ws.store.remote.is_some() {
+                let model = self.embedder().ok();
+                index::prefetch(&self.ws, view, model.as_ref().map(|m| m.fingerprint()));
+            }
             let new = index::ensure(&self.ws, view, &self.progress)?;
             if new > 0 {
                 indexed = Some(new);

@@ -831,14 +831,15 @@ mod client {
         plan: &BTreeMap<String, (String, String)>,
         out: &mut Fetched,
     ) -> Result<()> {
-        // A segment refused once in this process (missing, oversized, forged) is not asked for
-        // again by the next round.
-        let known_bad = REFUSED.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let plan: BTreeMap<String, (String, String)> = plan
-            .iter()
-            .filter(|(n, _)| !known_bad.contains(&(url.to_string(), (*n).clone())))
-            .map(|(n, l)| (n.clone(), l.clone()))
-            .collect();
+        // A segment refused in this process a moment ago (missing, oversized, forged) is not
+        // asked for again by the next round; after a while it is (a push may have mended it).
+        let known_bad: HashSet<String> = {
+            let mut refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
+            refused.retain(|_, at| at.elapsed() < REFUSED_FOR);
+            refused.keys().filter(|(u, _)| u == url).map(|(_, n)| n.clone()).collect()
+        };
+        let plan: BTreeMap<String, (String, String)> =
+            plan.iter().filter(|(n, _)| !known_bad.contains(*n)).map(|(n, l)| (n.clone(), l.clone())).collect();
         if plan.is_empty() {
             return Ok(());
         }
@@ -911,8 +912,10 @@ mod client {
             tracing::warn!("refusing segment {r} (from {url}); its blobs are indexed here");
         }
         let mut refused = REFUSED.lock().unwrap_or_else(|e| e.into_inner());
-        refused
-            .extend(out.refused.iter().filter_map(|r| r.split(':').next()).map(|n| (url.to_string(), n.to_string())));
+        let now = Instant::now();
+        refused.extend(
+            out.refused.iter().filter_map(|r| r.split(':').next()).map(|n| ((url.to_string(), n.to_string()), now)),
+        );
         drop(refused);
         out.segments = checked.len();
         let installed = pack::install(local, &staging, checked);
@@ -925,9 +928,11 @@ mod client {
         Ok(())
     }
 
-    /// Segments this process refused, per store.
-    static REFUSED: std::sync::LazyLock<std::sync::Mutex<HashSet<(String, String)>>> =
+    /// Segments this process refused, per store, and when.
+    static REFUSED: std::sync::LazyLock<std::sync::Mutex<HashMap<(String, String), Instant>>> =
         std::sync::LazyLock::new(Default::default);
+    /// How long a refused segment is not asked for again.
+    const REFUSED_FOR: Duration = Duration::from_secs(600);
 
     /// Commits whose manifest this process already looked for, per store.
     static LOOKED: std::sync::LazyLock<std::sync::Mutex<HashSet<(String, String)>>> =
